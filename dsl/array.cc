@@ -1,0 +1,208 @@
+#include "dsl/array.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <sstream>
+
+#include "sim/errors.h"
+
+namespace tpusim::dsl {
+
+namespace {
+
+// Copies a box of `sizes` elements between two row-major arrays, row by row.
+void CopyBox(const uint8_t* src, const Shape& src_shape, const Shape& src_offsets, uint8_t* dst,
+             const Shape& dst_shape, const Shape& dst_offsets, const Shape& sizes, int esize) {
+  const size_t dims = sizes.size();
+  if (NumElements(sizes) == 0) return;
+  if (dims == 0) {
+    std::memcpy(dst, src, esize);
+    return;
+  }
+  std::vector<int64_t> src_strides(dims, 1), dst_strides(dims, 1);
+  for (size_t d = dims - 1; d > 0; --d) {
+    src_strides[d - 1] = src_strides[d] * src_shape[d];
+    dst_strides[d - 1] = dst_strides[d] * dst_shape[d];
+  }
+  const int64_t row = sizes[dims - 1] * esize;
+  std::vector<int64_t> index(dims - 1, 0);
+  while (true) {
+    int64_t s = src_offsets[dims - 1], t = dst_offsets[dims - 1];
+    for (size_t d = 0; d + 1 < dims; ++d) {
+      s += (src_offsets[d] + index[d]) * src_strides[d];
+      t += (dst_offsets[d] + index[d]) * dst_strides[d];
+    }
+    std::memcpy(dst + t * esize, src + s * esize, row);
+    size_t d = dims - 1;
+    while (d > 0) {
+      --d;
+      if (++index[d] < sizes[d]) break;
+      index[d] = 0;
+      if (d == 0) return;
+    }
+    if (dims == 1) return;
+  }
+}
+
+std::string IndexString(const Shape& shape, int64_t flat) {
+  Shape index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return ShapeString(index);
+}
+
+}  // namespace
+
+int64_t NumElements(const Shape& shape) {
+  int64_t n = 1;
+  for (auto d : shape)
+    n *= d;
+  return n;
+}
+
+std::string ShapeString(const Shape& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+std::string TypeString(DType dtype, const Shape& shape) {
+  std::string s = std::string(DTypeName(dtype)) + "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+Array::Array(Shape shape, DType dtype)
+    : shape_(std::move(shape)),
+      dtype_(dtype),
+      bytes_(static_cast<size_t>(NumElements(shape_)) * SizeOf(dtype), 0) {}
+
+Array Array::Placeholder(Shape shape, DType dtype) {
+  Array a;
+  a.shape_ = std::move(shape);
+  a.dtype_ = dtype;
+  return a;
+}
+
+Array Array::Random(Shape shape, DType dtype, uint64_t seed) {
+  Array a(std::move(shape), dtype);
+  std::mt19937_64 engine(seed);
+  const int64_t n = a.size();
+  for (int64_t i = 0; i < n; ++i) {
+    // Integer arithmetic keeps the values identical across standard libraries.
+    const double u = static_cast<double>(engine() >> 11) / static_cast<double>(1ull << 53);
+    a.SetFlat(
+        i, dtype == DType::kInt8 || dtype == DType::kInt32 ? std::floor(u * 200 - 100) : u * 2 - 1);
+  }
+  return a;
+}
+
+Array Array::Iota(Shape shape, DType dtype) {
+  Array a(std::move(shape), dtype);
+  for (int64_t i = 0; i < a.size(); ++i)
+    a.SetFlat(i, static_cast<double>(i));
+  return a;
+}
+
+double Array::GetFlat(int64_t i) const {
+  const uint8_t* p = bytes_.data() + i * SizeOf(dtype_);
+  switch (dtype_) {
+    case DType::kBF16: {
+      bf16 v;
+      std::memcpy(&v, p, 2);
+      return static_cast<double>(static_cast<float>(v));
+    }
+    case DType::kF32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::kInt32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::kInt8:
+      return static_cast<int8_t>(*p);
+  }
+  return 0;
+}
+
+void Array::SetFlat(int64_t i, double value) {
+  uint8_t* p = bytes_.data() + i * SizeOf(dtype_);
+  switch (dtype_) {
+    case DType::kBF16: {
+      const bf16 v(static_cast<float>(value));
+      std::memcpy(p, &v, 2);
+      return;
+    }
+    case DType::kF32: {
+      const float v = static_cast<float>(value);
+      std::memcpy(p, &v, 4);
+      return;
+    }
+    case DType::kInt32: {
+      const int32_t v = static_cast<int32_t>(value);
+      std::memcpy(p, &v, 4);
+      return;
+    }
+    case DType::kInt8:
+      *p = static_cast<uint8_t>(static_cast<int8_t>(value));
+      return;
+  }
+}
+
+Array Array::Slice(const Shape& offsets, const Shape& sizes) const {
+  Array out(sizes, dtype_);
+  CopyBox(data(), shape_, offsets, out.data(), sizes, Shape(sizes.size(), 0), sizes,
+          SizeOf(dtype_));
+  return out;
+}
+
+void Array::Place(const Array& block, const Shape& offsets) {
+  CopyBox(block.data(), block.shape(), Shape(block.shape().size(), 0), data(), shape_, offsets,
+          block.shape(), SizeOf(dtype_));
+}
+
+Comparison CompareExact(const Array& actual, const Array& expected) {
+  return CompareClose(actual, expected, 0, 0);
+}
+
+Comparison CompareClose(const Array& actual, const Array& expected, double rtol, double atol) {
+  Comparison c;
+  if (actual.dtype() != expected.dtype() || actual.shape() != expected.shape()) {
+    c.equal = false;
+    c.detail = "got " + TypeString(actual.dtype(), actual.shape()) + ", expected " +
+               TypeString(expected.dtype(), expected.shape());
+    return c;
+  }
+  if (rtol == 0 && atol == 0 && actual.bytes() == expected.bytes()) return c;
+  int64_t mismatches = 0;
+  for (int64_t i = 0; i < actual.size(); ++i) {
+    const double a = actual.GetFlat(i), e = expected.GetFlat(i);
+    const bool ok = rtol == 0 && atol == 0
+                        ? std::memcmp(actual.data() + i * SizeOf(actual.dtype()),
+                                      expected.data() + i * SizeOf(expected.dtype()),
+                                      SizeOf(actual.dtype())) == 0
+                        : std::abs(a - e) <= atol + rtol * std::abs(e);
+    if (ok) continue;
+    if (mismatches++ == 0) {
+      std::ostringstream s;
+      s << "element " << IndexString(actual.shape(), i) << " is " << a << ", expected " << e;
+      c.detail = s.str();
+    }
+  }
+  if (mismatches) {
+    c.equal = false;
+    c.detail += " (" + std::to_string(mismatches) + " of " + std::to_string(actual.size()) +
+                " elements differ)";
+  }
+  return c;
+}
+
+}  // namespace tpusim::dsl

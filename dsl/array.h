@@ -1,0 +1,68 @@
+#pragma once
+
+// A host array: a shape, a dtype and row-major bytes. Inputs are built from these and
+// outputs come back as these, so a kernel's result can be checked against a reference.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dsl/dtype.h"
+
+namespace tpusim::dsl {
+
+using Shape = std::vector<int64_t>;
+
+int64_t NumElements(const Shape& shape);
+std::string ShapeString(const Shape& shape);              // "(256, 128)"
+std::string TypeString(DType dtype, const Shape& shape);  // "bf16[256,128]"
+
+class Array {
+ public:
+  Array() = default;
+  // Zero-filled.
+  Array(Shape shape, DType dtype);
+
+  // Shape and dtype without payload, for timing-only runs.
+  static Array Placeholder(Shape shape, DType dtype);
+
+  // Deterministic pseudo-random values in [-1, 1), rounded to the dtype.
+  static Array Random(Shape shape, DType dtype, uint64_t seed);
+  // 0, 1, 2, ... rounded to the dtype: handy for seeing where data went.
+  static Array Iota(Shape shape, DType dtype);
+
+  const Shape& shape() const { return shape_; }
+  DType dtype() const { return dtype_; }
+  int64_t size() const { return NumElements(shape_); }
+  uint64_t nbytes() const { return static_cast<uint64_t>(size()) * SizeOf(dtype_); }
+  bool has_data() const { return bytes_.size() == nbytes(); }
+  uint8_t* data() { return bytes_.data(); }
+  const uint8_t* data() const { return bytes_.data(); }
+  std::vector<uint8_t>& bytes() { return bytes_; }
+  const std::vector<uint8_t>& bytes() const { return bytes_; }
+
+  // Element i of the flattened array, converted to / from double.
+  double GetFlat(int64_t i) const;
+  void SetFlat(int64_t i, double value);
+
+  // The box [offsets, offsets + sizes) as a new array.
+  Array Slice(const Shape& offsets, const Shape& sizes) const;
+  // Writes `block` into this array at `offsets`.
+  void Place(const Array& block, const Shape& offsets);
+
+ private:
+  Shape shape_;
+  DType dtype_ = DType::kF32;
+  std::vector<uint8_t> bytes_;
+};
+
+// Exact comparison of dtype, shape and every element; on a mismatch, says where.
+struct Comparison {
+  bool equal = true;
+  std::string detail;  // empty when equal
+};
+Comparison CompareExact(const Array& actual, const Array& expected);
+// Element-wise |a - e| <= atol + rtol * |e|.
+Comparison CompareClose(const Array& actual, const Array& expected, double rtol, double atol);
+
+}  // namespace tpusim::dsl

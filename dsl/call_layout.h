@@ -1,0 +1,27 @@
+#pragma once
+
+// Where each slot of a pallas_call (inputs, outputs, scratch) lives on each device. Only
+// the DSL's machinery uses this; kernels see Refs.
+
+#include <vector>
+
+#include "dsl/mesh.h"
+#include "dsl/ref.h"
+#include "sim/core_port.h"
+
+namespace tpusim::dsl {
+
+struct SlotBinding {
+  bool semaphore = false;
+  sim::BufferHandle buffer;     // memory slots
+  uint32_t semaphore_base = 0;  // semaphore slots: first of the slot's semaphores
+};
+
+struct CallLayout {
+  const Mesh* mesh = nullptr;
+  std::vector<Ref> slots;                            // one per slot, unsliced
+  std::vector<std::vector<SlotBinding>> per_device;  // [device][slot]
+  int barrier_slot = -1;
+};
+
+}  // namespace tpusim::dsl

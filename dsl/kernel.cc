@@ -1,0 +1,267 @@
+#include "dsl/kernel.h"
+
+#include "dsl/call_layout.h"
+#include "sim/core_port.h"
+#include "sim/errors.h"
+
+namespace tpusim::dsl {
+
+std::string DeviceId::Describe() const {
+  if (logical_ >= 0) return "device " + std::to_string(logical_);
+  std::string s;
+  if (by_axes_) {
+    s = "{";
+    for (size_t i = 0; i < axes_.size(); ++i)
+      s += (i ? ", '" : "'") + axes_[i].first + "': " + std::to_string(axes_[i].second);
+    return s + "}";
+  }
+  s = "(";
+  for (size_t i = 0; i < coords_.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(coords_[i]);
+  return s + ")";
+}
+
+NamedScope::~NamedScope() {
+  if (port_) port_->EndScope();
+}
+
+Kernel::Kernel(sim::CorePort& port, const CallLayout& layout, std::vector<int> grid)
+    : port_(port), layout_(layout), grid_(std::move(grid)), program_ids_(grid_.size(), 0) {}
+
+int Kernel::program_id(int axis) const {
+  if (axis < 0 || axis >= static_cast<int>(grid_.size())) {
+    throw Error(ErrorKind::kKernelMisuse, "program_id(" + std::to_string(axis) +
+                                              ") is out of range: the grid has " +
+                                              std::to_string(grid_.size()) + " axes.");
+  }
+  return program_ids_[axis];
+}
+
+int Kernel::num_programs(int axis) const {
+  if (axis < 0 || axis >= static_cast<int>(grid_.size())) {
+    throw Error(ErrorKind::kKernelMisuse, "num_programs(" + std::to_string(axis) +
+                                              ") is out of range: the grid has " +
+                                              std::to_string(grid_.size()) + " axes.");
+  }
+  return grid_[axis];
+}
+
+const Mesh& Kernel::mesh() const {
+  return *layout_.mesh;
+}
+
+int Kernel::axis_index(const std::string& axis) const {
+  return mesh().CoordsOf(device_id())[mesh().AxisIndex(axis)];
+}
+
+int Kernel::axis_size(const std::string& axis) const {
+  return mesh().AxisSize(axis);
+}
+
+int Kernel::device_id() const {
+  return static_cast<int>(port_.chip());
+}
+
+int Kernel::ResolveDevice(const DeviceId& device) const {
+  const Mesh& m = mesh();
+  if (device.logical_ >= 0) {
+    if (device.logical_ >= m.devices()) {
+      throw Error(ErrorKind::kKernelMisuse, "device id " + device.Describe() + " is outside " +
+                                                m.Describe() + ", which has " +
+                                                std::to_string(m.devices()) + " devices (0 to " +
+                                                std::to_string(m.devices() - 1) + ").");
+    }
+    return device.logical_;
+  }
+  std::vector<int> coords = device.by_axes_ ? m.CoordsOf(device_id()) : device.coords_;
+  if (device.by_axes_) {
+    for (const auto& [axis, index] : device.axes_)
+      coords[m.AxisIndex(axis)] = index;
+  } else if (coords.size() != m.shape().size()) {
+    throw Error(ErrorKind::kKernelMisuse, "device id " + device.Describe() + " has " +
+                                              std::to_string(coords.size()) + " coordinates, but " +
+                                              m.Describe() + " has " +
+                                              std::to_string(m.shape().size()) +
+                                              " axes; give one per axis or use {axis: index}.");
+  }
+  for (size_t a = 0; a < coords.size(); ++a) {
+    if (coords[a] < 0 || coords[a] >= m.shape()[a]) {
+      throw Error(ErrorKind::kKernelMisuse,
+                  "device id " + device.Describe() + " is outside " + m.Describe() + ": axis '" +
+                      m.axis_names()[a] + "' has indices 0 to " + std::to_string(m.shape()[a] - 1) +
+                      ". Wrap ring neighbours with % axis_size.");
+    }
+  }
+  return m.DeviceAt(coords);
+}
+
+sim::Region Kernel::Resolve(const Ref& ref, int device) const {
+  const SlotBinding& slot = layout_.per_device[device][ref.binding().slot];
+  const uint32_t esize = SizeOf(ref.dtype());
+  sim::Region region;
+  region.buffer = slot.buffer;
+  region.box.element_bytes = esize;
+  region.box.offset = static_cast<uint64_t>(ref.binding().offset) * esize;
+  for (size_t d = 0; d < ref.shape().size(); ++d) {
+    region.box.counts.push_back(static_cast<uint64_t>(ref.shape()[d]));
+    region.box.strides.push_back(static_cast<uint64_t>(ref.binding().strides[d]) * esize);
+  }
+  return region;
+}
+
+sim::SemaphoreHandle Kernel::ResolveSemaphore(const Ref& sem, int device, const char* role) const {
+  if (!sem.is_semaphore()) {
+    throw Error(ErrorKind::kSemaphoreMisuse,
+                std::string("the ") + role + " semaphore '" + sem.Describe() + "' is a " +
+                    MemorySpaceName(sem.memory_space()) + " buffer, not a semaphore.");
+  }
+  if (!sem.shape().empty()) {
+    throw Error(ErrorKind::kSemaphoreMisuse,
+                std::string("the ") + role + " semaphore '" + sem.Describe() + "' is an array of " +
+                    std::to_string(sem.size()) + " semaphores; pick one with " + sem.name() +
+                    ".at(i).");
+  }
+  const SlotBinding& slot = layout_.per_device[device][sem.binding().slot];
+  return sim::SemaphoreHandle{static_cast<sim::ChipId>(device),
+                              slot.semaphore_base + static_cast<uint32_t>(sem.binding().offset)};
+}
+
+void Kernel::CheckCopyOperands(const Ref& src, const Ref& dst) const {
+  for (const Ref* r : {&src, &dst}) {
+    if (r->is_semaphore()) {
+      throw Error(ErrorKind::kKernelMisuse,
+                  "'" + r->Describe() + "' is a semaphore; a copy moves data between buffers.");
+    }
+  }
+  if (src.dtype() != dst.dtype() || src.shape() != dst.shape()) {
+    throw Error(ErrorKind::kKernelMisuse,
+                "a copy from '" + src.Describe() + "' (" + TypeString(src.dtype(), src.shape()) +
+                    ") to '" + dst.Describe() + "' (" + TypeString(dst.dtype(), dst.shape()) +
+                    ") needs the same shape and dtype on both sides; slice them to match.");
+  }
+}
+
+AsyncCopy Kernel::async_copy(const Ref& src, const Ref& dst, const Ref& sem) {
+  CheckCopyOperands(src, dst);
+  ResolveSemaphore(sem, device_id(), "copy");
+  AsyncCopy copy;
+  copy.kernel_ = this;
+  copy.src_ = src;
+  copy.dst_ = dst;
+  copy.recv_sem_ = sem;
+  copy.target_device_ = device_id();
+  copy.label_ = "copy " + src.Describe() + " -> " + dst.Describe();
+  return copy;
+}
+
+AsyncCopy Kernel::async_remote_copy(const Ref& src, const Ref& dst, const Ref& send_sem,
+                                    const Ref& recv_sem, const DeviceId& device) {
+  CheckCopyOperands(src, dst);
+  ResolveSemaphore(send_sem, device_id(), "send");
+  ResolveSemaphore(recv_sem, device_id(), "receive");
+  AsyncCopy copy;
+  copy.kernel_ = this;
+  copy.src_ = src;
+  copy.dst_ = dst;
+  copy.send_sem_ = send_sem;
+  copy.recv_sem_ = recv_sem;
+  copy.remote_ = true;
+  copy.target_device_ = ResolveDevice(device);
+  copy.label_ = "remote copy " + src.Describe() + " -> device " +
+                std::to_string(copy.target_device_) + " " + dst.Describe();
+  return copy;
+}
+
+void AsyncCopy::start() {
+  Kernel& k = *kernel_;
+  sim::DmaRequest request;
+  request.source = k.Resolve(src_, k.device_id());
+  request.destination = k.Resolve(dst_, target_device_);
+  request.recv_semaphore = k.ResolveSemaphore(recv_sem_, target_device_, "receive");
+  if (remote_) {
+    request.has_send_semaphore = true;
+    request.send_semaphore = k.ResolveSemaphore(send_sem_, k.device_id(), "send");
+  }
+  request.label = label_;
+  k.port_.StartDma(request);
+}
+
+void AsyncCopy::wait_send() {
+  if (!remote_) {
+    throw Error(ErrorKind::kSemaphoreMisuse, "wait_send() on the local copy '" + label_ +
+                                                 "'; a local copy has one semaphore: use wait().");
+  }
+  if (nbytes() == 0) return;
+  Kernel& k = *kernel_;
+  k.port_.Wait(k.ResolveSemaphore(send_sem_, k.device_id(), "send"), static_cast<int64_t>(nbytes()),
+               sim::WaitKind::kDmaSend, "wait_send");
+}
+
+void AsyncCopy::wait_recv() {
+  if (nbytes() == 0) return;
+  Kernel& k = *kernel_;
+  k.port_.Wait(
+      k.ResolveSemaphore(recv_sem_, k.device_id(), "receive"), static_cast<int64_t>(nbytes()),
+      remote_ ? sim::WaitKind::kDmaRecv : sim::WaitKind::kDma, remote_ ? "wait_recv" : "wait");
+}
+
+void AsyncCopy::wait() {
+  if (remote_) wait_send();
+  wait_recv();
+}
+
+void Kernel::signal(const Ref& sem, int64_t inc) {
+  port_.Signal(ResolveSemaphore(sem, device_id(), "signalled"), inc);
+}
+
+void Kernel::signal(const Ref& sem, int64_t inc, const DeviceId& device) {
+  port_.Signal(ResolveSemaphore(sem, ResolveDevice(device), "signalled"), inc);
+}
+
+void Kernel::wait(const Ref& sem, int64_t value) {
+  port_.Wait(ResolveSemaphore(sem, device_id(), "waited"), value, sim::WaitKind::kSemaphore,
+             "semaphore_wait");
+}
+
+int64_t Kernel::semaphore_read(const Ref& sem) {
+  return port_.Read(ResolveSemaphore(sem, device_id(), "read"));
+}
+
+Ref Kernel::barrier_semaphore() const {
+  return layout_.slots[layout_.barrier_slot];
+}
+
+NamedScope Kernel::named_scope(const std::string& name) {
+  port_.BeginScope(name);
+  return NamedScope(&port_);
+}
+
+void Kernel::CheckLocalAccess(const Ref& ref, const char* verb) const {
+  if (ref.memory_space() == MemorySpace::kVmem || ref.memory_space() == MemorySpace::kSmem) return;
+  throw Error(
+      ErrorKind::kKernelMisuse,
+      std::string(verb) + " of '" + ref.Describe() + "', which is in " +
+          MemorySpaceName(ref.memory_space()) +
+          ": Loads are only allowed on VMEM and SMEM references. Copy the data into a "
+          "VMEM scratch buffer with async_copy first, or give the operand a VMEM BlockSpec.");
+}
+
+Array Kernel::load(const Ref& ref) {
+  CheckLocalAccess(ref, "a load");
+  Array out(ref.shape(), ref.dtype());
+  port_.Load(Resolve(ref, device_id()), out.data());
+  return out;
+}
+
+void Kernel::store(const Ref& ref, const Array& value) {
+  CheckLocalAccess(ref, "a store");
+  if (value.shape() != ref.shape() || value.dtype() != ref.dtype()) {
+    throw Error(ErrorKind::kKernelMisuse, "a store of " + TypeString(value.dtype(), value.shape()) +
+                                              " into '" + ref.Describe() + "' (" +
+                                              TypeString(ref.dtype(), ref.shape()) +
+                                              ") needs the same shape and dtype.");
+  }
+  port_.Store(Resolve(ref, device_id()), value.data());
+}
+
+}  // namespace tpusim::dsl

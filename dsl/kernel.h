@@ -1,0 +1,140 @@
+#pragma once
+
+// What a kernel body sees: program ids, mesh axis indices, async local and remote copies,
+// semaphores and named scopes, with Pallas's names and semantics (REFERENCES.md §5).
+// Blocking calls (waits, compute) advance simulated time for this device only.
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dsl/array.h"
+#include "dsl/mesh.h"
+#include "dsl/ref.h"
+
+namespace tpusim::sim {
+class CorePort;
+struct Region;
+struct SemaphoreHandle;
+}  // namespace tpusim::sim
+
+namespace tpusim::dsl {
+
+class Kernel;
+struct CallLayout;
+
+// The device a remote copy or signal targets: mesh coordinates, {axis: index} (other axes
+// default to the caller's), or a logical id (row-major over the mesh).
+class DeviceId {
+ public:
+  DeviceId(std::vector<int> mesh_coords) : coords_(std::move(mesh_coords)) {}  // NOLINT
+  DeviceId(std::initializer_list<std::pair<std::string, int>> axes)            // NOLINT
+      : axes_(axes.begin(), axes.end()), by_axes_(true) {}
+  static DeviceId Logical(int id) {
+    DeviceId d(std::vector<int>{});
+    d.logical_ = id;
+    return d;
+  }
+  std::string Describe() const;
+
+ private:
+  friend class Kernel;
+  std::vector<int> coords_;
+  std::vector<std::pair<std::string, int>> axes_;
+  bool by_axes_ = false;
+  int logical_ = -1;
+};
+
+// A DMA descriptor (make_async_copy / make_async_remote_copy). The receiver of a remote
+// copy waits on its own receive semaphore with a descriptor of the same size.
+class AsyncCopy {
+ public:
+  void start();
+  void wait();       // local copy: until it lands; remote copy: wait_send then wait_recv
+  void wait_send();  // until the bytes have left this device
+  void wait_recv();  // until this device's receive semaphore holds this descriptor's bytes
+  uint64_t nbytes() const { return src_.nbytes(); }
+
+ private:
+  friend class Kernel;
+  AsyncCopy() = default;
+  Kernel* kernel_ = nullptr;
+  Ref src_, dst_, send_sem_, recv_sem_;
+  bool remote_ = false;
+  int target_device_ = 0;
+  std::string label_;
+};
+
+// Shows as a slice on the core's trace track for as long as it lives.
+class NamedScope {
+ public:
+  NamedScope(NamedScope&& other) noexcept : port_(std::exchange(other.port_, nullptr)) {}
+  NamedScope(const NamedScope&) = delete;
+  NamedScope& operator=(const NamedScope&) = delete;
+  ~NamedScope();
+
+ private:
+  friend class Kernel;
+  explicit NamedScope(sim::CorePort* port) : port_(port) {}
+  sim::CorePort* port_;
+};
+
+class Kernel {
+ public:
+  Kernel(sim::CorePort& port, const CallLayout& layout, std::vector<int> grid);
+
+  // Grid position of the current step, as pl.program_id / pl.num_programs.
+  int program_id(int axis) const;
+  int num_programs(int axis) const;
+  void set_program_ids(std::vector<int> ids) { program_ids_ = std::move(ids); }
+
+  // This device's index along a mesh axis, and the axis's size (lax.axis_index / psum(1)).
+  int axis_index(const std::string& axis) const;
+  int axis_size(const std::string& axis) const;
+  int device_id() const;  // logical id
+  const Mesh& mesh() const;
+
+  AsyncCopy async_copy(const Ref& src, const Ref& dst, const Ref& sem);
+  AsyncCopy async_remote_copy(const Ref& src, const Ref& dst, const Ref& send_sem,
+                              const Ref& recv_sem, const DeviceId& device);
+
+  // semaphore_signal / semaphore_wait / semaphore_read.
+  void signal(const Ref& sem, int64_t inc = 1);
+  void signal(const Ref& sem, int64_t inc, const DeviceId& device);
+  void wait(const Ref& sem, int64_t value = 1);
+  int64_t semaphore_read(const Ref& sem);
+  // A REGULAR-like semaphore shared by every kernel on the mesh, for the start barrier.
+  Ref barrier_semaphore() const;
+
+  [[nodiscard]] NamedScope named_scope(const std::string& name);
+
+  // Kernel-side loads and stores; only VMEM and SMEM refs allow them.
+  Array load(const Ref& ref);
+  void store(const Ref& ref, const Array& value);
+
+  // For the DSL's own machinery (pipelines, compute ops).
+  sim::CorePort& port() { return port_; }
+  int ResolveDevice(const DeviceId& device) const;
+  sim::Region Resolve(const Ref& ref, int device) const;
+  sim::SemaphoreHandle ResolveSemaphore(const Ref& sem, int device, const char* role) const;
+
+ private:
+  friend class AsyncCopy;
+  void CheckCopyOperands(const Ref& src, const Ref& dst) const;
+  void CheckLocalAccess(const Ref& ref, const char* verb) const;
+
+  sim::CorePort& port_;
+  const CallLayout& layout_;
+  std::vector<int> grid_;
+  std::vector<int> program_ids_;
+  uint64_t copies_ = 0;
+};
+
+using Refs = std::vector<Ref>;
+using KernelFn = std::function<void(Kernel&, const Refs&)>;
+
+}  // namespace tpusim::dsl

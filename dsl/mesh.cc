@@ -1,0 +1,134 @@
+#include "dsl/mesh.h"
+
+#include <set>
+
+#include "sim/errors.h"
+
+namespace tpusim::dsl {
+
+Mesh::Mesh(config::Topology topology) : topology_(std::move(topology)) {
+  for (const auto& name : topology_.mesh().axis_names())
+    axis_names_.push_back(name);
+  for (auto n : topology_.mesh().shape()) {
+    shape_.push_back(static_cast<int>(n));
+    devices_ *= static_cast<int>(n);
+  }
+}
+
+int Mesh::AxisIndex(const std::string& axis) const {
+  for (size_t i = 0; i < axis_names_.size(); ++i) {
+    if (axis_names_[i] == axis) return static_cast<int>(i);
+  }
+  throw Error(
+      ErrorKind::kInvalidArgument, "mesh axis '" + axis + "' does not exist; " + Describe() +
+                                       " has axes " +
+                                       [&] {
+                                         std::string s;
+                                         for (const auto& n : axis_names_)
+                                           s += (s.empty() ? "'" : ", '") + n + "'";
+                                         return s;
+                                       }() +
+                                       ".");
+}
+
+std::vector<int> Mesh::CoordsOf(int device) const {
+  std::vector<int> coords(shape_.size());
+  for (size_t d = shape_.size(); d-- > 0;) {
+    coords[d] = device % shape_[d];
+    device /= shape_[d];
+  }
+  return coords;
+}
+
+int Mesh::DeviceAt(const std::vector<int>& coords) const {
+  int device = 0;
+  for (size_t d = 0; d < shape_.size(); ++d)
+    device = device * shape_[d] + coords[d];
+  return device;
+}
+
+std::string Mesh::Describe() const {
+  std::string s = "Mesh(";
+  for (size_t i = 0; i < shape_.size(); ++i)
+    s += (i ? ", '" : "'") + axis_names_[i] + "': " + std::to_string(shape_[i]);
+  return s + ")";
+}
+
+std::string PartitionSpec::Describe() const {
+  std::string s = "P(";
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (i) s += ", ";
+    const auto& axes = entries_[i].axes;
+    if (axes.empty()) {
+      s += "None";
+    } else if (axes.size() == 1) {
+      s += "'" + axes[0] + "'";
+    } else {
+      s += "(";
+      for (size_t j = 0; j < axes.size(); ++j)
+        s += (j ? ", '" : "'") + axes[j] + "'";
+      s += ")";
+    }
+  }
+  return s + ")";
+}
+
+Shape PartitionSpec::BlockShape(const Mesh& mesh, const Shape& global,
+                                const std::string& operand) const {
+  if (entries_.size() > global.size()) {
+    throw Error(ErrorKind::kInvalidArgument, operand + " has " + std::to_string(global.size()) +
+                                                 " dimensions, but its spec " + Describe() +
+                                                 " names " + std::to_string(entries_.size()) + ".");
+  }
+  std::set<std::string> used;
+  Shape block = global;
+  for (size_t d = 0; d < entries_.size(); ++d) {
+    int64_t split = 1;
+    for (const auto& axis : entries_[d].axes) {
+      if (!used.insert(axis).second) {
+        throw Error(ErrorKind::kInvalidArgument, operand + "'s spec " + Describe() +
+                                                     " uses mesh axis '" + axis +
+                                                     "' twice; each axis may split one dimension.");
+      }
+      split *= mesh.AxisSize(axis);
+    }
+    if (global[d] % split != 0) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  operand + " has shape " + ShapeString(global) + ", but dimension " +
+                      std::to_string(d) + " (" + std::to_string(global[d]) + ") is split " +
+                      std::to_string(split) + " ways by " + Describe() +
+                      " and does not divide evenly; make it a multiple of " +
+                      std::to_string(split) + ".");
+    }
+    block[d] = global[d] / split;
+  }
+  return block;
+}
+
+Shape PartitionSpec::BlockOffsets(const Mesh& mesh, const Shape& global, int device) const {
+  const auto coords = mesh.CoordsOf(device);
+  Shape offsets(global.size(), 0);
+  for (size_t d = 0; d < entries_.size(); ++d) {
+    int64_t index = 0, split = 1;
+    for (const auto& axis : entries_[d].axes) {
+      const int a = mesh.AxisIndex(axis);
+      index = index * mesh.shape()[a] + coords[a];
+      split *= mesh.shape()[a];
+    }
+    offsets[d] = index * (global[d] / split);
+  }
+  return offsets;
+}
+
+bool PartitionSpec::IsCanonicalReplica(const Mesh& mesh, int device) const {
+  std::set<std::string> used;
+  for (const auto& e : entries_)
+    used.insert(e.axes.begin(), e.axes.end());
+  const auto coords = mesh.CoordsOf(device);
+  for (size_t a = 0; a < coords.size(); ++a) {
+    if (!used.count(mesh.axis_names()[a]) && coords[a] != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace tpusim::dsl

@@ -1,0 +1,69 @@
+#pragma once
+
+// The device mesh of a slice (from its topology) and how arrays are laid out on it.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dsl/array.h"
+#include "topologies/topology.pb.h"
+
+namespace tpusim::dsl {
+
+class Mesh {
+ public:
+  explicit Mesh(config::Topology topology);
+
+  const config::Topology& topology() const { return topology_; }
+  const std::vector<std::string>& axis_names() const { return axis_names_; }
+  const std::vector<int>& shape() const { return shape_; }
+  int devices() const { return devices_; }
+  // Throws Error(kInvalidArgument) naming the mesh's axes when `axis` is not one.
+  int AxisIndex(const std::string& axis) const;
+  int AxisSize(const std::string& axis) const { return shape_[AxisIndex(axis)]; }
+  // Row-major device numbering, as JAX numbers mesh devices.
+  std::vector<int> CoordsOf(int device) const;
+  int DeviceAt(const std::vector<int>& coords) const;
+  std::string Describe() const;  // "Mesh('x': 4, 'y': 4)"
+
+ private:
+  config::Topology topology_;
+  std::vector<std::string> axis_names_;
+  std::vector<int> shape_;
+  int devices_ = 1;
+};
+
+// Per array dimension, the mesh axes it is split over (none: replicated along it).
+// P{"x", nullptr} splits dimension 0 over x and keeps dimension 1 whole.
+class PartitionSpec {
+ public:
+  struct Entry {
+    std::vector<std::string> axes;
+    Entry(std::nullptr_t) {}                                   // NOLINT: like None in JAX
+    Entry(const char* axis) : axes{axis} {}                    // NOLINT
+    Entry(std::string axis) : axes{std::move(axis)} {}         // NOLINT
+    Entry(std::vector<std::string> a) : axes(std::move(a)) {}  // NOLINT: a tuple of axes
+  };
+  PartitionSpec() = default;
+  PartitionSpec(std::initializer_list<Entry> entries) : entries_(entries) {}
+
+  const std::vector<Entry>& entries() const { return entries_; }
+  std::string Describe() const;  // "P('x', None)"
+
+  // The per-device block shape of an array of `global` shape; throws Error naming the
+  // operand when a dimension does not split evenly.
+  Shape BlockShape(const Mesh& mesh, const Shape& global, const std::string& operand) const;
+  // Where `device`'s block starts in the global array.
+  Shape BlockOffsets(const Mesh& mesh, const Shape& global, int device) const;
+  // True when `device` holds the copy that assembling the global array uses (index 0 on
+  // every axis the spec does not mention).
+  bool IsCanonicalReplica(const Mesh& mesh, int device) const;
+
+ private:
+  std::vector<Entry> entries_;
+};
+using P = PartitionSpec;
+
+}  // namespace tpusim::dsl

@@ -1,0 +1,81 @@
+#pragma once
+
+// A Ref names a kernel operand, scratch buffer or semaphore (array) the way Pallas refs
+// do: the same Ref means the same buffer on every device, so a remote copy's destination
+// is written as the local name of the remote buffer. Slicing with at(...) gives a view.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dsl/array.h"
+#include "dsl/dtype.h"
+
+namespace tpusim::dsl {
+
+// Where an operand lives. ANY leaves it in HBM, reachable only by DMA.
+enum class MemorySpace { kAny, kVmem, kSmem, kSemaphore };
+const char* MemorySpaceName(MemorySpace space);  // "ANY", "VMEM", "SMEM", "SEMAPHORE"
+
+enum class SemaphoreType { kDma, kRegular, kBarrier };
+
+// One index of Ref::at: a range ds(start, size), or a single integer that drops the
+// dimension (as ref.at[i] does in Pallas).
+struct Slice {
+  int64_t start = 0;
+  int64_t size = 1;
+  bool squeeze = false;
+  Slice(int64_t index) : start(index), size(1), squeeze(true) {}  // NOLINT: implicit like Pallas
+  Slice(int index) : Slice(static_cast<int64_t>(index)) {}        // NOLINT
+  Slice(int64_t start_, int64_t size_, bool squeeze_)
+      : start(start_), size(size_), squeeze(squeeze_) {}
+};
+inline Slice ds(int64_t start, int64_t size) {
+  return Slice(start, size, false);
+}
+
+class Ref {
+ public:
+  Ref() = default;
+
+  const Shape& shape() const { return shape_; }
+  DType dtype() const { return dtype_; }
+  MemorySpace memory_space() const { return space_; }
+  SemaphoreType semaphore_type() const { return semaphore_type_; }
+  bool is_semaphore() const { return space_ == MemorySpace::kSemaphore; }
+  const std::string& name() const { return name_; }
+  int64_t size() const { return NumElements(shape_); }
+  uint64_t nbytes() const { return static_cast<uint64_t>(size()) * SizeOf(dtype_); }
+
+  // A view: one Slice per leading dimension; dimensions not given are taken whole.
+  // Throws Error(kOutOfBounds) naming the ref, the dimension and its extent.
+  template <typename... S>
+  Ref at(const S&... slices) const {
+    return Sliced({Slice(slices)...});
+  }
+  Ref Sliced(const std::vector<Slice>& slices) const;
+
+  // "x", "out.at[ds(64, 64)]", "recv_sems[2]": used in errors and trace names.
+  std::string Describe() const;
+
+  // For the DSL's own machinery.
+  struct Binding {
+    int slot = -1;                 // operand or scratch slot of the pallas_call
+    int64_t offset = 0;            // elements from the start of the slot's buffer
+    std::vector<int64_t> strides;  // elements, per visible dimension
+  };
+  static Ref Make(int slot, std::string name, Shape shape, DType dtype, MemorySpace space,
+                  SemaphoreType semaphore_type = SemaphoreType::kDma);
+  const Binding& binding() const { return binding_; }
+
+ private:
+  std::string name_;
+  std::string view_;  // the slices applied so far, for Describe()
+  Shape shape_;
+  DType dtype_ = DType::kF32;
+  MemorySpace space_ = MemorySpace::kAny;
+  SemaphoreType semaphore_type_ = SemaphoreType::kDma;
+  Binding binding_;
+};
+
+}  // namespace tpusim::dsl

@@ -1,0 +1,43 @@
+#include "kernels/all_gather.h"
+
+#include <algorithm>
+
+namespace tpusim::kernels {
+
+using namespace dsl;
+
+Workload AllGatherWorkload(const Mesh& mesh, const CollectiveArgs& args, PallasCall call) {
+  Workload w{shard_map(mesh, {P{args.axis}}, {P{}}, std::move(call)), {}, {}};
+  w.inputs.push_back(MakeCollectiveInput(args));
+  if (args.functional) w.expected.push_back(w.inputs[0]);  // gathering reassembles the input
+  return w;
+}
+
+Bound RingAllGatherBound(const Mesh& mesh, const CollectiveArgs& args) {
+  const AxisLinks a = LinksOf(mesh, args.axis);
+  const double v = static_cast<double>(args.bytes);
+  const double bandwidth = v / a.link_bytes_per_s * (a.size - 1) / a.size;
+  const double latency = a.hop_latency_s * (a.size - 1);
+  return {std::max(bandwidth, latency), "max(T_min (X-1), (V/W_oneway)(X-1)/X)"};
+}
+
+Bound BidiAllGatherBound(const Mesh& mesh, const CollectiveArgs& args) {
+  const AxisLinks a = LinksOf(mesh, args.axis);
+  if (!a.wraparound) {
+    Bound b = RingAllGatherBound(mesh, args);
+    b.formula += " (no wraparound)";
+    return b;
+  }
+  // §3 gives V/W_ici for large X; every device must still receive (X-1)/X of V over its
+  // two inbound links, so the exact bound carries that factor.
+  const double w_ici = 2 * a.link_bytes_per_s;
+  const double v = static_cast<double>(args.bytes);
+  return {std::max(a.hop_latency_s * a.size / 2, v / w_ici * (a.size - 1) / a.size),
+          "max(T_min X/2, (V/W_ici)(X-1)/X)"};
+}
+
+double AllGatherBusFactor(int axis_size) {
+  return static_cast<double>(axis_size - 1) / axis_size;
+}
+
+}  // namespace tpusim::kernels

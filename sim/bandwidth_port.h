@@ -1,0 +1,61 @@
+#pragma once
+
+// A resource that moves bytes at a fixed rate: a memory's port or one direction of an ICI
+// link. It keeps a calendar of the intervals transfers hold it for. A new chunk takes the
+// earliest gap that fits at or after the time it can start (earliest-ready, with
+// backfill), so concurrent DMAs that alternate chunks share the port fairly and a
+// multi-hop chunk does not leave idle holes on the links it waited for. Past intervals go
+// to the trace as one slice per run of chunks from the same DMA.
+
+#include <cstdint>
+#include <deque>
+#include <string>
+
+#include "sim/time.h"
+#include "traces/trace_sink.h"
+
+namespace tpusim::sim {
+
+class BandwidthPort {
+ public:
+  BandwidthPort(std::string name, double bytes_per_second, traces::TraceSink* trace,
+                traces::TrackId track)
+      : name_(std::move(name)), bytes_per_second_(bytes_per_second), trace_(trace), track_(track) {}
+
+  const std::string& name() const { return name_; }
+  double bytes_per_second() const { return bytes_per_second_; }
+  Picoseconds Duration(uint64_t bytes) const { return TransferTime(bytes, bytes_per_second_); }
+
+  // Holds the port for `bytes` in the earliest free gap starting at or after `earliest`.
+  // `now` lets the port retire (and trace) intervals that are over. Returns the start.
+  Picoseconds Reserve(Picoseconds now, Picoseconds earliest, uint64_t bytes, uint64_t transfer_id,
+                      const std::string* label);
+
+  // Writes every interval still held to the trace. Called at the end of a run.
+  void FlushTrace();
+
+  Picoseconds busy_time() const { return busy_; }
+  uint64_t bytes_moved() const { return bytes_; }
+
+ private:
+  struct Busy {
+    Picoseconds start;
+    Picoseconds end;
+    uint64_t transfer;
+    const std::string* label;  // owned by the transfer, which outlives the run
+  };
+  void Retire(Picoseconds now);
+  void Emit(const Busy& busy);
+
+  std::string name_;
+  double bytes_per_second_;
+  traces::TraceSink* trace_;
+  traces::TrackId track_;
+  std::deque<Busy> calendar_;       // sorted, non-overlapping
+  Busy pending_{0, 0, 0, nullptr};  // last retired run, merged with the next if contiguous
+  bool has_pending_ = false;
+  Picoseconds busy_ = 0;
+  uint64_t bytes_ = 0;
+};
+
+}  // namespace tpusim::sim

@@ -1,0 +1,113 @@
+#pragma once
+
+// The narrow interface between a kernel (the DSL) and the model: one per core. It names
+// buffers, semaphores and byte regions, never shapes or BlockSpecs, and carries no SystemC
+// type, so kernel code can run on another engine later.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/time.h"
+#include "sim/torus.h"
+
+namespace tpusim::sim {
+
+enum class MemorySpace { kHbm, kVmem, kSmem };
+const char* MemorySpaceName(MemorySpace space);  // "HBM", "VMEM", "SMEM"
+
+struct BufferHandle {
+  ChipId chip = 0;
+  MemorySpace space = MemorySpace::kHbm;
+  uint32_t index = 0;
+  bool operator==(const BufferHandle&) const = default;
+};
+
+// A box of bytes inside a buffer: counts[i] elements along dimension i, strides in bytes;
+// the innermost dimension is contiguous when its stride equals element_bytes.
+struct ByteBox {
+  uint64_t offset = 0;
+  std::vector<uint64_t> counts;
+  std::vector<uint64_t> strides;
+  uint32_t element_bytes = 1;
+
+  uint64_t bytes() const {
+    uint64_t n = element_bytes;
+    for (auto c : counts)
+      n *= c;
+    return n;
+  }
+  // One past the last byte touched.
+  uint64_t end() const {
+    uint64_t last = offset;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      if (counts[i] == 0) return offset;
+      last += (counts[i] - 1) * strides[i];
+    }
+    return last + element_bytes;
+  }
+};
+
+struct Region {
+  BufferHandle buffer;
+  ByteBox box;
+};
+
+enum class SemaphoreKind { kDma, kRegular, kBarrier };
+const char* SemaphoreKindName(SemaphoreKind kind);
+
+struct SemaphoreHandle {
+  ChipId chip = 0;
+  uint32_t index = 0;
+  bool operator==(const SemaphoreHandle&) const = default;
+};
+
+struct DmaRequest {
+  Region source;
+  Region destination;
+  bool has_send_semaphore = false;
+  SemaphoreHandle send_semaphore;  // on the issuing chip; raised as bytes leave
+  SemaphoreHandle recv_semaphore;  // on the destination chip; raised as bytes land
+  std::string label;
+};
+
+enum class WaitKind { kDmaSend, kDmaRecv, kDma, kSemaphore };
+const char* WaitKindName(WaitKind kind);  // "wait_send", "wait_recv", "wait", "semaphore_wait"
+
+enum class ComputeUnit { kMxu, kVpu };
+
+class CorePort {
+ public:
+  virtual ~CorePort() = default;
+
+  virtual ChipId chip() const = 0;
+  virtual const Torus& torus() const = 0;
+  virtual bool functional() const = 0;
+  virtual Picoseconds Now() const = 0;
+
+  // Never blocks, like Pallas's start(): the DMA queues behind busy engines if need be.
+  virtual void StartDma(const DmaRequest& request) = 0;
+  // Blocks until the semaphore holds at least `amount`, then subtracts it.
+  virtual void Wait(SemaphoreHandle semaphore, int64_t amount, WaitKind kind,
+                    std::string_view what) = 0;
+  // Adds `amount` to a semaphore here or on another chip (after the route's latency).
+  virtual void Signal(SemaphoreHandle semaphore, int64_t amount) = 0;
+  virtual int64_t Read(SemaphoreHandle semaphore) const = 0;
+  virtual std::string SemaphoreName(SemaphoreHandle semaphore) const = 0;
+  virtual SemaphoreKind KindOf(SemaphoreHandle semaphore) const = 0;
+
+  // Occupies `unit` for `cycles` of this chip's clock; the core waits for it.
+  virtual void Compute(ComputeUnit unit, uint64_t cycles, std::string_view what) = 0;
+  virtual double clock_hz() const = 0;
+
+  // Named spans on the core's trace track (kernel, grid steps, user scopes).
+  virtual void BeginScope(std::string_view name) = 0;
+  virtual void EndScope() = 0;
+
+  // Kernel loads and stores of local VMEM/SMEM (functional mode; empty otherwise).
+  virtual void Load(const Region& region, void* out) = 0;
+  virtual void Store(const Region& region, const void* in) = 0;
+};
+
+}  // namespace tpusim::sim

@@ -1,0 +1,843 @@
+#include "sim/system.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <sstream>
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include <systemc>
+
+#include "sim/bandwidth_port.h"
+#include "sim/event_queue.h"
+#include "sim/memory.h"
+#include "sim/systemc_context.h"
+
+namespace tpusim::sim {
+
+const char* SemaphoreKindName(SemaphoreKind kind) {
+  switch (kind) {
+    case SemaphoreKind::kDma:
+      return "DMA";
+    case SemaphoreKind::kRegular:
+      return "REGULAR";
+    case SemaphoreKind::kBarrier:
+      return "BARRIER";
+  }
+  return "semaphore";
+}
+
+const char* WaitKindName(WaitKind kind) {
+  switch (kind) {
+    case WaitKind::kDmaSend:
+      return "wait_send";
+    case WaitKind::kDmaRecv:
+      return "wait_recv";
+    case WaitKind::kDma:
+      return "wait";
+    case WaitKind::kSemaphore:
+      return "semaphore_wait";
+  }
+  return "wait";
+}
+
+namespace {
+
+// What last changed a semaphore, for deadlock and exit reports.
+struct Touch {
+  Picoseconds when = 0;
+  ChipId from = 0;
+  int64_t amount = 0;
+  std::string what;  // "DMA 'ag step 1'" or "signal"
+};
+
+struct Semaphore {
+  std::string name;
+  SemaphoreKind kind;
+  int64_t value = 0;
+  std::deque<Touch> recent;  // newest last, at most kRecentTouches
+  traces::TrackId counter_track = 0;
+};
+constexpr size_t kRecentTouches = 3;
+
+// The trace tracks of one chip, in the fixed order DESIGN.md gives.
+struct ChipTracks {
+  traces::TrackId chip = 0;
+  traces::TrackId core = 0;
+  traces::TrackId mxu = 0;
+  traces::TrackId vpu = 0;
+  std::vector<traces::TrackId> dma_engines;
+  traces::TrackId dma_arrivals = 0;
+  traces::TrackId hbm = 0;
+  traces::TrackId vmem = 0;
+  traces::TrackId smem = 0;
+  std::vector<traces::TrackId> links;  // by position in Torus::LinksFrom
+  traces::TrackId bytes_in_flight = 0;
+};
+
+struct Hop {
+  BandwidthPort* port;
+  uint32_t multiplier;  // a copy within one memory reads and writes through the same port
+  bool link;
+};
+
+struct Transfer {
+  uint64_t id = 0;
+  ChipId issuer = 0;
+  DmaRequest request;
+  uint64_t bytes = 0;
+  uint64_t sent = 0;
+  uint64_t landed = 0;
+  std::vector<Hop> hops;  // source memory, links in route order, destination memory
+  uint64_t reserved = 0;
+  Picoseconds latency = 0;
+  int hop_count = 0;
+  int engine = -1;
+  traces::FlowId flow = 0;
+  std::vector<uint8_t> staging;
+};
+
+}  // namespace
+
+class System::Impl {
+ public:
+  class Core;
+
+  Impl(const config::Topology& topology, SystemOptions options);
+  ~Impl();
+
+  Memory& memory(ChipId chip, MemorySpace space) {
+    return *memories_[static_cast<size_t>(chip) * 3 + static_cast<int>(space)];
+  }
+  Memory& memory(const BufferHandle& b) { return memory(b.chip, b.space); }
+  Semaphore& semaphore(SemaphoreHandle h) { return semaphores_[h.chip][h.index]; }
+  void CheckBuffer(const BufferHandle& b, const char* role, const std::string& what);
+  void CheckSemaphore(SemaphoreHandle h, const char* role, const std::string& what);
+
+  void StartDma(ChipId issuer, const DmaRequest& request);
+  void Signal(ChipId issuer, SemaphoreHandle target, int64_t amount);
+  void AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch);
+
+  void Fail(ErrorKind kind, const std::string& message);
+  RunOutcome Run(const CoreProgram& program);
+
+  // The DMA pipeline: engine admission, chunk reservation, departure and landing.
+  void Admit(ChipId chip);
+  void BeginTransfer(Transfer& t, int engine);
+  void ReserveChunk(Transfer& t);
+  void OnDeparted(Transfer& t, uint64_t bytes);
+  void OnLanded(Transfer& t, uint64_t bytes);
+  void BytesInFlight(ChipId chip, int64_t delta);
+
+  std::string DescribeWaiters() const;
+  std::string DeadlockReport() const;
+  void CheckSemaphoresAtExit();
+  std::string RecentTouches(const Semaphore& s) const;
+
+  config::Topology topology_;
+  SystemOptions options_;
+  Torus torus_;
+  traces::NullTraceSink null_trace_;
+  traces::TraceSink* trace_;
+  std::unique_ptr<EventQueue> events_;
+  std::vector<ChipTracks> tracks_;
+  std::vector<std::unique_ptr<Memory>> memories_;
+  std::vector<std::unique_ptr<BandwidthPort>> links_;  // by LinkId
+  std::vector<std::vector<Semaphore>> semaphores_;     // by chip
+  std::vector<std::unique_ptr<Core>> cores_;
+  std::deque<Transfer> transfers_;                // stable addresses; labels outlive trace flushing
+  std::vector<std::deque<Transfer*>> dma_queue_;  // by chip, waiting for an engine
+  std::vector<std::vector<bool>> engine_busy_;    // by chip
+  std::vector<int64_t> bytes_in_flight_;          // by chip, outbound
+  Picoseconds hop_latency_ = 0;
+  uint64_t chunk_bytes_ = 0;
+  uint64_t next_flow_ = 1;
+  RunStats stats_;
+  bool ran_ = false;
+  bool failed_ = false;
+  ErrorKind error_kind_ = ErrorKind::kKernelMisuse;
+  std::string error_;
+};
+
+class System::Impl::Core final : public CorePort {
+ public:
+  Core(Impl& system, ChipId chip) : system_(system), chip_(chip) {}
+
+  ChipId chip() const override { return chip_; }
+  const Torus& torus() const override { return system_.torus_; }
+  bool functional() const override { return system_.options_.functional; }
+  Picoseconds Now() const override { return EventQueue::Now(); }
+  double clock_hz() const override { return system_.topology_.chip().clock_hz(); }
+
+  void StartDma(const DmaRequest& request) override { system_.StartDma(chip_, request); }
+
+  void Wait(SemaphoreHandle handle, int64_t amount, WaitKind kind, std::string_view what) override {
+    system_.CheckSemaphore(handle, "waited on", std::string(what));
+    if (handle.chip != chip_) {
+      throw Error(ErrorKind::kSemaphoreMisuse,
+                  system_.torus_.Describe(chip_) + " waits on semaphore '" +
+                      system_.semaphore(handle).name + "' of " +
+                      system_.torus_.Describe(handle.chip) +
+                      ", but a core can only wait on its own semaphores; wait on the local one "
+                      "and let the other chip signal it.");
+    }
+    Semaphore& s = system_.semaphore(handle);
+    const bool dma_wait = kind != WaitKind::kSemaphore;
+    if (dma_wait != (s.kind == SemaphoreKind::kDma)) {
+      throw Error(ErrorKind::kSemaphoreMisuse,
+                  system_.torus_.Describe(chip_) + " calls " + WaitKindName(kind) + " on " +
+                      SemaphoreKindName(s.kind) + " semaphore '" + s.name + "'. " +
+                      (dma_wait ? "DMA descriptors need DMA semaphores; allocate it as "
+                                  "SemaphoreType::DMA."
+                                : "A DMA semaphore counts bytes and is waited on through its "
+                                  "copy descriptor's wait/wait_send/wait_recv."));
+    }
+    if (amount <= 0) {
+      throw Error(ErrorKind::kSemaphoreMisuse, system_.torus_.Describe(chip_) + " waits for " +
+                                                   std::to_string(amount) + " on semaphore '" +
+                                                   s.name + "'; the amount must be positive.");
+    }
+    if (s.value < amount) {
+      const Picoseconds since = Now();
+      system_.trace_->Begin(system_.tracks_[chip_].core, since,
+                            std::string(WaitKindName(kind)) + " " + s.name,
+                            {{"needs", amount}, {"has", s.value}});
+      waiting_ = &s;
+      wait_amount_ = amount;
+      wait_kind_ = kind;
+      wait_what_ = what;
+      while (s.value < amount)
+        sc_core::wait(wake_);
+      waiting_ = nullptr;
+      stats_.blocked += Now() - since;
+      system_.trace_->End(system_.tracks_[chip_].core, Now());
+    }
+    s.value -= amount;
+    if (s.counter_track)
+      system_.trace_->Counter(s.counter_track, Now(), static_cast<double>(s.value));
+  }
+
+  void Signal(SemaphoreHandle handle, int64_t amount) override {
+    system_.Signal(chip_, handle, amount);
+  }
+  int64_t Read(SemaphoreHandle handle) const override {
+    system_.CheckSemaphore(handle, "read", "semaphore_read");
+    return system_.semaphore(handle).value;
+  }
+  std::string SemaphoreName(SemaphoreHandle handle) const override {
+    return system_.semaphore(handle).name;
+  }
+  SemaphoreKind KindOf(SemaphoreHandle handle) const override {
+    return system_.semaphore(handle).kind;
+  }
+
+  void Compute(ComputeUnit unit, uint64_t cycles, std::string_view what) override {
+    double slowdown = 1.0;
+    if (chip_ < system_.options_.chip_slowdown.size())
+      slowdown = system_.options_.chip_slowdown[chip_];
+    const Picoseconds duration =
+        static_cast<Picoseconds>(static_cast<double>(CyclesToTime(cycles, clock_hz())) * slowdown);
+    if (duration == 0) return;
+    const traces::TrackId track =
+        unit == ComputeUnit::kMxu ? system_.tracks_[chip_].mxu : system_.tracks_[chip_].vpu;
+    system_.trace_->Begin(track, Now(), what, {{"cycles", cycles}});
+    sc_core::wait(sc_core::sc_time::from_value(duration));
+    system_.trace_->End(track, Now());
+    (unit == ComputeUnit::kMxu ? stats_.mxu_busy : stats_.vpu_busy) += duration;
+  }
+
+  void BeginScope(std::string_view name) override {
+    system_.trace_->Begin(system_.tracks_[chip_].core, Now(), name);
+    ++open_scopes_;
+  }
+  void EndScope() override {
+    if (open_scopes_ == 0) return;
+    --open_scopes_;
+    system_.trace_->End(system_.tracks_[chip_].core, Now());
+  }
+
+  void Load(const Region& region, void* out) override {
+    system_.CheckBuffer(region.buffer, "loaded from", "load");
+    system_.memory(region.buffer)
+        .Gather(region.buffer.index, region.box, static_cast<uint8_t*>(out));
+  }
+  void Store(const Region& region, const void* in) override {
+    system_.CheckBuffer(region.buffer, "stored to", "store");
+    system_.memory(region.buffer)
+        .Scatter(region.buffer.index, region.box, static_cast<const uint8_t*>(in));
+  }
+
+  // Runs the program; failures are recorded and stop the simulation.
+  void Body(const CoreProgram& program) {
+    started_ = true;
+    system_.trace_->Begin(system_.tracks_[chip_].core, Now(), "kernel");
+    try {
+      program(*this);
+    } catch (const Error& e) {
+      system_.Fail(e.kind(), e.what());
+      return;
+    } catch (const std::exception& e) {
+      system_.Fail(ErrorKind::kKernelMisuse,
+                   system_.torus_.Describe(chip_) + ": the kernel threw an exception: " + e.what());
+      return;
+    }
+    while (open_scopes_ > 0)
+      EndScope();
+    system_.trace_->End(system_.tracks_[chip_].core, Now());
+    finished_ = true;
+    stats_.finish = Now();
+  }
+
+  // After a failure: ends the slices this core still has open, so the trace stays valid
+  // up to the failure and shows where the core stood.
+  void CloseTrace(Picoseconds now, const std::string& why) {
+    if (!started_) return;
+    const traces::TrackId track = system_.tracks_[chip_].core;
+    if (waiting_) system_.trace_->End(track, now);
+    while (open_scopes_ > 0)
+      EndScope();
+    system_.trace_->Instant(track, now, why);
+    system_.trace_->End(track, now);  // the kernel slice
+  }
+
+  // Wakes the core if it waits on `s` and `s` now holds enough.
+  void Poke(const Semaphore& s) {
+    if (waiting_ == &s && s.value >= wait_amount_) wake_.notify(sc_core::SC_ZERO_TIME);
+  }
+
+  bool finished() const { return finished_; }
+  const Semaphore* waiting() const { return waiting_; }
+  int64_t wait_amount() const { return wait_amount_; }
+  WaitKind wait_kind() const { return wait_kind_; }
+  const std::string& wait_what() const { return wait_what_; }
+  const CoreStats& stats() const { return stats_; }
+
+ private:
+  Impl& system_;
+  ChipId chip_;
+  sc_core::sc_event wake_;
+  const Semaphore* waiting_ = nullptr;
+  int64_t wait_amount_ = 0;
+  WaitKind wait_kind_ = WaitKind::kSemaphore;
+  std::string wait_what_;
+  int open_scopes_ = 0;
+  bool started_ = false;
+  bool finished_ = false;
+  CoreStats stats_;
+};
+
+System::Impl::Impl(const config::Topology& topology, SystemOptions options)
+    : topology_(topology),
+      options_(std::move(options)),
+      torus_(std::vector<int>(topology.mesh().shape().begin(), topology.mesh().shape().end()),
+             std::vector<std::string>(topology.mesh().axis_names().begin(),
+                                      topology.mesh().axis_names().end()),
+             std::vector<bool>(topology.mesh().wraparound().begin(),
+                               topology.mesh().wraparound().end())),
+      trace_(options_.trace ? options_.trace : &null_trace_) {
+  StartFreshSystemCContext();
+  events_ = std::make_unique<EventQueue>();
+  hop_latency_ = NanosecondsToTime(topology_.ici().hop_latency_ns());
+  chunk_bytes_ = topology_.chip().dma().chunk_bytes();
+  const auto& chip_config = topology_.chip();
+  const uint32_t chips = torus_.chips();
+  const uint32_t engines = chip_config.dma().engines();
+
+  tracks_.resize(chips);
+  semaphores_.resize(chips);
+  dma_queue_.resize(chips);
+  engine_busy_.assign(chips, std::vector<bool>(engines, false));
+  bytes_in_flight_.assign(chips, 0);
+  for (ChipId chip = 0; chip < chips; ++chip) {
+    ChipTracks& t = tracks_[chip];
+    t.chip = trace_->AddProcessTrack(torus_.Describe(chip), static_cast<int>(chip));
+    int rank = 0;
+    t.core = trace_->AddTrack(t.chip, "core", rank++);
+    t.mxu = trace_->AddTrack(t.chip, "MXU", rank++);
+    t.vpu = trace_->AddTrack(t.chip, "VPU", rank++);
+    for (uint32_t e = 0; e < engines; ++e)
+      t.dma_engines.push_back(trace_->AddTrack(t.chip, "DMA " + std::to_string(e), rank++));
+    t.dma_arrivals = trace_->AddTrack(t.chip, "DMA arrivals", rank++);
+    t.hbm = trace_->AddTrack(t.chip, "HBM port", rank++);
+    t.vmem = trace_->AddTrack(t.chip, "VMEM port", rank++);
+    t.smem = trace_->AddTrack(t.chip, "SMEM port", rank++);
+    for (LinkId link : torus_.LinksFrom(chip)) {
+      t.links.push_back(trace_->AddTrack(t.chip, "ICI " + torus_.link(link).name + " out", rank++));
+    }
+    t.bytes_in_flight =
+        trace_->AddCounterTrack(t.chip, "DMA bytes in flight", traces::CounterUnit::kBytes, rank++);
+
+    const std::string owner = torus_.Describe(chip);
+    auto add_memory = [&](MemorySpace space, const config::MemoryConfig& m, traces::TrackId track) {
+      memories_.push_back(std::make_unique<Memory>(
+          owner, space, m.capacity_bytes(), options_.functional,
+          std::make_unique<BandwidthPort>(owner + " " + MemorySpaceName(space),
+                                          m.bandwidth_bytes_per_s(), trace_, track)));
+    };
+    add_memory(MemorySpace::kHbm, chip_config.hbm(), t.hbm);
+    add_memory(MemorySpace::kVmem, chip_config.vmem(), t.vmem);
+    add_memory(MemorySpace::kSmem, chip_config.smem(), t.smem);
+  }
+  links_.resize(torus_.links().size());
+  for (ChipId chip = 0; chip < chips; ++chip) {
+    const auto out = torus_.LinksFrom(chip);
+    for (size_t i = 0; i < out.size(); ++i) {
+      links_[out[i]] = std::make_unique<BandwidthPort>(
+          torus_.Describe(chip) + " ICI " + torus_.link(out[i]).name,
+          topology_.ici().link_bandwidth_bytes_per_s(), trace_, tracks_[chip].links[i]);
+    }
+  }
+  for (ChipId chip = 0; chip < chips; ++chip)
+    cores_.push_back(std::make_unique<Core>(*this, chip));
+}
+
+System::Impl::~Impl() = default;
+
+void System::Impl::CheckBuffer(const BufferHandle& b, const char* role, const std::string& what) {
+  if (b.chip >= torus_.chips() || !memory(b).Live(b.index)) {
+    throw Error(ErrorKind::kKernelMisuse,
+                what + ": the buffer " + role + " does not exist (freed, or never allocated).");
+  }
+}
+
+void System::Impl::CheckSemaphore(SemaphoreHandle h, const char* role, const std::string& what) {
+  if (h.chip >= torus_.chips() || h.index >= semaphores_[h.chip].size()) {
+    throw Error(ErrorKind::kSemaphoreMisuse,
+                what + ": the semaphore " + role + " does not exist; allocate it as scratch.");
+  }
+}
+
+void System::Impl::Fail(ErrorKind kind, const std::string& message) {
+  if (failed_) return;  // the first failure is the cause; later ones are consequences
+  failed_ = true;
+  error_kind_ = kind;
+  error_ = message;
+  sc_core::sc_stop();
+}
+
+void System::Impl::AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch) {
+  Semaphore& s = semaphore(h);
+  s.value += amount;
+  if (touch) {
+    s.recent.push_back(*touch);
+    if (s.recent.size() > kRecentTouches) s.recent.pop_front();
+  }
+  if (s.counter_track)
+    trace_->Counter(s.counter_track, EventQueue::Now(), static_cast<double>(s.value));
+  cores_[h.chip]->Poke(s);
+}
+
+void System::Impl::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount) {
+  if (target.chip >= torus_.chips()) {
+    throw Error(ErrorKind::kKernelMisuse,
+                torus_.Describe(issuer) + " signals chip " + std::to_string(target.chip) +
+                    ", which is outside the " + std::to_string(torus_.chips()) + "-chip slice.");
+  }
+  CheckSemaphore(target, "signalled", "signal");
+  Semaphore& s = semaphore(target);
+  if (s.kind == SemaphoreKind::kDma) {
+    throw Error(ErrorKind::kSemaphoreMisuse,
+                torus_.Describe(issuer) + " signals DMA semaphore '" + s.name +
+                    "'. DMA semaphores count bytes moved by DMAs; signal a REGULAR semaphore.");
+  }
+  if (amount <= 0) {
+    throw Error(ErrorKind::kSemaphoreMisuse, torus_.Describe(issuer) + " signals '" + s.name +
+                                                 "' with " + std::to_string(amount) +
+                                                 "; the increment must be positive.");
+  }
+  Touch touch{EventQueue::Now(), issuer, amount, "signal"};
+  const size_t hops = torus_.Route(issuer, target.chip).size();
+  if (hops == 0) {
+    AddToSemaphore(target, amount, &touch);
+  } else {
+    events_->At(EventQueue::Now() + hops * hop_latency_,
+                [this, target, amount, touch] { AddToSemaphore(target, amount, &touch); });
+  }
+}
+
+void System::Impl::StartDma(ChipId issuer, const DmaRequest& request) {
+  const std::string what = "DMA '" + request.label + "' from " + torus_.Describe(issuer);
+  CheckBuffer(request.source.buffer, "read", what);
+  if (request.destination.buffer.chip >= torus_.chips()) {
+    throw Error(ErrorKind::kKernelMisuse,
+                what + " targets chip " + std::to_string(request.destination.buffer.chip) +
+                    ", which is outside the " + std::to_string(torus_.chips()) + "-chip slice.");
+  }
+  CheckBuffer(request.destination.buffer, "written", what);
+  if (request.source.buffer.chip != issuer) {
+    throw Error(ErrorKind::kKernelMisuse,
+                what +
+                    " reads from another chip's memory; a DMA reads local memory and may "
+                    "write anywhere. Start it on the chip that holds the data.");
+  }
+  auto check_bounds = [&](const Region& r, const char* role) {
+    const uint64_t size = memory(r.buffer).Size(r.buffer.index);
+    if (r.box.end() > size) {
+      throw Error(ErrorKind::kOutOfBounds,
+                  what + ": its " + role + " region ends at byte " + std::to_string(r.box.end()) +
+                      " of '" + memory(r.buffer).Label(r.buffer.index) + "', which has only " +
+                      std::to_string(size) + " bytes.");
+    }
+  };
+  check_bounds(request.source, "source");
+  check_bounds(request.destination, "destination");
+  if (request.source.box.bytes() != request.destination.box.bytes()) {
+    throw Error(ErrorKind::kKernelMisuse,
+                what + " copies " + std::to_string(request.source.box.bytes()) +
+                    " bytes into a destination of " +
+                    std::to_string(request.destination.box.bytes()) +
+                    " bytes; source and destination must have the same size.");
+  }
+  auto check_dma_semaphore = [&](SemaphoreHandle h, ChipId expected_chip, const char* role) {
+    CheckSemaphore(h, role, what);
+    if (h.chip != expected_chip || semaphore(h).kind != SemaphoreKind::kDma) {
+      throw Error(ErrorKind::kSemaphoreMisuse,
+                  what + ": its " + role + " semaphore '" + semaphore(h).name + "' is a " +
+                      SemaphoreKindName(semaphore(h).kind) +
+                      " semaphore; DMAs count bytes on SemaphoreType::DMA semaphores.");
+    }
+  };
+  check_dma_semaphore(request.recv_semaphore, request.destination.buffer.chip, "receive");
+  if (request.has_send_semaphore) check_dma_semaphore(request.send_semaphore, issuer, "send");
+
+  Transfer& t = transfers_.emplace_back();
+  t.id = transfers_.size();
+  t.issuer = issuer;
+  t.request = request;
+  t.bytes = request.source.box.bytes();
+  const ChipId destination = request.destination.buffer.chip;
+  const auto route = torus_.Route(issuer, destination);
+  t.hop_count = static_cast<int>(route.size());
+  t.latency = route.size() * hop_latency_;
+  t.hops.push_back(Hop{&memory(request.source.buffer).port(), 1, false});
+  for (LinkId link : route)
+    t.hops.push_back(Hop{links_[link].get(), 1, true});
+  BandwidthPort* destination_port = &memory(request.destination.buffer).port();
+  if (destination_port == t.hops.front().port && route.empty()) {
+    t.hops.front().multiplier = 2;
+  } else {
+    t.hops.push_back(Hop{destination_port, 1, false});
+  }
+  if (destination != issuer) t.flow = next_flow_++;
+  ++stats_.dmas;
+  stats_.dma_bytes += t.bytes;
+  dma_queue_[issuer].push_back(&t);
+  Admit(issuer);
+}
+
+void System::Impl::Admit(ChipId chip) {
+  auto& busy = engine_busy_[chip];
+  while (!dma_queue_[chip].empty()) {
+    auto free = std::find(busy.begin(), busy.end(), false);
+    if (free == busy.end()) return;
+    Transfer* t = dma_queue_[chip].front();
+    dma_queue_[chip].pop_front();
+    *free = true;
+    BeginTransfer(*t, static_cast<int>(free - busy.begin()));
+  }
+}
+
+void System::Impl::BeginTransfer(Transfer& t, int engine) {
+  t.engine = engine;
+  const ChipId destination = t.request.destination.buffer.chip;
+  trace_->Begin(tracks_[t.issuer].dma_engines[engine], EventQueue::Now(), t.request.label,
+                {{"bytes", t.bytes},
+                 {"to", torus_.Describe(destination)},
+                 {"hops", static_cast<int64_t>(t.hop_count)}},
+                t.flow);
+  BytesInFlight(t.issuer, static_cast<int64_t>(t.bytes));
+  if (t.bytes == 0) {
+    events_->At(EventQueue::Now(), [this, &t] { OnDeparted(t, 0); });
+    events_->At(EventQueue::Now() + t.latency, [this, &t] { OnLanded(t, 0); });
+    return;
+  }
+  ReserveChunk(t);
+}
+
+void System::Impl::ReserveChunk(Transfer& t) {
+  const Picoseconds now = EventQueue::Now();
+  const uint64_t bytes = std::min(chunk_bytes_, t.bytes - t.sent);
+  // Data streams through the hops of a chunk (cut-through). A hop may start once the
+  // chunk's head reaches it (a link adds its latency). Memory is much faster than a link,
+  // and in hardware its reads interleave finely with other traffic, so a link fed from
+  // memory is only held back until it could no longer finish after the read. Each hop
+  // takes its earliest free gap after that. The source paces itself to the slowest hop,
+  // as credit flow control would, so one DMA cannot queue up a link's whole future.
+  Picoseconds previous_start = now;
+  Picoseconds previous_end = now;
+  bool previous_link = false;
+  Picoseconds head_latency = 0;
+  Picoseconds pace = now;
+  Picoseconds first_link_end = 0;
+  Picoseconds arrival = now;
+  for (size_t i = 0; i < t.hops.size(); ++i) {
+    const Hop& hop = t.hops[i];
+    const uint64_t held = bytes * hop.multiplier;
+    const Picoseconds duration = hop.port->Duration(held);
+    Picoseconds earliest = now;
+    if (i > 0) {
+      const Picoseconds gap = previous_link ? hop_latency_ : 0;
+      if (previous_link) head_latency += hop_latency_;
+      if (!previous_link && hop.link) {
+        earliest = std::max(earliest, previous_end > duration ? previous_end - duration : 0);
+      } else {
+        earliest = std::max(earliest, previous_start + gap);
+      }
+    }
+    const Picoseconds start = hop.port->Reserve(now, earliest, held, t.id, &t.request.label);
+    const Picoseconds end = start + duration;
+    pace = std::max(pace, end - std::min(end, head_latency));
+    if (hop.link && first_link_end == 0) first_link_end = end;
+    arrival = std::max(arrival, end + (hop.link ? hop_latency_ : 0));
+    previous_start = start;
+    previous_end = end;
+    previous_link = hop.link;
+  }
+  const Picoseconds departure = first_link_end ? first_link_end : arrival;
+  pace = std::max(pace, departure);
+  const bool more = t.sent + bytes < t.bytes;
+  events_->At(departure, [this, &t, bytes, more, issue = more && pace == departure] {
+    OnDeparted(t, bytes);
+    if (issue) ReserveChunk(t);
+  });
+  if (more && pace != departure) events_->At(pace, [this, &t] { ReserveChunk(t); });
+  t.reserved += bytes;
+  events_->At(arrival, [this, &t, bytes] { OnLanded(t, bytes); });
+}
+
+void System::Impl::OnDeparted(Transfer& t, uint64_t bytes) {
+  t.sent += bytes;
+  if (t.request.has_send_semaphore) {
+    const bool last = t.sent == t.bytes;
+    Touch touch{EventQueue::Now(), t.issuer, static_cast<int64_t>(t.bytes),
+                "DMA '" + t.request.label + "' (sent)"};
+    AddToSemaphore(t.request.send_semaphore, static_cast<int64_t>(bytes), last ? &touch : nullptr);
+  }
+  if (t.sent < t.bytes) return;
+  // The payload leaves with its last chunk; the sender may reuse the source after wait_send.
+  if (options_.functional) {
+    t.staging.resize(t.bytes);
+    memory(t.request.source.buffer)
+        .Gather(t.request.source.buffer.index, t.request.source.box, t.staging.data());
+  }
+  trace_->End(tracks_[t.issuer].dma_engines[t.engine], EventQueue::Now());
+  engine_busy_[t.issuer][t.engine] = false;
+  Admit(t.issuer);
+}
+
+void System::Impl::OnLanded(Transfer& t, uint64_t bytes) {
+  t.landed += bytes;
+  BytesInFlight(t.issuer, -static_cast<int64_t>(bytes));
+  const bool last = t.landed == t.bytes;
+  if (last) {
+    if (options_.functional) {
+      memory(t.request.destination.buffer)
+          .Scatter(t.request.destination.buffer.index, t.request.destination.box, t.staging.data());
+      std::vector<uint8_t>().swap(t.staging);
+    }
+    const ChipId destination = t.request.destination.buffer.chip;
+    trace_->Instant(tracks_[destination].dma_arrivals, EventQueue::Now(),
+                    "arrived: " + t.request.label,
+                    {{"bytes", t.bytes}, {"from", torus_.Describe(t.issuer)}}, 0, t.flow);
+  }
+  Touch touch{EventQueue::Now(), t.issuer, static_cast<int64_t>(t.bytes),
+              "DMA '" + t.request.label + "'"};
+  if (bytes > 0 || last)
+    AddToSemaphore(t.request.recv_semaphore, static_cast<int64_t>(bytes), last ? &touch : nullptr);
+}
+
+void System::Impl::BytesInFlight(ChipId chip, int64_t delta) {
+  bytes_in_flight_[chip] += delta;
+  trace_->Counter(tracks_[chip].bytes_in_flight, EventQueue::Now(),
+                  static_cast<double>(bytes_in_flight_[chip]));
+}
+
+std::string System::Impl::RecentTouches(const Semaphore& s) const {
+  if (s.recent.empty()) return "nothing has signalled it or sent data to it yet";
+  std::string text = "last changed by";
+  for (auto it = s.recent.rbegin(); it != s.recent.rend(); ++it) {
+    text += (it == s.recent.rbegin() ? " " : "; ") + it->what + " from " +
+            torus_.Describe(it->from) + " (+" + std::to_string(it->amount) + " at " +
+            FormatTime(it->when) + ")";
+  }
+  return text;
+}
+
+std::string System::Impl::DescribeWaiters() const {
+  std::ostringstream text;
+  std::vector<ChipId> finished;
+  for (const auto& core : cores_) {
+    const Semaphore* s = core->waiting();
+    if (core->finished()) {
+      finished.push_back(core->chip());
+      continue;
+    }
+    if (!s) continue;
+    text << "\n  " << torus_.Describe(core->chip()) << " waits in " << core->wait_what() << " on "
+         << SemaphoreKindName(s->kind) << " semaphore '" << s->name << "': value " << s->value
+         << ", needs " << core->wait_amount() << "; " << RecentTouches(*s) << ".";
+  }
+  if (!finished.empty()) {
+    text << "\n  Finished their kernels, so they will send nothing more:";
+    for (size_t i = 0; i < finished.size() && i < 16; ++i)
+      text << (i ? ", " : " ") << torus_.Describe(finished[i]);
+    if (finished.size() > 16) text << " and " << finished.size() - 16 << " more";
+    text << ".";
+  }
+  return text.str();
+}
+
+std::string System::Impl::DeadlockReport() const {
+  size_t blocked = 0;
+  for (const auto& core : cores_)
+    blocked += !core->finished();
+  std::ostringstream text;
+  text << "deadlock at " << FormatTime(EventQueue::Now()) << ": " << blocked << " of "
+       << cores_.size()
+       << " chips are blocked and no DMA or signal in flight can wake them. Wait-for graph:"
+       << DescribeWaiters()
+       << "\n  Check that every wait has a matching DMA or signal, and that each DMA's "
+          "receive semaphore and byte count match the descriptor the receiver waits with.";
+  return text.str();
+}
+
+void System::Impl::CheckSemaphoresAtExit() {
+  std::ostringstream text;
+  int problems = 0;
+  for (ChipId chip = 0; chip < torus_.chips(); ++chip) {
+    for (const auto& s : semaphores_[chip]) {
+      if (s.value == 0) continue;
+      if (++problems > 16) continue;
+      text << "\n  " << torus_.Describe(chip) << " ends its kernel with "
+           << SemaphoreKindName(s.kind) << " semaphore '" << s.name << "' at " << s.value << "; "
+           << RecentTouches(s) << ".";
+    }
+  }
+  if (problems == 0) return;
+  if (problems > 16) text << "\n  ... and " << problems - 16 << " more.";
+  Fail(ErrorKind::kSemaphoreNotZero,
+       std::to_string(problems) +
+           " semaphore(s) are not zero at kernel exit, but every semaphore must be 0 when the "
+           "kernel ends:" +
+           text.str() +
+           "\n  Wait for every DMA you start (wait_send on the sender, wait_recv on the "
+           "receiver; DMA semaphores count bytes) and consume every signal.");
+}
+
+RunOutcome System::Impl::Run(const CoreProgram& program) {
+  if (ran_) throw Error(ErrorKind::kInvalidArgument, "a System runs once; build a new one.");
+  ran_ = true;
+  sc_core::sc_spawn_options thread_options;
+  thread_options.set_stack_size(512 * 1024);  // kernels call host numerics on this stack
+  for (auto& core : cores_) {
+    Core* c = core.get();
+    sc_core::sc_spawn([c, &program] { c->Body(program); },
+                      ("core_" + std::to_string(c->chip())).c_str(), &thread_options);
+  }
+  sc_core::sc_start(sc_core::sc_time::from_value(options_.time_limit),
+                    sc_core::SC_EXIT_ON_STARVATION);
+
+  if (!failed_) {
+    const bool all_finished =
+        std::all_of(cores_.begin(), cores_.end(), [](const auto& c) { return c->finished(); });
+    if (!all_finished && sc_core::sc_pending_activity()) {
+      Fail(ErrorKind::kTimeLimit,
+           "the kernel ran past the simulated-time limit of " + FormatTime(options_.time_limit) +
+               " without finishing. Still running or waiting:" + DescribeWaiters() +
+               "\n  Raise the limit with --time-limit if the work is really that long, or look "
+               "for a loop that never ends.");
+    } else if (!all_finished) {
+      Fail(ErrorKind::kDeadlock, DeadlockReport());
+    } else {
+      CheckSemaphoresAtExit();
+    }
+  }
+
+  if (failed_) {
+    const Picoseconds now = EventQueue::Now();
+    const std::string why = std::string("FAILED: ") + ErrorKindName(error_kind_);
+    for (auto& core : cores_) {
+      if (!core->finished()) core->CloseTrace(now, why);
+    }
+    for (auto& t : transfers_) {
+      if (t.engine >= 0 && t.sent < t.bytes)
+        trace_->End(tracks_[t.issuer].dma_engines[t.engine], now);
+      if (t.engine >= 0 && t.flow && t.landed < t.bytes) {
+        trace_->Instant(tracks_[t.request.destination.buffer.chip].dma_arrivals, now,
+                        "never arrived: " + t.request.label, {}, 0, t.flow);
+      }
+    }
+  }
+  for (auto& link : links_)
+    link->FlushTrace();
+  for (auto& m : memories_)
+    m->port().FlushTrace();
+
+  RunOutcome outcome;
+  outcome.ok = !failed_;
+  if (failed_) {
+    outcome.error_kind = error_kind_;
+    outcome.error = error_;
+  }
+  stats_.events = events_->callbacks_run();
+  for (const auto& core : cores_) {
+    stats_.cores.push_back(core->stats());
+    stats_.end_time = std::max(stats_.end_time, core->stats().finish);
+  }
+  for (LinkId id = 0; id < links_.size(); ++id) {
+    stats_.links.push_back(PortStats{links_[id]->name(), torus_.link(id).from,
+                                     links_[id]->busy_time(), links_[id]->bytes_moved()});
+  }
+  for (size_t i = 0; i < memories_.size(); ++i) {
+    auto& port = memories_[i]->port();
+    stats_.memories.push_back(
+        PortStats{port.name(), static_cast<ChipId>(i / 3), port.busy_time(), port.bytes_moved()});
+  }
+  outcome.stats = stats_;
+  return outcome;
+}
+
+// ---------------------------------------------------------------------------------------
+
+System::System(const config::Topology& topology, SystemOptions options)
+    : impl_(std::make_unique<Impl>(topology, std::move(options))) {}
+System::~System() = default;
+
+const Torus& System::torus() const {
+  return impl_->torus_;
+}
+const config::Topology& System::topology() const {
+  return impl_->topology_;
+}
+bool System::functional() const {
+  return impl_->options_.functional;
+}
+
+BufferHandle System::Allocate(ChipId chip, MemorySpace space, uint64_t bytes,
+                              const std::string& label) {
+  const uint32_t index = impl_->memory(chip, space).Allocate(bytes, label);
+  return BufferHandle{chip, space, index};
+}
+
+uint64_t System::BufferSize(BufferHandle buffer) const {
+  return impl_->memory(buffer).Size(buffer.index);
+}
+
+void System::WriteHost(BufferHandle buffer, const void* data, uint64_t size) {
+  impl_->memory(buffer).WriteAll(buffer.index, data, size);
+}
+
+std::vector<uint8_t> System::ReadHost(BufferHandle buffer) const {
+  return impl_->memory(buffer).ReadAll(buffer.index);
+}
+
+SemaphoreHandle System::AddSemaphore(ChipId chip, SemaphoreKind kind, const std::string& name) {
+  auto& list = impl_->semaphores_[chip];
+  list.push_back(Semaphore{name, kind, 0, {}, 0});
+  return SemaphoreHandle{chip, static_cast<uint32_t>(list.size() - 1)};
+}
+
+RunOutcome System::Run(const CoreProgram& program) {
+  return impl_->Run(program);
+}
+
+}  // namespace tpusim::sim

@@ -1,0 +1,107 @@
+// The tpusim binary: bad arguments get one clear line and a usage hint; a run prints the
+// summary and, with --json, one JSON object on the last line.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/test_support.h"
+
+namespace tpusim {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::RunTpusim;
+
+nlohmann::json LastLineJson(const std::string& out) {
+  const auto end = out.find_last_not_of('\n');
+  const auto start = out.rfind('\n', end);
+  return nlohmann::json::parse(out.substr(start == std::string::npos ? 0 : start + 1));
+}
+
+TEST(Cli, RunPrintsTheSummaryAndJson) {
+  const std::string trace = testing::TempPath("ring.pftrace");
+  const auto r = RunTpusim("run all_gather_ring --topology v5e-2x2 --axis y --bytes 64K --trace " +
+                           trace + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("simulated time"));
+  EXPECT_THAT(r.out, HasSubstr("analytic bound"));
+  EXPECT_THAT(r.out, HasSubstr("matches the reference on all 4 chips"));
+  const auto j = LastLineJson(r.out);
+  for (const char* key : {"kernel", "topology", "chips", "axis", "bytes", "sim_time_ns",
+                          "analytic_ns", "correct", "trace"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["kernel"], "all_gather_ring");
+  EXPECT_EQ(j["chips"], 4);
+  EXPECT_EQ(j["bytes"], 65536);
+  EXPECT_EQ(j["correct"], true);
+  EXPECT_GT(j["sim_time_ns"].get<double>(), 0);
+  EXPECT_EQ(j["trace"], trace);
+  testing::ExpectTraceValid(trace);
+}
+
+TEST(Cli, TopologiesListsThePresets) {
+  const auto r = RunTpusim("topologies");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("v5e-16x16"));
+  EXPECT_THAT(r.out, HasSubstr("256"));
+  EXPECT_THAT(r.out, HasSubstr("x=yes y=yes"));
+  EXPECT_THAT(r.out, HasSubstr("v5e-4x4"));
+  EXPECT_THAT(r.out, HasSubstr("x=no y=no"));
+}
+
+struct BadArgs {
+  std::string args;
+  std::string message;
+};
+
+void PrintTo(const BadArgs& b, std::ostream* os) {
+  *os << "tpusim " << b.args;
+}
+
+class CliBadArguments : public ::testing::TestWithParam<BadArgs> {};
+
+TEST_P(CliBadArguments, FailWithOneReasonAndAUsageHint) {
+  const auto r = RunTpusim(GetParam().args);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(GetParam().message));
+  EXPECT_THAT(r.err, HasSubstr("tpusim run --help"));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Run, CliBadArguments,
+    ::testing::Values(BadArgs{"run all_gather_rong --topology v5e-2x2 --bytes 64K",
+                              "unknown kernel 'all_gather_rong'; known kernels: all_gather_bidi"},
+                      BadArgs{"run all_gather_ring --topology v5e-2x2 --axis z --bytes 64K",
+                              "mesh axis 'z' does not exist"},
+                      BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 1001",
+                              "--bytes 1001 does not split into 4 equal shards"},
+                      BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes lots",
+                              "--bytes 'lots' is not a size"},
+                      BadArgs{"run all_gather_ring --bytes 64K", "--topology is required"},
+                      BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 64K --dtype f64",
+                              "unknown dtype 'f64'"},
+                      BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 64K --frobnicate",
+                              "unrecognised option '--frobnicate'"}));
+
+TEST(Cli, MalformedTopologyFileNamesFileFieldAndReason) {
+  const std::string path = testing::TempPath("bad.textproto");
+  std::ofstream(path) << "chip { clock_hz: 1e9 }\nmesh { shape: [4] }\n";
+  const auto r = RunTpusim("run all_gather_ring --topology " + path + " --bytes 64K");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(path));
+  EXPECT_THAT(r.err, HasSubstr("chip.hbm"));
+}
+
+TEST(Cli, UnknownTopologyListsPresets) {
+  const auto r = RunTpusim("run all_gather_ring --topology v5e-3x3 --bytes 64K");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown topology 'v5e-3x3'"));
+  EXPECT_THAT(r.err, HasSubstr("v5e-4x4"));
+}
+
+}  // namespace
+}  // namespace tpusim

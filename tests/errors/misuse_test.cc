@@ -1,0 +1,189 @@
+// Layer 4: kernel mistakes end in a clear message, a failed run (never a hang or a crash),
+// and a trace that is still valid up to the failure. Each case is a small program that
+// must fail with the message checked here.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "dsl/kernel.h"
+#include "dsl/pallas_call.h"
+#include "dsl/shard_map.h"
+#include "tests/support/test_support.h"
+
+namespace tpusim {
+namespace {
+
+using namespace dsl;
+using ::testing::HasSubstr;
+
+// A 4-chip ring running `body` with x, out (1024 bf16 each, in HBM), two DMA semaphores
+// and one REGULAR semaphore.
+ShardMap Program(KernelFn body, std::vector<ScratchSpec> extra_scratch = {}) {
+  GridSpec grid;
+  grid.in_specs = {BlockSpec::Any()};
+  grid.out_specs = {BlockSpec::Any()};
+  grid.scratch_shapes = {ScratchSpec::DMA({}, "send"), ScratchSpec::DMA({}, "recv"),
+                         ScratchSpec::REGULAR({}, "flag")};
+  for (auto& s : extra_scratch)
+    grid.scratch_shapes.push_back(s);
+  PallasCall call = pallas_call("misuse", std::move(body), grid, {{{1024}, DType::kBF16}});
+  call.in_names = {"x"};
+  call.out_names = {"out"};
+  return shard_map(Mesh(testing::MakeTopology({4}, {false})), {P{"x"}}, {P{"x"}}, call);
+}
+
+testing::CheckedRun RunExpectingFailure(const ShardMap& program, ErrorKind kind,
+                                        sim::Picoseconds time_limit = 60'000'000'000'000ull) {
+  RunOptions options;
+  options.time_limit = time_limit;
+  auto run = testing::RunAndCheckTrace(program, {Array::Random({4096}, DType::kBF16, 7)}, options,
+                                       "failure");
+  EXPECT_FALSE(run.result.ok);
+  EXPECT_EQ(run.result.error_kind, kind) << run.result.error;
+  return run;
+}
+
+TEST(Misuse, DeadlockReportsEveryBlockedChipAsAWaitForGraph) {
+  auto program = Program([](Kernel& k, const Refs& r) {
+    if (k.device_id() != 1) return;
+    // Waits for a receive nobody sends.
+    AsyncCopy copy = k.async_remote_copy(r[0], r[1], r[2], r[3], DeviceId::Logical(0));
+    copy.wait_recv();
+  });
+  auto run = RunExpectingFailure(program, ErrorKind::kDeadlock);
+  const std::string& e = run.result.error;
+  EXPECT_THAT(e, HasSubstr("deadlock"));
+  EXPECT_THAT(e, HasSubstr("1 of 4 chips are blocked"));
+  EXPECT_THAT(
+      e, HasSubstr("chip 1 (x=1) waits in wait_recv on DMA semaphore 'recv': value 0, needs 2048"));
+  EXPECT_THAT(e, HasSubstr("nothing has signalled it"));
+  EXPECT_THAT(e, HasSubstr("Finished their kernels"));
+}
+
+TEST(Misuse, DeadlockNamesWhatLastTouchedTheSemaphore) {
+  auto program = Program([](Kernel& k, const Refs& r) {
+    const Ref& flag = r[4];
+    if (k.device_id() == 0) k.signal(flag, 1, DeviceId::Logical(2));
+    if (k.device_id() == 2) k.wait(flag, 2);  // one signal comes; the second never does
+  });
+  auto run = RunExpectingFailure(program, ErrorKind::kDeadlock);
+  EXPECT_THAT(run.result.error, HasSubstr("REGULAR semaphore 'flag': value 1, needs 2"));
+  EXPECT_THAT(run.result.error, HasSubstr("signal from chip 0 (x=0)"));
+}
+
+TEST(Misuse, SemaphoreNotZeroAtExitNamesTheChipAndSemaphore) {
+  auto program = Program([](Kernel& k, const Refs& r) {
+    if (k.device_id() == 3) k.signal(r[4], 2);  // over-signalled, never consumed
+  });
+  auto run = RunExpectingFailure(program, ErrorKind::kSemaphoreNotZero);
+  EXPECT_THAT(run.result.error,
+              HasSubstr("chip 3 (x=3) ends its kernel with REGULAR semaphore 'flag' at 2"));
+}
+
+TEST(Misuse, UnwaitedDmaLeavesItsSemaphoresNonZero) {
+  auto program = Program([](Kernel& k, const Refs& r) {
+    if (k.device_id() != 0) return;
+    AsyncCopy copy = k.async_remote_copy(r[0], r[1], r[2], r[3], DeviceId::Logical(1));
+    copy.start();  // neither side waits
+  });
+  auto run = RunExpectingFailure(program, ErrorKind::kSemaphoreNotZero);
+  EXPECT_THAT(run.result.error, HasSubstr("DMA semaphore 'send' at 2048"));
+  EXPECT_THAT(run.result.error,
+              HasSubstr("chip 1 (x=1) ends its kernel with DMA semaphore 'recv' at 2048"));
+}
+
+TEST(Misuse, DeviceOutsideTheMesh) {
+  auto program = Program([](Kernel& k, const Refs& r) {
+    AsyncCopy copy = k.async_remote_copy(r[0], r[1], r[2], r[3], {{"x", k.axis_index("x") + 1}});
+    copy.start();
+    copy.wait();
+  });
+  auto run = RunExpectingFailure(program, ErrorKind::kKernelMisuse);
+  EXPECT_THAT(run.result.error, HasSubstr("{'x': 4} is outside Mesh('x': 4)"));
+  EXPECT_THAT(run.result.error, HasSubstr("% axis_size"));
+}
+
+TEST(Misuse, DmaSemaphoreWaitedWithARegularWait) {
+  auto program = Program([](Kernel& k, const Refs& r) { k.wait(r[3], 1); });
+  auto run = RunExpectingFailure(program, ErrorKind::kSemaphoreMisuse);
+  EXPECT_THAT(run.result.error, HasSubstr("semaphore_wait on DMA semaphore 'recv'"));
+  EXPECT_THAT(run.result.error, HasSubstr("copy descriptor's wait"));
+}
+
+TEST(Misuse, RegularSemaphoreUsedForADma) {
+  auto program = Program([](Kernel& k, const Refs& r) {
+    AsyncCopy copy = k.async_copy(r[0], r[1], r[4]);
+    copy.start();
+    copy.wait();
+  });
+  auto run = RunExpectingFailure(program, ErrorKind::kSemaphoreMisuse);
+  EXPECT_THAT(run.result.error, HasSubstr("'flag' is a REGULAR semaphore"));
+}
+
+TEST(Misuse, SemaphoreArrayNeedsAnIndex) {
+  auto program = Program(
+      [](Kernel& k, const Refs& r) {
+        AsyncCopy copy = k.async_copy(r[0], r[1], r[5]);
+        copy.start();
+      },
+      {ScratchSpec::DMA({4}, "sems")});
+  auto run = RunExpectingFailure(program, ErrorKind::kSemaphoreMisuse);
+  EXPECT_THAT(run.result.error,
+              HasSubstr("'sems' is an array of 4 semaphores; pick one with sems.at(i)"));
+}
+
+TEST(Misuse, LoadFromAnHbmRef) {
+  auto program = Program([](Kernel& k, const Refs& r) { k.load(r[0]); });
+  auto run = RunExpectingFailure(program, ErrorKind::kKernelMisuse);
+  EXPECT_THAT(run.result.error, HasSubstr("Loads are only allowed on VMEM and SMEM references"));
+  EXPECT_THAT(run.result.error, HasSubstr("'x', which is in ANY"));
+}
+
+TEST(Misuse, OutOfBoundsSliceInsideTheKernel) {
+  auto program = Program([](Kernel& k, const Refs& r) {
+    AsyncCopy copy = k.async_copy(r[0].at(ds(1000, 64)), r[1].at(ds(0, 64)), r[3]);
+    copy.start();
+  });
+  auto run = RunExpectingFailure(program, ErrorKind::kOutOfBounds);
+  EXPECT_THAT(run.result.error, HasSubstr("'x' is sliced out of bounds"));
+  EXPECT_THAT(run.result.error, HasSubstr("[1000, 1064)"));
+}
+
+TEST(Misuse, CopyBetweenDifferentShapes) {
+  auto program = Program([](Kernel& k, const Refs& r) {
+    k.async_copy(r[0].at(ds(0, 128)), r[1].at(ds(0, 64)), r[3]);
+  });
+  auto run = RunExpectingFailure(program, ErrorKind::kKernelMisuse);
+  EXPECT_THAT(run.result.error, HasSubstr("needs the same shape and dtype"));
+}
+
+TEST(Misuse, RunawayKernelStopsAtTheTimeLimit) {
+  auto program = Program([](Kernel& k, const Refs& r) {
+    const Ref& flag = r[4];
+    const int other = k.device_id() ^ 1;
+    while (true) {  // ping-pong forever; each remote signal takes a hop of simulated time
+      k.signal(flag, 1, DeviceId::Logical(other));
+      k.wait(flag, 1);
+    }
+  });
+  auto run = RunExpectingFailure(program, ErrorKind::kTimeLimit, 1'000'000'000ull /* 1 ms */);
+  EXPECT_THAT(run.result.error, HasSubstr("simulated-time limit of 1.000 ms"));
+  EXPECT_THAT(run.result.error, HasSubstr("--time-limit"));
+}
+
+TEST(Misuse, VmemOverCapacityListsTheAllocations) {
+  auto program =
+      Program([](Kernel&, const Refs&) {}, {ScratchSpec::VMEM({64 << 20}, DType::kF32, "huge")});
+  try {
+    program.Run({Array::Random({4096}, DType::kBF16, 7)}, {});
+    FAIL() << "expected a capacity error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCapacity);
+    EXPECT_THAT(e.what(), HasSubstr("VMEM of chip 0 (x=0) is over capacity"));
+    EXPECT_THAT(e.what(), HasSubstr("256 MiB  huge f32[67108864]  <- does not fit"));
+    EXPECT_THAT(e.what(), HasSubstr("128 MiB available"));
+  }
+}
+
+}  // namespace
+}  // namespace tpusim

@@ -1,0 +1,137 @@
+// Layer 1: DMA timing against the config, on small kernels written in the DSL.
+
+#include <gtest/gtest.h>
+
+#include "dsl/kernel.h"
+#include "dsl/pallas_call.h"
+#include "dsl/shard_map.h"
+#include "tests/support/test_support.h"
+
+namespace tpusim {
+namespace {
+
+using namespace dsl;
+
+constexpr double kLinkBandwidth = 4.5e10;  // v5e, REFERENCES.md §2
+constexpr double kHopLatency = 1e-6;       // REFERENCES.md §2
+constexpr double kHbmBandwidth = 8.19e11;  // v5e, REFERENCES.md §1
+
+struct Transfer {
+  int from;
+  int to;
+};
+
+// Every transfer moves `bytes` from its sender's x to its receiver's out, all at once.
+ShardMap PointToPoint(const config::Topology& topology, int64_t bytes,
+                      std::vector<Transfer> transfers) {
+  const int count = static_cast<int>(transfers.size());
+  KernelFn body = [transfers, bytes](Kernel& k, const Refs& refs) {
+    const Ref &x = refs[0], &out = refs[1], &send = refs[2], &recv = refs[3];
+    for (size_t i = 0; i < transfers.size(); ++i) {
+      if (transfers[i].from != k.device_id()) continue;
+      const int slot = static_cast<int>(i);
+      AsyncCopy copy =
+          k.async_remote_copy(x.at(ds(slot * bytes, bytes)), out.at(ds(slot * bytes, bytes)),
+                              send.at(slot), recv.at(slot), DeviceId::Logical(transfers[i].to));
+      copy.start();
+    }
+    for (size_t i = 0; i < transfers.size(); ++i) {
+      const int slot = static_cast<int>(i);
+      AsyncCopy d =
+          k.async_remote_copy(x.at(ds(slot * bytes, bytes)), out.at(ds(slot * bytes, bytes)),
+                              send.at(slot), recv.at(slot), DeviceId::Logical(0));
+      if (transfers[i].from == k.device_id()) d.wait_send();
+      if (transfers[i].to == k.device_id()) d.wait_recv();
+    }
+  };
+  GridSpec grid;
+  grid.in_specs = {BlockSpec::Any()};
+  grid.out_specs = {BlockSpec::Any()};
+  grid.scratch_shapes = {ScratchSpec::DMA({count}, "send"), ScratchSpec::DMA({count}, "recv")};
+  auto call = pallas_call("point_to_point", body, grid, {{{count * bytes}, DType::kInt8}});
+  return shard_map(Mesh(topology), {P{"x"}}, {P{"x"}}, call);
+}
+
+RunOptions TimingOnly() {
+  RunOptions options;
+  options.functional = false;
+  return options;
+}
+
+double Seconds(sim::Picoseconds t) {
+  return static_cast<double>(t) * 1e-12;
+}
+
+TEST(DmaTiming, NeighbourDmaTakesLatencyPlusBytesOverBandwidth) {
+  const auto topology = testing::MakeTopology({8}, {false});
+  const int64_t bytes = 8 << 20;
+  const ShardMap program = PointToPoint(topology, bytes, {{0, 1}});
+  const Array input = Array::Random({8 * bytes}, DType::kInt8, 1);
+  auto run = testing::RunAndCheckTrace(program, {input});
+  ASSERT_TRUE(run.result.ok) << run.result.error;
+  const double expected = kHopLatency + bytes / kLinkBandwidth;
+  EXPECT_NEAR(Seconds(run.result.time()), expected, 0.005 * expected);
+  // And device 0's block arrived on device 1.
+  EXPECT_TRUE(CompareExact(run.result.device_outputs[0][1], input.Slice({0}, {bytes})).equal);
+}
+
+TEST(DmaTiming, EachHopAddsItsLatency) {
+  const auto topology = testing::MakeTopology({8}, {false});
+  const int64_t bytes = 4096;
+  for (int hops : {1, 2, 3, 7}) {
+    const ShardMap program = PointToPoint(topology, bytes, {{0, hops}});
+    const auto result = program.Run({Array::Random({8 * bytes}, DType::kInt8, 1)}, {});
+    ASSERT_TRUE(result.ok) << result.error;
+    const double expected = hops * kHopLatency + bytes / kLinkBandwidth;
+    EXPECT_NEAR(Seconds(result.time()), expected, 1e-12 * 10) << hops << " hops";
+  }
+}
+
+TEST(DmaTiming, TwoDmasSharingOneLinkEachSeeHalfTheBandwidth) {
+  const auto topology = testing::MakeTopology({8}, {false});
+  const int64_t bytes = 16 << 20;
+  // 0 -> 2 and 1 -> 3 both cross the link 1 -> 2.
+  const ShardMap program = PointToPoint(topology, bytes, {{0, 2}, {1, 3}});
+  auto run = testing::RunAndCheckTrace(program, {Array::Random({16 * bytes}, DType::kInt8, 2)});
+  ASSERT_TRUE(run.result.ok) << run.result.error;
+  const double alone = bytes / kLinkBandwidth;
+  const double chunk = 524288 / kLinkBandwidth;
+  const double finish2 = Seconds(run.result.stats.cores[2].finish);
+  const double finish3 = Seconds(run.result.stats.cores[3].finish);
+  // Fair interleaving: they finish together (within a chunk), at about twice the time.
+  EXPECT_NEAR(finish2, finish3, 2 * chunk);
+  EXPECT_NEAR(finish2, 2 * alone, 0.02 * 2 * alone);
+  EXPECT_NEAR(finish3, 2 * alone, 0.02 * 2 * alone);
+  // Every byte of both crossed the shared link.
+  for (const auto& link : run.result.stats.links) {
+    if (link.name == "chip 1 (x=1) ICI x+") {
+      EXPECT_EQ(link.bytes, static_cast<uint64_t>(2 * bytes));
+    }
+  }
+}
+
+TEST(DmaTiming, LocalHbmCopyReadsAndWritesThroughTheHbmPort) {
+  const auto topology = testing::MakeTopology({1}, {false});
+  const int64_t bytes = 64 << 20;
+  const ShardMap program = PointToPoint(topology, bytes, {{0, 0}});
+  const auto result = program.Run({Array::Placeholder({bytes}, DType::kInt8)}, TimingOnly());
+  ASSERT_TRUE(result.ok) << result.error;
+  // A copy reads and writes every byte: 2 x bytes through a port of the HBM's bandwidth.
+  const double expected = 2.0 * bytes / kHbmBandwidth;
+  EXPECT_NEAR(Seconds(result.time()), expected, 0.03 * expected);
+}
+
+TEST(DmaTiming, TimingOnlyModeGivesTheSameTime) {
+  const auto topology = testing::MakeTopology({4}, {false});
+  const int64_t bytes = 1 << 20;
+  const ShardMap program = PointToPoint(topology, bytes, {{0, 3}, {1, 2}, {3, 0}});
+  const auto functional = program.Run({Array::Random({12 * bytes}, DType::kInt8, 3)}, {});
+  const auto timing = program.Run({Array::Placeholder({12 * bytes}, DType::kInt8)}, TimingOnly());
+  ASSERT_TRUE(functional.ok && timing.ok) << functional.error << timing.error;
+  EXPECT_EQ(functional.time(), timing.time());
+  EXPECT_EQ(functional.stats.events, timing.stats.events);
+  EXPECT_TRUE(timing.outputs.empty());
+}
+
+}  // namespace
+}  // namespace tpusim

@@ -1,0 +1,63 @@
+#include "tools/tpusim/cli.h"
+
+#include <cctype>
+#include <cstdio>
+
+namespace tpusim::cli {
+
+uint64_t ParseBytes(const std::string& command, const std::string& option,
+                    const std::string& text) {
+  size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])))
+    ++digits;
+  std::string unit = text.substr(digits);
+  for (auto& c : unit)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  uint64_t multiplier = 0;
+  if (unit.empty() || unit == "B") multiplier = 1;
+  if (unit == "K" || unit == "KB" || unit == "KIB") multiplier = 1ull << 10;
+  if (unit == "M" || unit == "MB" || unit == "MIB") multiplier = 1ull << 20;
+  if (unit == "G" || unit == "GB" || unit == "GIB") multiplier = 1ull << 30;
+  if (digits == 0 || multiplier == 0 || digits > 12) {
+    throw UsageError(command, option + " '" + text +
+                                  "' is not a size; write bytes as a number with an optional "
+                                  "K, M or G suffix (powers of 1024), e.g. 16M.");
+  }
+  return std::stoull(text.substr(0, digits)) * multiplier;
+}
+
+std::string HumanBytes(uint64_t bytes) {
+  char text[64];
+  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) {
+    std::snprintf(text, sizeof text, "%llu GiB", static_cast<unsigned long long>(bytes >> 30));
+  } else if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0) {
+    std::snprintf(text, sizeof text, "%llu MiB", static_cast<unsigned long long>(bytes >> 20));
+  } else if (bytes >= (1ull << 10) && bytes % (1ull << 10) == 0) {
+    std::snprintf(text, sizeof text, "%llu KiB", static_cast<unsigned long long>(bytes >> 10));
+  } else {
+    std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
+  }
+  return text;
+}
+
+std::string HumanSeconds(double seconds) {
+  char text[64];
+  if (seconds >= 1) {
+    std::snprintf(text, sizeof text, "%.3f s", seconds);
+  } else if (seconds >= 1e-3) {
+    std::snprintf(text, sizeof text, "%.3f ms", seconds * 1e3);
+  } else if (seconds >= 1e-6) {
+    std::snprintf(text, sizeof text, "%.3f us", seconds * 1e6);
+  } else {
+    std::snprintf(text, sizeof text, "%.3f ns", seconds * 1e9);
+  }
+  return text;
+}
+
+std::string HumanRate(double bytes_per_second) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.2f GB/s", bytes_per_second / 1e9);
+  return text;
+}
+
+}  // namespace tpusim::cli

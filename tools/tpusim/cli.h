@@ -1,0 +1,33 @@
+#pragma once
+
+// Shared pieces of the tpusim subcommands: argument parsing helpers, size and time
+// formatting, and the error type that ends a command with a usage hint.
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace tpusim::cli {
+
+// A bad command line: printed as one line plus a hint at `tpusim COMMAND --help`.
+class UsageError : public std::runtime_error {
+ public:
+  UsageError(const std::string& command, const std::string& message)
+      : std::runtime_error(message), command_(command) {}
+  const std::string& command() const { return command_; }
+
+ private:
+  std::string command_;
+};
+
+// "16M", "1G", "4096", "64KiB": binary multiples. Throws UsageError for anything else.
+uint64_t ParseBytes(const std::string& command, const std::string& option, const std::string& text);
+std::string HumanBytes(uint64_t bytes);
+std::string HumanSeconds(double seconds);
+std::string HumanRate(double bytes_per_second);  // "45.00 GB/s"
+
+int RunTopologies(int argc, char** argv);
+int RunRun(int argc, char** argv);
+int RunCheckTrace(int argc, char** argv);
+
+}  // namespace tpusim::cli

@@ -1,0 +1,109 @@
+// tpusim run KERNEL: one kernel on one slice, with a human summary and optional JSON.
+
+#include <boost/program_options.hpp>
+#include <iostream>
+
+#include "dsl/dtype.h"
+#include "tools/tpusim/cli.h"
+#include "tools/tpusim/kernel_run.h"
+#include "topologies/topology_loader.h"
+
+namespace tpusim::cli {
+
+namespace {
+
+void PrintSummary(const KernelRunReport& r) {
+  std::cout << r.kernel << " on " << r.topology << " (" << r.chips << " chips), axis '" << r.axis
+            << "' of " << r.axis_size << (r.wraparound ? " with" : " without") << " wraparound, "
+            << HumanBytes(r.bytes) << " " << r.dtype << (r.functional ? "" : ", timing only")
+            << "\n";
+  if (!r.completed) {
+    std::cout << "  FAILED (" << ErrorKindName(*r.error_kind) << ")\n" << r.error << "\n";
+  } else {
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%.1f%%", r.percent_of_bound());
+    std::cout << "  simulated time   " << HumanSeconds(r.sim_seconds) << "\n"
+              << "  algorithm bw     " << HumanRate(r.algbw) << "   (V / time)\n"
+              << "  bus bw           " << HumanRate(r.busbw) << "\n"
+              << "  analytic bound   " << HumanSeconds(r.bound_seconds) << "   " << r.bound_formula
+              << ", REFERENCES.md §3\n"
+              << "  of bound         " << pct << "   (bound / simulated time)\n";
+    if (!r.functional) {
+      std::cout << "  data             not checked (timing-only run)\n";
+    } else if (r.correct) {
+      std::cout << "  data             matches the reference on all " << r.chips << " chips\n";
+    } else {
+      std::cout << "  data             WRONG: " << r.mismatch << "\n";
+    }
+  }
+  if (!r.trace_path.empty()) {
+    std::cout << "  trace            " << r.trace_path
+              << "   (open it at https://ui.perfetto.dev)\n";
+  }
+  std::cout << "  wall time        " << HumanSeconds(r.wall_seconds) << ", " << r.events
+            << " model events\n";
+}
+
+}  // namespace
+
+int RunRun(int argc, char** argv) {
+  namespace po = boost::program_options;
+  std::string kernel, topology, axis, bytes_text, dtype, trace;
+  double time_limit_s = 60;
+  po::options_description options(
+      "tpusim run KERNEL --topology T --axis A --bytes V [options]\n\n"
+      "Runs KERNEL on every chip of slice T. V is the size in bytes of the full (gathered)\n"
+      "array, as in REFERENCES.md §3. Exits 0 only when the run completed and the data\n"
+      "matches the host reference.\n\noptions");
+  options.add_options()("help,h", "show this help")(
+      "topology,t", po::value(&topology),
+      "preset name (see `tpusim topologies`) or .textproto path")(
+      "axis,a", po::value(&axis)->default_value("x"), "mesh axis the collective runs over")(
+      "bytes,b", po::value(&bytes_text), "V, the full array size: 4096, 64K, 16M, 1G")(
+      "dtype", po::value(&dtype)->default_value("bf16"), "element type: bf16 or f32")(
+      "trace", po::value(&trace), "write a trace here (.pftrace: Perfetto; .json: Chrome JSON)")(
+      "timing-only", "move no payload: same timing, no data check, memory independent of V")(
+      "time-limit", po::value(&time_limit_s)->default_value(60),
+      "stop a run after this many seconds of simulated time")(
+      "json", "end the output with one JSON object on the last line");
+  po::options_description hidden;
+  hidden.add_options()("kernel", po::value(&kernel));
+  po::options_description all;
+  all.add(options).add(hidden);
+  po::positional_options_description positional;
+  positional.add("kernel", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError("run", e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << options << "\n";
+    return 0;
+  }
+  if (kernel.empty())
+    throw UsageError("run", "name the kernel to run, e.g. tpusim run all_gather_ring.");
+  if (topology.empty()) throw UsageError("run", "--topology is required, e.g. --topology v5e-4x4.");
+  if (bytes_text.empty()) throw UsageError("run", "--bytes is required, e.g. --bytes 16M.");
+  if (!(time_limit_s > 0))
+    throw UsageError("run", "--time-limit must be a positive number of seconds.");
+
+  KernelRunRequest request;
+  request.kernel = kernel;
+  request.topology = topologies::LoadTopology(topology);
+  request.args.axis = axis;
+  request.args.bytes = ParseBytes("run", "--bytes", bytes_text);
+  request.args.dtype = dsl::ParseDType(dtype);
+  request.args.functional = !vm.count("timing-only");
+  request.trace_path = trace;
+  request.time_limit = static_cast<sim::Picoseconds>(time_limit_s * 1e12);
+  const KernelRunReport report = RunKernel(request);
+
+  PrintSummary(report);
+  if (vm.count("json")) std::cout << report.ToJson().dump() << std::endl;
+  return report.ok() ? 0 : 1;
+}
+
+}  // namespace tpusim::cli

@@ -1,0 +1,108 @@
+#include "tools/tpusim/kernel_run.h"
+
+#include <chrono>
+#include <memory>
+
+#include "dsl/mesh.h"
+#include "tools/tpusim/cli.h"
+#include "traces/trace_sink.h"
+
+namespace tpusim::cli {
+
+nlohmann::ordered_json KernelRunReport::ToJson() const {
+  nlohmann::ordered_json j;
+  j["kernel"] = kernel;
+  j["topology"] = topology;
+  j["chips"] = chips;
+  j["axis"] = axis;
+  j["axis_size"] = axis_size;
+  j["wraparound"] = wraparound;
+  j["bytes"] = bytes;
+  j["dtype"] = dtype;
+  j["timing_only"] = !functional;
+  j["completed"] = completed;
+  j["sim_time_ns"] = sim_seconds * 1e9;
+  j["analytic_ns"] = bound_seconds * 1e9;
+  j["analytic_formula"] = bound_formula;
+  j["percent_of_bound"] = percent_of_bound();
+  j["algbw_gbps"] = algbw / 1e9;
+  j["busbw_gbps"] = busbw / 1e9;
+  if (functional) {
+    j["correct"] = correct;
+  } else {
+    j["correct"] = nullptr;
+  }
+  if (!mismatch.empty()) j["mismatch"] = mismatch;
+  if (error_kind) {
+    j["error_kind"] = ErrorKindName(*error_kind);
+    j["error"] = error;
+  }
+  j["trace"] =
+      trace_path.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(trace_path);
+  j["wall_seconds"] = wall_seconds;
+  j["events"] = events;
+  return j;
+}
+
+KernelRunReport RunKernel(const KernelRunRequest& request) {
+  const kernels::KernelInfo* info = kernels::Registry::Get().Find(request.kernel);
+  if (!info) {
+    std::string known;
+    for (const auto& n : kernels::Registry::Get().Names())
+      known += (known.empty() ? "" : ", ") + n;
+    throw UsageError("run",
+                     "unknown kernel '" + request.kernel + "'; known kernels: " + known + ".");
+  }
+  const dsl::Mesh mesh(request.topology);
+  const int axis_index = mesh.AxisIndex(request.args.axis);
+
+  KernelRunReport report;
+  report.kernel = request.kernel;
+  report.topology = request.topology.name();
+  report.chips = static_cast<uint64_t>(mesh.devices());
+  report.axis = request.args.axis;
+  report.axis_size = mesh.shape()[axis_index];
+  report.wraparound = request.topology.mesh().wraparound(axis_index);
+  report.bytes = request.args.bytes;
+  report.dtype = dsl::DTypeName(request.args.dtype);
+  report.functional = request.args.functional;
+  report.trace_path = request.trace_path;
+
+  kernels::Workload workload = info->make(mesh, request.args);
+  const kernels::Bound bound = info->bound(mesh, request.args);
+  report.bound_seconds = bound.seconds;
+  report.bound_formula = bound.formula;
+
+  std::unique_ptr<traces::TraceSink> trace;
+  if (!request.trace_path.empty()) trace = traces::OpenTraceFile(request.trace_path);
+
+  dsl::RunOptions options;
+  options.functional = request.args.functional;
+  options.trace = trace.get();
+  options.time_limit = request.time_limit;
+  const auto started = std::chrono::steady_clock::now();
+  const dsl::RunResult result = workload.program.Run(workload.inputs, options);
+  report.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (trace) trace->Finish();
+
+  report.completed = result.ok;
+  report.error_kind = result.error_kind;
+  report.error = result.error;
+  report.events = result.stats.events;
+  report.sim_seconds = static_cast<double>(result.time()) * 1e-12;
+  if (report.sim_seconds > 0) {
+    report.algbw = static_cast<double>(report.bytes) / report.sim_seconds;
+    report.busbw = report.algbw * info->bus_factor(report.axis_size);
+  }
+  if (result.ok && request.args.functional) {
+    const dsl::Comparison c = dsl::CheckAgainstReference(
+        workload.program, result, workload.expected, workload.rtol, workload.atol);
+    report.checked = true;
+    report.correct = c.equal;
+    report.mismatch = c.detail;
+  }
+  return report;
+}
+
+}  // namespace tpusim::cli

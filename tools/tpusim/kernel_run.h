@@ -1,0 +1,61 @@
+#pragma once
+
+// Runs one registered kernel on one slice and gathers what every subcommand reports:
+// simulated time, bandwidths, the analytic bound, the data check and the trace path.
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "kernels/registry.h"
+#include "sim/system.h"
+#include "topologies/topology.pb.h"
+
+namespace tpusim::cli {
+
+struct KernelRunRequest {
+  std::string kernel;
+  config::Topology topology;
+  kernels::CollectiveArgs args;
+  std::string trace_path;  // empty: no trace
+  sim::Picoseconds time_limit = 60'000'000'000'000ull;
+};
+
+struct KernelRunReport {
+  std::string kernel;
+  std::string topology;
+  uint64_t chips = 0;
+  std::string axis;
+  int axis_size = 0;
+  bool wraparound = false;
+  uint64_t bytes = 0;
+  std::string dtype;
+  bool functional = true;
+
+  bool completed = false;  // the simulation ran to the end without an error
+  std::optional<ErrorKind> error_kind;
+  std::string error;
+  bool checked = false;  // data was compared (functional runs)
+  bool correct = false;
+  std::string mismatch;
+
+  double sim_seconds = 0;
+  double bound_seconds = 0;
+  std::string bound_formula;
+  double algbw = 0;  // V / T
+  double busbw = 0;
+  double wall_seconds = 0;
+  uint64_t events = 0;
+  std::string trace_path;
+
+  bool ok() const { return completed && (!functional || correct); }
+  double percent_of_bound() const {
+    return sim_seconds > 0 ? 100 * bound_seconds / sim_seconds : 0;
+  }
+  nlohmann::ordered_json ToJson() const;
+};
+
+// Throws Error / UsageError for bad arguments; failures during the run are in the report.
+KernelRunReport RunKernel(const KernelRunRequest& request);
+
+}  // namespace tpusim::cli

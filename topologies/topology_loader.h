@@ -1,0 +1,34 @@
+#pragma once
+
+// Loads a slice description (a preset name or a *.textproto path), fills defaults and
+// rejects what cannot describe real hardware, naming the file, the field and the reason.
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "topologies/topology.pb.h"
+
+namespace tpusim::topologies {
+
+class TopologyError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// `name_or_path` is a preset name (see PresetNames) or a path to a .textproto file.
+config::Topology LoadTopology(const std::string& name_or_path);
+
+// Parses and validates `text`; `source` names it in error messages.
+config::Topology ParseTopology(const std::string& text, const std::string& source);
+
+// Checks every field, fills the defaults (axis names x, y, z; no wraparound) in place.
+void ValidateTopology(config::Topology& topology, const std::string& source);
+
+std::vector<std::string> PresetNames();
+const std::string& PresetText(const std::string& name);  // throws TopologyError if unknown
+
+uint64_t ChipCount(const config::Topology& topology);
+std::string ShapeString(const config::Topology& topology);  // e.g. "4x4"
+
+}  // namespace tpusim::topologies
