@@ -116,6 +116,22 @@ class Kernel {
   Array load(const Ref& ref);
   void store(const Ref& ref, const Array& value);
 
+  // MXU: acc (f32, VMEM) = [acc +] a @ b, for a [M, K] and b [K, N] in bf16 or f32,
+  // accumulating in f32. Costs 8 cycles per 8 x mxu_size x mxu_size pass per MXU
+  // (REFERENCES.md §1). Blocks the core until the MXU is done.
+  void dot(const Ref& a, const Ref& b, const Ref& acc, bool accumulate = true);
+  // VPU elementwise ops on VMEM/SMEM refs of one shape; one vreg (8 x 128 32-bit
+  // elements, 16 x 128 for bf16) per cycle plus the 2-cycle latency (REFERENCES.md §1).
+  void add(const Ref& out, const Ref& a, const Ref& b);
+  void multiply(const Ref& out, const Ref& a, const Ref& b);
+  void maximum(const Ref& out, const Ref& a, const Ref& b);
+  void cast(const Ref& out, const Ref& in);  // to out's dtype, bf16 rounds to nearest even
+  void fill(const Ref& out, double value);   // e.g. zero an accumulator
+
+  // Cycle counts, for bounds and tests.
+  uint64_t MxuCycles(int64_t m, int64_t k, int64_t n) const;
+  uint64_t VpuCycles(int64_t elements, DType dtype) const;
+
   // For the DSL's own machinery (pipelines, compute ops).
   sim::CorePort& port() { return port_; }
   int ResolveDevice(const DeviceId& device) const;
@@ -126,6 +142,8 @@ class Kernel {
   friend class AsyncCopy;
   void CheckCopyOperands(const Ref& src, const Ref& dst) const;
   void CheckLocalAccess(const Ref& ref, const char* verb) const;
+  enum class Elementwise { kAdd, kMultiply, kMaximum };
+  void ElementwiseOp(Elementwise op, const Ref& out, const Ref& a, const Ref& b);
 
   sim::CorePort& port_;
   const CallLayout& layout_;
