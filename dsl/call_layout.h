@@ -15,12 +15,15 @@ struct SlotBinding {
   bool semaphore = false;
   sim::BufferHandle buffer;     // memory slots
   uint32_t semaphore_base = 0;  // semaphore slots: first of the slot's semaphores
+  bool live = true;             // false: a scoped slot that has been freed
 };
 
 struct CallLayout {
   const Mesh* mesh = nullptr;
-  std::vector<Ref> slots;                            // one per slot, unsliced
-  std::vector<std::vector<SlotBinding>> per_device;  // [device][slot]
+  std::vector<Ref> slots;  // one per slot, unsliced
+  // [device][slot]: the slots above, then each device's live scoped allocations (run_scoped,
+  // pipeline buffers) as a stack.
+  std::vector<std::vector<SlotBinding>> per_device;
   int barrier_slot = -1;
 };
 

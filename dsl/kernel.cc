@@ -21,11 +21,30 @@ std::string DeviceId::Describe() const {
   return s + ")";
 }
 
+namespace {
+
+// The binding of `ref` on `device`; scoped slots may be missing or freed there.
+const SlotBinding& BindingOf(const CallLayout& layout, const Ref& ref, int device) {
+  const auto& slots = layout.per_device[device];
+  const int slot = ref.binding().slot;
+  if (slot < 0 || slot >= static_cast<int>(slots.size()) || !slots[slot].live) {
+    throw Error(ErrorKind::kKernelMisuse,
+                "'" + ref.Describe() + "' is a scoped buffer that device " +
+                    std::to_string(device) +
+                    " has not allocated, or has freed already: it lives only inside its "
+                    "run_scoped or pipeline scope, and every device must open the same scopes "
+                    "in the same order before others copy into them.");
+  }
+  return slots[slot];
+}
+
+}  // namespace
+
 NamedScope::~NamedScope() {
   if (port_) port_->EndScope();
 }
 
-Kernel::Kernel(sim::CorePort& port, const CallLayout& layout, std::vector<int> grid)
+Kernel::Kernel(sim::CorePort& port, CallLayout& layout, std::vector<int> grid)
     : port_(port), layout_(layout), grid_(std::move(grid)), program_ids_(grid_.size(), 0) {}
 
 int Kernel::program_id(int axis) const {
@@ -44,6 +63,13 @@ int Kernel::num_programs(int axis) const {
                                               std::to_string(grid_.size()) + " axes.");
   }
   return grid_[axis];
+}
+
+const std::string& Kernel::dimension_semantics(int axis) const {
+  static const std::string kArbitrary = "arbitrary";
+  num_programs(axis);  // checks the axis
+  return axis < static_cast<int>(dimension_semantics_.size()) ? dimension_semantics_[axis]
+                                                              : kArbitrary;
 }
 
 const Mesh& Kernel::mesh() const {
@@ -96,7 +122,7 @@ int Kernel::ResolveDevice(const DeviceId& device) const {
 }
 
 sim::Region Kernel::Resolve(const Ref& ref, int device) const {
-  const SlotBinding& slot = layout_.per_device[device][ref.binding().slot];
+  const SlotBinding& slot = BindingOf(layout_, ref, device);
   const uint32_t esize = SizeOf(ref.dtype());
   sim::Region region;
   region.buffer = slot.buffer;
@@ -121,7 +147,7 @@ sim::SemaphoreHandle Kernel::ResolveSemaphore(const Ref& sem, int device, const 
                     std::to_string(sem.size()) + " semaphores; pick one with " + sem.name() +
                     ".at(i).");
   }
-  const SlotBinding& slot = layout_.per_device[device][sem.binding().slot];
+  const SlotBinding& slot = BindingOf(layout_, sem, device);
   return sim::SemaphoreHandle{static_cast<sim::ChipId>(device),
                               slot.semaphore_base + static_cast<uint32_t>(sem.binding().offset)};
 }
@@ -262,6 +288,63 @@ void Kernel::store(const Ref& ref, const Array& value) {
                                               ") needs the same shape and dtype.");
   }
   port_.Store(Resolve(ref, device_id()), value.data());
+}
+
+Ref Kernel::AllocateScoped(const std::string& name, const Shape& shape, DType dtype,
+                           MemorySpace space, SemaphoreType semaphore_type,
+                           const std::string& label) {
+  auto& slots = layout_.per_device[device_id()];
+  SlotBinding binding;
+  const Ref ref =
+      Ref::Make(static_cast<int>(slots.size()), name, shape, dtype, space, semaphore_type);
+  if (space == MemorySpace::kSemaphore) {
+    binding.semaphore = true;
+    const auto kind = semaphore_type == SemaphoreType::kDma       ? sim::SemaphoreKind::kDma
+                      : semaphore_type == SemaphoreType::kRegular ? sim::SemaphoreKind::kRegular
+                                                                  : sim::SemaphoreKind::kBarrier;
+    for (int64_t j = 0; j < ref.size(); ++j) {
+      const auto handle =
+          port_.AddSemaphore(kind, shape.empty() ? name : name + "[" + std::to_string(j) + "]");
+      if (j == 0) binding.semaphore_base = handle.index;
+    }
+  } else {
+    if (space == MemorySpace::kAny) {
+      throw Error(ErrorKind::kKernelMisuse, "scoped buffer '" + name +
+                                                "' asks for memory space ANY; scoped "
+                                                "allocations live in VMEM or SMEM.");
+    }
+    binding.buffer = port_.Allocate(
+        space == MemorySpace::kSmem ? sim::MemorySpace::kSmem : sim::MemorySpace::kVmem,
+        ref.nbytes(), label.empty() ? name + " " + TypeString(dtype, shape) : label);
+  }
+  slots.push_back(binding);
+  return ref;
+}
+
+void Kernel::FreeScoped(const Ref& ref) {
+  const int device = device_id();
+  const SlotBinding binding = BindingOf(layout_, ref, device);
+  if (binding.semaphore) {
+    for (int64_t j = 0; j < ref.size(); ++j) {
+      const sim::SemaphoreHandle handle{static_cast<sim::ChipId>(device),
+                                        binding.semaphore_base + static_cast<uint32_t>(j)};
+      const int64_t value = port_.Read(handle);
+      if (value != 0) {
+        throw Error(ErrorKind::kSemaphoreNotZero,
+                    "scoped semaphore '" + port_.SemaphoreName(handle) + "' is " +
+                        std::to_string(value) + " at the end of its scope on device " +
+                        std::to_string(device) +
+                        ", but every semaphore must be 0 when its scope ends. Wait for every "
+                        "DMA you start and consume every signal inside the scope.");
+      }
+    }
+  } else {
+    port_.Free(binding.buffer);
+  }
+  auto& slots = layout_.per_device[device];
+  slots[ref.binding().slot].live = false;
+  while (slots.size() > layout_.slots.size() && !slots.back().live)
+    slots.pop_back();
 }
 
 }  // namespace tpusim::dsl

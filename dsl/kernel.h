@@ -85,12 +85,18 @@ class NamedScope {
 
 class Kernel {
  public:
-  Kernel(sim::CorePort& port, const CallLayout& layout, std::vector<int> grid);
+  Kernel(sim::CorePort& port, CallLayout& layout, std::vector<int> grid);
 
   // Grid position of the current step, as pl.program_id / pl.num_programs.
   int program_id(int axis) const;
   int num_programs(int axis) const;
   void set_program_ids(std::vector<int> ids) { program_ids_ = std::move(ids); }
+  // The GridSpec's dimension_semantics of a grid axis: "parallel" or "arbitrary" (the
+  // default). Recorded only: one core runs every step in order either way.
+  const std::string& dimension_semantics(int axis) const;
+  void set_dimension_semantics(std::vector<std::string> semantics) {
+    dimension_semantics_ = std::move(semantics);
+  }
 
   // This device's index along a mesh axis, and the axis's size (lax.axis_index / psum(1)).
   int axis_index(const std::string& axis) const;
@@ -137,6 +143,14 @@ class Kernel {
   int ResolveDevice(const DeviceId& device) const;
   sim::Region Resolve(const Ref& ref, int device) const;
   sim::SemaphoreHandle ResolveSemaphore(const Ref& sem, int device, const char* role) const;
+  // Buffers (or semaphore arrays) that live for a region of the kernel: run_scoped and
+  // pipeline buffers. The same sequence of scopes on every device gives the same Ref, so
+  // remote copies may target them. Free in reverse order of allocation; FreeScoped throws
+  // when a DMA still uses the buffer or a semaphore is not back to 0.
+  Ref AllocateScoped(const std::string& name, const Shape& shape, DType dtype, MemorySpace space,
+                     SemaphoreType semaphore_type = SemaphoreType::kDma,
+                     const std::string& label = "");
+  void FreeScoped(const Ref& ref);
 
  private:
   friend class AsyncCopy;
@@ -146,9 +160,10 @@ class Kernel {
   void ElementwiseOp(Elementwise op, const Ref& out, const Ref& a, const Ref& b);
 
   sim::CorePort& port_;
-  const CallLayout& layout_;
+  CallLayout& layout_;
   std::vector<int> grid_;
   std::vector<int> program_ids_;
+  std::vector<std::string> dimension_semantics_;
   uint64_t copies_ = 0;
 };
 

@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "dsl/array.h"
@@ -14,8 +15,31 @@
 namespace tpusim::dsl {
 
 // Grid indices -> block indices (scaled by block_shape), as in Pallas.
-using IndexMap = std::function<std::vector<int64_t>(const std::vector<int>&)>;
+using BlockIndex = std::vector<int64_t>;
+using IndexMap = std::function<BlockIndex(const std::vector<int>&)>;
 
+// A block dimension of size 1 that the kernel's ref drops, like None (pl.Squeezed()) in a
+// Pallas block shape: BlockSpec({kSqueezed, 8, 128}, ...) gives the kernel an (8, 128) ref.
+// Its index-map entry is an element index (the block size is 1).
+inline constexpr int64_t kSqueezed = -1;
+
+// Thrown by an index map written for a different number of grid axes.
+[[noreturn]] void ThrowIndexMapArity(size_t takes, size_t grid_axes);
+
+// An index map written with one int per grid axis (up to 4), returning a BlockIndex.
+template <typename F>
+concept IntIndexMap =
+    !std::is_convertible_v<F, IndexMap> &&
+    (std::is_invocable_v<F, int> || std::is_invocable_v<F, int, int> ||
+     std::is_invocable_v<F, int, int, int> || std::is_invocable_v<F, int, int, int, int>);
+
+// How a pallas_call (or emit_pipeline) operand is split into blocks, one per grid step.
+// VMEM (the default) and SMEM operands are pipelined: each step's blocks are copied in
+// (HBM -> VMEM, double-buffered, the next step's prefetched while this one computes) and
+// output blocks are written back when their block index changes or the grid ends; the
+// kernel sees the current blocks. ANY leaves the whole operand in HBM for the kernel's
+// own DMAs. Blocks obey the TPU tiling rule: the last two dims are multiples of (8, 128)
+// or equal the array's, and every dim divides the array's evenly.
 struct BlockSpec {
   // Whole operand, left in HBM: the kernel moves it with DMAs (memory_space=ANY).
   static BlockSpec Any() {
@@ -26,10 +50,38 @@ struct BlockSpec {
   BlockSpec() = default;
   BlockSpec(Shape block, IndexMap map, MemorySpace space = MemorySpace::kVmem)
       : block_shape(std::move(block)), index_map(std::move(map)), memory_space(space) {}
+  // An index map taking the grid indices as ints, one per grid axis:
+  //   BlockSpec({bm, bk}, [](int i, int j, int k) { return BlockIndex{i, k}; })
+  template <IntIndexMap F>
+  BlockSpec(Shape block, F map, MemorySpace space = MemorySpace::kVmem)
+      : block_shape(std::move(block)), index_map(FromInts(std::move(map))), memory_space(space) {}
 
-  std::optional<Shape> block_shape;  // unset: the whole operand
+  std::optional<Shape> block_shape;  // unset: the whole operand; kSqueezed drops a dim
   IndexMap index_map;                // unset: block (0, 0, ...)
   MemorySpace memory_space = MemorySpace::kVmem;
+
+ private:
+  template <typename F>
+  static IndexMap FromInts(F f) {
+    return [f = std::move(f)](const std::vector<int>& g) -> BlockIndex {
+      auto need = [&](size_t n) {
+        if (g.size() != n) ThrowIndexMapArity(n, g.size());
+      };
+      if constexpr (std::is_invocable_v<F, int>) {
+        need(1);
+        return BlockIndex(f(g[0]));
+      } else if constexpr (std::is_invocable_v<F, int, int>) {
+        need(2);
+        return BlockIndex(f(g[0], g[1]));
+      } else if constexpr (std::is_invocable_v<F, int, int, int>) {
+        need(3);
+        return BlockIndex(f(g[0], g[1], g[2]));
+      } else {
+        need(4);
+        return BlockIndex(f(g[0], g[1], g[2], g[3]));
+      }
+    };
+  }
 };
 
 struct ShapeDtype {

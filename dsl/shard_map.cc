@@ -1,6 +1,7 @@
 #include "dsl/shard_map.h"
 
 #include "dsl/call_layout.h"
+#include "dsl/pipeline.h"
 #include "sim/core_port.h"
 
 namespace tpusim::dsl {
@@ -28,22 +29,6 @@ sim::SemaphoreKind ToSim(SemaphoreType type) {
       return sim::SemaphoreKind::kBarrier;
   }
   return sim::SemaphoreKind::kRegular;
-}
-
-std::string StepName(const std::vector<int>& ids) {
-  std::string s = "step (";
-  for (size_t i = 0; i < ids.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(ids[i]);
-  return s + (ids.size() == 1 ? ",)" : ")");
-}
-
-// Lexicographic order, the last grid axis fastest, as Pallas runs the grid on one core.
-bool NextGridPoint(const std::vector<int>& grid, std::vector<int>& ids) {
-  for (size_t d = grid.size(); d-- > 0;) {
-    if (++ids[d] < grid[d]) return true;
-    ids[d] = 0;
-  }
-  return false;
 }
 
 }  // namespace
@@ -108,18 +93,7 @@ ShardMap::ShardMap(Mesh mesh, std::vector<PartitionSpec> in_specs,
       }
     }
   }
-  for (const auto& spec : g.in_specs) {
-    if (spec.memory_space != MemorySpace::kAny) {
-      throw Error(ErrorKind::kInvalidArgument,
-                  call_.name + ": only memory_space=ANY BlockSpecs are supported so far.");
-    }
-  }
-  for (const auto& spec : g.out_specs) {
-    if (spec.memory_space != MemorySpace::kAny) {
-      throw Error(ErrorKind::kInvalidArgument,
-                  call_.name + ": only memory_space=ANY BlockSpecs are supported so far.");
-    }
-  }
+  // BlockSpecs are checked against the operands' shapes in Run (GridPipeline).
 }
 
 ShardMap shard_map(const Mesh& mesh, std::vector<PartitionSpec> in_specs,
@@ -179,6 +153,23 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
   layout.slots.push_back(Ref::Make(layout.barrier_slot, "barrier_semaphore", {}, DType::kInt32,
                                    MemorySpace::kSemaphore, SemaphoreType::kBarrier));
 
+  // Inputs and outputs with VMEM/SMEM BlockSpecs are pipelined over the grid; ANY operands
+  // pass through. Empty spec lists mean every operand is ANY.
+  const GridSpec& g = call_.grid_spec;
+  std::vector<PipelineOperand> operands;
+  for (size_t i = 0; i < inputs.size() + call_.out_shape.size(); ++i) {
+    const bool input = i < inputs.size();
+    const size_t index = input ? i : i - inputs.size();
+    const auto& specs = input ? g.in_specs : g.out_specs;
+    const auto& names = input ? call_.in_names : call_.out_names;
+    std::string what = std::string(input ? "input " : "output ") + std::to_string(index);
+    if (index < names.size()) what += " ('" + names[index] + "')";
+    operands.push_back(PipelineOperand{
+        layout.slots[i], specs.empty() ? BlockSpec::Any() : specs[index], !input, std::move(what)});
+  }
+  const size_t operand_count = operands.size();
+  const GridPipeline pipeline(call_.name, g.grid, std::move(operands), ErrorKind::kInvalidArgument);
+
   layout.per_device.resize(mesh_.devices());
   for (int device = 0; device < mesh_.devices(); ++device) {
     const auto chip = static_cast<sim::ChipId>(device);
@@ -211,17 +202,21 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
     }
   }
 
-  const Refs refs(layout.slots.begin(), layout.slots.begin() + layout.barrier_slot);
-  const std::vector<int>& grid = call_.grid_spec.grid;
+  const Refs scratch_refs(layout.slots.begin() + static_cast<std::ptrdiff_t>(operand_count),
+                          layout.slots.begin() + layout.barrier_slot);
   sim::RunOutcome outcome = system.Run([&](sim::CorePort& port) {
-    Kernel kernel(port, layout, grid);
-    std::vector<int> ids(grid.size(), 0);
-    do {
-      kernel.set_program_ids(ids);
-      port.BeginScope(StepName(ids));
-      call_.kernel(kernel, refs);
-      port.EndScope();
-    } while (NextGridPoint(grid, ids));
+    Kernel kernel(port, layout, g.grid);
+    kernel.set_dimension_semantics(g.dimension_semantics);
+    Refs refs;
+    pipeline.Run(
+        kernel,
+        [&](const std::vector<int>& ids, const Refs& operand_refs) {
+          kernel.set_program_ids(ids);
+          refs.assign(operand_refs.begin(), operand_refs.end());
+          refs.insert(refs.end(), scratch_refs.begin(), scratch_refs.end());
+          call_.kernel(kernel, refs);
+        },
+        "step");
   });
 
   RunResult result;
@@ -275,10 +270,10 @@ Comparison CheckAgainstReference(const ShardMap& program, const RunResult& resul
       const Array want = program.ExpectedBlock(static_cast<int>(o), expected[o], device);
       Comparison d = CompareClose(result.device_outputs[o][device], want, rtol, atol);
       if (!d.equal) {
+        // One coordinate vector: begin() and end() of two temporaries would be two arrays.
+        const std::vector<int> coords = program.mesh().CoordsOf(device);
         d.detail = "output " + std::to_string(o) + " on device " + std::to_string(device) + " " +
-                   ShapeString(Shape(program.mesh().CoordsOf(device).begin(),
-                                     program.mesh().CoordsOf(device).end())) +
-                   ": " + d.detail;
+                   ShapeString(Shape(coords.begin(), coords.end())) + ": " + d.detail;
         return d;
       }
     }

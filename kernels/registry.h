@@ -18,10 +18,20 @@ namespace tpusim::kernels {
 // of REFERENCES.md §3).
 struct CollectiveArgs {
   std::string axis = "x";
+  // Multi-axis kernels (all_gather_2d): the second mesh axis. Empty: the first mesh axis
+  // other than `axis`. Single-axis kernels ignore it.
+  std::string axis2;
+  // Kernels that stage data in VMEM (reductions): the most bytes one VMEM chunk holds.
+  // 0: sized from the chip's VMEM capacity.
+  uint64_t chunk_bytes = 0;
   uint64_t bytes = 0;
   dsl::DType dtype = dsl::DType::kBF16;
   bool functional = true;  // false: placeholder inputs, no reference
   uint64_t seed = 1;
+  // Matmul-family kernels: the global problem [m, k] x [k, n], and block sizes (0: the
+  // kernel's default).
+  int64_t m = 0, k = 0, n = 0;
+  int64_t bm = 0, bk = 0, bn = 0;
 };
 
 struct Workload {
@@ -35,6 +45,12 @@ struct Workload {
 struct Bound {
   double seconds = 0;
   std::string formula;  // how it was computed, for the report
+  // Roofline of a compute kernel (REFERENCES.md §1), per chip; 0 for collectives.
+  double flops = 0;       // MXU FLOPs
+  double peak_flops = 0;  // FLOP/s of one core's MXUs
+  double hbm_bytes = 0;   // HBM traffic of the blocking the kernel uses
+  double hbm_bytes_per_s = 0;
+  std::vector<int64_t> blocks = {};  // the blocking the bound assumes: (bm, bk, bn)
 };
 
 struct KernelInfo {
@@ -42,8 +58,11 @@ struct KernelInfo {
   std::string summary;
   std::function<Workload(const dsl::Mesh&, const CollectiveArgs&)> make;
   std::function<Bound(const dsl::Mesh&, const CollectiveArgs&)> bound;
-  // Bus bandwidth = algorithm bandwidth x this factor (nccl-tests convention).
+  // Bus bandwidth = algorithm bandwidth x this factor (nccl-tests convention); empty for
+  // kernels that are not collectives (matmul).
   std::function<double(int axis_size)> bus_factor;
+  // MXU FLOPs each chip must do (empty: none), for the compute part of compare's bound.
+  std::function<double(const dsl::Mesh&, const CollectiveArgs&)> flops_per_chip = nullptr;
 };
 
 class Registry {

@@ -9,7 +9,7 @@ Picoseconds BandwidthPort::Reserve(Picoseconds now, Picoseconds earliest, uint64
   Retire(now);
   const Picoseconds duration = Duration(bytes);
   Picoseconds start = earliest;
-  auto it = calendar_.begin();
+  auto it = calendar_.begin() + static_cast<std::ptrdiff_t>(head_);
   for (; it != calendar_.end(); ++it) {
     if (it->end <= start) continue;
     if (start + duration <= it->start) break;  // fits in the gap before this interval
@@ -22,9 +22,16 @@ Picoseconds BandwidthPort::Reserve(Picoseconds now, Picoseconds earliest, uint64
 }
 
 void BandwidthPort::Retire(Picoseconds now) {
-  while (!calendar_.empty() && calendar_.front().end <= now) {
-    Emit(calendar_.front());
-    calendar_.pop_front();
+  while (head_ < calendar_.size() && calendar_[head_].end <= now) {
+    Emit(calendar_[head_]);
+    ++head_;
+  }
+  if (head_ == calendar_.size()) {
+    calendar_.clear();
+    head_ = 0;
+  } else if (head_ >= 64 && head_ * 2 >= calendar_.size()) {
+    calendar_.erase(calendar_.begin(), calendar_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
   }
 }
 
@@ -43,9 +50,10 @@ void BandwidthPort::Emit(const Busy& busy) {
 }
 
 void BandwidthPort::FlushTrace() {
-  for (const Busy& b : calendar_)
-    Emit(b);
+  for (size_t i = head_; i < calendar_.size(); ++i)
+    Emit(calendar_[i]);
   calendar_.clear();
+  head_ = 0;
   if (has_pending_ && trace_) {
     trace_->Begin(track_, pending_.start, *pending_.label);
     trace_->End(track_, pending_.end);

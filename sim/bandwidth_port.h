@@ -8,8 +8,8 @@
 // to the trace as one slice per run of chunks from the same DMA.
 
 #include <cstdint>
-#include <deque>
 #include <string>
+#include <vector>
 
 #include "sim/time.h"
 #include "traces/trace_sink.h"
@@ -24,7 +24,14 @@ class BandwidthPort {
 
   const std::string& name() const { return name_; }
   double bytes_per_second() const { return bytes_per_second_; }
-  Picoseconds Duration(uint64_t bytes) const { return TransferTime(bytes, bytes_per_second_); }
+  Picoseconds Duration(uint64_t bytes) const {
+    // Chunks are mostly of one size, so the last answer is usually the next one.
+    if (bytes != last_bytes_) {
+      last_bytes_ = bytes;
+      last_duration_ = TransferTime(bytes, bytes_per_second_);
+    }
+    return last_duration_;
+  }
 
   // Holds the port for `bytes` in the earliest free gap starting at or after `earliest`.
   // `now` lets the port retire (and trace) intervals that are over. Returns the start.
@@ -51,9 +58,14 @@ class BandwidthPort {
   double bytes_per_second_;
   traces::TraceSink* trace_;
   traces::TrackId track_;
-  std::deque<Busy> calendar_;       // sorted, non-overlapping
+  // Sorted, non-overlapping; entries before head_ are retired. A vector with a moving head
+  // (compacted now and then) allocates far less than a deque that empties and refills.
+  std::vector<Busy> calendar_;
+  size_t head_ = 0;
   Busy pending_{0, 0, 0, nullptr};  // last retired run, merged with the next if contiguous
   bool has_pending_ = false;
+  mutable uint64_t last_bytes_ = 0;
+  mutable Picoseconds last_duration_ = 0;
   Picoseconds busy_ = 0;
   uint64_t bytes_ = 0;
 };

@@ -108,6 +108,14 @@ class CorePort {
   // Kernel loads and stores of local VMEM/SMEM (functional mode; empty otherwise).
   virtual void Load(const Region& region, void* out) = 0;
   virtual void Store(const Region& region, const void* in) = 0;
+
+  // Buffers and semaphores made while the kernel runs (run_scoped, pipeline buffers), on
+  // this core's chip. Allocate throws Error(kCapacity) with the memory's allocation
+  // breakdown when `bytes` does not fit. Free throws Error(kRace) while a DMA still reads
+  // or writes the buffer. Semaphores live until the run ends.
+  virtual BufferHandle Allocate(MemorySpace space, uint64_t bytes, const std::string& label) = 0;
+  virtual void Free(BufferHandle buffer) = 0;
+  virtual SemaphoreHandle AddSemaphore(SemaphoreKind kind, const std::string& name) = 0;
 };
 
 }  // namespace tpusim::sim

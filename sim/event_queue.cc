@@ -1,6 +1,8 @@
 #include "sim/event_queue.h"
 
 #define SC_INCLUDE_DYNAMIC_PROCESSES
+#include <algorithm>
+#include <iterator>
 #include <systemc>
 
 namespace tpusim::sim {
@@ -10,6 +12,7 @@ struct EventQueue::Wakeup {
 };
 
 EventQueue::EventQueue() : wakeup_(new Wakeup) {
+  std::fill(std::begin(recent_), std::end(recent_), UINT32_MAX);
   sc_core::sc_spawn_options options;
   options.spawn_method();
   options.set_sensitivity(&wakeup_->event);
@@ -25,11 +28,57 @@ Picoseconds EventQueue::Now() {
   return sc_core::sc_time_stamp().value();
 }
 
-void EventQueue::At(Picoseconds when, Callback callback) {
+void EventQueue::Push(const Due& due) {
+  // Sift up with a hole instead of swaps.
+  size_t hole = heap_.size();
+  heap_.push_back(due);
+  while (hole > 0) {
+    const size_t parent = (hole - 1) / 2;
+    if (!Before(due, heap_[parent])) break;
+    heap_[hole] = heap_[parent];
+    hole = parent;
+  }
+  heap_[hole] = due;
+}
+
+void EventQueue::Pop() {
+  const Due last = heap_.back();
+  heap_.pop_back();
+  const size_t n = heap_.size();
+  if (n == 0) return;
+  size_t hole = 0;
+  for (;;) {
+    size_t child = 2 * hole + 1;
+    if (child >= n) break;
+    if (child + 1 < n && Before(heap_[child + 1], heap_[child])) ++child;
+    if (!Before(heap_[child], last)) break;
+    heap_[hole] = heap_[child];
+    hole = child;
+  }
+  heap_[hole] = last;
+}
+
+EventQueue::Bucket& EventQueue::BucketFor(Picoseconds when) {
+  uint32_t& recent = recent_[(when ^ (when >> 13) ^ (when >> 29)) % kRecentBuckets];
+  if (recent < buckets_.size() && buckets_[recent].when == when) return buckets_[recent];
+  if (free_buckets_.empty()) {
+    recent = static_cast<uint32_t>(buckets_.size());
+    buckets_.emplace_back();
+  } else {
+    recent = free_buckets_.back();
+    free_buckets_.pop_back();
+  }
+  Bucket& bucket = buckets_[recent];
+  bucket.when = when;
+  Push(Due{when, next_sequence_++, recent});
+  return bucket;
+}
+
+void EventQueue::At(Picoseconds when, Handler handler, void* context, uint64_t a, uint64_t b) {
   const Picoseconds now = Now();
   if (when < now) when = now;
-  const bool earliest = pending_.empty() || when < pending_.top().when;
-  pending_.push(Item{when, next_sequence_++, std::move(callback)});
+  const bool earliest = heap_.empty() || when < heap_.front().when;
+  BucketFor(when).items.push_back(Item{handler, context, a, b});
   // A pending later notification is overridden by an earlier one, so only the earliest
   // item needs to reach the kernel.
   if (earliest) {
@@ -41,17 +90,45 @@ void EventQueue::At(Picoseconds when, Callback callback) {
   }
 }
 
+void EventQueue::At(Picoseconds when, Callback callback) {
+  uint32_t slot;
+  if (free_callbacks_.empty()) {
+    slot = static_cast<uint32_t>(callbacks_.size());
+    callbacks_.push_back(std::move(callback));
+  } else {
+    slot = free_callbacks_.back();
+    free_callbacks_.pop_back();
+    callbacks_[slot] = std::move(callback);
+  }
+  At(when, &EventQueue::RunCallback, this, slot);
+}
+
+void EventQueue::RunCallback(void* queue, uint64_t slot, uint64_t) {
+  auto* self = static_cast<EventQueue*>(queue);
+  // Moved out first: the callback may schedule others, which may reuse or grow the slots.
+  Callback callback = std::move(self->callbacks_[slot]);
+  self->callbacks_[slot] = nullptr;
+  self->free_callbacks_.push_back(static_cast<uint32_t>(slot));
+  callback();
+}
+
 void EventQueue::RunDue() {
   const Picoseconds now = Now();
-  while (!pending_.empty() && pending_.top().when <= now) {
-    // Moving out of the heap's top needs a const_cast; the item is popped right after.
-    Callback callback = std::move(const_cast<Item&>(pending_.top()).callback);
-    pending_.pop();
-    ++callbacks_run_;
-    callback();
+  while (!heap_.empty() && heap_.front().when <= now) {
+    const uint32_t index = heap_.front().bucket;
+    // Items scheduled for now while the bucket runs join its end and run in this loop.
+    for (size_t i = 0; i < buckets_[index].items.size(); ++i) {
+      const Item item = buckets_[index].items[i];
+      ++callbacks_run_;
+      item.handler(item.context, item.a, item.b);
+    }
+    Pop();
+    buckets_[index].when = kNoTime;
+    buckets_[index].items.clear();
+    free_buckets_.push_back(index);
   }
-  if (!pending_.empty()) {
-    wakeup_->event.notify(sc_core::sc_time::from_value(pending_.top().when - now));
+  if (!heap_.empty()) {
+    wakeup_->event.notify(sc_core::sc_time::from_value(heap_.front().when - now));
   }
 }
 

@@ -4,10 +4,14 @@
 // time their work completes; one SystemC method wakes for the earliest of them. This keeps
 // SystemC in charge of time while costing one kernel activation per batch of due work,
 // not one process per transfer.
+//
+// The hot path (several events per DMA chunk) schedules a plain function with a context
+// pointer and two integers, stored in the calendar itself: no allocation per event. A
+// std::function may be scheduled too, for rare events; it is kept in a reusable slot.
+// Events are grouped by due time, and a heap orders the groups.
 
 #include <cstdint>
 #include <functional>
-#include <queue>
 #include <vector>
 
 #include "sim/time.h"
@@ -17,6 +21,7 @@ namespace tpusim::sim {
 class EventQueue {
  public:
   using Callback = std::function<void()>;
+  using Handler = void (*)(void* context, uint64_t a, uint64_t b);
 
   // Must be constructed inside a fresh SystemC context, before sc_start.
   EventQueue();
@@ -26,28 +31,54 @@ class EventQueue {
 
   static Picoseconds Now();
 
-  // Runs `callback` at absolute time `when` (>= Now()). Callbacks due at the same time run
-  // in the order they were scheduled, so runs are deterministic.
+  // Runs `handler(context, a, b)` at absolute time `when` (>= Now()). Events due at the
+  // same time run in the order they were scheduled, so runs are deterministic.
+  void At(Picoseconds when, Handler handler, void* context, uint64_t a = 0, uint64_t b = 0);
+  // The same for any callable.
   void At(Picoseconds when, Callback callback);
 
   uint64_t callbacks_run() const { return callbacks_run_; }
-  bool empty() const { return pending_.empty(); }
+  bool empty() const { return heap_.empty(); }
 
  private:
+  // Events due at one time, in the order they were scheduled. Symmetric collectives put
+  // many events on the same few timestamps, so the heap orders buckets, not events.
   struct Item {
+    Handler handler;
+    void* context;
+    uint64_t a;
+    uint64_t b;
+  };
+  struct Bucket {
+    Picoseconds when = kNoTime;
+    std::vector<Item> items;
+  };
+  // Buckets of equal time run in the order they were made, so together they keep the
+  // scheduling order.
+  struct Due {
     Picoseconds when;
     uint64_t sequence;
-    Callback callback;
+    uint32_t bucket;
   };
-  struct Later {
-    bool operator()(const Item& a, const Item& b) const {
-      return a.when != b.when ? a.when > b.when : a.sequence > b.sequence;
-    }
-  };
-
+  static constexpr Picoseconds kNoTime = ~Picoseconds{0};
+  static constexpr size_t kRecentBuckets = 256;
+  static bool Before(const Due& x, const Due& y) {
+    return x.when != y.when ? x.when < y.when : x.sequence < y.sequence;
+  }
+  Bucket& BucketFor(Picoseconds when);
+  void Push(const Due& due);
+  void Pop();
+  static void RunCallback(void* queue, uint64_t slot, uint64_t);
   void RunDue();
 
-  std::priority_queue<Item, std::vector<Item>, Later> pending_;
+  std::vector<Due> heap_;  // a binary min-heap on (when, sequence)
+  std::vector<Bucket> buckets_;
+  std::vector<uint32_t> free_buckets_;
+  // The newest bucket of each time seen lately, by a hash of the time; a miss only makes
+  // another bucket of that time.
+  uint32_t recent_[kRecentBuckets];
+  std::vector<Callback> callbacks_;
+  std::vector<uint32_t> free_callbacks_;
   uint64_t next_sequence_ = 0;
   uint64_t callbacks_run_ = 0;
   struct Wakeup;

@@ -54,7 +54,7 @@ struct Semaphore {
   std::string name;
   SemaphoreKind kind;
   int64_t value = 0;
-  std::deque<Touch> recent;  // newest last, at most kRecentTouches
+  std::vector<Touch> recent;  // newest last, at most kRecentTouches; no allocation until used
   traces::TrackId counter_track = 0;
 };
 constexpr size_t kRecentTouches = 3;
@@ -114,6 +114,7 @@ class System::Impl {
   void CheckSemaphore(SemaphoreHandle h, const char* role, const std::string& what);
 
   void StartDma(ChipId issuer, const DmaRequest& request);
+  void FreeBuffer(ChipId issuer, BufferHandle buffer);
   void Signal(ChipId issuer, SemaphoreHandle target, int64_t amount);
   void AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch);
 
@@ -127,6 +128,10 @@ class System::Impl {
   void OnDeparted(Transfer& t, uint64_t bytes);
   void OnLanded(Transfer& t, uint64_t bytes);
   void BytesInFlight(ChipId chip, int64_t delta);
+  // Chunk events go to the calendar as a plain function and two integers (no allocation).
+  enum ChunkEvent : uint64_t { kDeparted, kDepartedThenReserve, kReserve, kLanded };
+  void Schedule(Picoseconds when, ChunkEvent event, Transfer& t, uint64_t bytes = 0);
+  static void RunChunkEvent(void* impl, uint64_t transfer, uint64_t event_and_bytes);
 
   std::string DescribeWaiters() const;
   std::string DeadlockReport() const;
@@ -142,9 +147,10 @@ class System::Impl {
   std::vector<ChipTracks> tracks_;
   std::vector<std::unique_ptr<Memory>> memories_;
   std::vector<std::unique_ptr<BandwidthPort>> links_;  // by LinkId
-  std::vector<std::vector<Semaphore>> semaphores_;     // by chip
+  std::vector<std::deque<Semaphore>> semaphores_;      // by chip; stable while kernels add more
   std::vector<std::unique_ptr<Core>> cores_;
   std::deque<Transfer> transfers_;                // stable addresses; labels outlive trace flushing
+  size_t settled_transfers_ = 0;                  // transfers_[0, this) have all landed
   std::vector<std::deque<Transfer*>> dma_queue_;  // by chip, waiting for an engine
   std::vector<std::vector<bool>> engine_busy_;    // by chip
   std::vector<int64_t> bytes_in_flight_;          // by chip, outbound
@@ -264,6 +270,16 @@ class System::Impl::Core final : public CorePort {
     system_.CheckBuffer(region.buffer, "stored to", "store");
     system_.memory(region.buffer)
         .Scatter(region.buffer.index, region.box, static_cast<const uint8_t*>(in));
+  }
+
+  BufferHandle Allocate(MemorySpace space, uint64_t bytes, const std::string& label) override {
+    return BufferHandle{chip_, space, system_.memory(chip_, space).Allocate(bytes, label)};
+  }
+  void Free(BufferHandle buffer) override { system_.FreeBuffer(chip_, buffer); }
+  SemaphoreHandle AddSemaphore(SemaphoreKind kind, const std::string& name) override {
+    auto& list = system_.semaphores_[chip_];
+    list.push_back(Semaphore{name, kind, 0, {}, 0});
+    return SemaphoreHandle{chip_, static_cast<uint32_t>(list.size() - 1)};
   }
 
   // Runs the program; failures are recorded and stop the simulation.
@@ -419,7 +435,7 @@ void System::Impl::AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch
   s.value += amount;
   if (touch) {
     s.recent.push_back(*touch);
-    if (s.recent.size() > kRecentTouches) s.recent.pop_front();
+    if (s.recent.size() > kRecentTouches) s.recent.erase(s.recent.begin());
   }
   if (s.counter_track)
     trace_->Counter(s.counter_track, EventQueue::Now(), static_cast<double>(s.value));
@@ -455,17 +471,21 @@ void System::Impl::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount)
 }
 
 void System::Impl::StartDma(ChipId issuer, const DmaRequest& request) {
-  const std::string what = "DMA '" + request.label + "' from " + torus_.Describe(issuer);
-  CheckBuffer(request.source.buffer, "read", what);
+  // Every DMA passes here, so the description is only built when a check fails.
+  const auto what = [&] { return "DMA '" + request.label + "' from " + torus_.Describe(issuer); };
+  auto check_buffer = [&](const BufferHandle& b, const char* role) {
+    if (b.chip >= torus_.chips() || !memory(b).Live(b.index)) CheckBuffer(b, role, what());
+  };
+  check_buffer(request.source.buffer, "read");
   if (request.destination.buffer.chip >= torus_.chips()) {
     throw Error(ErrorKind::kKernelMisuse,
-                what + " targets chip " + std::to_string(request.destination.buffer.chip) +
+                what() + " targets chip " + std::to_string(request.destination.buffer.chip) +
                     ", which is outside the " + std::to_string(torus_.chips()) + "-chip slice.");
   }
-  CheckBuffer(request.destination.buffer, "written", what);
+  check_buffer(request.destination.buffer, "written");
   if (request.source.buffer.chip != issuer) {
     throw Error(ErrorKind::kKernelMisuse,
-                what +
+                what() +
                     " reads from another chip's memory; a DMA reads local memory and may "
                     "write anywhere. Start it on the chip that holds the data.");
   }
@@ -473,7 +493,7 @@ void System::Impl::StartDma(ChipId issuer, const DmaRequest& request) {
     const uint64_t size = memory(r.buffer).Size(r.buffer.index);
     if (r.box.end() > size) {
       throw Error(ErrorKind::kOutOfBounds,
-                  what + ": its " + role + " region ends at byte " + std::to_string(r.box.end()) +
+                  what() + ": its " + role + " region ends at byte " + std::to_string(r.box.end()) +
                       " of '" + memory(r.buffer).Label(r.buffer.index) + "', which has only " +
                       std::to_string(size) + " bytes.");
     }
@@ -482,16 +502,17 @@ void System::Impl::StartDma(ChipId issuer, const DmaRequest& request) {
   check_bounds(request.destination, "destination");
   if (request.source.box.bytes() != request.destination.box.bytes()) {
     throw Error(ErrorKind::kKernelMisuse,
-                what + " copies " + std::to_string(request.source.box.bytes()) +
+                what() + " copies " + std::to_string(request.source.box.bytes()) +
                     " bytes into a destination of " +
                     std::to_string(request.destination.box.bytes()) +
                     " bytes; source and destination must have the same size.");
   }
   auto check_dma_semaphore = [&](SemaphoreHandle h, ChipId expected_chip, const char* role) {
-    CheckSemaphore(h, role, what);
+    if (h.chip >= torus_.chips() || h.index >= semaphores_[h.chip].size())
+      CheckSemaphore(h, role, what());
     if (h.chip != expected_chip || semaphore(h).kind != SemaphoreKind::kDma) {
       throw Error(ErrorKind::kSemaphoreMisuse,
-                  what + ": its " + role + " semaphore '" + semaphore(h).name + "' is a " +
+                  what() + ": its " + role + " semaphore '" + semaphore(h).name + "' is a " +
                       SemaphoreKindName(semaphore(h).kind) +
                       " semaphore; DMAs count bytes on SemaphoreType::DMA semaphores.");
     }
@@ -524,6 +545,30 @@ void System::Impl::StartDma(ChipId issuer, const DmaRequest& request) {
   Admit(issuer);
 }
 
+void System::Impl::FreeBuffer(ChipId issuer, BufferHandle buffer) {
+  const std::string what = torus_.Describe(issuer) + " frees a buffer";
+  CheckBuffer(buffer, "freed", what);
+  if (buffer.chip != issuer) {
+    throw Error(ErrorKind::kKernelMisuse, what + " of " + torus_.Describe(buffer.chip) +
+                                              "; a core frees only its own buffers.");
+  }
+  auto settled = [](const Transfer& t) { return t.sent == t.bytes && t.landed == t.bytes; };
+  while (settled_transfers_ < transfers_.size() && settled(transfers_[settled_transfers_]))
+    ++settled_transfers_;
+  for (size_t i = settled_transfers_; i < transfers_.size(); ++i) {
+    const Transfer& t = transfers_[i];
+    const bool reading = t.sent < t.bytes && t.request.source.buffer == buffer;
+    const bool writing = t.landed < t.bytes && t.request.destination.buffer == buffer;
+    if (!reading && !writing) continue;
+    throw Error(ErrorKind::kRace, what + " '" + memory(buffer).Label(buffer.index) +
+                                      "' while DMA '" + t.request.label + "' still " +
+                                      (writing ? "writes into" : "reads from") +
+                                      " it. Wait for the DMA before the scope that allocated "
+                                      "the buffer ends.");
+  }
+  memory(buffer).Free(buffer.index);
+}
+
 void System::Impl::Admit(ChipId chip) {
   auto& busy = engine_busy_[chip];
   while (!dma_queue_[chip].empty()) {
@@ -539,18 +584,46 @@ void System::Impl::Admit(ChipId chip) {
 void System::Impl::BeginTransfer(Transfer& t, int engine) {
   t.engine = engine;
   const ChipId destination = t.request.destination.buffer.chip;
-  trace_->Begin(tracks_[t.issuer].dma_engines[engine], EventQueue::Now(), t.request.label,
-                {{"bytes", t.bytes},
-                 {"to", torus_.Describe(destination)},
-                 {"hops", static_cast<int64_t>(t.hop_count)}},
-                t.flow);
+  if (trace_ != &null_trace_) {  // the arguments cost more than the call: skip both untraced
+    trace_->Begin(tracks_[t.issuer].dma_engines[engine], EventQueue::Now(), t.request.label,
+                  {{"bytes", t.bytes},
+                   {"to", torus_.Describe(destination)},
+                   {"hops", static_cast<int64_t>(t.hop_count)}},
+                  t.flow);
+  }
   BytesInFlight(t.issuer, static_cast<int64_t>(t.bytes));
   if (t.bytes == 0) {
-    events_->At(EventQueue::Now(), [this, &t] { OnDeparted(t, 0); });
-    events_->At(EventQueue::Now() + t.latency, [this, &t] { OnLanded(t, 0); });
+    Schedule(EventQueue::Now(), kDeparted, t);
+    Schedule(EventQueue::Now() + t.latency, kLanded, t);
     return;
   }
   ReserveChunk(t);
+}
+
+void System::Impl::Schedule(Picoseconds when, ChunkEvent event, Transfer& t, uint64_t bytes) {
+  events_->At(when, &Impl::RunChunkEvent, this, reinterpret_cast<uintptr_t>(&t),
+              bytes << 2 | event);
+}
+
+void System::Impl::RunChunkEvent(void* impl, uint64_t transfer, uint64_t event_and_bytes) {
+  auto& self = *static_cast<Impl*>(impl);
+  auto& t = *reinterpret_cast<Transfer*>(static_cast<uintptr_t>(transfer));
+  const uint64_t bytes = event_and_bytes >> 2;
+  switch (static_cast<ChunkEvent>(event_and_bytes & 3)) {
+    case kDeparted:
+      self.OnDeparted(t, bytes);
+      break;
+    case kDepartedThenReserve:
+      self.OnDeparted(t, bytes);
+      self.ReserveChunk(t);
+      break;
+    case kReserve:
+      self.ReserveChunk(t);
+      break;
+    case kLanded:
+      self.OnLanded(t, bytes);
+      break;
+  }
 }
 
 void System::Impl::ReserveChunk(Transfer& t) {
@@ -595,22 +668,22 @@ void System::Impl::ReserveChunk(Transfer& t) {
   const Picoseconds departure = first_link_end ? first_link_end : arrival;
   pace = std::max(pace, departure);
   const bool more = t.sent + bytes < t.bytes;
-  events_->At(departure, [this, &t, bytes, more, issue = more && pace == departure] {
-    OnDeparted(t, bytes);
-    if (issue) ReserveChunk(t);
-  });
-  if (more && pace != departure) events_->At(pace, [this, &t] { ReserveChunk(t); });
+  Schedule(departure, more && pace == departure ? kDepartedThenReserve : kDeparted, t, bytes);
+  if (more && pace != departure) Schedule(pace, kReserve, t);
   t.reserved += bytes;
-  events_->At(arrival, [this, &t, bytes] { OnLanded(t, bytes); });
+  Schedule(arrival, kLanded, t, bytes);
 }
 
 void System::Impl::OnDeparted(Transfer& t, uint64_t bytes) {
   t.sent += bytes;
   if (t.request.has_send_semaphore) {
-    const bool last = t.sent == t.bytes;
-    Touch touch{EventQueue::Now(), t.issuer, static_cast<int64_t>(t.bytes),
-                "DMA '" + t.request.label + "' (sent)"};
-    AddToSemaphore(t.request.send_semaphore, static_cast<int64_t>(bytes), last ? &touch : nullptr);
+    if (t.sent == t.bytes) {  // only the last chunk is remembered, so only it builds a Touch
+      const Touch touch{EventQueue::Now(), t.issuer, static_cast<int64_t>(t.bytes),
+                        "DMA '" + t.request.label + "' (sent)"};
+      AddToSemaphore(t.request.send_semaphore, static_cast<int64_t>(bytes), &touch);
+    } else {
+      AddToSemaphore(t.request.send_semaphore, static_cast<int64_t>(bytes), nullptr);
+    }
   }
   if (t.sent < t.bytes) return;
   // The payload leaves with its last chunk; the sender may reuse the source after wait_send.
@@ -635,14 +708,19 @@ void System::Impl::OnLanded(Transfer& t, uint64_t bytes) {
       std::vector<uint8_t>().swap(t.staging);
     }
     const ChipId destination = t.request.destination.buffer.chip;
-    trace_->Instant(tracks_[destination].dma_arrivals, EventQueue::Now(),
-                    "arrived: " + t.request.label,
-                    {{"bytes", t.bytes}, {"from", torus_.Describe(t.issuer)}}, 0, t.flow);
+    if (trace_ != &null_trace_) {
+      trace_->Instant(tracks_[destination].dma_arrivals, EventQueue::Now(),
+                      "arrived: " + t.request.label,
+                      {{"bytes", t.bytes}, {"from", torus_.Describe(t.issuer)}}, 0, t.flow);
+    }
   }
-  Touch touch{EventQueue::Now(), t.issuer, static_cast<int64_t>(t.bytes),
-              "DMA '" + t.request.label + "'"};
-  if (bytes > 0 || last)
-    AddToSemaphore(t.request.recv_semaphore, static_cast<int64_t>(bytes), last ? &touch : nullptr);
+  if (last) {  // only the last chunk is remembered, so only it builds a Touch
+    const Touch touch{EventQueue::Now(), t.issuer, static_cast<int64_t>(t.bytes),
+                      "DMA '" + t.request.label + "'"};
+    AddToSemaphore(t.request.recv_semaphore, static_cast<int64_t>(bytes), &touch);
+  } else if (bytes > 0) {
+    AddToSemaphore(t.request.recv_semaphore, static_cast<int64_t>(bytes), nullptr);
+  }
 }
 
 void System::Impl::BytesInFlight(ChipId chip, int64_t delta) {

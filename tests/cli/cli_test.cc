@@ -74,7 +74,7 @@ TEST_P(CliBadArguments, FailWithOneReasonAndAUsageHint) {
 INSTANTIATE_TEST_SUITE_P(
     Run, CliBadArguments,
     ::testing::Values(BadArgs{"run all_gather_rong --topology v5e-2x2 --bytes 64K",
-                              "unknown kernel 'all_gather_rong'; known kernels: all_gather_bidi"},
+                              "unknown kernel 'all_gather_rong'; known kernels: ag_matmul_blocking"},
                       BadArgs{"run all_gather_ring --topology v5e-2x2 --axis z --bytes 64K",
                               "mesh axis 'z' does not exist"},
                       BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 1001",
@@ -101,6 +101,42 @@ TEST(Cli, UnknownTopologyListsPresets) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("unknown topology 'v5e-3x3'"));
   EXPECT_THAT(r.err, HasSubstr("v5e-4x4"));
+}
+
+}  // namespace
+}  // namespace tpusim
+
+namespace tpusim {
+namespace {
+
+TEST(CliCompare, RunsEachKernelOnIdenticalInputsAndPrintsOneRowEach) {
+  const std::string dir = testing::TempPath("compare-traces");
+  const auto r = RunTpusim(
+      "compare all_gather_ring all_gather_bidi --topology v5e-2x2 --axis y --bytes 64K "
+      "--trace-dir " +
+      dir + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("exposed comm"));
+  const auto rows = LastLineJson(r.out);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["kernel"], "all_gather_ring");
+  EXPECT_EQ(rows[1]["kernel"], "all_gather_bidi");
+  EXPECT_DOUBLE_EQ(rows[0]["speedup"].get<double>(), 1.0);
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["correct"], true);
+    EXPECT_EQ(row["contract"], rows[0]["contract"]);
+    // Collectives without compute spend their whole run waiting on communication.
+    EXPECT_GT(row["exposed_comm_percent"].get<double>(), 50.0);
+    EXPECT_GT(row["busiest_link_utilisation"].get<double>(), 0.0);
+    testing::ExpectTraceValid(dir + "/" + row["kernel"].get<std::string>() + ".pftrace");
+  }
+}
+
+TEST(CliCompare, KernelsWithDifferentContractsAreRefused) {
+  const auto r = RunTpusim("compare all_gather_ring ppermute --topology v5e-2x2 --bytes 64K");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("different sharding contracts"));
+  EXPECT_THAT(r.err, HasSubstr("ppermute: (bf16[32768] P('x')) -> (bf16 block (16384,) P('x'))"));
 }
 
 }  // namespace

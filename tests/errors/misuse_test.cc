@@ -8,6 +8,7 @@
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
 #include "dsl/shard_map.h"
+#include "sim/system.h"
 #include "tests/support/test_support.h"
 
 namespace tpusim {
@@ -101,6 +102,31 @@ TEST(Misuse, DeviceOutsideTheMesh) {
   auto run = RunExpectingFailure(program, ErrorKind::kKernelMisuse);
   EXPECT_THAT(run.result.error, HasSubstr("{'x': 4} is outside Mesh('x': 4)"));
   EXPECT_THAT(run.result.error, HasSubstr("% axis_size"));
+}
+
+// The model's own check under the DSL's: a DMA request naming a chip the slice does not
+// have (as another front end on sim/ could make) fails the run instead of crashing it.
+TEST(Misuse, SimRejectsADmaToAChipOutsideTheSlice) {
+  sim::System system(testing::MakeTopology({4}, {false}), {});
+  const sim::BufferHandle source = system.Allocate(0, sim::MemorySpace::kHbm, 4096, "x");
+  const sim::SemaphoreHandle send = system.AddSemaphore(0, sim::SemaphoreKind::kDma, "send");
+  const sim::SemaphoreHandle recv = system.AddSemaphore(0, sim::SemaphoreKind::kDma, "recv");
+  const auto outcome = system.Run([&](sim::CorePort& core) {
+    if (core.chip() != 0) return;
+    sim::DmaRequest request;
+    request.source = {source, {0, {4096}, {1}, 1}};
+    request.destination = {{4, sim::MemorySpace::kHbm, 0}, {0, {4096}, {1}, 1}};
+    request.has_send_semaphore = true;
+    request.send_semaphore = send;
+    request.recv_semaphore = recv;
+    request.label = "to nowhere";
+    core.StartDma(request);
+  });
+  EXPECT_FALSE(outcome.ok);
+  EXPECT_EQ(outcome.error_kind, ErrorKind::kKernelMisuse);
+  EXPECT_THAT(outcome.error,
+              HasSubstr("DMA 'to nowhere' from chip 0 (x=0) targets chip 4, which is outside the "
+                        "4-chip slice."));
 }
 
 TEST(Misuse, DmaSemaphoreWaitedWithARegularWait) {

@@ -1,6 +1,7 @@
 // Layer 1: DMA timing against the config, on small kernels written in the DSL.
 
 #include <gtest/gtest.h>
+#include <iostream>
 
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
@@ -106,6 +107,41 @@ TEST(DmaTiming, TwoDmasSharingOneLinkEachSeeHalfTheBandwidth) {
   for (const auto& link : run.result.stats.links) {
     if (link.name == "chip 1 (x=1) ICI x+") {
       EXPECT_EQ(link.bytes, static_cast<uint64_t>(2 * bytes));
+    }
+  }
+}
+
+TEST(DmaTiming, ALongRouteContendsWithNeighbourTrafficOnTheLinkItShares) {
+  const auto topology = testing::MakeTopology({8}, {false});
+  const int64_t bytes = 16 << 20;
+  const double alone = bytes / kLinkBandwidth;
+  // 0 -> 3 crosses 0->1, 1->2 and 2->3; 1 -> 2 crosses only 1->2, the middle link.
+  const auto solo_long = PointToPoint(topology, bytes, {{0, 3}})
+                             .Run({Array::Placeholder({8 * bytes}, DType::kInt8)}, TimingOnly());
+  const auto solo_short = PointToPoint(topology, bytes, {{1, 2}})
+                              .Run({Array::Placeholder({8 * bytes}, DType::kInt8)}, TimingOnly());
+  const auto both = PointToPoint(topology, bytes, {{0, 3}, {1, 2}})
+                        .Run({Array::Placeholder({16 * bytes}, DType::kInt8)}, TimingOnly());
+  ASSERT_TRUE(solo_long.ok && solo_short.ok && both.ok)
+      << solo_long.error << solo_short.error << both.error;
+  // Alone: three latencies (or one) plus bytes over the link bandwidth.
+  EXPECT_NEAR(Seconds(solo_long.time()), 3 * kHopLatency + alone, 0.01 * alone);
+  EXPECT_NEAR(Seconds(solo_short.time()), kHopLatency + alone, 0.01 * alone);
+  // Together the middle link carries both, so each arrives at about twice the bytes time
+  // (the long one's unshared links are paced by the shared one). Tolerance: 3%.
+  const double long_done = Seconds(both.stats.cores[3].finish);
+  const double short_done = Seconds(both.stats.cores[2].finish);
+  EXPECT_NEAR(long_done, 3 * kHopLatency + 2 * alone, 0.03 * 2 * alone);
+  EXPECT_NEAR(short_done, kHopLatency + 2 * alone, 0.03 * 2 * alone);
+  std::cout << "MEASURED contention " << Seconds(solo_long.time()) << " " << Seconds(solo_short.time()) << " " << long_done << " " << short_done << " " << alone << "\n";
+  EXPECT_GT(long_done / Seconds(solo_long.time()), 1.9);
+  EXPECT_GT(short_done / Seconds(solo_short.time()), 1.9);
+  for (const auto& link : both.stats.links) {
+    if (link.name == "chip 0 (x=0) ICI x+" || link.name == "chip 2 (x=2) ICI x+") {
+      EXPECT_EQ(link.bytes, static_cast<uint64_t>(bytes)) << link.name;
+    }
+    if (link.name == "chip 1 (x=1) ICI x+") {
+      EXPECT_EQ(link.bytes, static_cast<uint64_t>(2 * bytes)) << link.name;
     }
   }
 }

@@ -28,6 +28,8 @@ std::string HumanRate(double bytes_per_second);  // "45.00 GB/s"
 
 int RunTopologies(int argc, char** argv);
 int RunRun(int argc, char** argv);
+int RunCompare(int argc, char** argv);
+int RunBench(int argc, char** argv);
 int RunCheckTrace(int argc, char** argv);
 
 }  // namespace tpusim::cli

@@ -27,6 +27,19 @@ nlohmann::ordered_json KernelRunReport::ToJson() const {
   j["percent_of_bound"] = percent_of_bound();
   j["algbw_gbps"] = algbw / 1e9;
   j["busbw_gbps"] = busbw / 1e9;
+  if (roofline) {
+    j["m"] = m;
+    j["k"] = k;
+    j["n"] = n;
+    j["blocks"] = blocks;
+    j["flops"] = flops;
+    j["achieved_flops_per_s"] = achieved_flops;
+    j["peak_flops_per_s"] = peak_flops;
+    j["percent_of_peak"] = peak_flops > 0 ? 100 * achieved_flops / peak_flops : 0;
+    j["mxu_utilisation"] = mxu_utilisation;
+    j["hbm_bytes"] = hbm_bytes;
+    j["roofline_ns"] = bound_seconds * 1e9;
+  }
   if (functional) {
     j["correct"] = correct;
   } else {
@@ -42,6 +55,21 @@ nlohmann::ordered_json KernelRunReport::ToJson() const {
   j["wall_seconds"] = wall_seconds;
   j["events"] = events;
   return j;
+}
+
+std::string ShardingContract(const dsl::ShardMap& program, const std::vector<dsl::Array>& inputs) {
+  std::string text = "(";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    text += (i ? ", " : "") + dsl::TypeString(inputs[i].dtype(), inputs[i].shape()) + " " +
+            program.in_specs()[i].Describe();
+  }
+  text += ") -> (";
+  const auto& outs = program.call().out_shape;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    text += (i ? ", " : "") + std::string(dsl::DTypeName(outs[i].dtype)) + " block " +
+            dsl::ShapeString(outs[i].shape) + " " + program.out_specs()[i].Describe();
+  }
+  return text + ")";
 }
 
 KernelRunReport RunKernel(const KernelRunRequest& request) {
@@ -72,6 +100,16 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   const kernels::Bound bound = info->bound(mesh, request.args);
   report.bound_seconds = bound.seconds;
   report.bound_formula = bound.formula;
+  if (bound.peak_flops > 0) {
+    report.roofline = true;
+    report.m = request.args.m;
+    report.k = request.args.k;
+    report.n = request.args.n;
+    report.blocks = bound.blocks;
+    report.flops = bound.flops;
+    report.peak_flops = bound.peak_flops;
+    report.hbm_bytes = bound.hbm_bytes;
+  }
 
   std::unique_ptr<traces::TraceSink> trace;
   if (!request.trace_path.empty()) trace = traces::OpenTraceFile(request.trace_path);
@@ -90,10 +128,20 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   report.error_kind = result.error_kind;
   report.error = result.error;
   report.events = result.stats.events;
+  report.stats = result.stats;
+  report.contract = ShardingContract(workload.program, workload.inputs);
   report.sim_seconds = static_cast<double>(result.time()) * 1e-12;
   if (report.sim_seconds > 0) {
     report.algbw = static_cast<double>(report.bytes) / report.sim_seconds;
-    report.busbw = report.algbw * info->bus_factor(report.axis_size);
+    if (info->bus_factor) report.busbw = report.algbw * info->bus_factor(report.axis_size);
+    if (report.roofline) {
+      report.achieved_flops = report.flops / report.sim_seconds;
+      double busy = 0;
+      for (const auto& core : result.stats.cores)
+        busy += static_cast<double>(core.mxu_busy) * 1e-12;
+      if (!result.stats.cores.empty())
+        report.mxu_utilisation = busy / result.stats.cores.size() / report.sim_seconds;
+    }
   }
   if (result.ok && request.args.functional) {
     const dsl::Comparison c = dsl::CheckAgainstReference(

@@ -47,6 +47,18 @@ struct KernelRunReport {
   double wall_seconds = 0;
   uint64_t events = 0;
   std::string trace_path;
+  sim::RunStats stats;   // per-core blocked/MXU time, per-link busy time
+  std::string contract;  // inputs, specs and outputs: what the kernel computes
+
+  // Compute kernels with a roofline bound (kernels::Bound::peak_flops > 0), per chip.
+  bool roofline = false;
+  int64_t m = 0, k = 0, n = 0;
+  std::vector<int64_t> blocks;  // e.g. (bm, bk, bn)
+  double flops = 0;
+  double peak_flops = 0;
+  double hbm_bytes = 0;
+  double achieved_flops = 0;   // flops / simulated time
+  double mxu_utilisation = 0;  // MXU busy / simulated time, mean over chips
 
   bool ok() const { return completed && (!functional || correct); }
   double percent_of_bound() const {
@@ -54,6 +66,10 @@ struct KernelRunReport {
   }
   nlohmann::ordered_json ToJson() const;
 };
+
+// What a kernel computes, as its global input types, PartitionSpecs and output blocks;
+// kernels compared side by side must agree on it.
+std::string ShardingContract(const dsl::ShardMap& program, const std::vector<dsl::Array>& inputs);
 
 // Throws Error / UsageError for bad arguments; failures during the run are in the report.
 KernelRunReport RunKernel(const KernelRunRequest& request);

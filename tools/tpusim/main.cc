@@ -14,6 +14,10 @@ constexpr const char* kUsage = R"(usage: tpusim COMMAND [options]
 
 commands:
   run KERNEL       run a kernel on a slice: time, bandwidth, bound, data check, trace
+  compare K1 K2... schedules of one computation side by side: time, exposed communication,
+                   MXU and ICI utilisation, % of the lower bound
+  bench KERNEL     sweep sizes, nccl-tests style: time, algbw, busbw, % of the analytic
+                   bound, and the simulator's wall time and events/s per size
   topologies       list the slice presets
   check-trace FILE check a Perfetto trace against the format rules
 
@@ -31,6 +35,8 @@ extern "C" int sc_main(int argc, char** argv) {
   const std::string command = argv[1];
   try {
     if (command == "run") return tpusim::cli::RunRun(argc - 1, argv + 1);
+    if (command == "compare") return tpusim::cli::RunCompare(argc - 1, argv + 1);
+    if (command == "bench") return tpusim::cli::RunBench(argc - 1, argv + 1);
     if (command == "topologies") return tpusim::cli::RunTopologies(argc - 1, argv + 1);
     if (command == "check-trace") return tpusim::cli::RunCheckTrace(argc - 1, argv + 1);
     if (command == "--help" || command == "-h" || command == "help") {

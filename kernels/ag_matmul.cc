@@ -1,0 +1,278 @@
+// All-gather matmul, A[B_X, D_Y] x W[D, F_Y] -> Out[B_X, F_Y] (REFERENCES.md §4): the
+// contracting dim D of A is sharded over the ring axis Y, so each device must see every
+// D-chunk of its rows of A. Two schedules compute the same thing:
+//   ag_matmul_blocking:   all-gather A over Y into VMEM, then one matmul. The gather is
+//                         fully exposed.
+//   ag_matmul_collective: Y steps; at each, multiply the chunk already held while the next
+//                         chunk moves to the neighbour (Wang et al., ASPLOS 2023), so the
+//                         transfer hides behind the MXU when compute per step >= transfer.
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <vector>
+
+#include "dsl/kernel.h"
+#include "dsl/pallas_call.h"
+#include "kernels/registry.h"
+#include "sim/errors.h"
+
+namespace tpusim::kernels {
+namespace {
+
+using namespace dsl;
+
+// The problem as each device sees it.
+struct Blocks {
+  std::string ring;                 // the axis D and F are sharded over (Y)
+  std::vector<std::string> others;  // the axes B is sharded over (X)
+  int y = 1;
+  int64_t bm = 0;  // rows of A per device: B / X
+  int64_t dk = 0;  // D-chunk per device: D / Y
+  int64_t d = 0;   // D
+  int64_t fn = 0;  // columns of W and Out per device: F / Y
+  DType dtype = DType::kBF16;
+};
+
+Blocks BlocksFor(const Mesh& mesh, const CollectiveArgs& args) {
+  Blocks b;
+  b.ring = args.axis;
+  b.y = mesh.AxisSize(args.axis);
+  int64_t x = 1;
+  for (const auto& name : mesh.axis_names()) {
+    if (name == args.axis) continue;
+    b.others.push_back(name);
+    x *= mesh.AxisSize(name);
+  }
+  if (args.m <= 0 || args.k <= 0 || args.n <= 0) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "the all-gather matmul needs the problem size: give --m B --k D --n F.");
+  }
+  if (args.m % x || args.k % b.y || args.n % b.y) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "A[" + std::to_string(args.m) + ", " + std::to_string(args.k) + "] x W[" +
+                    std::to_string(args.k) + ", " + std::to_string(args.n) +
+                    "] does not shard evenly: B (--m) must be a multiple of " + std::to_string(x) +
+                    " (the other axes), and D (--k) and F (--n) of " + std::to_string(b.y) +
+                    " (axis '" + args.axis + "').");
+  }
+  b.bm = args.m / x;
+  b.dk = args.k / b.y;
+  b.d = args.k;
+  b.fn = args.n / b.y;
+  b.dtype = args.dtype;
+  return b;
+}
+
+// Refs: a (HBM [bm, dk]), w (HBM [d, fn]), out (HBM [bm, fn]), then the scratch below.
+// Both schedules stream W through two VMEM chunk buffers, so its HBM reads hide behind
+// the MXU; they differ only in how A's D-chunks arrive.
+KernelFn Blocking(Blocks b) {
+  return [b](Kernel& k, const Refs& r) {
+    const Ref &a = r[0], &w = r[1], &out = r[2];
+    const Ref &a_full = r[3], &w_bufs = r[4], &acc = r[5], &out_vmem = r[6];
+    const Ref &local_sems = r[7], &send_sems = r[8], &recv_sems = r[9];
+    const int n = b.y;
+    const int me = k.axis_index(b.ring);
+    const int right = (me + 1) % n;
+    const int left = (me + n - 1) % n;
+    auto chunk = [&](int j) { return a_full.at(ds(0, b.bm), ds(j * b.dk, b.dk)); };
+    auto load_w = [&](int j, int slot) {
+      return k.async_copy(w.at(ds(j * b.dk, b.dk), ds(0, b.fn)), w_bufs.at(slot),
+                          local_sems.at(slot));
+    };
+
+    AsyncCopy load_a = k.async_copy(a, chunk(me), local_sems.at(2));
+    load_a.start();
+    load_a.wait();
+    if (n > 1) {
+      auto scope = k.named_scope("all-gather A");
+      const Ref barrier = k.barrier_semaphore();
+      k.signal(barrier, 1, {{b.ring, left}});
+      k.signal(barrier, 1, {{b.ring, right}});
+      k.wait(barrier, 2);
+      for (int step = 0; step < n - 1; ++step) {
+        const int held = (me - step + n) % n;
+        AsyncCopy copy = k.async_remote_copy(chunk(held), chunk(held), send_sems.at(step),
+                                             recv_sems.at(step), {{b.ring, right}});
+        copy.start();
+        copy.wait_send();
+        copy.wait_recv();
+      }
+    }
+    auto scope = k.named_scope("matmul");
+    AsyncCopy next = load_w(0, 0);
+    next.start();
+    for (int j = 0; j < n; ++j) {
+      AsyncCopy current = next;
+      if (j + 1 < n) {
+        next = load_w(j + 1, (j + 1) % 2);
+        next.start();
+      }
+      current.wait();
+      k.dot(chunk(j), w_bufs.at(j % 2), acc, /*accumulate=*/j > 0);
+    }
+    k.cast(out_vmem, acc);
+    AsyncCopy store = k.async_copy(out_vmem, out, local_sems.at(2));
+    store.start();
+    store.wait();
+  };
+}
+
+KernelFn Collective(Blocks b) {
+  return [b](Kernel& k, const Refs& r) {
+    const Ref &a = r[0], &w = r[1], &out = r[2];
+    const Ref &a_bufs = r[3], &w_bufs = r[4], &acc = r[5], &out_vmem = r[6];
+    const Ref &local_sems = r[7], &send_sems = r[8], &recv_sems = r[9], &free_slots = r[10];
+    const int n = b.y;
+    const int me = k.axis_index(b.ring);
+    const int right = (me + 1) % n;
+    const int left = (me + n - 1) % n;
+    auto buf = [&](int step) { return a_bufs.at(step % 2); };
+    // At step s this device holds the D-chunk that started on device me - s.
+    auto held = [&](int step) { return (me - step + n) % n; };
+    auto load_w = [&](int step) {
+      return k.async_copy(w.at(ds(held(step) * b.dk, b.dk), ds(0, b.fn)), w_bufs.at(step % 2),
+                          local_sems.at(step % 2));
+    };
+
+    AsyncCopy load_a = k.async_copy(a, buf(0), local_sems.at(2));
+    load_a.start();
+    AsyncCopy next_w = load_w(0);
+    next_w.start();
+    if (n > 1) {
+      const Ref barrier = k.barrier_semaphore();
+      k.signal(barrier, 1, {{b.ring, left}});
+      k.signal(barrier, 1, {{b.ring, right}});
+      k.wait(barrier, 2);
+    }
+    load_a.wait();
+    for (int step = 0; step < n; ++step) {
+      auto scope = k.named_scope("step " + std::to_string(step));
+      const bool forward = step < n - 1;
+      AsyncCopy pass = k.async_remote_copy(buf(step), buf(step + 1), send_sems.at(step % 2),
+                                           recv_sems.at(step % 2), {{b.ring, right}});
+      if (forward) {
+        // The right neighbour's buf(step + 1) held its previous chunk until it said it was
+        // done with it; overwriting it sooner is the hazard REFERENCES.md §5 names.
+        if (step > 0) k.wait(free_slots, 1);
+        pass.start();
+      }
+      AsyncCopy current_w = next_w;
+      if (step + 1 < n) {
+        next_w = load_w(step + 1);
+        next_w.start();
+      }
+      current_w.wait();
+      k.dot(buf(step), w_bufs.at(step % 2), acc, /*accumulate=*/step > 0);
+      // buf(step) is consumed: the left neighbour may refill it, if it will send again.
+      // Saying so before waiting for our own receive keeps the ring from serialising.
+      if (step + 2 <= n - 1) k.signal(free_slots, 1, {{b.ring, left}});
+      if (forward) {
+        pass.wait_send();
+        pass.wait_recv();  // the next chunk, from the left
+      }
+    }
+    k.cast(out_vmem, acc);
+    AsyncCopy store = k.async_copy(out_vmem, out, local_sems.at(2));
+    store.start();
+    store.wait();
+  };
+}
+
+Workload Make(const Mesh& mesh, const CollectiveArgs& args, bool collective) {
+  const Blocks b = BlocksFor(mesh, args);
+  const int64_t steps = std::max(b.y - 1, 1);
+  GridSpec grid;
+  grid.in_specs = {BlockSpec::Any(), BlockSpec::Any()};
+  grid.out_specs = {BlockSpec::Any()};
+  if (collective) {
+    grid.scratch_shapes = {ScratchSpec::VMEM({2, b.bm, b.dk}, b.dtype, "a_bufs")};
+  } else {
+    grid.scratch_shapes = {ScratchSpec::VMEM({b.bm, b.d}, b.dtype, "a_full")};
+  }
+  grid.scratch_shapes.push_back(ScratchSpec::VMEM({2, b.dk, b.fn}, b.dtype, "w_bufs"));
+  grid.scratch_shapes.push_back(ScratchSpec::VMEM({b.bm, b.fn}, DType::kF32, "acc"));
+  grid.scratch_shapes.push_back(ScratchSpec::VMEM({b.bm, b.fn}, b.dtype, "out_vmem"));
+  grid.scratch_shapes.push_back(ScratchSpec::DMA({3}, "local_sems"));
+  if (collective) {
+    grid.scratch_shapes.push_back(ScratchSpec::DMA({2}, "send_sems"));
+    grid.scratch_shapes.push_back(ScratchSpec::DMA({2}, "recv_sems"));
+    grid.scratch_shapes.push_back(ScratchSpec::REGULAR({}, "free_slots"));
+  } else {
+    grid.scratch_shapes.push_back(ScratchSpec::DMA({steps}, "send_sems"));
+    grid.scratch_shapes.push_back(ScratchSpec::DMA({steps}, "recv_sems"));
+  }
+  PallasCall call =
+      pallas_call(collective ? "ag_matmul_collective" : "ag_matmul_blocking",
+                  collective ? Collective(b) : Blocking(b), grid, {{{b.bm, b.fn}, b.dtype}});
+  call.in_names = {"a", "w"};
+  call.out_names = {"out"};
+  const P a_spec{PartitionSpec::Entry(b.others), b.ring};
+  const P w_spec{nullptr, b.ring};
+  Workload w{shard_map(mesh, {a_spec, w_spec}, {a_spec}, call), {}, {}};
+  if (args.functional) {
+    Array a = Array::Random({args.m, args.k}, args.dtype, args.seed * 7 + 1);
+    Array weights = Array::Random({args.k, args.n}, args.dtype, args.seed * 7 + 2);
+    // Reference: the whole product on the host in f64, rounded once to the output dtype.
+    using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    Matrix am(args.m, args.k), wm(args.k, args.n);
+    for (int64_t i = 0; i < a.size(); ++i)
+      am.data()[i] = a.GetFlat(i);
+    for (int64_t i = 0; i < weights.size(); ++i)
+      wm.data()[i] = weights.GetFlat(i);
+    const Matrix product = am * wm;
+    Array expected({args.m, args.n}, args.dtype);
+    for (int64_t i = 0; i < expected.size(); ++i)
+      expected.SetFlat(i, product.data()[i]);
+    w.inputs = {std::move(a), std::move(weights)};
+    w.expected.push_back(std::move(expected));
+    // The MXU accumulates in f32 in another order than the reference, then the result is
+    // rounded to bf16 (8 bits of mantissa): allow a couple of bf16 ulps.
+    w.rtol = args.dtype == DType::kBF16 ? 2e-2 : 1e-4;
+    w.atol = args.dtype == DType::kBF16 ? 2e-2 : 1e-4;
+  } else {
+    w.inputs = {Array::Placeholder({args.m, args.k}, args.dtype),
+                Array::Placeholder({args.k, args.n}, args.dtype)};
+  }
+  return w;
+}
+
+double PeakFlops(const Mesh& mesh) {
+  const auto& chip = mesh.topology().chip();
+  return chip.mxu_count() * static_cast<double>(chip.mxu_size()) * chip.mxu_size() * 2 *
+         chip.clock_hz();
+}
+
+double FlopsPerChip(const Mesh& mesh, const CollectiveArgs& args) {
+  const Blocks b = BlocksFor(mesh, args);
+  return 2.0 * b.bm * b.d * b.fn;
+}
+
+Bound AgMatmulBound(const Mesh& mesh, const CollectiveArgs& args) {
+  const Blocks b = BlocksFor(mesh, args);
+  const double compute = FlopsPerChip(mesh, args) / PeakFlops(mesh);
+  const AxisLinks links = LinksOf(mesh, args.axis);
+  // A ring all-gather of this device group's rows of A, V_A = bm x D elements.
+  const double v = static_cast<double>(b.bm) * b.d * SizeOf(b.dtype);
+  const double comm =
+      std::max(links.hop_latency_s * (b.y - 1), v / links.link_bytes_per_s * (b.y - 1) / b.y);
+  return {std::max(compute, comm),
+          "max(2 bm D fn / peak FLOP/s, max(T_min (Y-1), (V_A/W_oneway)(Y-1)/Y))"};
+}
+
+double NoBusFactor(int) {
+  return 1.0;
+}
+
+const Registration blocking(KernelInfo{
+    "ag_matmul_blocking", "all-gather A over the ring axis, then one matmul (exposed gather)",
+    [](const Mesh& mesh, const CollectiveArgs& args) { return Make(mesh, args, false); },
+    AgMatmulBound, NoBusFactor, FlopsPerChip});
+const Registration collective(KernelInfo{
+    "ag_matmul_collective",
+    "collective matmul: multiply the held D-chunk while the next one moves round the ring",
+    [](const Mesh& mesh, const CollectiveArgs& args) { return Make(mesh, args, true); },
+    AgMatmulBound, NoBusFactor, FlopsPerChip});
+
+}  // namespace
+}  // namespace tpusim::kernels

@@ -1,0 +1,166 @@
+// psum in the style of the Pallas distributed-TPU guide's all-reduce: X grid steps (per
+// VMEM-sized piece of the input); at each step every device passes the buffer it received
+// last step on to its right neighbour and adds it into an f32 accumulator, so after X-1
+// passes every device has added every input.
+//
+// The buffer is double-buffered: a device works on one slot while its left neighbour
+// fills the other. Nothing else ties a device to its left neighbour, so a left neighbour
+// one step ahead would fill the slot this device is still adding from or sending
+// (REFERENCES.md §5). Each step therefore starts with a REGULAR capacity semaphore:
+// signal the left "my other slot is free", and wait for the right's signal before
+// sending. all_reduce_psum_no_capacity drops that handshake ON PURPOSE, to show the
+// hazard: it is right while all chips run at one speed and wrong once one chip is slow.
+//
+// Every input crosses X-1 links, so the schedule needs about X/2 times the all-reduce
+// bound; compare it with all_reduce_ring, which moves each byte twice.
+
+#include <algorithm>
+#include <optional>
+
+#include "dsl/kernel.h"
+#include "dsl/pallas_call.h"
+#include "kernels/reduce_scatter.h"
+#include "kernels/registry.h"
+
+namespace tpusim::kernels {
+namespace {
+
+using namespace dsl;
+
+KernelFn Psum(std::string axis, int64_t elements, int64_t piece, DType dtype, bool capacity) {
+  return [=](Kernel& k, const Refs& refs) {
+    const Ref& x = refs[0];
+    const Ref& out = refs[1];
+    const Ref& buf = refs[2];     // VMEM [2, piece]: working slot and receiving slot
+    const Ref& acc = refs[3];     // VMEM f32 [piece]
+    const Ref& result = refs[4];  // VMEM [piece] in the output dtype (bf16 outputs)
+    const Ref& load_sem = refs[5];
+    const Ref& store_sem = refs[6];
+    const Ref& send_sem = refs[7];
+    const Ref& recv_sems = refs[8];  // one per slot: a slot is filled by one DMA at a time
+    const Ref& capacity_sem = refs[9];
+    const int n = k.axis_size(axis);
+    const int me = k.axis_index(axis);
+    const int right = (me + 1) % n;
+    const int left = (me + n - 1) % n;
+    const int round = k.program_id(0);
+    const int step = k.program_id(1);
+    const int64_t begin = round * piece;
+    const int64_t size = std::min(piece, elements - begin);
+    // Slots alternate with the global step, across rounds too.
+    const int64_t global_step = static_cast<int64_t>(round) * n + step;
+    const int working = static_cast<int>(global_step % 2);
+    const int receiving = 1 - working;
+    auto slot = [&](int s) { return buf.at(s, ds(0, size)); };
+    const Ref sum = acc.at(ds(0, size));
+
+    if (global_step == 0 && n > 1) {
+      const Ref barrier = k.barrier_semaphore();
+      k.signal(barrier, 1, {{axis, left}});
+      k.signal(barrier, 1, {{axis, right}});
+      k.wait(barrier, 2);
+    }
+    if (step == 0) {
+      auto scope = k.named_scope("load own piece");
+      AsyncCopy load = k.async_copy(x.at(ds(begin, size)), slot(working), load_sem);
+      load.start();
+      k.fill(sum, 0);
+      load.wait();
+    }
+
+    const bool pass_on = step < n - 1;  // the last step's buffer has gone all the way round
+    std::optional<AsyncCopy> send;
+    if (pass_on) {
+      if (capacity) {
+        auto scope = k.named_scope("capacity");
+        // Our receiving slot was last read at the previous step, which is over: the left
+        // neighbour may fill it. Then wait until the right neighbour says the same.
+        k.signal(capacity_sem, 1, {{axis, left}});
+        k.wait(capacity_sem, 1);
+      }
+      send = k.async_remote_copy(slot(working), slot(receiving), send_sem, recv_sems.at(receiving),
+                                 {{axis, right}});
+      send->start();
+    }
+    // Add while the same slot streams out to the right.
+    k.add(sum, sum, slot(working));
+    if (pass_on) {
+      send->wait_send();
+      send->wait_recv();  // the left neighbour's buffer is in our receiving slot
+    }
+
+    if (step == n - 1) {
+      auto scope = k.named_scope("store");
+      Ref stored = sum;
+      if (dtype != DType::kF32) {
+        stored = result.at(ds(0, size));
+        k.cast(stored, sum);
+      }
+      AsyncCopy store = k.async_copy(stored, out.at(ds(begin, size)), store_sem);
+      store.start();
+      store.wait();
+    }
+  };
+}
+
+Workload MakeWith(const Mesh& mesh, const CollectiveArgs& args, bool capacity) {
+  const int64_t elements = CheckReductionArgs(mesh, args);
+  const int n = mesh.AxisSize(args.axis);
+  const uint64_t esize = SizeOf(args.dtype);
+  // Two slots and a result row in the dtype, an f32 accumulator: half of VMEM at most.
+  const uint64_t piece_bytes = args.chunk_bytes ? args.chunk_bytes
+                                                : mesh.topology().chip().vmem().capacity_bytes() /
+                                                      2 / (3 * esize + 4) * esize;
+  const int64_t piece = std::clamp<int64_t>(static_cast<int64_t>(piece_bytes / esize), 1, elements);
+  const int rounds = static_cast<int>((elements + piece - 1) / piece);
+  const int64_t result_row = args.dtype == DType::kF32 ? 1 : piece;
+  GridSpec grid;
+  grid.grid = {rounds, n};
+  grid.in_specs = {BlockSpec::Any()};
+  grid.out_specs = {BlockSpec::Any()};
+  grid.scratch_shapes = {ScratchSpec::VMEM({2, piece}, args.dtype, "buf"),
+                         ScratchSpec::VMEM({piece}, DType::kF32, "acc"),
+                         ScratchSpec::VMEM({result_row}, args.dtype, "result"),
+                         ScratchSpec::DMA({}, "load_sem"),
+                         ScratchSpec::DMA({}, "store_sem"),
+                         ScratchSpec::DMA({}, "send_sem"),
+                         ScratchSpec::DMA({2}, "recv_sems"),
+                         ScratchSpec::REGULAR({}, "capacity_sem")};
+  grid.dimension_semantics = {"arbitrary", "arbitrary"};
+  PallasCall call = pallas_call(capacity ? "all_reduce_psum" : "all_reduce_psum_no_capacity",
+                                Psum(args.axis, elements, piece, args.dtype, capacity), grid,
+                                {{{elements}, args.dtype}});
+  call.in_names = {"x"};
+  call.out_names = {"out"};
+  return ReductionWorkload(mesh, args, /*replicated=*/true, std::move(call));
+}
+
+KernelInfo Info(bool capacity) {
+  KernelInfo info;
+  if (capacity) {
+    info.name = "all_reduce_psum";
+    info.summary =
+        "Pallas-guide psum: inputs pass round the ring X-1 times into an f32 accumulator; "
+        "double-buffered, REGULAR capacity semaphores";
+    info.make = [](const Mesh& mesh, const CollectiveArgs& args) {
+      return MakeWith(mesh, args, true);
+    };
+  } else {
+    info.name = "all_reduce_psum_no_capacity";
+    info.summary =
+        "BROKEN ON PURPOSE (teaching example): all_reduce_psum without its capacity "
+        "semaphores; gives wrong data when one chip runs slow";
+    info.make = [](const Mesh& mesh, const CollectiveArgs& args) {
+      return MakeWith(mesh, args, false);
+    };
+  }
+  info.bound = RingAllReduceBound;
+  info.bus_factor = AllReduceBusFactor;
+  return info;
+}
+
+const Registration registration(Info(true));
+const Registration broken_registration(Info(false));
+
+}  // namespace
+}  // namespace tpusim::kernels

@@ -1,0 +1,182 @@
+// All-to-all along one mesh axis: device i sends block j of its input to device j, where it
+// becomes block i of j's output (a block transpose across the axis). Every device starts
+// one remote DMA per destination at once and lets the torus route them the short way, so
+// on a ring with wraparound each block crosses on average a quarter of the ring and both
+// directions of every link are busy: T ~ V / (4 W_ici) (REFERENCES.md §3).
+
+#include <algorithm>
+
+#include "dsl/kernel.h"
+#include "dsl/pallas_call.h"
+#include "kernels/registry.h"
+
+namespace tpusim::kernels {
+namespace {
+
+using namespace dsl;
+
+KernelFn AllToAll(std::string axis, int64_t block, bool relay) {
+  return [axis, block, relay](Kernel& k, const Refs& refs) {
+    const Ref& x = refs[0];
+    const Ref& out = refs[1];
+    const Ref& local_sem = refs[2];
+    const Ref& send_sems = refs[3];   // [X]: one per destination
+    const Ref& recv_sems = refs[4];   // [X]: one per source, so each wait names its sender
+    const Ref& relay_buf = refs[5];   // VMEM: the half block we pass on for our right neighbour
+    const Ref& relay_sems = refs[6];  // DMA [3]: relay send, relay receive, forward send
+    const int n = k.axis_size(axis);
+    const int me = k.axis_index(axis);
+    auto part = [&](const Ref& ref, int index) { return ref.at(ds(index * block, block)); };
+
+    AsyncCopy own = k.async_copy(part(x, me), part(out, me), local_sem);
+    own.start();
+    if (n > 1) {
+      // Everyone on the axis writes to us: meet them all before any DMA.
+      const Ref barrier = k.barrier_semaphore();
+      for (int d = 1; d < n; ++d)
+        k.signal(barrier, 1, {{axis, (me + d) % n}});
+      k.wait(barrier, n - 1);
+    }
+
+    // The device half way round an even ring is as near one way as the other, and the
+    // torus routes such ties one way (+). With `relay`, the second half of that block goes
+    // the other way instead: one hop left into the left neighbour's relay buffer, which
+    // forwards it (X/2 - 1 hops, also leftwards). Both directions then carry X^2/8 blocks.
+    const int opposite = (me + n / 2) % n;
+    const int64_t direct = relay ? block / 2 : block;
+    const int64_t relayed = block - direct;
+
+    // Farthest destinations first, alternating directions: the long routes get the DMA
+    // engines while every link is still free, and the short ones fill in behind them.
+    std::vector<int> order;
+    for (int d = 1; static_cast<int>(order.size()) < n - 1; ++d) {
+      order.push_back(d);
+      if (static_cast<int>(order.size()) < n - 1) order.push_back(n - d);
+    }
+    std::reverse(order.begin(), order.end());
+    std::vector<AsyncCopy> sends;
+    {
+      auto scope = k.named_scope("send blocks");
+      if (relay) {
+        sends.push_back(k.async_remote_copy(x.at(ds(opposite * block + direct, relayed)), relay_buf,
+                                            relay_sems.at(0), relay_sems.at(1),
+                                            {{axis, (me + n - 1) % n}}));
+        sends.back().start();
+      }
+      for (int offset : order) {
+        const int to = (me + offset) % n;
+        const int64_t size = to == opposite ? direct : block;
+        sends.push_back(k.async_remote_copy(x.at(ds(to * block, size)),
+                                            out.at(ds(me * block, size)), send_sems.at(to),
+                                            recv_sems.at(me), {{axis, to}}));
+        sends.back().start();
+      }
+    }
+    if (relay) {
+      auto scope = k.named_scope("relay");
+      // Our right neighbour's half block for the device opposite it: pass it on, to land on
+      // that device's receive semaphore for our right neighbour, next to the direct half.
+      const int source = (me + 1) % n;
+      const int target = (source + n / 2) % n;
+      AsyncCopy arrived = k.async_remote_copy(relay_buf, relay_buf, relay_sems.at(0),
+                                              relay_sems.at(1), {{axis, source}});
+      arrived.wait_recv();
+      AsyncCopy forward =
+          k.async_remote_copy(relay_buf, out.at(ds(source * block + direct, relayed)),
+                              relay_sems.at(2), recv_sems.at(source), {{axis, target}});
+      forward.start();
+      forward.wait_send();
+    }
+    auto scope = k.named_scope("receive blocks");
+    for (AsyncCopy& send : sends)
+      send.wait_send();
+    for (int offset : order) {
+      // Block `from` of our output arrives from device `from` (and, for the opposite
+      // device, half of it through our left neighbour) on recv_sems[from]: one wait with a
+      // descriptor of the whole block covers both.
+      const int from = (me - offset + n) % n;
+      AsyncCopy incoming = k.async_remote_copy(part(out, from), part(out, from), send_sems.at(from),
+                                               recv_sems.at(from), {{axis, from}});
+      incoming.wait_recv();
+    }
+    own.wait();
+  };
+}
+
+Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
+  const int n = CheckCollectiveArgs(mesh, args, mesh.AxisSize(args.axis));
+  const int64_t elements = static_cast<int64_t>(args.bytes / SizeOf(args.dtype));
+  const int64_t per_device = elements / n;
+  const int64_t block = per_device / n;
+  GridSpec grid;
+  grid.in_specs = {BlockSpec::Any()};
+  grid.out_specs = {BlockSpec::Any()};
+  // Relay half of the opposite block when the ring has ties (even, wrapped, past 2) and
+  // the half block fits in a quarter of VMEM; otherwise send it straight.
+  const AxisLinks links = LinksOf(mesh, args.axis);
+  const uint64_t relayed_bytes = static_cast<uint64_t>(block - block / 2) * SizeOf(args.dtype);
+  const bool relay = links.wraparound && n % 2 == 0 && n > 2 && block >= 2 &&
+                     relayed_bytes <= mesh.topology().chip().vmem().capacity_bytes() / 4;
+  grid.scratch_shapes = {
+      ScratchSpec::DMA({}, "local_sem"), ScratchSpec::DMA({n}, "send_sems"),
+      ScratchSpec::DMA({n}, "recv_sems"),
+      ScratchSpec::VMEM({relay ? block - block / 2 : 1}, args.dtype, "relay_buf"),
+      ScratchSpec::DMA({3}, "relay_sems")};
+  PallasCall call = pallas_call("all_to_all", AllToAll(args.axis, block, relay), grid,
+                                {{{per_device}, args.dtype}});
+  call.in_names = {"x"};
+  call.out_names = {"out"};
+  Workload w{shard_map(mesh, {P{args.axis}}, {P{args.axis}}, call), {}, {}};
+  w.inputs.push_back(MakeCollectiveInput(args));
+  if (args.functional) {
+    // Output block i of device j = input block j of device i.
+    const Array& x = w.inputs[0];
+    Array expected({elements}, args.dtype);
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j)
+        expected.Place(x.Slice({(i * n + j) * block}, {block}), {(j * n + i) * block});
+    }
+    w.expected.push_back(std::move(expected));
+  }
+  return w;
+}
+
+Bound Analytic(const Mesh& mesh, const CollectiveArgs& args) {
+  const AxisLinks a = LinksOf(mesh, args.axis);
+  const double v = static_cast<double>(args.bytes);
+  const int x = a.size;
+  Bound b;
+  if (x < 2) {
+    b.formula = "one device: nothing moves";
+    return b;
+  }
+  // Each device sends V/X^2 to each other device. With wraparound the byte-hops
+  // V/X^2 * X * sum_d min(d, X-d) spread over 2X link directions; sum_d min(d, X-d) is
+  // floor(X^2/4), which gives V/(4 W_ici) for even X. Without wraparound the middle link
+  // carries floor(X^2/4) blocks each way.
+  const double quarter = static_cast<double>((x * x) / 4) / (static_cast<double>(x) * x);
+  if (a.wraparound) {
+    const double w_ici = 2 * a.link_bytes_per_s;
+    b.seconds = std::max(a.hop_latency_s * (x / 2), v * quarter / w_ici);
+    b.formula = "max(T_min floor(X/2), V floor(X^2/4)/(X^2 W_ici)) = V/(4 W_ici) for even X";
+  } else {
+    b.seconds = std::max(a.hop_latency_s * (x - 1), v * quarter / a.link_bytes_per_s);
+    b.formula = "max(T_min (X-1), V floor(X^2/4)/(X^2 W_oneway)) (no wraparound)";
+  }
+  return b;
+}
+
+KernelInfo Info() {
+  KernelInfo info;
+  info.name = "all_to_all";
+  info.summary = "device i's block j goes to device j: one remote DMA per destination";
+  info.make = Make;
+  info.bound = Analytic;
+  info.bus_factor = [](int axis_size) { return static_cast<double>(axis_size - 1) / axis_size; };
+  return info;
+}
+
+const Registration registration(Info());
+
+}  // namespace
+}  // namespace tpusim::kernels

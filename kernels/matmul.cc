@@ -1,0 +1,199 @@
+// Tiled matmul on the MXU with BlockSpec pipelining (REFERENCES.md §1, §5): grid
+// (m/bm, n/bn, k/bk) with k last, so each output block stays in VMEM while its k-loop
+// accumulates into an f32 scratch, and the pipeline prefetches the next a and b blocks
+// while the MXU works on the current ones.
+
+#include "kernels/matmul.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cstring>
+
+#include "dsl/kernel.h"
+#include "sim/errors.h"
+
+namespace tpusim::kernels {
+namespace {
+
+using namespace dsl;
+using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// `extent` when it fits in `want`; else the largest multiple of `quantum` up to `want`
+// that divides `extent`; else `extent`.
+int64_t DefaultBlock(int64_t want, int64_t extent, int64_t quantum) {
+  if (extent <= want) return extent;
+  for (int64_t c = want / quantum * quantum; c >= quantum; c -= quantum) {
+    if (extent % c == 0) return c;
+  }
+  return extent;
+}
+
+Matrix ToMatrix(const Array& a) {
+  Matrix m(a.shape()[0], a.shape()[1]);
+  if (a.dtype() == DType::kF32) {
+    std::memcpy(m.data(), a.data(), a.nbytes());
+  } else {
+    const auto* p = reinterpret_cast<const bf16*>(a.data());
+    for (int64_t i = 0; i < a.size(); ++i)
+      m.data()[i] = static_cast<float>(p[i]);
+  }
+  return m;
+}
+
+Array FromMatrix(const Matrix& m, DType dtype) {
+  Array out({m.rows(), m.cols()}, dtype);
+  if (dtype == DType::kF32) {
+    std::memcpy(out.data(), m.data(), out.nbytes());
+  } else {
+    auto* p = reinterpret_cast<bf16*>(out.data());
+    for (int64_t i = 0; i < out.size(); ++i)
+      p[i] = bf16(m.data()[i]);
+  }
+  return out;
+}
+
+std::string Dims(int64_t a, int64_t b, int64_t c) {
+  return std::to_string(a) + "x" + std::to_string(b) + "x" + std::to_string(c);
+}
+
+void MatmulKernel(Kernel& k, const Refs& r) {
+  const Ref& a = r[0];
+  const Ref& b = r[1];
+  const Ref& out = r[2];
+  const Ref& acc = r[3];
+  const int kk = k.program_id(2);
+  if (kk == 0) k.fill(acc, 0);
+  k.dot(a, b, acc);
+  if (kk == k.num_programs(2) - 1) k.cast(out, acc);
+}
+
+Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
+  const MatmulPlan plan = PlanMatmul(args);
+  // Every chip computes the whole product from its own copy of a and b.
+  Workload w{shard_map(mesh, {P{}, P{}}, {P{}}, MatmulCall(plan)), {}, {}};
+  if (!args.functional) {
+    w.inputs = {Array::Placeholder({plan.m, plan.k}, plan.dtype),
+                Array::Placeholder({plan.k, plan.n}, plan.dtype)};
+    return w;
+  }
+  w.inputs = {Array::Random({plan.m, plan.k}, plan.dtype, args.seed * 1000003),
+              Array::Random({plan.k, plan.n}, plan.dtype, args.seed * 1000003 + 1)};
+  const Matrix product = ToMatrix(w.inputs[0]) * ToMatrix(w.inputs[1]);
+  w.expected.push_back(FromMatrix(product, plan.dtype));
+  // The simulator accumulates in f32 block by block, the reference in one pass: sums
+  // differ by f32 rounding, which bf16 outputs can turn into one bf16 ulp (2^-8).
+  w.rtol = plan.dtype == DType::kBF16 ? 1e-2 : 1e-4;
+  w.atol = 1e-3;
+  return w;
+}
+
+Bound Roofline(const Mesh& mesh, const CollectiveArgs& args) {
+  return MatmulRoofline(mesh, PlanMatmul(args));
+}
+
+double FlopsPerChip(const Mesh&, const CollectiveArgs& args) {
+  return 2.0 * static_cast<double>(args.m) * static_cast<double>(args.k) *
+         static_cast<double>(args.n);
+}
+
+const Registration registration(KernelInfo{
+    "matmul",
+    "tiled MXU matmul on each chip: BlockSpec pipelining, f32 VMEM accumulator, roofline bound",
+    Make, Roofline, nullptr, FlopsPerChip});
+
+}  // namespace
+
+MatmulPlan PlanMatmul(const CollectiveArgs& args) {
+  if (args.m <= 0 || args.k <= 0 || args.n <= 0) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "matmul needs the problem size: give --m M --k K --n N (a[M, K] @ b[K, N]).");
+  }
+  if (args.dtype != DType::kBF16 && args.dtype != DType::kF32) {
+    throw Error(ErrorKind::kInvalidArgument,
+                std::string("matmul takes bf16 or f32, not ") + DTypeName(args.dtype) + ".");
+  }
+  MatmulPlan p;
+  p.m = args.m;
+  p.k = args.k;
+  p.n = args.n;
+  p.dtype = args.dtype;
+  // bm is a's second-minor dim (multiples of 8); bk and bn are minor dims (of 128).
+  p.bm = args.bm > 0 ? args.bm : DefaultBlock(512, p.m, 8);
+  p.bk = args.bk > 0 ? args.bk : DefaultBlock(1024, p.k, 128);
+  p.bn = args.bn > 0 ? args.bn : DefaultBlock(1024, p.n, 128);
+  const struct {
+    const char* flag;
+    int64_t block, extent;
+    const char* dim;
+  } blocks[] = {{"--bm", p.bm, p.m, "M"}, {"--bk", p.bk, p.k, "K"}, {"--bn", p.bn, p.n, "N"}};
+  for (const auto& b : blocks) {
+    if (b.block < 0 || b.block > b.extent) {
+      throw Error(ErrorKind::kInvalidArgument, std::string(b.flag) + " " + std::to_string(b.block) +
+                                                   " must be between 1 and " + b.dim + " (" +
+                                                   std::to_string(b.extent) + ").");
+    }
+  }
+  p.grid = {static_cast<int>(p.m / p.bm), static_cast<int>(p.n / p.bn),
+            static_cast<int>(p.k / p.bk)};
+  return p;
+}
+
+PallasCall MatmulCall(const MatmulPlan& p) {
+  GridSpec grid;
+  grid.grid = p.grid;
+  grid.in_specs = {BlockSpec({p.bm, p.bk},
+                             [](int i, int, int k) {
+                               return BlockIndex{i, k};
+                             }),
+                   BlockSpec({p.bk, p.bn}, [](int, int j, int k) {
+                     return BlockIndex{k, j};
+                   })};
+  grid.out_specs = {BlockSpec({p.bm, p.bn}, [](int i, int j, int) { return BlockIndex{i, j}; })};
+  grid.scratch_shapes = {ScratchSpec::VMEM({p.bm, p.bn}, DType::kF32, "acc")};
+  grid.dimension_semantics = {"parallel", "parallel", "arbitrary"};
+  PallasCall call = pallas_call("matmul", MatmulKernel, grid, {{{p.m, p.n}, p.dtype}});
+  call.in_names = {"a", "b"};
+  call.out_names = {"out"};
+  return call;
+}
+
+Bound MatmulRoofline(const Mesh& mesh, const MatmulPlan& p) {
+  const auto& chip = mesh.topology().chip();
+  Bound b;
+  b.flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.k) * static_cast<double>(p.n);
+  b.peak_flops = 2.0 * chip.mxu_count() * chip.mxu_size() * chip.mxu_size() * chip.clock_hz();
+  b.hbm_bytes_per_s = chip.hbm().bandwidth_bytes_per_s();
+  // Walk the grid as the pipeline does: a block is fetched when its index changes.
+  uint64_t a_fetches = 0, b_fetches = 0;
+  int64_t last_a = -1, last_b = -1;
+  for (int i = 0; i < p.grid[0]; ++i) {
+    for (int j = 0; j < p.grid[1]; ++j) {
+      for (int k = 0; k < p.grid[2]; ++k) {
+        const int64_t a = static_cast<int64_t>(i) * p.grid[2] + k;
+        const int64_t bb = static_cast<int64_t>(k) * p.grid[1] + j;
+        a_fetches += a != last_a;
+        b_fetches += bb != last_b;
+        last_a = a;
+        last_b = bb;
+      }
+    }
+  }
+  const double es = SizeOf(p.dtype);
+  const double a_bytes = static_cast<double>(p.m) * p.k * es;
+  const double b_bytes = static_cast<double>(p.k) * p.n * es;
+  const double a_reads = static_cast<double>(a_fetches * p.bm * p.bk) * es / a_bytes;
+  const double b_reads = static_cast<double>(b_fetches * p.bk * p.bn) * es / b_bytes;
+  b.hbm_bytes = a_reads * a_bytes + b_reads * b_bytes + static_cast<double>(p.m) * p.n * es;
+  const double compute = b.flops / b.peak_flops;
+  const double memory = b.hbm_bytes / b.hbm_bytes_per_s;
+  b.seconds = std::max(compute, memory);
+  char reads[96];
+  std::snprintf(reads, sizeof reads, "a read %gx, b read %gx, out written once", a_reads, b_reads);
+  b.blocks = {p.bm, p.bk, p.bn};
+  b.formula = std::string("max(FLOPs/peak, HBM bytes/HBM bw) = ") +
+              (compute >= memory ? "FLOPs/peak" : "HBM bytes/HBM bw") + "; blocks " +
+              Dims(p.bm, p.bk, p.bn) + ": " + reads;
+  return b;
+}
+
+}  // namespace tpusim::kernels

@@ -1,0 +1,36 @@
+#pragma once
+
+// The tiled matmul: out[m, n] = a[m, k] @ b[k, n] on every chip independently, blocked as
+// (bm, bk, bn) over the grid (m/bm, n/bn, k/bk) with k last, an f32 VMEM accumulator
+// zeroed at k == 0 and flushed to the output block at the last k. Its bound is the
+// roofline of REFERENCES.md §1.
+
+#include <string>
+
+#include "dsl/mesh.h"
+#include "dsl/pallas_call.h"
+#include "kernels/registry.h"
+
+namespace tpusim::kernels {
+
+struct MatmulPlan {
+  int64_t m = 0, k = 0, n = 0;
+  int64_t bm = 0, bk = 0, bn = 0;  // block sizes, defaults applied
+  dsl::DType dtype = dsl::DType::kBF16;
+  std::vector<int> grid;  // (m/bm, n/bn, k/bk)
+};
+
+// Applies the default blocks (512, 1024, 1024, shrunk to divisors that keep the (8, 128)
+// rule) and checks the sizes; throws Error(kInvalidArgument). Blocks that break the
+// tiling rules are reported by the BlockSpec checks when the program runs.
+MatmulPlan PlanMatmul(const CollectiveArgs& args);
+
+// The pallas_call of one chip's matmul.
+dsl::PallasCall MatmulCall(const MatmulPlan& plan);
+
+// max(FLOPs / peak, HBM bytes / HBM bandwidth), with the HBM bytes of the actual
+// blocking: a block is fetched only when the grid moves to a different one, so A is read
+// about n/bn times, B about m/bm times, and the output written once.
+Bound MatmulRoofline(const dsl::Mesh& mesh, const MatmulPlan& plan);
+
+}  // namespace tpusim::kernels

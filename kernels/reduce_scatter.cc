@@ -1,0 +1,295 @@
+#include "kernels/reduce_scatter.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/all_gather.h"
+#include "sim/errors.h"
+
+namespace tpusim::kernels {
+
+using namespace dsl;
+
+namespace {
+
+constexpr int64_t kChunksPerRound = 2;  // enough to hide a hop and an add behind a chunk
+constexpr uint64_t kMaxChunkBytes = 4ull << 20;
+
+int64_t CeilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+}  // namespace
+
+RingReducePlan PlanRingReduce(const Mesh& mesh, const CollectiveArgs& args, int64_t block,
+                              int64_t part_offset, int64_t part_size, int directions) {
+  RingReducePlan plan;
+  plan.block = block;
+  plan.part_offset = part_offset;
+  plan.part_size = part_size;
+  const uint64_t esize = SizeOf(args.dtype);
+  uint64_t chunk_bytes = args.chunk_bytes;
+  if (chunk_bytes == 0) {
+    const uint64_t vmem = mesh.topology().chip().vmem().capacity_bytes();
+    const uint64_t rows = static_cast<uint64_t>(directions) * 6 * kChunksPerRound;
+    chunk_bytes = std::min(kMaxChunkBytes, vmem / 2 / rows);
+  }
+  const int64_t chunk = std::max<int64_t>(1, static_cast<int64_t>(chunk_bytes / esize));
+  plan.chunks = std::max<int64_t>(1, CeilDiv(part_size, chunk));
+  plan.chunks_per_round = std::min(kChunksPerRound, plan.chunks);
+  plan.slot = std::max<int64_t>(1, CeilDiv(part_size, plan.chunks));
+  return plan;
+}
+
+std::vector<ScratchSpec> RingReduceScratch(const RingReducePlan& plan, DType dtype,
+                                           const std::string& prefix) {
+  const Shape slots = {2, plan.chunks_per_round, plan.slot};
+  const Shape sems = {2, plan.chunks_per_round};
+  return {ScratchSpec::VMEM(slots, dtype, prefix + "recv_buf"),
+          ScratchSpec::VMEM(slots, dtype, prefix + "sum_buf"),
+          ScratchSpec::VMEM(slots, dtype, prefix + "local_buf"),
+          ScratchSpec::DMA(sems, prefix + "recv_sems"),
+          ScratchSpec::DMA(sems, prefix + "send_sems"),
+          ScratchSpec::DMA(sems, prefix + "local_sems"),
+          ScratchSpec::REGULAR({}, prefix + "credit")};
+}
+
+RingReducer::RingReducer(Kernel& k, std::string axis, int direction, const RingReducePlan& plan,
+                         Ref x, Ref out_block, const Refs& scratch, size_t first)
+    : k_(k),
+      axis_(std::move(axis)),
+      direction_(direction),
+      plan_(plan),
+      x_(std::move(x)),
+      out_(std::move(out_block)),
+      recv_buf_(scratch[first]),
+      sum_buf_(scratch[first + 1]),
+      local_buf_(scratch[first + 2]),
+      recv_sems_(scratch[first + 3]),
+      send_sems_(scratch[first + 4]),
+      local_sems_(scratch[first + 5]),
+      credit_(scratch[first + 6]) {
+  n_ = k.axis_size(axis_);
+  me_ = k.axis_index(axis_);
+  to_ = (me_ + direction_ + n_) % n_;
+  from_ = (me_ - direction_ + n_) % n_;
+  steps_per_round_ = n_ - 1;
+  const int64_t c = plan_.chunks_per_round;
+  rounds_ = CeilDiv(plan_.chunks, c);
+  total_steps_ = rounds_ * steps_per_round_;
+  if (plan_.part_size == 0) total_steps_ = 0;  // nothing of each block goes this way
+  // Lexicographic (step, chunk): the order every device sends and receives in.
+  for (int64_t g = 0; g < total_steps_; ++g) {
+    const int64_t round = g / steps_per_round_;
+    const int64_t in_round = std::min(c, plan_.chunks - round * c);
+    for (int64_t j = 0; j < in_round; ++j) {
+      const int64_t q = round * c + j;
+      const int64_t begin = q * plan_.part_size / plan_.chunks;
+      const int64_t end = (q + 1) * plan_.part_size / plan_.chunks;
+      messages_.push_back(Message{g, g % steps_per_round_, j, begin, end - begin});
+    }
+  }
+  out_in_flight_.assign(2, std::vector<std::optional<InFlight>>(c));
+  local_in_flight_.assign(2, std::vector<std::optional<AsyncCopy>>(c));
+}
+
+size_t RingReducer::IndexOf(int64_t step, int64_t j) const {
+  // Every round but the last has C chunks, so round r starts at r C.
+  const int64_t c = plan_.chunks_per_round;
+  const int64_t round = step / steps_per_round_;
+  const int64_t in_round = std::min(c, plan_.chunks - round * c);
+  return static_cast<size_t>(round * steps_per_round_ * c + (step % steps_per_round_) * in_round +
+                             j);
+}
+
+bool RingReducer::Exists(int64_t step, int64_t j) const {
+  if (step < 0 || step >= total_steps_) return false;
+  const int64_t c = plan_.chunks_per_round;
+  const int64_t round = step / steps_per_round_;
+  return j < std::min(c, plan_.chunks - round * c);
+}
+
+int RingReducer::Block(int64_t t) const {
+  return static_cast<int>(((me_ - direction_ * (t + 1)) % n_ + n_) % n_);
+}
+
+Ref RingReducer::Slot(const Ref& buf, const Message& m) const {
+  return buf.at(m.step % 2, m.j, ds(0, m.size));
+}
+
+Ref RingReducer::Input(int block, const Message& m) const {
+  return x_.at(ds(block * plan_.block + plan_.part_offset + m.offset, m.size));
+}
+
+// Loads the local input that message `index` will be added to: this device's copy of the
+// block it becomes after the add (the block sent one step later).
+void RingReducer::Prefetch(size_t index) {
+  const Message& m = messages_[index];
+  AsyncCopy load =
+      k_.async_copy(Input(Block(m.t + 1), m), Slot(local_buf_, m), local_sems_.at(m.step % 2, m.j));
+  load.start();
+  local_in_flight_[m.step % 2][m.j] = load;
+}
+
+// Waits until nothing reads the sum slot [parity][j] any more (and its send semaphore is
+// free again).
+void RingReducer::DrainSlot(int64_t parity, int64_t j) {
+  auto& pending = out_in_flight_[parity][j];
+  if (!pending) return;
+  // A send only needs its bytes to have left; a store to out is a local copy.
+  if (pending->send) {
+    pending->copy.wait_send();
+  } else {
+    pending->copy.wait();
+  }
+  pending.reset();
+}
+
+void RingReducer::Begin() {
+  for (size_t i = 0; i < messages_.size() && messages_[i].step < 2; ++i)
+    Prefetch(i);
+  TrySends();
+}
+
+// Sends, in order, every message whose data is ready: step 0 of a round straight from the
+// input in HBM, later steps from the sum slot once the previous step's chunk was added.
+void RingReducer::TrySends() {
+  while (sent_ < messages_.size()) {
+    const Message& m = messages_[sent_];
+    if (m.t > 0 && consumed_ <= IndexOf(m.step - 1, m.j)) return;
+    // The neighbour's receive slot held message (g-2, j) until it added it. Wait for that
+    // only once we have added our own (g-2, j): blocking earlier could leave our own
+    // receive slots full and the whole ring waiting for credits (on a 2-device ring every
+    // step comes straight from HBM, so nothing else would hold the sends back).
+    if (m.step >= 2 && consumed_ <= IndexOf(m.step - 2, m.j)) return;
+    if (m.step >= 2) k_.wait(credit_, 1);
+    const int64_t parity = m.step % 2;
+    Ref source;
+    if (m.t == 0) {
+      DrainSlot(parity, m.j);  // frees the send semaphore (a store may still hold it)
+      source = Input(Block(0), m);
+    } else {
+      source = Slot(sum_buf_, m);
+    }
+    AsyncCopy send = k_.async_remote_copy(source, Slot(recv_buf_, m), send_sems_.at(parity, m.j),
+                                          recv_sems_.at(parity, m.j), {{axis_, to_}});
+    send.start();
+    out_in_flight_[parity][m.j] = InFlight{send, true};
+    ++sent_;
+  }
+}
+
+void RingReducer::Step() {
+  const Message& m = messages_[consumed_];
+  const int64_t parity = m.step % 2;
+  const int64_t next_parity = 1 - parity;
+  auto scope = k_.named_scope((direction_ > 0 ? "rightward step " : "leftward step ") +
+                              std::to_string(m.t) + " chunk " + std::to_string(m.j));
+  // Our own descriptor of the same size: the neighbour's copy lands on our semaphore.
+  AsyncCopy incoming =
+      k_.async_remote_copy(Slot(recv_buf_, m), Slot(recv_buf_, m), send_sems_.at(parity, m.j),
+                           recv_sems_.at(parity, m.j), {{axis_, from_}});
+  incoming.wait_recv();
+  local_in_flight_[parity][m.j]->wait();
+  local_in_flight_[parity][m.j].reset();
+  // The sum goes to the slot of the message it becomes (step g+1), once that slot's last
+  // send or store is done with it.
+  Message sum = m;
+  sum.step = m.step + 1;
+  DrainSlot(next_parity, m.j);
+  k_.add(Slot(sum_buf_, sum), Slot(recv_buf_, m), Slot(local_buf_, m));
+  ++consumed_;
+  // The receive and local slots are free again: let the neighbour refill the receive slot
+  // and load the local chunk for two steps on.
+  if (Exists(m.step + 2, m.j)) {
+    k_.signal(credit_, 1, {{axis_, from_}});
+    Prefetch(IndexOf(m.step + 2, m.j));
+  }
+  if (m.t == steps_per_round_ - 1) {
+    // The last step: this chunk of our own block is complete.
+    AsyncCopy store =
+        k_.async_copy(Slot(sum_buf_, sum), out_.at(ds(plan_.part_offset + m.offset, m.size)),
+                      send_sems_.at(next_parity, m.j));
+    store.start();
+    out_in_flight_[next_parity][m.j] = InFlight{store, false};
+  }
+  TrySends();
+}
+
+void RingReducer::Finish() {
+  for (int64_t parity = 0; parity < 2; ++parity) {
+    for (int64_t j = 0; j < plan_.chunks_per_round; ++j)
+      DrainSlot(parity, j);
+  }
+}
+
+Workload ReductionWorkload(const Mesh& mesh, const CollectiveArgs& args, bool replicated,
+                           PallasCall call) {
+  const int x = mesh.AxisSize(args.axis);
+  const int64_t n = static_cast<int64_t>(args.bytes / SizeOf(args.dtype));
+  Workload w{
+      shard_map(mesh, {P{args.axis}}, {replicated ? P{} : P{args.axis}}, std::move(call)), {}, {}};
+  const Shape global = {x * n};
+  w.inputs.push_back(args.functional ? Array::Random(global, args.dtype, args.seed * 1000003 + 7)
+                                     : Array::Placeholder(global, args.dtype));
+  w.atol = ReductionTolerance(args.dtype, x);
+  if (!args.functional) return w;
+  // Device d's input is elements [d n, (d + 1) n); the reduced vector is their sum, and
+  // device i's reduce-scatter block is its i-th n/X slice.
+  const Array& in = w.inputs[0];
+  Array sum({n}, args.dtype);
+  for (int64_t e = 0; e < n; ++e) {
+    double s = 0;
+    for (int d = 0; d < x; ++d)
+      s += in.GetFlat(d * n + e);
+    sum.SetFlat(e, s);
+  }
+  w.expected.push_back(std::move(sum));
+  return w;
+}
+
+double ReductionTolerance(DType dtype, int axis_size) {
+  double u = 0;
+  if (dtype == DType::kBF16) u = std::ldexp(1.0, -8);
+  if (dtype == DType::kF32) u = std::ldexp(1.0, -24);
+  return u * axis_size * (axis_size + 1);
+}
+
+int64_t CheckReductionArgs(const Mesh& mesh, const CollectiveArgs& args) {
+  if (args.dtype == DType::kInt8) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "a reduction of int8 values would overflow its partial sums; use int32, bf16 "
+                "or f32.");
+  }
+  CheckCollectiveArgs(mesh, args);
+  return static_cast<int64_t>(args.bytes / SizeOf(args.dtype));
+}
+
+Bound RingReduceScatterBound(const Mesh& mesh, const CollectiveArgs& args) {
+  Bound b = RingAllGatherBound(mesh, args);
+  b.formula = "reduce-scatter = all-gather: " + b.formula;
+  return b;
+}
+
+Bound BidiReduceScatterBound(const Mesh& mesh, const CollectiveArgs& args) {
+  Bound b = BidiAllGatherBound(mesh, args);
+  b.formula = "reduce-scatter = all-gather: " + b.formula;
+  return b;
+}
+
+Bound RingAllReduceBound(const Mesh& mesh, const CollectiveArgs& args) {
+  Bound b = RingAllGatherBound(mesh, args);
+  b.seconds *= 2;
+  b.formula = "all-reduce = 2 x reduce-scatter: 2 " + b.formula;
+  return b;
+}
+
+double ReduceScatterBusFactor(int axis_size) {
+  return static_cast<double>(axis_size - 1) / axis_size;
+}
+
+double AllReduceBusFactor(int axis_size) {
+  return 2.0 * (axis_size - 1) / axis_size;
+}
+
+}  // namespace tpusim::kernels

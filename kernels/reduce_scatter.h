@@ -1,0 +1,134 @@
+#pragma once
+
+// What the reduction kernels share: one direction of a chunked ring reduce-scatter that
+// adds on the VPU in VMEM (RingReducer), the workloads around it with their host
+// references and tolerances, and the bounds of REFERENCES.md §3.
+//
+// The ring: at step t (0 .. X-2) every device sends the partial sum of block
+// (me - dir (t+1)) mod X to its neighbour `me + dir`, which adds its own copy of that
+// block and passes the sum on; after X-1 steps device i holds the sum of block i. Partial
+// sums travel; inputs stay local.
+//
+// The chunks: each block is cut into chunks small enough for VMEM, and the chunks are
+// grouped into rounds of C; a round runs all X-1 steps. Within a round the chunks of one
+// step stream back to back, so while chunk j of step t is added, chunk j+1 is still
+// arriving and chunk j-1 of step t+1 is already leaving: the link stays busy and the VPU
+// adds hide behind it. Every VMEM slot (receive, sum, local input) is double-buffered by
+// step parity, and a REGULAR "credit" semaphore stops a sender from refilling a receive
+// slot its neighbour has not yet added from (the capacity hazard of REFERENCES.md §5).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dsl/kernel.h"
+#include "dsl/pallas_call.h"
+#include "kernels/registry.h"
+
+namespace tpusim::kernels {
+
+// How one direction of the ring cuts its part of every block into chunks.
+struct RingReducePlan {
+  int64_t block = 0;        // elements of one block (the input / X)
+  int64_t part_offset = 0;  // the elements of each block this direction reduces
+  int64_t part_size = 0;
+  int64_t chunks = 1;            // Q: the part is cut into Q near-equal chunks
+  int64_t chunks_per_round = 1;  // C: chunks in flight per step
+  int64_t slot = 1;              // elements of one VMEM slot: ceil(part_size / Q)
+};
+
+// Chunks sized from args.chunk_bytes or, when 0, from the chip's VMEM: half of VMEM shared
+// by `directions` reducers' six slot rows (receive, sum, local x 2 parities), at most 4 MiB
+// per chunk. Larger chunks would only add fill time; 4 MiB already takes ~90 us on a
+// 4.5e10 B/s link, far above the ~1 us hop latency the pipelining has to cover.
+RingReducePlan PlanRingReduce(const dsl::Mesh& mesh, const CollectiveArgs& args, int64_t block,
+                              int64_t part_offset, int64_t part_size, int directions);
+
+// The scratch one RingReducer uses, in the order it expects them: recv_buf, sum_buf,
+// local_buf (VMEM [2, C, slot]); recv_sems, send_sems, local_sems (DMA [2, C]); credit
+// (REGULAR). `prefix` names them in traces ("right_", "left_").
+std::vector<dsl::ScratchSpec> RingReduceScratch(const RingReducePlan& plan, dsl::DType dtype,
+                                                const std::string& prefix = "");
+constexpr size_t kRingReduceScratchCount = 7;
+
+// One direction of the ring reduce-scatter, run inside a kernel body after the start
+// barrier: Begin(), then Step() until Done(), then Finish(). Two reducers (one per
+// direction) may be interleaved step by step.
+class RingReducer {
+ public:
+  // x: this device's whole input (X blocks, HBM). out_block: where this device's reduced
+  // block goes (block elements, HBM). scratch: the refs RingReduceScratch described, from
+  // `first` on. direction: +1 sends to the right neighbour, -1 to the left.
+  RingReducer(dsl::Kernel& k, std::string axis, int direction, const RingReducePlan& plan,
+              dsl::Ref x, dsl::Ref out_block, const dsl::Refs& scratch, size_t first);
+
+  void Begin();  // prefetch the first local chunks, send what needs no neighbour
+  bool Done() const { return consumed_ >= messages_.size(); }
+  void Step();    // add the next arriving chunk, pass it on (or store it), send what is ready
+  void Finish();  // wait for the last sends and stores
+
+ private:
+  struct Message {
+    int64_t step;    // global step g = round * (X-1) + t
+    int64_t t;       // ring step within the round
+    int64_t j;       // chunk within the round
+    int64_t offset;  // within the part
+    int64_t size;
+  };
+  size_t IndexOf(int64_t step, int64_t j) const;
+  bool Exists(int64_t step, int64_t j) const;
+  int Block(int64_t t) const;  // the block whose partial sum is sent at ring step t
+  dsl::Ref Slot(const dsl::Ref& buf, const Message& m) const;
+  dsl::Ref Input(int block, const Message& m) const;
+  void Prefetch(size_t index);
+  void DrainSlot(int64_t parity, int64_t j);
+  void TrySends();
+
+  dsl::Kernel& k_;
+  std::string axis_;
+  int direction_;
+  RingReducePlan plan_;
+  dsl::Ref x_, out_;
+  dsl::Ref recv_buf_, sum_buf_, local_buf_, recv_sems_, send_sems_, local_sems_, credit_;
+  int n_ = 1, me_ = 0, to_ = 0, from_ = 0;
+  int64_t steps_per_round_ = 0, rounds_ = 0, total_steps_ = 0;
+  std::vector<Message> messages_;
+  size_t consumed_ = 0;
+  size_t sent_ = 0;
+  // What occupies each [parity][chunk] send semaphore: a send or a store of the sum slot.
+  struct InFlight {
+    dsl::AsyncCopy copy;
+    bool send;  // a remote send (wait_send frees the slot) or a store to out (wait)
+  };
+  std::vector<std::vector<std::optional<InFlight>>> out_in_flight_;
+  std::vector<std::vector<std::optional<dsl::AsyncCopy>>> local_in_flight_;
+};
+
+// Reduce-scatter: input (X*n,) sharded P(axis), so each device's block is its own n-element
+// vector (V = n elements); output (n/X,) per device, P(axis): device i gets the sum over
+// the axis of block i. All-reduce (replicated = true): output (n,) per device, P().
+// Reference: sums in double, rounded once to the dtype; the tolerance says why.
+Workload ReductionWorkload(const dsl::Mesh& mesh, const CollectiveArgs& args, bool replicated,
+                           dsl::PallasCall call);
+
+// |kernel - reference| allowed for a sum over X devices of inputs in [-1, 1): the ring
+// rounds each partial sum to the dtype once per step (X-1 roundings of values up to k in
+// magnitude) and the reference rounds once, so atol = u X (X + 1) with u the dtype's unit
+// roundoff (2^-8 bf16, 2^-24 f32); integers are exact.
+double ReductionTolerance(dsl::DType dtype, int axis_size);
+
+// Element count per device (n) of a reduction, with the shared checks: V splits into X
+// whole-element blocks, and the dtype can hold a sum (int8 would overflow).
+int64_t CheckReductionArgs(const dsl::Mesh& mesh, const CollectiveArgs& args);
+
+// Reduce-scatter = all-gather time (REFERENCES.md §3).
+Bound RingReduceScatterBound(const dsl::Mesh& mesh, const CollectiveArgs& args);
+Bound BidiReduceScatterBound(const dsl::Mesh& mesh, const CollectiveArgs& args);
+// All-reduce = 2 x reduce-scatter, for a one-direction ring.
+Bound RingAllReduceBound(const dsl::Mesh& mesh, const CollectiveArgs& args);
+
+// nccl-tests: reduce_scatter (X-1)/X, all_reduce 2(X-1)/X.
+double ReduceScatterBusFactor(int axis_size);
+double AllReduceBusFactor(int axis_size);
+
+}  // namespace tpusim::kernels

@@ -1,0 +1,264 @@
+// Layer 3: simulated times against the analytic formulas of REFERENCES.md §3, with the
+// tolerance written in each test beside the formula it checks.
+//
+// Point-to-point fidelity lives with the DMA unit tests (tests/unit/dma_timing_test.cc):
+// a neighbour DMA takes latency + bytes / link bandwidth; each hop adds one latency (a DMA
+// three hops away costs three); two DMAs sharing one link each see half its bandwidth; a
+// long route contends with neighbour traffic on the link it shares; a local HBM-to-HBM copy
+// runs at the HBM bandwidth (2 x bytes through the port). They are not repeated here.
+
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <string>
+
+#include "dsl/kernel.h"
+#include "dsl/pallas_call.h"
+#include "dsl/shard_map.h"
+#include "kernels/registry.h"
+#include "tests/support/test_support.h"
+#include "topologies/topology_loader.h"
+
+namespace tpusim {
+namespace {
+
+using namespace dsl;
+
+constexpr uint64_t kMiB = 1ull << 20;
+constexpr uint64_t kGiB = 1ull << 30;
+
+struct Timed {
+  double seconds = 0;
+  sim::RunStats stats;
+};
+
+double Seconds(sim::Picoseconds t) {
+  return static_cast<double>(t) * 1e-12;
+}
+
+// Runs a registered kernel timing-only (same timing as functional: DmaTiming test) on a
+// preset, without a trace: a 256-chip, 1 GiB trace would hold a slice per chunk and hop.
+Timed RunKernel(const std::string& kernel, const std::string& preset, const std::string& axis,
+                uint64_t bytes) {
+  const Mesh mesh(topologies::LoadTopology(preset));
+  kernels::CollectiveArgs args;
+  args.axis = axis;
+  args.bytes = bytes;
+  args.functional = false;
+  const kernels::KernelInfo* info = kernels::Registry::Get().Find(kernel);
+  EXPECT_NE(info, nullptr) << kernel;
+  if (!info) return {};
+  kernels::Workload w = info->make(mesh, args);
+  RunOptions options;
+  options.functional = false;
+  const RunResult result = w.program.Run(w.inputs, options);
+  EXPECT_TRUE(result.ok) << result.error;
+  return {Seconds(result.time()), result.stats};
+}
+
+// The link numbers of a preset: W_oneway, T_min (REFERENCES.md §2).
+struct Links {
+  double oneway = 0;   // bytes/s one way per link
+  double latency = 0;  // seconds per hop
+};
+Links LinksOf(const std::string& preset) {
+  const auto t = topologies::LoadTopology(preset);
+  return {t.ici().link_bandwidth_bytes_per_s(), t.ici().hop_latency_ns() * 1e-9};
+}
+
+// --- Bidirectional ring all-gather on a 16-chip axis with wraparound -------------------
+//
+// REFERENCES.md §3 [SB sharding]: T = V/W_ici for large X, with W_ici = 2 W_oneway. That
+// is the large-X limit. all_gather_bidi sends half of each shard each way round the ring
+// for X-1 steps, which is bandwidth-optimal: every device must receive (X-1)/X of V over
+// its two inbound links, so the exact bound is (V/W_ici)(X-1)/X, and the kernel pays one
+// hop latency per sequential step on top: T_exact = (V/W_ici)(X-1)/X + (X-1) T_min.
+// (kernels/all_gather.cc BidiAllGatherBound reports the bandwidth part of this form.)
+// Against SB's V/W_ici itself the run can therefore be as fast as (X-1)/X of it (0.9375
+// for X = 16), never faster, and should not be slower than it by more than 3%.
+class BidiOnWraparoundAxis : public ::testing::TestWithParam<uint64_t> {};
+
+TEST_P(BidiOnWraparoundAxis, MatchesTheExactBoundAndSbsLargeXFormula) {
+  const uint64_t v = GetParam();
+  const Links links = LinksOf("v5e-16x16");
+  const double x = 16;
+  const Timed run = RunKernel("all_gather_bidi", "v5e-16x16", "x", v);
+  const double w_ici = 2 * links.oneway;
+  const double exact = v / w_ici * (x - 1) / x + (x - 1) * links.latency;
+  const double sb = v / w_ici;
+  // Tolerance: 97-103% of the exact form (bound / time, as `tpusim run` reports it).
+  EXPECT_GE(exact / run.seconds, 0.97) << "time " << run.seconds << " s, exact " << exact << " s";
+  EXPECT_LE(exact / run.seconds, 1.03) << "time " << run.seconds << " s, exact " << exact << " s";
+  // Tolerance: time / (V/W_ici) within [(X-1)/X - 1%, 1.03].
+  EXPECT_GE(run.seconds / sb, (x - 1) / x - 0.01) << "time " << run.seconds << " s, SB " << sb;
+  EXPECT_LE(run.seconds / sb, 1.03) << "time " << run.seconds << " s, SB " << sb;
+}
+
+INSTANTIATE_TEST_SUITE_P(V, BidiOnWraparoundAxis, ::testing::Values(64 * kMiB, 1 * kGiB),
+                         [](const auto& info) { return std::to_string(info.param >> 20) + "MiB"; });
+
+// --- Unidirectional ring on the same axis ----------------------------------------------
+//
+// REFERENCES.md §3: one direction: T = (V/W_oneway)(X-1)/X. Tolerance: within 3%.
+TEST(RingAllGather, OneDirectionTakesVOverWOnewayTimesXMinusOneOverX) {
+  const uint64_t v = 256 * kMiB;
+  const Links links = LinksOf("v5e-16x16");
+  const double x = 16;
+  const Timed run = RunKernel("all_gather_ring", "v5e-16x16", "x", v);
+  const double formula = v / links.oneway * (x - 1) / x;
+  EXPECT_NEAR(run.seconds, formula, 0.03 * formula);
+}
+
+// --- Small messages are latency-bound --------------------------------------------------
+//
+// REFERENCES.md §3: latency-bound below ~45 kB per hop on v5e, at T_min per hop. Both
+// kernels take X-1 sequential steps of one hop each, so T ~ (X-1) T_min (plus the start
+// barrier, one more hop, and a few ns of bytes). Tolerance: within 25%.
+class SmallMessages : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SmallMessages, TakeHopCountTimesHopLatency) {
+  const double x = 16;
+  const uint64_t shard = 2048;  // one shard under 4 KiB
+  const Links links = LinksOf("v5e-16x16");
+  const Timed run = RunKernel(GetParam(), "v5e-16x16", "x", shard * 16);
+  const double hops = (x - 1) * links.latency;
+  EXPECT_NEAR(run.seconds, hops, 0.25 * hops);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, SmallMessages,
+                         ::testing::Values("all_gather_ring", "all_gather_bidi"));
+
+// --- No wraparound ---------------------------------------------------------------------
+//
+// REFERENCES.md §2-3: without wraparound the bidirectional ring's closing edge goes the
+// long way, T = (V/W_oneway)(X-1)/X = (X-1)(V/X)/W_oneway, which "typically doubles" the
+// wraparound figure (V/W_ici)(X-1)/X. On v5e-4x4 (no wraparound, X = 4):
+// tolerance: within 5% of the no-wraparound figure, and 1.9-2.1x the wraparound one.
+TEST(BidiWithoutWraparound, TakesTheOneDirectionTimeNotTheWraparoundOne) {
+  const uint64_t v = 256 * kMiB;  // large enough that the per-step latencies are ~1%
+  const Links links = LinksOf("v5e-4x4");
+  const double x = 4;
+  const Timed run = RunKernel("all_gather_bidi", "v5e-4x4", "x", v);
+  const double no_wrap = (x - 1) * (v / x) / links.oneway;
+  const double wrap = v / (2 * links.oneway) * (x - 1) / x;
+  EXPECT_NEAR(run.seconds, no_wrap, 0.05 * no_wrap);
+  std::cout << "MEASURED nowrap " << run.seconds / no_wrap << " " << run.seconds / wrap << "\n";
+  EXPECT_GE(run.seconds / wrap, 1.9);
+  EXPECT_LE(run.seconds / wrap, 2.1);
+}
+
+// --- Two axes at once ------------------------------------------------------------------
+//
+// A ring all-gather along x of `a` and along y of `b`, in one kernel, step by step
+// together (or only the x one). Each axis has its own links, so gathering over both at
+// once takes about the single-axis time (REFERENCES.md §3, several axes: each axis
+// brings its own W_ici), not twice it.
+ShardMap TwoAxisGather(const config::Topology& topology, int64_t shard, bool both) {
+  KernelFn body = [shard, both](Kernel& k, const Refs& r) {
+    const Ref &a = r[0], &b = r[1], &out_a = r[2], &out_b = r[3];
+    const Ref &local = r[4], &send = r[5], &recv = r[6];
+    const int n = k.axis_size("x");  // a square mesh: both axes have n devices
+    auto slot = [&](const Ref& out, int device) { return out.at(ds(device * shard, shard)); };
+    const char* axes[2] = {"x", "y"};
+    const int gathers = both ? 2 : 1;
+    for (int g = 0; g < gathers; ++g) {
+      AsyncCopy own = k.async_copy(
+          g == 0 ? a : b, slot(g == 0 ? out_a : out_b, k.axis_index(axes[g])), local.at(g));
+      own.start();
+      own.wait();
+    }
+    const Ref barrier = k.barrier_semaphore();
+    for (int g = 0; g < gathers; ++g) {
+      const int me = k.axis_index(axes[g]);
+      k.signal(barrier, 1, {{axes[g], (me + 1) % n}});
+      k.signal(barrier, 1, {{axes[g], (me + n - 1) % n}});
+    }
+    k.wait(barrier, 2 * gathers);
+    for (int step = 0; step < n - 1; ++step) {
+      std::vector<AsyncCopy> copies;
+      for (int g = 0; g < gathers; ++g) {
+        const int me = k.axis_index(axes[g]);
+        const Ref& out = g == 0 ? out_a : out_b;
+        const int forwarded = (me - step + n) % n;
+        copies.push_back(k.async_remote_copy(slot(out, forwarded), slot(out, forwarded),
+                                             send.at(g, step), recv.at(g, step),
+                                             {{axes[g], (me + 1) % n}}));
+        copies.back().start();
+      }
+      for (auto& c : copies)
+        c.wait_send();
+      for (auto& c : copies)
+        c.wait_recv();
+    }
+  };
+  const Mesh mesh(topology);
+  const int64_t n = mesh.AxisSize("x");
+  GridSpec grid;
+  grid.in_specs = {BlockSpec::Any(), BlockSpec::Any()};
+  grid.out_specs = {BlockSpec::Any(), BlockSpec::Any()};
+  grid.scratch_shapes = {ScratchSpec::DMA({2}, "local"), ScratchSpec::DMA({2, n - 1}, "send"),
+                         ScratchSpec::DMA({2, n - 1}, "recv")};
+  PallasCall call = pallas_call("two_axis_gather", body, grid,
+                                {{{n * shard}, DType::kInt8}, {{n * shard}, DType::kInt8}});
+  call.in_names = {"a", "b"};
+  call.out_names = {"out_a", "out_b"};
+  return shard_map(mesh, {P{"x"}, P{"y"}}, {P{}, P{}}, call);
+}
+
+struct AxisTraffic {
+  uint64_t x_bytes = 0, y_bytes = 0;
+  sim::Picoseconds x_busy = 0, y_busy = 0;
+};
+AxisTraffic TrafficByAxis(const sim::RunStats& stats) {
+  AxisTraffic t;
+  for (const auto& link : stats.links) {
+    const bool x = link.name.find(" ICI x") != std::string::npos;
+    (x ? t.x_bytes : t.y_bytes) += link.bytes;
+    (x ? t.x_busy : t.y_busy) += link.busy;
+  }
+  return t;
+}
+
+TEST(TwoAxes, GatheringOverBothAxesAtOnceGivesEveryDeviceBothArrays) {
+  const auto topology = topologies::LoadTopology("v5e-4x4");
+  const int64_t shard = 4096;
+  const Array a = Array::Random({4 * shard}, DType::kInt8, 11);
+  const Array b = Array::Random({4 * shard}, DType::kInt8, 12);
+  auto run = testing::RunAndCheckTrace(TwoAxisGather(topology, shard, true), {a, b});
+  ASSERT_TRUE(run.result.ok) << run.result.error;
+  for (int d = 0; d < 16; ++d) {
+    EXPECT_TRUE(CompareExact(run.result.device_outputs[0][d], a).equal) << "device " << d;
+    EXPECT_TRUE(CompareExact(run.result.device_outputs[1][d], b).equal) << "device " << d;
+  }
+}
+
+TEST(TwoAxes, GatheringOverBothAxesAtOnceUsesBothAxesLinks) {
+  const auto topology = topologies::LoadTopology("v5e-4x4");
+  const int64_t shard = 16 * kMiB;
+  const Array a = Array::Placeholder({4 * shard}, DType::kInt8);
+  const Array b = Array::Placeholder({4 * shard}, DType::kInt8);
+  RunOptions options;
+  options.functional = false;
+  const RunResult one = TwoAxisGather(topology, shard, false).Run({a, b}, options);
+  const RunResult both = TwoAxisGather(topology, shard, true).Run({a, b}, options);
+  ASSERT_TRUE(one.ok) << one.error;
+  ASSERT_TRUE(both.ok) << both.error;
+
+  const AxisTraffic single = TrafficByAxis(one.stats);
+  const AxisTraffic dual = TrafficByAxis(both.stats);
+  EXPECT_GT(single.x_bytes, 0u);
+  EXPECT_EQ(single.y_bytes, 0u);
+  EXPECT_GT(dual.x_bytes, 0u);
+  EXPECT_GT(dual.y_bytes, 0u);
+  EXPECT_GT(dual.x_busy, 0u);
+  EXPECT_GT(dual.y_busy, 0u);
+  EXPECT_EQ(dual.x_bytes, dual.y_bytes);  // a square mesh: the same traffic on each axis
+  EXPECT_EQ(dual.x_bytes, single.x_bytes);
+  // Tolerance: both axes at once within 5% of one axis alone (2x would mean shared links).
+  const double t1 = Seconds(one.time()), t2 = Seconds(both.time());
+  EXPECT_NEAR(t2, t1, 0.05 * t1) << "one axis " << t1 << " s, both " << t2 << " s";
+  std::cout << "MEASURED two-axes " << t1 << " " << t2 << "\n";
+}
+
+}  // namespace
+}  // namespace tpusim

@@ -1,0 +1,325 @@
+// Layer 2 and 3 for the reduction, all-to-all and multi-axis kernels: each gives the host
+// reference on every chip of 1-, 2- and 3-D slices, odd and even rings, with and without
+// wraparound; the psum's capacity semaphores keep it right when one chip is slow (and the
+// variant without them goes wrong); and, in timing-only runs at large V, the reductions
+// take the time REFERENCES.md §3 gives.
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "kernels/reduce_scatter.h"
+#include "kernels/registry.h"
+#include "tests/support/test_support.h"
+#include "topologies/topology_loader.h"
+
+namespace tpusim {
+namespace {
+
+config::Topology TopologyFor(const std::string& name) {
+  if (name == "ring5wrap") return testing::MakeTopology({5}, {true});
+  if (name == "line5") return testing::MakeTopology({5}, {false});
+  if (name == "ring8wrap") return testing::MakeTopology({1, 8}, {false, true});
+  if (name == "line8") return testing::MakeTopology({1, 8}, {false, false});
+  if (name == "mesh3x5wrap") return testing::MakeTopology({3, 5}, {true, true});
+  if (name == "mesh3x5") return testing::MakeTopology({3, 5}, {false, false});
+  // 3-D, odd and even axes, one wrapped.
+  if (name == "cube2x3x5") return testing::MakeTopology({2, 3, 5}, {false, true, false});
+  return topologies::LoadTopology(name);
+}
+
+enum class Family { kReduction, kAllToAll, kTwoAxes };
+
+Family FamilyOf(const std::string& kernel) {
+  if (kernel == "all_to_all") return Family::kAllToAll;
+  if (kernel == "all_gather_2d") return Family::kTwoAxes;
+  return Family::kReduction;
+}
+
+struct Case {
+  std::string kernel;
+  std::string topology;
+  std::string axis;
+  std::string axis2;  // all_gather_2d
+  dsl::DType dtype = dsl::DType::kBF16;
+  // Reductions: elements per VMEM chunk (0: the kernel's default, one chunk at this size).
+  int64_t chunk_elements = 0;
+};
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.kernel << " on " << c.topology << " axis " << c.axis
+      << (c.axis2.empty() ? "" : "," + c.axis2) << " " << dsl::DTypeName(c.dtype)
+      << (c.chunk_elements ? " chunks of " + std::to_string(c.chunk_elements) : "");
+}
+
+// Small, odd-sized blocks: 1027 elements per reduction block (halves 513 / 514), 37 per
+// all-to-all block, 103 per 2-D block (quarters 25 / 26 / 26 / 26).
+kernels::CollectiveArgs ArgsFor(const Case& c, const dsl::Mesh& mesh) {
+  kernels::CollectiveArgs args;
+  args.axis = c.axis;
+  args.axis2 = c.axis2;
+  args.dtype = c.dtype;
+  const uint64_t esize = dsl::SizeOf(c.dtype);
+  const uint64_t x = static_cast<uint64_t>(mesh.AxisSize(c.axis));
+  switch (FamilyOf(c.kernel)) {
+    case Family::kReduction:
+      args.bytes = x * 1027 * esize;
+      break;
+    case Family::kAllToAll:
+      args.bytes = x * x * 37 * esize;
+      break;
+    case Family::kTwoAxes:
+      args.bytes = x * static_cast<uint64_t>(mesh.AxisSize(c.axis2)) * 103 * esize;
+      break;
+  }
+  args.chunk_bytes = static_cast<uint64_t>(c.chunk_elements) * esize;
+  return args;
+}
+
+class CollectiveLibrary : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CollectiveLibrary, MatchesTheHostReferenceOnEveryChip) {
+  const Case& c = GetParam();
+  const auto* info = kernels::Registry::Get().Find(c.kernel);
+  ASSERT_NE(info, nullptr) << c.kernel;
+  const dsl::Mesh mesh(TopologyFor(c.topology));
+  kernels::Workload w = info->make(mesh, ArgsFor(c, mesh));
+  auto run = testing::RunWorkload(w);
+  ASSERT_TRUE(run.result.ok) << run.result.error;
+  const auto check = dsl::CheckAgainstReference(w.program, run.result, w.expected, w.rtol, w.atol);
+  EXPECT_TRUE(check.equal) << check.detail;
+  EXPECT_GT(run.result.time(), 0u);
+}
+
+std::vector<Case> AllCases() {
+  std::vector<Case> cases;
+  // 1-D odd rings with and without wraparound, an even ring with and without, both axes of
+  // a 2-D slice, and a 3-D slice (an axis of the v4 cube, and each axis of an odd one).
+  const std::vector<std::pair<std::string, std::string>> axes = {
+      {"ring5wrap", "x"}, {"line5", "x"},     {"ring8wrap", "y"}, {"line8", "y"},
+      {"v5e-2x2", "x"},   {"v5e-4x4", "x"},   {"v5e-4x4", "y"},   {"v4-4x4x4", "z"},
+      {"cube2x3x5", "x"}, {"cube2x3x5", "y"}, {"cube2x3x5", "z"},
+  };
+  for (const char* kernel : {"reduce_scatter_ring", "reduce_scatter_bidi", "all_reduce_ring",
+                             "all_reduce_psum", "all_to_all"}) {
+    for (const auto& [topology, axis] : axes)
+      cases.push_back({kernel, topology, axis, "", dsl::DType::kBF16, 0});
+    cases.push_back({kernel, "ring5wrap", "x", "", dsl::DType::kF32, 0});
+    cases.push_back({kernel, "v5e-4x4", "y", "", dsl::DType::kF32, 0});
+  }
+  // Many chunks in several rounds, the last round short: 1027 = 6 chunks of ~171 (3
+  // rounds of 2); bidi halves of 513 / 514 = 3 chunks each (rounds of 2 and 1).
+  for (const char* kernel : {"reduce_scatter_ring", "reduce_scatter_bidi", "all_reduce_ring"}) {
+    for (const auto& [topology, axis] : std::vector<std::pair<std::string, std::string>>{
+             {"ring5wrap", "x"}, {"line8", "y"}, {"v5e-2x2", "y"}, {"cube2x3x5", "z"}}) {
+      cases.push_back({kernel, topology, axis, "", dsl::DType::kBF16, 200});
+      cases.push_back({kernel, topology, axis, "", dsl::DType::kF32, 200});
+    }
+  }
+  // The psum in VMEM-sized pieces: 5 x 1027 elements in rounds of 2000 (the last shorter).
+  cases.push_back({"all_reduce_psum", "ring5wrap", "x", "", dsl::DType::kBF16, 2000});
+  cases.push_back({"all_reduce_psum", "v5e-4x4", "x", "", dsl::DType::kF32, 1000});
+  // Two axes at once, in either order, on 2-D and 3-D meshes.
+  for (const auto& [topology, a, b] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"v5e-4x4", "x", "y"},
+           {"v5e-4x4", "y", "x"},
+           {"v5e-2x4", "x", "y"},
+           {"mesh3x5wrap", "x", "y"},
+           {"mesh3x5", "y", "x"},
+           {"ring8wrap", "x", "y"},  // a size-1 axis: one phase is empty
+           {"v4-4x4x4", "x", "z"},
+           {"cube2x3x5", "y", "z"},
+           {"cube2x3x5", "z", "x"}}) {
+    cases.push_back({"all_gather_2d", topology, a, b, dsl::DType::kBF16, 0});
+  }
+  cases.push_back({"all_gather_2d", "mesh3x5wrap", "x", "y", dsl::DType::kF32, 0});
+  return cases;
+}
+
+std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
+  const Case& c = info.param;
+  std::string name = c.kernel + "_" + c.topology + "_" + c.axis + c.axis2 + "_" +
+                     dsl::DTypeName(c.dtype) +
+                     (c.chunk_elements ? "_chunks" + std::to_string(c.chunk_elements) : "");
+  for (auto& ch : name) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, CollectiveLibrary, ::testing::ValuesIn(AllCases()), CaseName);
+
+// ---------------------------------------------------------------------------------------
+// A slow chip: RunOptions::chip_slowdown multiplies its compute (the VPU adds) time.
+
+struct SlowRun {
+  dsl::RunResult result;
+  dsl::Comparison check;
+};
+
+SlowRun RunWithSlowChip(const std::string& kernel, double slowdown) {
+  // A 5-chip ring; chip 2 adds `slowdown` times slower than the others. At 4 KiB per
+  // chip a step takes ~1.1 us of link time and an add ~3 ns, so 10^4 makes the slow
+  // chip's add last ~30 us: many steps of its left neighbour.
+  const dsl::Mesh mesh(testing::MakeTopology({5}, {true}));
+  kernels::CollectiveArgs args;
+  args.bytes = 5 * 1024 * 4;
+  args.dtype = dsl::DType::kF32;
+  kernels::Workload w = kernels::Registry::Get().Find(kernel)->make(mesh, args);
+  dsl::RunOptions options;
+  options.chip_slowdown = {1, 1, slowdown, 1, 1};
+  SlowRun run;
+  run.result = testing::RunAndCheckTrace(w.program, w.inputs, options, kernel).result;
+  if (run.result.ok)
+    run.check = dsl::CheckAgainstReference(w.program, run.result, w.expected, w.rtol, w.atol);
+  return run;
+}
+
+TEST(PsumCapacity, StaysCorrectWhenOneChipIsSlow) {
+  const SlowRun nominal = RunWithSlowChip("all_reduce_psum", 1);
+  const SlowRun slow = RunWithSlowChip("all_reduce_psum", 1e4);
+  ASSERT_TRUE(nominal.result.ok) << nominal.result.error;
+  ASSERT_TRUE(slow.result.ok) << slow.result.error;
+  EXPECT_TRUE(nominal.check.equal) << nominal.check.detail;
+  EXPECT_TRUE(slow.check.equal) << slow.check.detail;
+  // The slowdown really took effect: everyone waits for the slow chip's adds.
+  EXPECT_GT(slow.result.time(), 10 * nominal.result.time());
+}
+
+TEST(PsumCapacity, WithoutCapacitySemaphoresASlowChipGetsWrongData) {
+  // At one speed the broken variant happens to be right: the hazard needs a slow chip.
+  const SlowRun nominal = RunWithSlowChip("all_reduce_psum_no_capacity", 1);
+  ASSERT_TRUE(nominal.result.ok) << nominal.result.error;
+  EXPECT_TRUE(nominal.check.equal) << nominal.check.detail;
+  // Chip 1 no longer waits for chip 2, runs ahead and refills the slot chip 2 is still
+  // adding from and passing on. No semaphore goes wrong (the byte counts balance), so
+  // only the data shows it.
+  const SlowRun slow = RunWithSlowChip("all_reduce_psum_no_capacity", 1e4);
+  ASSERT_TRUE(slow.result.ok) << slow.result.error;
+  EXPECT_FALSE(slow.check.equal) << "the race went unnoticed";
+  std::printf("as expected, %s\n", slow.check.detail.c_str());
+}
+
+TEST(ReductionCredits, RingReductionsStayCorrectWhenOneChipIsSlow) {
+  for (const char* kernel : {"reduce_scatter_ring", "reduce_scatter_bidi", "all_reduce_ring"}) {
+    SCOPED_TRACE(kernel);
+    const SlowRun slow = RunWithSlowChip(kernel, 1e4);
+    ASSERT_TRUE(slow.result.ok) << slow.result.error;
+    EXPECT_TRUE(slow.check.equal) << slow.check.detail;
+  }
+}
+
+TEST(ReductionChunks, InputsLargerThanVmemRunInVmemSizedChunks) {
+  // 64 KiB of VMEM per chip and 256 KiB of input per chip: the kernels size their chunks
+  // (and the psum its rounds) from the chip's VMEM, so nothing is over capacity.
+  const dsl::Mesh mesh(testing::MakeTopology({4}, {true}, [](config::Topology& t) {
+    t.mutable_chip()->mutable_vmem()->set_capacity_bytes(64 << 10);
+  }));
+  for (const char* kernel :
+       {"reduce_scatter_ring", "reduce_scatter_bidi", "all_reduce_ring", "all_reduce_psum"}) {
+    SCOPED_TRACE(kernel);
+    kernels::CollectiveArgs args;
+    args.bytes = 256 << 10;
+    args.dtype = dsl::DType::kF32;
+    kernels::Workload w = kernels::Registry::Get().Find(kernel)->make(mesh, args);
+    const auto result = w.program.Run(w.inputs, {});
+    ASSERT_TRUE(result.ok) << result.error;
+    const auto check = dsl::CheckAgainstReference(w.program, result, w.expected, w.rtol, w.atol);
+    EXPECT_TRUE(check.equal) << check.detail;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Layer 3: the reductions against REFERENCES.md §3 at large V, timing-only.
+//
+// The x axis of v5e-16x16 (16 chips, wraparound), V = 256 MiB. The slice's 16 x-rings share
+// no links, so one ring of 16 v5e chips gives the same time at 1/16 of the cost. Tolerance
+// 5%: what the bound leaves out is one hop latency per ring step (15 us of ~5.6 ms),
+// filling the chunk pipeline (one 4 MiB chunk's transfer and add) and DMA start-up. The
+// VPU adds (~0.7% of the link time at 1024 f32 / 2048 bf16 elements per cycle) run while
+// the next chunk is on the wire, so the expected time is the bound itself.
+
+config::Topology V5eRing16() {
+  return testing::MakeTopology({16}, {true});
+}
+
+double SimOverBound(const std::string& kernel, uint64_t bytes, const config::Topology& topology) {
+  const dsl::Mesh mesh(topology);
+  kernels::CollectiveArgs args;
+  args.axis = "x";
+  args.bytes = bytes;
+  args.functional = false;
+  const auto* info = kernels::Registry::Get().Find(kernel);
+  kernels::Workload w = info->make(mesh, args);
+  dsl::RunOptions options;
+  options.functional = false;
+  const dsl::RunResult result = w.program.Run(w.inputs, options);
+  EXPECT_TRUE(result.ok) << result.error;
+  const double bound = info->bound(mesh, args).seconds;
+  const double ratio = static_cast<double>(result.time()) * 1e-12 / bound;
+  ::testing::Test::RecordProperty("sim_over_bound", std::to_string(ratio));
+  std::printf("%s: sim / bound = %.4f\n", kernel.c_str(), ratio);
+  return ratio;
+}
+
+TEST(ReductionTiming, RingReduceScatterIsAllGatherTime) {
+  const double ratio = SimOverBound("reduce_scatter_ring", 256ull << 20, V5eRing16());
+  EXPECT_GE(ratio, 1.0);
+  EXPECT_LE(ratio, 1.05);
+}
+
+TEST(ReductionTiming, BidiReduceScatterIsBidiAllGatherTime) {
+  const double ratio = SimOverBound("reduce_scatter_bidi", 256ull << 20, V5eRing16());
+  EXPECT_GE(ratio, 1.0);
+  EXPECT_LE(ratio, 1.05);
+}
+
+TEST(ReductionTiming, RingAllReduceIsTwiceReduceScatter) {
+  const double ratio = SimOverBound("all_reduce_ring", 256ull << 20, V5eRing16());
+  EXPECT_GE(ratio, 1.0);
+  EXPECT_LE(ratio, 1.05);
+}
+
+// Looser (10%): an all-to-all's routes are up to X/2 hops long and end unevenly, and the
+// 2-D gather pays each phase's ring latency on two axes; both approach the bound as V grows.
+TEST(CollectiveTiming, AllToAllApproachesAQuarterOfTheRing) {
+  const double ratio = SimOverBound("all_to_all", 1ull << 30, V5eRing16());
+  EXPECT_GE(ratio, 1.0);
+  EXPECT_LE(ratio, 1.10);
+}
+
+TEST(CollectiveTiming, TwoAxisAllGatherUsesBothAxes) {
+  const double ratio =
+      SimOverBound("all_gather_2d", 256ull << 20, topologies::LoadTopology("v5e-16x16"));
+  EXPECT_GE(ratio, 1.0);
+  EXPECT_LE(ratio, 1.10);
+}
+
+// ---------------------------------------------------------------------------------------
+
+TEST(CollectiveArguments, ReductionsRefuseInt8AndTwoAxisGatherNeedsTwoAxes) {
+  kernels::CollectiveArgs args;
+  args.bytes = 4096;
+  args.dtype = dsl::DType::kInt8;
+  const dsl::Mesh square(topologies::LoadTopology("v5e-2x2"));
+  try {
+    kernels::Registry::Get().Find("reduce_scatter_ring")->make(square, args);
+    FAIL() << "int8 accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("overflow"), std::string::npos) << e.what();
+  }
+  args.dtype = dsl::DType::kBF16;
+  const dsl::Mesh ring(testing::MakeTopology({4}, {true}));
+  try {
+    kernels::Registry::Get().Find("all_gather_2d")->make(ring, args);
+    FAIL() << "a 1-D mesh accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("only one"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tpusim

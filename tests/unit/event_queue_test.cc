@@ -1,0 +1,93 @@
+// Layer 1: the model's calendar runs every event at its time, and events due at the same
+// time in the order they were scheduled, however they are grouped inside. Same inputs give
+// the same timing and trace only if this holds.
+
+#include "sim/event_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <systemc>
+#include <tuple>
+#include <vector>
+
+#include "sim/systemc_context.h"
+
+namespace tpusim::sim {
+namespace {
+
+struct Ran {
+  Picoseconds due;  // when it was scheduled for (after clamping to now)
+  uint64_t order;   // the order it was scheduled in, over the whole run
+  Picoseconds ran;  // when it ran
+};
+
+struct Harness {
+  EventQueue* queue = nullptr;
+  std::mt19937_64 random{7};
+  uint64_t scheduled = 0;
+  uint64_t budget = 0;  // events that may still schedule more
+  std::vector<Ran> log;
+  std::vector<Picoseconds> times;  // a small pool, so many events share a time
+
+  void Schedule(Picoseconds when, bool generic) {
+    const Picoseconds due = std::max(when, EventQueue::Now());
+    const uint64_t order = scheduled++;
+    if (generic) {
+      queue->At(when, [this, due, order] { Fire(due, order); });
+    } else {
+      queue->At(
+          when, [](void* self, uint64_t d, uint64_t o) { static_cast<Harness*>(self)->Fire(d, o); },
+          this, due, order);
+    }
+  }
+  void Fire(Picoseconds due, uint64_t order) {
+    log.push_back({due, order, EventQueue::Now()});
+    // Re-entrant scheduling: now (joins the running group), soon, or later.
+    for (int i = 0; i < 2 && budget > 0; ++i, --budget) {
+      const Picoseconds now = EventQueue::Now();
+      const int kind = static_cast<int>(random() % 4);
+      const Picoseconds when = kind == 0   ? now
+                               : kind == 1 ? now + times[random() % times.size()]
+                                           : now + (random() % 4) * 1000;
+      Schedule(when, random() % 5 == 0);
+    }
+  }
+};
+
+void ExpectRunsInTimeThenSchedulingOrder(size_t distinct_times) {
+  StartFreshSystemCContext();
+  EventQueue queue;
+  Harness h;
+  h.queue = &queue;
+  h.budget = 20000;
+  for (size_t i = 0; i < distinct_times; ++i)
+    h.times.push_back(1 + h.random() % 1'000'000);
+  for (int i = 0; i < 3000; ++i)
+    h.Schedule(h.times[h.random() % h.times.size()], i % 7 == 0);
+  sc_core::sc_start();
+
+  ASSERT_EQ(h.log.size(), h.scheduled);
+  EXPECT_EQ(queue.callbacks_run(), h.scheduled);
+  EXPECT_TRUE(queue.empty());
+  for (size_t i = 0; i < h.log.size(); ++i) {
+    EXPECT_EQ(h.log[i].ran, h.log[i].due) << "event " << h.log[i].order;
+    if (i > 0) {
+      const auto before = std::make_tuple(h.log[i - 1].due, h.log[i - 1].order);
+      const auto after = std::make_tuple(h.log[i].due, h.log[i].order);
+      ASSERT_LT(before, after) << "event " << h.log[i].order << " ran out of order";
+    }
+  }
+}
+
+TEST(EventQueue, FewDistinctTimesRunInTimeThenSchedulingOrder) {
+  ExpectRunsInTimeThenSchedulingOrder(5);
+}
+
+TEST(EventQueue, ManyDistinctTimesRunInTimeThenSchedulingOrder) {
+  // More times than the queue remembers groups for, so groups of one time get split.
+  ExpectRunsInTimeThenSchedulingOrder(5000);
+}
+
+}  // namespace
+}  // namespace tpusim::sim
