@@ -1,7 +1,6 @@
 // Layer 1: DMA timing against the config, on small kernels written in the DSL.
 
 #include <gtest/gtest.h>
-#include <iostream>
 
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
@@ -133,7 +132,6 @@ TEST(DmaTiming, ALongRouteContendsWithNeighbourTrafficOnTheLinkItShares) {
   const double short_done = Seconds(both.stats.cores[2].finish);
   EXPECT_NEAR(long_done, 3 * kHopLatency + 2 * alone, 0.03 * 2 * alone);
   EXPECT_NEAR(short_done, kHopLatency + 2 * alone, 0.03 * 2 * alone);
-  std::cout << "MEASURED contention " << Seconds(solo_long.time()) << " " << Seconds(solo_short.time()) << " " << long_done << " " << short_done << " " << alone << "\n";
   EXPECT_GT(long_done / Seconds(solo_long.time()), 1.9);
   EXPECT_GT(short_done / Seconds(solo_short.time()), 1.9);
   for (const auto& link : both.stats.links) {
