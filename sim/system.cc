@@ -204,9 +204,11 @@ class System::Impl::Core final : public CorePort {
     }
     if (s.value < amount) {
       const Picoseconds since = Now();
-      system_.trace_->Begin(system_.tracks_[chip_].core, since,
-                            std::string(WaitKindName(kind)) + " " + s.name,
-                            {{"needs", amount}, {"has", s.value}});
+      if (system_.trace_ != &system_.null_trace_) {  // the name and arguments cost allocations
+        system_.trace_->Begin(system_.tracks_[chip_].core, since,
+                              std::string(WaitKindName(kind)) + " " + s.name,
+                              {{"needs", amount}, {"has", s.value}});
+      }
       waiting_ = &s;
       wait_amount_ = amount;
       wait_kind_ = kind;

@@ -45,8 +45,10 @@ Sizes are never rounded. Since F is an integer, every size in the sweep divides 
 shards when B does, so a B that does not split into whole elements per shard is an error
 naming the nearest sizes that do. A larger size the kernel rejects for another reason is
 skipped with a note. Each size runs in a child process, so rows do not share memory and
-RSS is per row. Exits 0 when every row completed (and, in functional mode, matched the
-host reference), 1 otherwise, 2 for bad arguments.
+RSS is per row. --max-wall and --max-rss turn the simulator's own speed targets into a
+check: a row whose run (set-up, simulation and check, in its child process) takes longer,
+or peaks higher, fails. Exits 0 when every row completed (and, in functional mode,
+matched the host reference) within those budgets, 1 otherwise, 2 for bad arguments.
 
 options)";
 
@@ -57,10 +59,16 @@ struct Row {
   nlohmann::ordered_json report;  // KernelRunReport::ToJson()
   double rss_mib = 0;
   double process_seconds = 0;  // the child's whole life: set-up, run, check
+  bool over_budget = false;    // slower or bigger than --max-wall / --max-rss
 
+  bool completed() const { return ran && report.value("completed", false); }
+  // true / false when the data was checked, null for timing-only runs.
+  nlohmann::ordered_json correct() const {
+    const auto it = report.find("correct");
+    return it == report.end() ? nlohmann::ordered_json() : *it;
+  }
   bool ok() const {
-    return ran && report.value("completed", false) &&
-           (report["correct"].is_null() || report["correct"].get<bool>());
+    return completed() && !over_budget && (correct().is_null() || correct().get<bool>());
   }
   double Number(const char* key) const {
     return ran && report.contains(key) && report[key].is_number() ? report[key].get<double>() : 0;
@@ -117,7 +125,8 @@ Row RunInChild(const KernelRunRequest& request) {
     return row;
   }
   const auto parsed = nlohmann::ordered_json::parse(text, nullptr, false);
-  if (parsed.is_discarded() || !parsed.is_object()) {
+  if (parsed.is_discarded() || !parsed.is_object() ||
+      !(parsed.contains("problem") || parsed.contains("report"))) {
     row.problem = "the run returned no report";
   } else if (parsed.contains("problem")) {
     row.problem = parsed["problem"].get<std::string>();
@@ -140,9 +149,9 @@ std::string Format(const char* format, double value) {
 }
 
 std::string DataColumn(const Row& row) {
-  if (!row.ran || !row.report.value("completed", false)) return "FAILED";
-  if (row.report["correct"].is_null()) return "-";
-  return row.report["correct"].get<bool>() ? "ok" : "WRONG";
+  if (!row.completed()) return "FAILED";
+  if (row.correct().is_null()) return "-";
+  return row.correct().get<bool>() ? "ok" : "WRONG";
 }
 
 void PrintRow(std::ostream& out, const Row& row) {
@@ -180,7 +189,7 @@ int RunBench(int argc, char** argv) {
   namespace po = boost::program_options;
   std::string kernel, topology, axis, min_text, max_text, dtype, csv;
   int64_t factor = 2;
-  double time_limit_s = 60;
+  double time_limit_s = 60, max_wall = 0, max_rss = 0;
   po::options_description options(kHelp);
   options.add_options()("help,h", "show this help")(
       "topology,t", po::value(&topology),
@@ -195,6 +204,9 @@ int RunBench(int argc, char** argv) {
       "time-limit", po::value(&time_limit_s)->default_value(60),
       "stop each run after this many seconds of simulated time")(
       "csv", po::value(&csv), "also write the rows to this CSV file")(
+      "max-wall", po::value(&max_wall),
+      "fail a row whose run takes more than this many host seconds")(
+      "max-rss", po::value(&max_rss), "fail a row whose run peaks above this many MiB")(
       "json", "end the output with the rows as one JSON array on the last line");
   po::options_description hidden;
   hidden.add_options()("kernel", po::value(&kernel));
@@ -240,6 +252,10 @@ int RunBench(int argc, char** argv) {
   }
   if (!(time_limit_s > 0))
     throw UsageError("bench", "--time-limit must be a positive number of seconds.");
+  if (vm.count("max-wall") && !(max_wall > 0))
+    throw UsageError("bench", "--max-wall must be a positive number of seconds.");
+  if (vm.count("max-rss") && !(max_rss > 0))
+    throw UsageError("bench", "--max-rss must be a positive number of MiB.");
 
   KernelRunRequest base;
   base.kernel = kernel;
@@ -310,6 +326,18 @@ int RunBench(int argc, char** argv) {
     KernelRunRequest request = base;
     request.args.bytes = sizes[i];
     rows.push_back(RunInChild(request));
+    Row& row = rows.back();
+    if (max_wall > 0 && row.process_seconds > max_wall) {
+      row.over_budget = true;
+      row.problem += (row.problem.empty() ? "" : "; ") +
+                     Format("took %.3f s", row.process_seconds) +
+                     Format(", over --max-wall %g s", max_wall);
+    }
+    if (max_rss > 0 && row.rss_mib > max_rss) {
+      row.over_budget = true;
+      row.problem += (row.problem.empty() ? "" : "; ") + Format("peaked at %.1f MiB", row.rss_mib) +
+                     Format(", over --max-rss %g MiB", max_rss);
+    }
     if (progress) std::cerr << "\r\033[K" << std::flush;
     PrintRow(std::cout, rows.back());
     if (!rows.back().problem.empty())
@@ -325,7 +353,7 @@ int RunBench(int argc, char** argv) {
   bool all_ok = true;
   for (const Row& row : rows) {
     all_ok = all_ok && row.ok();
-    if (!row.ran || !row.report.value("completed", false)) continue;
+    if (!row.completed()) continue;
     const double pct = row.Number("percent_of_bound");
     min_pct = completed == 0 ? pct : std::min(min_pct, pct);
     max_pct = completed == 0 ? pct : std::max(max_pct, pct);
