@@ -42,6 +42,11 @@ struct Case {
   DType dtype;
 };
 
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << DTypeName(c.dtype) << " [" << c.m << ", " << c.k << "] @ [" << c.k << ", " << c.n
+      << "], blocks " << c.bm << "x" << c.bk << "x" << c.bn;
+}
+
 class MatmulCorrectness : public ::testing::TestWithParam<Case> {};
 
 // Every chip of a 2-chip slice computes the whole product from its own copy of a and b.
