@@ -6,6 +6,9 @@
 //   ag_matmul_collective: Y steps; at each, multiply the chunk already held while the next
 //                         chunk moves to the neighbour (Wang et al., ASPLOS 2023), so the
 //                         transfer hides behind the MXU when compute per step >= transfer.
+//   ag_matmul_collective_bidi: the same with chunks travelling both ways round the ring, so
+//                         both link directions carry data and there are ~Y/2 steps instead
+//                         of Y-1, each multiplying two chunks while the next two move.
 
 #include <Eigen/Core>
 #include <algorithm>
@@ -164,13 +167,12 @@ KernelFn Collective(Blocks b) {
       }
       current_w.wait();
       k.dot(buf(step), w_bufs.at(step % 2), acc, /*accumulate=*/step > 0);
-      // buf(step) is consumed: the left neighbour may refill it, if it will send again.
-      // Saying so before waiting for our own receive keeps the ring from serialising.
+      // buf(step) is free once the MXU has read it and our forward of it has left: then
+      // the left neighbour may refill it. Saying so before waiting for our own receive
+      // keeps the ring from serialising.
+      if (forward) pass.wait_send();
       if (step + 2 <= n - 1) k.signal(free_slots, 1, {{b.ring, left}});
-      if (forward) {
-        pass.wait_send();
-        pass.wait_recv();  // the next chunk, from the left
-      }
+      if (forward) pass.wait_recv();  // the next chunk, from the left
     }
     k.cast(out_vmem, acc);
     AsyncCopy store = k.async_copy(out_vmem, out, local_sems.at(2));
@@ -179,32 +181,165 @@ KernelFn Collective(Blocks b) {
   };
 }
 
-Workload Make(const Mesh& mesh, const CollectiveArgs& args, bool collective) {
+// Bidirectional collective matmul. Every device sends its own chunk both ways; the
+// rightward stream then forwards the chunks that started at me-1, me-2, ... and the
+// leftward one those from me+1, me+2, .... After S = floor(Y/2) steps every chunk has
+// arrived. On an odd ring the two streams meet exactly: (Y-1)/2 whole chunks each. On an
+// even ring the chunk opposite (me + Y/2) would arrive twice, so its last hop is split by
+// columns of D: the rightward stream carries its first half and the leftward one its
+// second, and both directions stay equally loaded (Y = 2: the halves of the one other
+// chunk). Step s multiplies the two parts that arrived at step s-1 (the own chunk at step
+// 0) while the next two parts are on the wire.
+KernelFn CollectiveBidi(Blocks b) {
+  return [b](Kernel& k, const Refs& r) {
+    const Ref &a = r[0], &w = r[1], &out = r[2];
+    // own: this device's chunk; a_bufs[dir][parity]: the two streams, double-buffered;
+    // w_bufs[parity][dir]: the rows of W matching each part.
+    const Ref &own = r[3], &a_bufs = r[4], &w_bufs = r[5], &acc = r[6], &out_vmem = r[7];
+    const Ref &local_sems = r[8], &send_sems = r[9], &recv_sems = r[10], &free_slots = r[11];
+    constexpr int kRight = 0, kLeft = 1;
+    const int n = b.y;
+    const int me = k.axis_index(b.ring);
+    const int right = (me + 1) % n;
+    const int left = (me + n - 1) % n;
+    const int last = n / 2;  // S: the last step; sends happen at steps 0 .. S-1
+    const bool split_last = n % 2 == 0;
+    const int64_t half = b.dk / 2;
+    struct Part {
+      int chunk;
+      int64_t col, cols;  // the columns of the chunk (a range of D) this part covers
+    };
+    // The part stream `dir` holds at step s >= 1.
+    auto part = [&](int dir, int s) {
+      const int chunk = dir == kRight ? (me - s + n) % n : (me + s) % n;
+      if (split_last && s == last) {
+        return dir == kRight ? Part{chunk, 0, half} : Part{chunk, half, b.dk - half};
+      }
+      return Part{chunk, 0, b.dk};
+    };
+    auto held = [&](int dir, int s) { return s == 0 ? own : a_bufs.at(dir, s % 2); };
+    auto cols = [](const Ref& chunk, const Part& p) {
+      return chunk.at(ds(0, chunk.shape()[0]), ds(p.col, p.cols));
+    };
+    auto load_w = [&](int dir, int s, const Part& p) {
+      return k.async_copy(w.at(ds(p.chunk * b.dk + p.col, p.cols), ds(0, b.fn)),
+                          w_bufs.at(s % 2, dir, ds(0, p.cols)), local_sems.at(s % 2, dir));
+    };
+
+    AsyncCopy load_a = k.async_copy(a, own, local_sems.at(2, 0));
+    load_a.start();
+    std::vector<AsyncCopy> next_w = {load_w(kRight, 0, Part{me, 0, b.dk})};
+    next_w.back().start();
+    if (n > 1) {
+      const Ref barrier = k.barrier_semaphore();
+      k.signal(barrier, 1, {{b.ring, left}});
+      k.signal(barrier, 1, {{b.ring, right}});
+      k.wait(barrier, 2);
+    }
+    load_a.wait();
+    for (int s = 0; s <= last; ++s) {
+      auto scope = k.named_scope("step " + std::to_string(s));
+      std::vector<AsyncCopy> passes;
+      if (s < last) {
+        for (int dir : {kRight, kLeft}) {
+          const Part p = part(dir, s + 1);
+          // The neighbour's slot a_bufs[dir][(s+1) % 2] held its step s-1 part until it said
+          // it was done with it (its own multiply and forward); only the first fill is free.
+          if (s >= 2) k.wait(free_slots.at(dir), 1);
+          passes.push_back(k.async_remote_copy(
+              cols(held(dir, s), p), cols(a_bufs.at(dir, (s + 1) % 2), p), send_sems.at(dir, s % 2),
+              recv_sems.at(dir, s % 2), {{b.ring, dir == kRight ? right : left}}));
+          passes.back().start();
+        }
+      }
+      std::vector<AsyncCopy> current_w = next_w;
+      next_w.clear();
+      if (s < last) {
+        for (int dir : {kRight, kLeft}) {
+          next_w.push_back(load_w(dir, s + 1, part(dir, s + 1)));
+          next_w.back().start();
+        }
+      }
+      for (size_t i = 0; i < current_w.size(); ++i) {
+        const int dir = static_cast<int>(i);
+        const Part p = s == 0 ? Part{me, 0, b.dk} : part(dir, s);
+        current_w[i].wait();
+        k.dot(cols(held(dir, s), p), w_bufs.at(s % 2, dir, ds(0, p.cols)), acc,
+              /*accumulate=*/s > 0 || i > 0);
+      }
+      for (AsyncCopy& pass : passes)
+        pass.wait_send();
+      // Both slots of step s are multiplied and forwarded: each sender may refill its slot,
+      // if it will send again (at step s+1, landing at s+2 <= S).
+      if (s >= 1 && s + 2 <= last) {
+        k.signal(free_slots.at(kRight), 1, {{b.ring, left}});
+        k.signal(free_slots.at(kLeft), 1, {{b.ring, right}});
+      }
+      for (AsyncCopy& pass : passes)
+        pass.wait_recv();  // the next parts, one from each side
+    }
+    k.cast(out_vmem, acc);
+    AsyncCopy store = k.async_copy(out_vmem, out, local_sems.at(2, 0));
+    store.start();
+    store.wait();
+  };
+}
+
+enum class Schedule { kBlocking, kCollective, kBidi };
+
+Workload Make(const Mesh& mesh, const CollectiveArgs& args, Schedule schedule) {
   const Blocks b = BlocksFor(mesh, args);
   const int64_t steps = std::max(b.y - 1, 1);
   GridSpec grid;
   grid.in_specs = {BlockSpec::Any(), BlockSpec::Any()};
   grid.out_specs = {BlockSpec::Any()};
-  if (collective) {
-    grid.scratch_shapes = {ScratchSpec::VMEM({2, b.bm, b.dk}, b.dtype, "a_bufs")};
-  } else {
-    grid.scratch_shapes = {ScratchSpec::VMEM({b.bm, b.d}, b.dtype, "a_full")};
+  KernelFn kernel;
+  std::string name;
+  switch (schedule) {
+    case Schedule::kBlocking:
+      name = "ag_matmul_blocking";
+      kernel = Blocking(b);
+      grid.scratch_shapes = {
+          ScratchSpec::VMEM({b.bm, b.d}, b.dtype, "a_full"),
+          ScratchSpec::VMEM({2, b.dk, b.fn}, b.dtype, "w_bufs"),
+          ScratchSpec::VMEM({b.bm, b.fn}, DType::kF32, "acc"),
+          ScratchSpec::VMEM({b.bm, b.fn}, b.dtype, "out_vmem"),
+          ScratchSpec::DMA({3}, "local_sems"),
+          ScratchSpec::DMA({steps}, "send_sems"),
+          ScratchSpec::DMA({steps}, "recv_sems"),
+      };
+      break;
+    case Schedule::kCollective:
+      name = "ag_matmul_collective";
+      kernel = Collective(b);
+      grid.scratch_shapes = {
+          ScratchSpec::VMEM({2, b.bm, b.dk}, b.dtype, "a_bufs"),
+          ScratchSpec::VMEM({2, b.dk, b.fn}, b.dtype, "w_bufs"),
+          ScratchSpec::VMEM({b.bm, b.fn}, DType::kF32, "acc"),
+          ScratchSpec::VMEM({b.bm, b.fn}, b.dtype, "out_vmem"),
+          ScratchSpec::DMA({3}, "local_sems"),
+          ScratchSpec::DMA({2}, "send_sems"),
+          ScratchSpec::DMA({2}, "recv_sems"),
+          ScratchSpec::REGULAR({}, "free_slots"),
+      };
+      break;
+    case Schedule::kBidi:
+      name = "ag_matmul_collective_bidi";
+      kernel = CollectiveBidi(b);
+      grid.scratch_shapes = {
+          ScratchSpec::VMEM({b.bm, b.dk}, b.dtype, "own"),
+          ScratchSpec::VMEM({2, 2, b.bm, b.dk}, b.dtype, "a_bufs"),
+          ScratchSpec::VMEM({2, 2, b.dk, b.fn}, b.dtype, "w_bufs"),
+          ScratchSpec::VMEM({b.bm, b.fn}, DType::kF32, "acc"),
+          ScratchSpec::VMEM({b.bm, b.fn}, b.dtype, "out_vmem"),
+          ScratchSpec::DMA({3, 2}, "local_sems"),
+          ScratchSpec::DMA({2, 2}, "send_sems"),
+          ScratchSpec::DMA({2, 2}, "recv_sems"),
+          ScratchSpec::REGULAR({2}, "free_slots"),
+      };
+      break;
   }
-  grid.scratch_shapes.push_back(ScratchSpec::VMEM({2, b.dk, b.fn}, b.dtype, "w_bufs"));
-  grid.scratch_shapes.push_back(ScratchSpec::VMEM({b.bm, b.fn}, DType::kF32, "acc"));
-  grid.scratch_shapes.push_back(ScratchSpec::VMEM({b.bm, b.fn}, b.dtype, "out_vmem"));
-  grid.scratch_shapes.push_back(ScratchSpec::DMA({3}, "local_sems"));
-  if (collective) {
-    grid.scratch_shapes.push_back(ScratchSpec::DMA({2}, "send_sems"));
-    grid.scratch_shapes.push_back(ScratchSpec::DMA({2}, "recv_sems"));
-    grid.scratch_shapes.push_back(ScratchSpec::REGULAR({}, "free_slots"));
-  } else {
-    grid.scratch_shapes.push_back(ScratchSpec::DMA({steps}, "send_sems"));
-    grid.scratch_shapes.push_back(ScratchSpec::DMA({steps}, "recv_sems"));
-  }
-  PallasCall call =
-      pallas_call(collective ? "ag_matmul_collective" : "ag_matmul_blocking",
-                  collective ? Collective(b) : Blocking(b), grid, {{{b.bm, b.fn}, b.dtype}});
+  PallasCall call = pallas_call(name, kernel, grid, {{{b.bm, b.fn}, b.dtype}});
   call.in_names = {"a", "w"};
   call.out_names = {"out"};
   const P a_spec{PartitionSpec::Entry(b.others), b.ring};
@@ -260,19 +395,47 @@ Bound AgMatmulBound(const Mesh& mesh, const CollectiveArgs& args) {
           "max(2 bm D fn / peak FLOP/s, max(T_min (Y-1), (V_A/W_oneway)(Y-1)/Y))"};
 }
 
+// Both directions of the ring: with wraparound each device receives (Y-1)/Y of V_A over its
+// two inbound links in floor(Y/2) hops (REFERENCES.md §3, bidirectional all-gather);
+// without it the wrap hop goes the long way and the one-way bound applies.
+Bound AgMatmulBidiBound(const Mesh& mesh, const CollectiveArgs& args) {
+  const Blocks b = BlocksFor(mesh, args);
+  const AxisLinks links = LinksOf(mesh, args.axis);
+  if (!links.wraparound) {
+    Bound bound = AgMatmulBound(mesh, args);
+    bound.formula += " (no wraparound)";
+    return bound;
+  }
+  const double compute = FlopsPerChip(mesh, args) / PeakFlops(mesh);
+  const double v = static_cast<double>(b.bm) * b.d * SizeOf(b.dtype);
+  const double comm =
+      std::max(links.hop_latency_s * (b.y / 2), v / (2 * links.link_bytes_per_s) * (b.y - 1) / b.y);
+  return {std::max(compute, comm),
+          "max(2 bm D fn / peak FLOP/s, max(T_min floor(Y/2), (V_A/W_ici)(Y-1)/Y))"};
+}
+
 double NoBusFactor(int) {
   return 1.0;
 }
 
 const Registration blocking(KernelInfo{
     "ag_matmul_blocking", "all-gather A over the ring axis, then one matmul (exposed gather)",
-    [](const Mesh& mesh, const CollectiveArgs& args) { return Make(mesh, args, false); },
+    [](const Mesh& mesh, const CollectiveArgs& args) {
+      return Make(mesh, args, Schedule::kBlocking);
+    },
     AgMatmulBound, NoBusFactor, FlopsPerChip});
 const Registration collective(KernelInfo{
     "ag_matmul_collective",
     "collective matmul: multiply the held D-chunk while the next one moves round the ring",
-    [](const Mesh& mesh, const CollectiveArgs& args) { return Make(mesh, args, true); },
+    [](const Mesh& mesh, const CollectiveArgs& args) {
+      return Make(mesh, args, Schedule::kCollective);
+    },
     AgMatmulBound, NoBusFactor, FlopsPerChip});
+const Registration collective_bidi(KernelInfo{
+    "ag_matmul_collective_bidi",
+    "bidirectional collective matmul: chunks travel both ways round the ring, ~Y/2 steps",
+    [](const Mesh& mesh, const CollectiveArgs& args) { return Make(mesh, args, Schedule::kBidi); },
+    AgMatmulBidiBound, NoBusFactor, FlopsPerChip});
 
 }  // namespace
 }  // namespace tpusim::kernels

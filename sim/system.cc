@@ -119,6 +119,7 @@ class System::Impl {
   void AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch);
 
   void Fail(ErrorKind kind, const std::string& message);
+  SemaphoreHandle NewSemaphore(ChipId chip, SemaphoreKind kind, const std::string& name);
   RunOutcome Run(const CoreProgram& program);
 
   // The DMA pipeline: engine admission, chunk reservation, departure and landing.
@@ -279,9 +280,7 @@ class System::Impl::Core final : public CorePort {
   }
   void Free(BufferHandle buffer) override { system_.FreeBuffer(chip_, buffer); }
   SemaphoreHandle AddSemaphore(SemaphoreKind kind, const std::string& name) override {
-    auto& list = system_.semaphores_[chip_];
-    list.push_back(Semaphore{name, kind, 0, {}, 0});
-    return SemaphoreHandle{chip_, static_cast<uint32_t>(list.size() - 1)};
+    return system_.NewSemaphore(chip_, kind, name);
   }
 
   // Runs the program; failures are recorded and stop the simulation.
@@ -422,6 +421,22 @@ void System::Impl::CheckSemaphore(SemaphoreHandle h, const char* role, const std
     throw Error(ErrorKind::kSemaphoreMisuse,
                 what + ": the semaphore " + role + " does not exist; allocate it as scratch.");
   }
+}
+
+SemaphoreHandle System::Impl::NewSemaphore(ChipId chip, SemaphoreKind kind,
+                                           const std::string& name) {
+  auto& list = semaphores_[chip];
+  list.push_back(Semaphore{name, kind, 0, {}, 0});
+  Semaphore& s = list.back();
+  // Watching a semaphore's value over time is how a user sees who waits for whom; only
+  // worth the tracks when a trace is written.
+  if (options_.trace) {
+    s.counter_track =
+        trace_->AddCounterTrack(tracks_[chip].chip, std::string("sem ") + name,
+                                traces::CounterUnit::kCount, 1000 + static_cast<int>(list.size()));
+    trace_->Counter(s.counter_track, EventQueue::Now(), 0);
+  }
+  return SemaphoreHandle{chip, static_cast<uint32_t>(list.size() - 1)};
 }
 
 void System::Impl::Fail(ErrorKind kind, const std::string& message) {
@@ -911,9 +926,7 @@ std::vector<uint8_t> System::ReadHost(BufferHandle buffer) const {
 }
 
 SemaphoreHandle System::AddSemaphore(ChipId chip, SemaphoreKind kind, const std::string& name) {
-  auto& list = impl_->semaphores_[chip];
-  list.push_back(Semaphore{name, kind, 0, {}, 0});
-  return SemaphoreHandle{chip, static_cast<uint32_t>(list.size() - 1)};
+  return impl_->NewSemaphore(chip, kind, name);
 }
 
 RunOutcome System::Run(const CoreProgram& program) {

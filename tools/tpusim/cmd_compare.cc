@@ -168,7 +168,7 @@ int RunCompare(int argc, char** argv) {
               r0.topology.c_str(), r0.axis.c_str(), r0.axis_size,
               r0.wraparound ? ", wraparound" : "", HumanBytes(r0.bytes).c_str(), r0.dtype.c_str(),
               r0.functional ? "" : ", timing only");
-  std::printf("%-22s %12s %8s %12s %7s %9s %12s %12s %9s  %s\n", "kernel", "time", "speedup",
+  std::printf("%-26s %12s %8s %12s %7s %9s %12s %12s %9s  %s\n", "kernel", "time", "speedup",
               "exposed comm", "%", "MXU util", "busiest ICI", "bound", "of bound", "data");
   bool all_ok = true;
   nlohmann::ordered_json json = nlohmann::ordered_json::array();
@@ -181,7 +181,7 @@ int RunCompare(int argc, char** argv) {
                              : !r.functional ? "not checked"
                              : r.correct     ? "correct"
                                              : "WRONG";
-    std::printf("%-22s %12s %7.2fx %12s %6.1f%% %8.1f%% %11.1f%% %12s %8.1f%%  %s\n",
+    std::printf("%-26s %12s %7.2fx %12s %6.1f%% %8.1f%% %11.1f%% %12s %8.1f%%  %s\n",
                 r.kernel.c_str(), HumanSeconds(r.sim_seconds).c_str(), speedup,
                 HumanSeconds(row.exposed_seconds).c_str(), exposed_pct, 100 * row.mxu_utilisation,
                 100 * row.busiest_link_utilisation, HumanSeconds(r.bound_seconds).c_str(),

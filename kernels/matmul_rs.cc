@@ -1,0 +1,271 @@
+// Reduce-scatter matmul, Tmp[B_X, F_Y] x W2[F_Y, D] -> Out[B_X, D_Y] (REFERENCES.md §4):
+// the contracting dim F is sharded over the ring axis Y, so each device can only form a
+// partial product of its rows, and the Y partials must be summed and scattered over D.
+// Two schedules compute the same thing:
+//   matmul_rs_blocking:   the whole local partial Tmp_local @ W2_local -> [B/X, D] in f32,
+//                         then a ring reduce-scatter over Y on D. The reduction is exposed.
+//   matmul_rs_collective: Y steps; at step s compute only the partial of the D-chunk that
+//                         is sent at step s (the chunk destined for device me + s + 1
+//                         reaches it after Y-1-s hops), add the partial sum arriving from
+//                         the left and pass it right; the last step's chunk is our own.
+//                         The transfer of step s hides behind the matmul of step s + 1.
+// Partial sums travel in f32: they are the MXU's f32 accumulators, and rounding them to
+// bf16 at every hop would add Y-1 roundings of values far larger than many of the final
+// elements. It costs 2x the bytes of a bf16 reduction; the bound counts those bytes.
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "dsl/kernel.h"
+#include "dsl/pallas_call.h"
+#include "kernels/registry.h"
+#include "sim/errors.h"
+
+namespace tpusim::kernels {
+namespace {
+
+using namespace dsl;
+
+// The problem as each device sees it.
+struct Blocks {
+  std::string ring;                 // the axis F and D are sharded over (Y)
+  std::vector<std::string> others;  // the axes B is sharded over (X)
+  int y = 1;
+  int64_t bm = 0;  // rows of Tmp and Out per device: B / X
+  int64_t fk = 0;  // F-chunk per device: F / Y
+  int64_t d = 0;   // D
+  int64_t dn = 0;  // D-chunk of Out per device: D / Y
+  DType dtype = DType::kBF16;
+};
+
+Blocks BlocksFor(const Mesh& mesh, const CollectiveArgs& args) {
+  Blocks b;
+  b.ring = args.axis;
+  b.y = mesh.AxisSize(args.axis);
+  int64_t x = 1;
+  for (const auto& name : mesh.axis_names()) {
+    if (name == args.axis) continue;
+    b.others.push_back(name);
+    x *= mesh.AxisSize(name);
+  }
+  if (args.m <= 0 || args.k <= 0 || args.n <= 0) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "the reduce-scatter matmul needs the problem size: give --m B --k F --n D.");
+  }
+  if (args.m % x || args.k % b.y || args.n % b.y) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "Tmp[" + std::to_string(args.m) + ", " + std::to_string(args.k) + "] x W2[" +
+                    std::to_string(args.k) + ", " + std::to_string(args.n) +
+                    "] does not shard evenly: B (--m) must be a multiple of " + std::to_string(x) +
+                    " (the other axes), and F (--k) and D (--n) of " + std::to_string(b.y) +
+                    " (axis '" + args.axis + "').");
+  }
+  b.bm = args.m / x;
+  b.fk = args.k / b.y;
+  b.d = args.n;
+  b.dn = args.n / b.y;
+  b.dtype = args.dtype;
+  return b;
+}
+
+// The D-chunk whose partial sum a device sends at ring step s (received at step s + 1 by
+// the right neighbour, which adds its own partial of the same chunk). At s = Y-1 it is
+// the device's own chunk: Y-1 hops have summed every other device's partial into it.
+int ChunkAt(int me, int s, int n) {
+  return ((me - s - 1) % n + n) % n;
+}
+
+// Refs: tmp (HBM [bm, fk]), w2 (HBM [fk, D]), out (HBM [bm, dn]), then tmp_vmem, w_bufs
+// (VMEM [2, fk, dn]: W2's D-chunks streamed from HBM, double-buffered), sums (f32: the
+// whole partial [Y, bm, dn] for the blocking schedule, two step slots [2, bm, dn] for the
+// collective one), recv (f32 [2, bm, dn]), out_vmem, local_sems DMA[3], send_sems DMA[2],
+// recv_sems DMA[2], credit REGULAR.
+//
+// The ring both schedules share. A sender writes the right neighbour's recv[s % 2]; that
+// slot held the neighbour's step s-2 arrival until it was added, so from step 2 on the
+// sender first takes a credit the neighbour gives back after that add (the capacity
+// hazard of REFERENCES.md §5). Only the first two fills are free.
+KernelFn RsKernel(Blocks b, bool collective) {
+  return [b, collective](Kernel& k, const Refs& r) {
+    const Ref &tmp = r[0], &w2 = r[1], &out = r[2];
+    const Ref &tmp_vmem = r[3], &w_bufs = r[4], &sums = r[5], &recv = r[6], &out_vmem = r[7];
+    const Ref &local_sems = r[8], &send_sems = r[9], &recv_sems = r[10], &credit = r[11];
+    const int n = b.y;
+    const int me = k.axis_index(b.ring);
+    const int right = (me + 1) % n;
+    const int left = (me + n - 1) % n;
+    auto load_w = [&](int chunk, int slot) {
+      return k.async_copy(w2.at(ds(0, b.fk), ds(chunk * b.dn, b.dn)), w_bufs.at(slot),
+                          local_sems.at(slot));
+    };
+    // Where step s's partial sum lives: one slot per chunk (blocking), or per step parity.
+    auto sum_at = [&](int s) { return collective ? sums.at(s % 2) : sums.at(ChunkAt(me, s, n)); };
+
+    AsyncCopy load_tmp = k.async_copy(tmp, tmp_vmem, local_sems.at(2));
+    load_tmp.start();
+    // Blocking computes chunks in index order; collective in the order the ring sends them.
+    auto chunk_of = [&](int j) { return collective ? ChunkAt(me, j, n) : j; };
+    AsyncCopy next_w = load_w(chunk_of(0), 0);
+    next_w.start();
+    if (n > 1) {
+      const Ref barrier = k.barrier_semaphore();
+      k.signal(barrier, 1, {{b.ring, left}});
+      k.signal(barrier, 1, {{b.ring, right}});
+      k.wait(barrier, 2);
+    }
+    load_tmp.wait();
+    // Streams W2's chunk j + 1 while chunk j is multiplied into `into`.
+    auto multiply = [&](int j, const Ref& into) {
+      AsyncCopy current = next_w;
+      if (j + 1 < n) {
+        next_w = load_w(chunk_of(j + 1), (j + 1) % 2);
+        next_w.start();
+      }
+      current.wait();
+      k.dot(tmp_vmem, w_bufs.at(j % 2), into, /*accumulate=*/false);
+    };
+    if (!collective) {
+      auto scope = k.named_scope("matmul");
+      for (int j = 0; j < n; ++j)
+        multiply(j, sums.at(j));
+    }
+
+    std::vector<std::optional<AsyncCopy>> sends(2);
+    for (int s = 0; s < n; ++s) {
+      auto scope =
+          k.named_scope((collective ? "step " : "reduce-scatter step ") + std::to_string(s));
+      const Ref sum = sum_at(s);
+      if (collective) {
+        // The slot was the source of step s-2's send: its bytes must have left.
+        if (sends[s % 2]) sends[s % 2]->wait_send();
+        sends[s % 2].reset();
+        multiply(s, sum);
+      }
+      if (s > 0) {
+        // Our own descriptor of the same size: the left neighbour's step s-1 send lands
+        // on our recv_sems[(s-1) % 2].
+        AsyncCopy incoming =
+            k.async_remote_copy(sum, recv.at((s - 1) % 2), send_sems.at((s - 1) % 2),
+                                recv_sems.at((s - 1) % 2), {{b.ring, left}});
+        incoming.wait_recv();
+        k.add(sum, sum, recv.at((s - 1) % 2));
+        // recv[(s-1) % 2] is free: the left neighbour refills it at its step s + 1, if any.
+        if (s + 1 <= n - 2) k.signal(credit, 1, {{b.ring, left}});
+      }
+      if (s < n - 1) {
+        if (s >= 2) k.wait(credit, 1);
+        AsyncCopy send = k.async_remote_copy(sum, recv.at(s % 2), send_sems.at(s % 2),
+                                             recv_sems.at(s % 2), {{b.ring, right}});
+        send.start();
+        if (collective) {
+          sends[s % 2] = send;  // waited for two steps on, or at the end
+        } else {
+          send.wait_send();  // a plain ring: one step at a time
+        }
+      } else {
+        k.cast(out_vmem, sum);  // our own chunk, complete
+      }
+    }
+    for (auto& send : sends) {
+      if (send) send->wait_send();
+    }
+    AsyncCopy store = k.async_copy(out_vmem, out, local_sems.at(2));
+    store.start();
+    store.wait();
+  };
+}
+
+Workload Make(const Mesh& mesh, const CollectiveArgs& args, bool collective) {
+  const Blocks b = BlocksFor(mesh, args);
+  GridSpec grid;
+  grid.in_specs = {BlockSpec::Any(), BlockSpec::Any()};
+  grid.out_specs = {BlockSpec::Any()};
+  grid.scratch_shapes = {
+      ScratchSpec::VMEM({b.bm, b.fk}, b.dtype, "tmp_vmem"),
+      ScratchSpec::VMEM({2, b.fk, b.dn}, b.dtype, "w_bufs"),
+      ScratchSpec::VMEM({collective ? 2 : b.y, b.bm, b.dn}, DType::kF32,
+                        collective ? "sums" : "partial"),
+      ScratchSpec::VMEM({2, b.bm, b.dn}, DType::kF32, "recv"),
+      ScratchSpec::VMEM({b.bm, b.dn}, b.dtype, "out_vmem"),
+      ScratchSpec::DMA({3}, "local_sems"),
+      ScratchSpec::DMA({2}, "send_sems"),
+      ScratchSpec::DMA({2}, "recv_sems"),
+      ScratchSpec::REGULAR({}, "credit"),
+  };
+  PallasCall call = pallas_call(collective ? "matmul_rs_collective" : "matmul_rs_blocking",
+                                RsKernel(b, collective), grid, {{{b.bm, b.dn}, b.dtype}});
+  call.in_names = {"tmp", "w2"};
+  call.out_names = {"out"};
+  const P row_spec{PartitionSpec::Entry(b.others), b.ring};
+  const P w_spec{b.ring, nullptr};
+  Workload w{shard_map(mesh, {row_spec, w_spec}, {row_spec}, call), {}, {}};
+  if (args.functional) {
+    Array tmp = Array::Random({args.m, args.k}, args.dtype, args.seed * 7 + 3);
+    Array w2 = Array::Random({args.k, args.n}, args.dtype, args.seed * 7 + 4);
+    // Reference: the whole product on the host in f64, rounded once to the output dtype.
+    using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    Matrix tm(args.m, args.k), wm(args.k, args.n);
+    for (int64_t i = 0; i < tmp.size(); ++i)
+      tm.data()[i] = tmp.GetFlat(i);
+    for (int64_t i = 0; i < w2.size(); ++i)
+      wm.data()[i] = w2.GetFlat(i);
+    const Matrix product = tm * wm;
+    Array expected({args.m, args.n}, args.dtype);
+    for (int64_t i = 0; i < expected.size(); ++i)
+      expected.SetFlat(i, product.data()[i]);
+    w.inputs = {std::move(tmp), std::move(w2)};
+    w.expected.push_back(std::move(expected));
+    // Partials are f32 end to end, summed in another order than the reference, then
+    // rounded once to bf16 (8 bits of mantissa): a couple of bf16 ulps.
+    w.rtol = args.dtype == DType::kBF16 ? 2e-2 : 1e-4;
+    w.atol = args.dtype == DType::kBF16 ? 2e-2 : 1e-4;
+  } else {
+    w.inputs = {Array::Placeholder({args.m, args.k}, args.dtype),
+                Array::Placeholder({args.k, args.n}, args.dtype)};
+  }
+  return w;
+}
+
+double PeakFlops(const Mesh& mesh) {
+  const auto& chip = mesh.topology().chip();
+  return chip.mxu_count() * static_cast<double>(chip.mxu_size()) * chip.mxu_size() * 2 *
+         chip.clock_hz();
+}
+
+double FlopsPerChip(const Mesh& mesh, const CollectiveArgs& args) {
+  const Blocks b = BlocksFor(mesh, args);
+  return 2.0 * b.bm * b.fk * b.d;
+}
+
+Bound MatmulRsBound(const Mesh& mesh, const CollectiveArgs& args) {
+  const Blocks b = BlocksFor(mesh, args);
+  const double compute = FlopsPerChip(mesh, args) / PeakFlops(mesh);
+  const AxisLinks links = LinksOf(mesh, args.axis);
+  // A one-way ring reduce-scatter of the f32 partial, V_P = bm x D x 4 bytes.
+  const double v = static_cast<double>(b.bm) * b.d * SizeOf(DType::kF32);
+  const double comm =
+      std::max(links.hop_latency_s * (b.y - 1), v / links.link_bytes_per_s * (b.y - 1) / b.y);
+  return {std::max(compute, comm),
+          "max(2 bm F_Y D / peak FLOP/s, max(T_min (Y-1), (V_P/W_oneway)(Y-1)/Y)), V_P = f32 "
+          "partial bm x D"};
+}
+
+double NoBusFactor(int) {
+  return 1.0;
+}
+
+const Registration blocking(KernelInfo{
+    "matmul_rs_blocking",
+    "local matmul to an f32 partial, then a ring reduce-scatter over the ring axis (exposed)",
+    [](const Mesh& mesh, const CollectiveArgs& args) { return Make(mesh, args, false); },
+    MatmulRsBound, NoBusFactor, FlopsPerChip});
+const Registration collective(KernelInfo{
+    "matmul_rs_collective",
+    "collective matmul: compute the D-chunk the ring sends next while the last one moves",
+    [](const Mesh& mesh, const CollectiveArgs& args) { return Make(mesh, args, true); },
+    MatmulRsBound, NoBusFactor, FlopsPerChip});
+
+}  // namespace
+}  // namespace tpusim::kernels
