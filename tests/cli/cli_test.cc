@@ -141,3 +141,27 @@ TEST(CliCompare, KernelsWithDifferentContractsAreRefused) {
 
 }  // namespace
 }  // namespace tpusim
+
+namespace tpusim {
+namespace {
+
+TEST(CliCompare, MatmulSchedulesTakeTheProblemAndASecondAxis) {
+  const auto r = RunTpusim(
+      "compare agw_matmul_ar agw_matmul_ar_fused --topology v5e-2x2 --axis x --axis2 y "
+      "--m 256 --k 512 --n 1024 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto rows = LastLineJson(r.out);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& row : rows) EXPECT_EQ(row["correct"], true) << row.dump();
+}
+
+TEST(CliCompare, UnknownSecondAxisIsABadArgument) {
+  const auto r = RunTpusim(
+      "compare agw_matmul_ar agw_matmul_ar_fused --topology v5e-2x2 --axis x --axis2 z "
+      "--m 256 --k 512 --n 1024");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("mesh axis 'z' does not exist"));
+}
+
+}  // namespace
+}  // namespace tpusim

@@ -70,7 +70,7 @@ Row Summarise(KernelRunReport report) {
 int RunCompare(int argc, char** argv) {
   namespace po = boost::program_options;
   std::vector<std::string> kernels;
-  std::string topology, axis, bytes_text, dtype, trace_dir;
+  std::string topology, axis, bytes_text, dtype, trace_dir, axis2;
   int64_t m = 0, k = 0, n = 0;
   po::options_description options(
       "tpusim compare KERNEL... --topology T --bytes V [options]\n\n"
@@ -81,7 +81,10 @@ int RunCompare(int argc, char** argv) {
   options.add_options()("help,h", "show this help")("topology,t", po::value(&topology),
                                                     "preset name or .textproto path")(
       "axis,a", po::value(&axis)->default_value("x"), "mesh axis of the collective")(
-      "bytes,b", po::value(&bytes_text), "collectives: V, the full array size: 4096, 64K, 16M, 1G")(
+      "axis2", po::value(&axis2),
+      "second mesh axis of two-axis kernels (all_gather_2d, agw_matmul_*); default: the "
+      "first other axis")("bytes,b", po::value(&bytes_text),
+                          "collectives: V, the full array size: 4096, 64K, 16M, 1G")(
       "m", po::value(&m)->default_value(0), "matmuls: rows of A and Out (B)")(
       "k", po::value(&k)->default_value(0), "matmuls: the contracting dim (D)")(
       "n", po::value(&n)->default_value(0), "matmuls: columns of W and Out (F)")(
@@ -120,6 +123,7 @@ int RunCompare(int argc, char** argv) {
   KernelRunRequest request;
   request.topology = topologies::LoadTopology(topology);
   request.args.axis = axis;
+  request.args.axis2 = axis2;
   if (!bytes_text.empty()) request.args.bytes = ParseBytes("compare", "--bytes", bytes_text);
   request.args.m = m;
   request.args.k = k;

@@ -100,7 +100,7 @@ void PrintSummary(const KernelRunReport& r) {
 
 int RunRun(int argc, char** argv) {
   namespace po = boost::program_options;
-  std::string kernel, topology, axis, bytes_text, dtype, trace;
+  std::string kernel, topology, axis, bytes_text, dtype, trace, axis2;
   double time_limit_s = 60;
   int64_t m = 0, k = 0, n = 0, bm = 0, bk = 0, bn = 0;
   po::options_description options(
@@ -114,7 +114,10 @@ int RunRun(int argc, char** argv) {
       "topology,t", po::value(&topology),
       "preset name (see `tpusim topologies`) or .textproto path")(
       "axis,a", po::value(&axis)->default_value("x"), "mesh axis the collective runs over")(
-      "bytes,b", po::value(&bytes_text), "V, the full array size: 4096, 64K, 16M, 1G")(
+      "axis2", po::value(&axis2),
+      "second mesh axis of two-axis kernels (all_gather_2d, agw_matmul_*); default: the "
+      "first other axis")("bytes,b", po::value(&bytes_text),
+                          "V, the full array size: 4096, 64K, 16M, 1G")(
       "dtype", po::value(&dtype)->default_value("bf16"), "element type: bf16 or f32")(
       "trace", po::value(&trace), "write a trace here (.pftrace: Perfetto; .json: Chrome JSON)")(
       "timing-only", "move no payload: same timing, no data check, memory independent of V")(
@@ -167,6 +170,7 @@ int RunRun(int argc, char** argv) {
   request.kernel = kernel;
   request.topology = topologies::LoadTopology(topology);
   request.args.axis = axis;
+  request.args.axis2 = axis2;
   if (!bytes_text.empty()) request.args.bytes = ParseBytes("run", "--bytes", bytes_text);
   request.args.m = m;
   request.args.k = k;
