@@ -1,5 +1,6 @@
 #include "sim/memory.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "sim/errors.h"
@@ -40,6 +41,29 @@ void ForEachRun(const ByteBox& box, Visit visit) {
 }
 
 }  // namespace
+
+bool BoxesOverlap(const ByteBox& a, const ByteBox& b) {
+  if (a.bytes() == 0 || b.bytes() == 0) return false;
+  if (a.end() <= b.offset || b.end() <= a.offset) return false;
+  auto runs = [](const ByteBox& box) {
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    ForEachRun(box, [&](uint64_t offset, uint64_t run) { out.emplace_back(offset, offset + run); });
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  const auto ra = runs(a), rb = runs(b);
+  size_t i = 0, j = 0;
+  while (i < ra.size() && j < rb.size()) {
+    if (ra[i].second <= rb[j].first) {
+      ++i;
+    } else if (rb[j].second <= ra[i].first) {
+      ++j;
+    } else {
+      return true;
+    }
+  }
+  return false;
+}
 
 const char* MemorySpaceName(MemorySpace space) {
   switch (space) {

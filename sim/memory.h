@@ -14,6 +14,10 @@
 
 namespace tpusim::sim {
 
+// Whether two boxes of one buffer share a byte (exact for strided boxes, not just their
+// bounding ranges: column blocks of one matrix do not overlap).
+bool BoxesOverlap(const ByteBox& a, const ByteBox& b);
+
 class Memory {
  public:
   Memory(std::string owner, MemorySpace space, uint64_t capacity, bool functional,

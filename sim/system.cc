@@ -4,6 +4,7 @@
 #include <deque>
 #include <map>
 #include <sstream>
+#include <unordered_map>
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <systemc>
 
@@ -115,6 +116,9 @@ class System::Impl {
 
   void StartDma(ChipId issuer, const DmaRequest& request);
   void FreeBuffer(ChipId issuer, BufferHandle buffer);
+  // Two in-flight DMAs writing the same bytes: which one lands last is a race.
+  void CheckWriteRace(Transfer& t);
+  static uint64_t BufferKey(const BufferHandle& b);
   void Signal(ChipId issuer, SemaphoreHandle target, int64_t amount);
   void AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch);
 
@@ -159,6 +163,7 @@ class System::Impl {
   uint64_t chunk_bytes_ = 0;
   uint64_t next_flow_ = 1;
   RunStats stats_;
+  std::unordered_map<uint64_t, std::vector<const Transfer*>> writers_;  // in flight, by buffer
   bool ran_ = false;
   bool failed_ = false;
   ErrorKind error_kind_ = ErrorKind::kKernelMisuse;
@@ -558,8 +563,31 @@ void System::Impl::StartDma(ChipId issuer, const DmaRequest& request) {
   if (destination != issuer) t.flow = next_flow_++;
   ++stats_.dmas;
   stats_.dma_bytes += t.bytes;
+  CheckWriteRace(t);
   dma_queue_[issuer].push_back(&t);
   Admit(issuer);
+}
+
+uint64_t System::Impl::BufferKey(const BufferHandle& b) {
+  return (static_cast<uint64_t>(b.chip) * 3 + static_cast<uint64_t>(b.space)) << 32 | b.index;
+}
+
+void System::Impl::CheckWriteRace(Transfer& t) {
+  if (t.bytes == 0) return;
+  auto& writers = writers_[BufferKey(t.request.destination.buffer)];
+  for (const Transfer* other : writers) {
+    if (!BoxesOverlap(other->request.destination.box, t.request.destination.box)) continue;
+    const auto& b = t.request.destination.buffer;
+    throw Error(ErrorKind::kRace,
+                "race: DMA '" + t.request.label + "' from " + torus_.Describe(t.issuer) +
+                    " writes bytes of '" + memory(b).Label(b.index) + "' on " +
+                    torus_.Describe(b.chip) + " that DMA '" + other->request.label + "' from " +
+                    torus_.Describe(other->issuer) +
+                    " is still writing. Wait for the first copy to land (its receive "
+                    "semaphore) before starting the second, or give each in-flight copy its own "
+                    "buffer (N-buffering with capacity semaphores).");
+  }
+  writers.push_back(&t);
 }
 
 void System::Impl::FreeBuffer(ChipId issuer, BufferHandle buffer) {
@@ -718,6 +746,10 @@ void System::Impl::OnLanded(Transfer& t, uint64_t bytes) {
   t.landed += bytes;
   BytesInFlight(t.issuer, -static_cast<int64_t>(bytes));
   const bool last = t.landed == t.bytes;
+  if (last && t.bytes > 0) {
+    auto& writers = writers_[BufferKey(t.request.destination.buffer)];
+    writers.erase(std::find(writers.begin(), writers.end(), &t));
+  }
   if (last) {
     if (options_.functional) {
       memory(t.request.destination.buffer)

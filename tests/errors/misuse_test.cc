@@ -8,6 +8,7 @@
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
 #include "dsl/shard_map.h"
+#include "sim/memory.h"
 #include "sim/system.h"
 #include "tests/support/test_support.h"
 
@@ -209,6 +210,55 @@ TEST(Misuse, VmemOverCapacityListsTheAllocations) {
     EXPECT_THAT(e.what(), HasSubstr("256 MiB  huge f32[67108864]  <- does not fit"));
     EXPECT_THAT(e.what(), HasSubstr("128 MiB available"));
   }
+}
+
+}  // namespace
+}  // namespace tpusim
+
+namespace tpusim {
+namespace {
+
+using namespace dsl;
+using ::testing::HasSubstr;
+
+TEST(Races, TwoInFlightDmasWritingTheSameBytes) {
+  GridSpec grid;
+  grid.in_specs = {BlockSpec::Any()};
+  grid.out_specs = {BlockSpec::Any()};
+  grid.scratch_shapes = {ScratchSpec::DMA({2}, "send"), ScratchSpec::DMA({2}, "recv")};
+  // Devices 0 and 2 both copy their block into device 1's out at once.
+  KernelFn body = [](Kernel& k, const Refs& r) {
+    const int me = k.device_id();
+    if (me == 0 || me == 2) {
+      AsyncCopy copy =
+          k.async_remote_copy(r[0], r[1], r[2].at(me / 2), r[3].at(me / 2), DeviceId::Logical(1));
+      copy.start();
+      copy.wait_send();
+    }
+  };
+  PallasCall call = pallas_call("double_write", body, grid, {{{1024}, DType::kBF16}});
+  call.in_names = {"x"};
+  call.out_names = {"out"};
+  const ShardMap program =
+      shard_map(Mesh(testing::MakeTopology({4}, {false})), {P{"x"}}, {P{"x"}}, call);
+  auto run =
+      testing::RunAndCheckTrace(program, {Array::Random({4096}, DType::kBF16, 7)}, {}, "race");
+  ASSERT_FALSE(run.result.ok);
+  EXPECT_EQ(run.result.error_kind, ErrorKind::kRace) << run.result.error;
+  EXPECT_THAT(run.result.error, HasSubstr("writes bytes of 'out bf16[1024]' on chip 1 (x=1)"));
+  EXPECT_THAT(run.result.error, HasSubstr("is still writing"));
+  EXPECT_THAT(run.result.error, HasSubstr("N-buffering"));
+}
+
+TEST(Races, ColumnBlocksOfOneMatrixDoNotOverlap) {
+  // Two [4, 8] column blocks of a [4, 16] f32 matrix: their byte ranges interleave but
+  // share no byte; a single element more does.
+  sim::ByteBox left{0, {4, 8}, {64, 4}, 4};
+  sim::ByteBox right{32, {4, 8}, {64, 4}, 4};
+  sim::ByteBox wider{0, {4, 9}, {64, 4}, 4};
+  EXPECT_FALSE(sim::BoxesOverlap(left, right));
+  EXPECT_TRUE(sim::BoxesOverlap(wider, right));
+  EXPECT_TRUE(sim::BoxesOverlap(left, left));
 }
 
 }  // namespace
