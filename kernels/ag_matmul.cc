@@ -17,6 +17,7 @@
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
 #include "kernels/registry.h"
+#include "kernels/ring.h"
 #include "sim/errors.h"
 
 namespace tpusim::kernels {
@@ -77,7 +78,6 @@ KernelFn Blocking(Blocks b) {
     const int n = b.y;
     const int me = k.axis_index(b.ring);
     const int right = (me + 1) % n;
-    const int left = (me + n - 1) % n;
     auto chunk = [&](int j) { return a_full.at(ds(0, b.bm), ds(j * b.dk, b.dk)); };
     auto load_w = [&](int j, int slot) {
       return k.async_copy(w.at(ds(j * b.dk, b.dk), ds(0, b.fn)), w_bufs.at(slot),
@@ -89,10 +89,7 @@ KernelFn Blocking(Blocks b) {
     load_a.wait();
     if (n > 1) {
       auto scope = k.named_scope("all-gather A");
-      const Ref barrier = k.barrier_semaphore();
-      k.signal(barrier, 1, {{b.ring, left}});
-      k.signal(barrier, 1, {{b.ring, right}});
-      k.wait(barrier, 2);
+      MeetRingNeighbours(k, b.ring);
       for (int step = 0; step < n - 1; ++step) {
         const int held = (me - step + n) % n;
         AsyncCopy copy = k.async_remote_copy(chunk(held), chunk(held), send_sems.at(step),
@@ -142,12 +139,7 @@ KernelFn Collective(Blocks b) {
     load_a.start();
     AsyncCopy next_w = load_w(0);
     next_w.start();
-    if (n > 1) {
-      const Ref barrier = k.barrier_semaphore();
-      k.signal(barrier, 1, {{b.ring, left}});
-      k.signal(barrier, 1, {{b.ring, right}});
-      k.wait(barrier, 2);
-    }
+    MeetRingNeighbours(k, b.ring);
     load_a.wait();
     for (int step = 0; step < n; ++step) {
       auto scope = k.named_scope("step " + std::to_string(step));
@@ -230,12 +222,7 @@ KernelFn CollectiveBidi(Blocks b) {
     load_a.start();
     std::vector<AsyncCopy> next_w = {load_w(kRight, 0, Part{me, 0, b.dk})};
     next_w.back().start();
-    if (n > 1) {
-      const Ref barrier = k.barrier_semaphore();
-      k.signal(barrier, 1, {{b.ring, left}});
-      k.signal(barrier, 1, {{b.ring, right}});
-      k.wait(barrier, 2);
-    }
+    MeetRingNeighbours(k, b.ring);
     load_a.wait();
     for (int s = 0; s <= last; ++s) {
       auto scope = k.named_scope("step " + std::to_string(s));

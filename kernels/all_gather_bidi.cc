@@ -6,6 +6,7 @@
 #include "dsl/pallas_call.h"
 #include "kernels/all_gather.h"
 #include "kernels/registry.h"
+#include "kernels/ring.h"
 
 namespace tpusim::kernels {
 namespace {
@@ -40,10 +41,7 @@ KernelFn BidiAllGather(std::string axis, int64_t shard) {
     }
     if (n == 1) return;
 
-    const Ref barrier = k.barrier_semaphore();
-    k.signal(barrier, 1, {{axis, left}});
-    k.signal(barrier, 1, {{axis, right}});
-    k.wait(barrier, 2);
+    MeetRingNeighbours(k, axis);
 
     for (int step = 0; step < n - 1; ++step) {
       auto scope = k.named_scope("bidi step " + std::to_string(step));

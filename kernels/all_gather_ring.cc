@@ -6,6 +6,7 @@
 #include "dsl/pallas_call.h"
 #include "kernels/all_gather.h"
 #include "kernels/registry.h"
+#include "kernels/ring.h"
 
 namespace tpusim::kernels {
 namespace {
@@ -22,7 +23,6 @@ KernelFn RingAllGather(std::string axis, int64_t shard) {
     const int n = k.axis_size(axis);
     const int me = k.axis_index(axis);
     const int right = (me + 1) % n;
-    const int left = (me + n - 1) % n;
     auto slot = [&](int device) { return out.at(ds(device * shard, shard)); };
 
     {
@@ -34,10 +34,7 @@ KernelFn RingAllGather(std::string axis, int64_t shard) {
     if (n == 1) return;
 
     // Nobody may DMA into a device that has not entered the kernel yet.
-    const Ref barrier = k.barrier_semaphore();
-    k.signal(barrier, 1, {{axis, left}});
-    k.signal(barrier, 1, {{axis, right}});
-    k.wait(barrier, 2);
+    MeetRingNeighbours(k, axis);
 
     for (int step = 0; step < n - 1; ++step) {
       auto scope = k.named_scope("ring step " + std::to_string(step));

@@ -21,6 +21,7 @@
 #include "dsl/pallas_call.h"
 #include "kernels/reduce_scatter.h"
 #include "kernels/registry.h"
+#include "kernels/ring.h"
 
 namespace tpusim::kernels {
 namespace {
@@ -55,10 +56,7 @@ KernelFn Psum(std::string axis, int64_t elements, int64_t piece, DType dtype, bo
     const Ref sum = acc.at(ds(0, size));
 
     if (global_step == 0 && n > 1) {
-      const Ref barrier = k.barrier_semaphore();
-      k.signal(barrier, 1, {{axis, left}});
-      k.signal(barrier, 1, {{axis, right}});
-      k.wait(barrier, 2);
+      MeetRingNeighbours(k, axis);
     }
     if (step == 0) {
       auto scope = k.named_scope("load own piece");

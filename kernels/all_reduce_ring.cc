@@ -10,6 +10,7 @@
 #include "dsl/pallas_call.h"
 #include "kernels/reduce_scatter.h"
 #include "kernels/registry.h"
+#include "kernels/ring.h"
 
 namespace tpusim::kernels {
 namespace {
@@ -26,7 +27,6 @@ KernelFn RingAllReduce(std::string axis, RingReducePlan plan) {
     const int n = k.axis_size(axis);
     const int me = k.axis_index(axis);
     const int right = (me + 1) % n;
-    const int left = (me + n - 1) % n;
     const int64_t block = plan.block;
     auto slot = [&](int device) { return out.at(ds(device * block, block)); };
     if (n == 1) {
@@ -36,10 +36,7 @@ KernelFn RingAllReduce(std::string axis, RingReducePlan plan) {
       return;
     }
 
-    const Ref barrier = k.barrier_semaphore();
-    k.signal(barrier, 1, {{axis, left}});
-    k.signal(barrier, 1, {{axis, right}});
-    k.wait(barrier, 2);
+    MeetRingNeighbours(k, axis);
 
     {
       auto scope = k.named_scope("reduce-scatter");

@@ -21,6 +21,7 @@
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
 #include "kernels/registry.h"
+#include "kernels/ring.h"
 #include "sim/errors.h"
 
 namespace tpusim::kernels {
@@ -109,12 +110,7 @@ KernelFn RsKernel(Blocks b, bool collective) {
     auto chunk_of = [&](int j) { return collective ? ChunkAt(me, j, n) : j; };
     AsyncCopy next_w = load_w(chunk_of(0), 0);
     next_w.start();
-    if (n > 1) {
-      const Ref barrier = k.barrier_semaphore();
-      k.signal(barrier, 1, {{b.ring, left}});
-      k.signal(barrier, 1, {{b.ring, right}});
-      k.wait(barrier, 2);
-    }
+    MeetRingNeighbours(k, b.ring);
     load_tmp.wait();
     // Streams W2's chunk j + 1 while chunk j is multiplied into `into`.
     auto multiply = [&](int j, const Ref& into) {

@@ -6,6 +6,7 @@
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
 #include "kernels/registry.h"
+#include "kernels/ring.h"
 
 namespace tpusim::kernels {
 namespace {
@@ -21,14 +22,10 @@ KernelFn RightShift(std::string axis) {
     const int n = k.axis_size(axis);
     const int me = k.axis_index(axis);
     const int right = (me + 1) % n;
-    const int left = (me + n - 1) % n;
 
     // A DMA into a device that has not entered the kernel is unsafe: meet the neighbours
     // we talk to first.
-    const Ref barrier = k.barrier_semaphore();
-    k.signal(barrier, 1, {{axis, left}});
-    k.signal(barrier, 1, {{axis, right}});
-    k.wait(barrier, 2);
+    MeetRingNeighbours(k, axis);
 
     AsyncCopy copy = k.async_remote_copy(x, out, send_sem, recv_sem, {{axis, right}});
     copy.start();

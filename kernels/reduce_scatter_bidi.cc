@@ -8,6 +8,7 @@
 #include "dsl/pallas_call.h"
 #include "kernels/reduce_scatter.h"
 #include "kernels/registry.h"
+#include "kernels/ring.h"
 
 namespace tpusim::kernels {
 namespace {
@@ -20,7 +21,6 @@ KernelFn BidiReduceScatter(std::string axis, RingReducePlan right_plan, RingRedu
     const Ref& out = refs[1];
     const Ref& copy_sem = refs[2];
     const int n = k.axis_size(axis);
-    const int me = k.axis_index(axis);
     if (n == 1) {
       AsyncCopy own = k.async_copy(x, out, copy_sem);
       own.start();
@@ -28,10 +28,7 @@ KernelFn BidiReduceScatter(std::string axis, RingReducePlan right_plan, RingRedu
       return;
     }
 
-    const Ref barrier = k.barrier_semaphore();
-    k.signal(barrier, 1, {{axis, (me + n - 1) % n}});
-    k.signal(barrier, 1, {{axis, (me + 1) % n}});
-    k.wait(barrier, 2);
+    MeetRingNeighbours(k, axis);
 
     RingReducer rightward(k, axis, +1, right_plan, x, out, refs, 3);
     RingReducer leftward(k, axis, -1, left_plan, x, out, refs, 3 + kRingReduceScratchCount);

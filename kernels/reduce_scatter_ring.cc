@@ -8,6 +8,7 @@
 #include "dsl/pallas_call.h"
 #include "kernels/reduce_scatter.h"
 #include "kernels/registry.h"
+#include "kernels/ring.h"
 
 namespace tpusim::kernels {
 namespace {
@@ -20,7 +21,6 @@ KernelFn RingReduceScatter(std::string axis, RingReducePlan plan) {
     const Ref& out = refs[1];
     const Ref& copy_sem = refs[2];
     const int n = k.axis_size(axis);
-    const int me = k.axis_index(axis);
     if (n == 1) {
       AsyncCopy own = k.async_copy(x, out, copy_sem);
       own.start();
@@ -29,10 +29,7 @@ KernelFn RingReduceScatter(std::string axis, RingReducePlan plan) {
     }
 
     // Nobody may DMA into (or signal) a device that has not entered the kernel yet.
-    const Ref barrier = k.barrier_semaphore();
-    k.signal(barrier, 1, {{axis, (me + n - 1) % n}});
-    k.signal(barrier, 1, {{axis, (me + 1) % n}});
-    k.wait(barrier, 2);
+    MeetRingNeighbours(k, axis);
 
     RingReducer ring(k, axis, +1, plan, x, out, refs, 3);
     ring.Begin();

@@ -1,0 +1,15 @@
+#include "kernels/ring.h"
+
+namespace tpusim::kernels {
+
+void MeetRingNeighbours(dsl::Kernel& k, const std::string& axis) {
+  const int n = k.axis_size(axis);
+  if (n < 2) return;
+  const int me = k.axis_index(axis);
+  const dsl::Ref barrier = k.barrier_semaphore();
+  k.signal(barrier, 1, {{axis, (me + n - 1) % n}});
+  k.signal(barrier, 1, {{axis, (me + 1) % n}});
+  k.wait(barrier, 2);
+}
+
+}  // namespace tpusim::kernels
