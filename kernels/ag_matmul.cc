@@ -10,7 +10,6 @@
 //                         both link directions carry data and there are ~Y/2 steps instead
 //                         of Y-1, each multiplying two chunks while the next two move.
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <vector>
 
@@ -332,37 +331,8 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args, Schedule schedule) {
   const P a_spec{PartitionSpec::Entry(b.others), b.ring};
   const P w_spec{nullptr, b.ring};
   Workload w{shard_map(mesh, {a_spec, w_spec}, {a_spec}, call), {}, {}};
-  if (args.functional) {
-    Array a = Array::Random({args.m, args.k}, args.dtype, args.seed * 7 + 1);
-    Array weights = Array::Random({args.k, args.n}, args.dtype, args.seed * 7 + 2);
-    // Reference: the whole product on the host in f64, rounded once to the output dtype.
-    using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-    Matrix am(args.m, args.k), wm(args.k, args.n);
-    for (int64_t i = 0; i < a.size(); ++i)
-      am.data()[i] = a.GetFlat(i);
-    for (int64_t i = 0; i < weights.size(); ++i)
-      wm.data()[i] = weights.GetFlat(i);
-    const Matrix product = am * wm;
-    Array expected({args.m, args.n}, args.dtype);
-    for (int64_t i = 0; i < expected.size(); ++i)
-      expected.SetFlat(i, product.data()[i]);
-    w.inputs = {std::move(a), std::move(weights)};
-    w.expected.push_back(std::move(expected));
-    // The MXU accumulates in f32 in another order than the reference, then the result is
-    // rounded to bf16 (8 bits of mantissa): allow a couple of bf16 ulps.
-    w.rtol = args.dtype == DType::kBF16 ? 2e-2 : 1e-4;
-    w.atol = args.dtype == DType::kBF16 ? 2e-2 : 1e-4;
-  } else {
-    w.inputs = {Array::Placeholder({args.m, args.k}, args.dtype),
-                Array::Placeholder({args.k, args.n}, args.dtype)};
-  }
+  AddMatmulOperands(w, args, 1);
   return w;
-}
-
-double PeakFlops(const Mesh& mesh) {
-  const auto& chip = mesh.topology().chip();
-  return chip.mxu_count() * static_cast<double>(chip.mxu_size()) * chip.mxu_size() * 2 *
-         chip.clock_hz();
 }
 
 double FlopsPerChip(const Mesh& mesh, const CollectiveArgs& args) {
@@ -372,7 +342,7 @@ double FlopsPerChip(const Mesh& mesh, const CollectiveArgs& args) {
 
 Bound AgMatmulBound(const Mesh& mesh, const CollectiveArgs& args) {
   const Blocks b = BlocksFor(mesh, args);
-  const double compute = FlopsPerChip(mesh, args) / PeakFlops(mesh);
+  const double compute = FlopsPerChip(mesh, args) / PeakMxuFlops(mesh);
   const AxisLinks links = LinksOf(mesh, args.axis);
   // A ring all-gather of this device group's rows of A, V_A = bm x D elements.
   const double v = static_cast<double>(b.bm) * b.d * SizeOf(b.dtype);
@@ -393,7 +363,7 @@ Bound AgMatmulBidiBound(const Mesh& mesh, const CollectiveArgs& args) {
     bound.formula += " (no wraparound)";
     return bound;
   }
-  const double compute = FlopsPerChip(mesh, args) / PeakFlops(mesh);
+  const double compute = FlopsPerChip(mesh, args) / PeakMxuFlops(mesh);
   const double v = static_cast<double>(b.bm) * b.d * SizeOf(b.dtype);
   const double comm =
       std::max(links.hop_latency_s * (b.y / 2), v / (2 * links.link_bytes_per_s) * (b.y - 1) / b.y);

@@ -16,7 +16,6 @@
 // y-chunks of K are computed, so X and Y need not be equal. Partials travel in f32 (see
 // kernels/matmul_rs.cc for why).
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <optional>
 #include <vector>
@@ -469,37 +468,8 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args, bool fused) {
   const P w_spec{b.x_axis, nullptr};
   const P out_spec{b.x_axis, nullptr};
   Workload wl{shard_map(mesh, {in_spec, w_spec}, {out_spec}, call), {}, {}};
-  if (args.functional) {
-    Array in = Array::Random({args.m, args.k}, args.dtype, args.seed * 7 + 5);
-    Array weights = Array::Random({args.k, args.n}, args.dtype, args.seed * 7 + 6);
-    // Reference: the whole product on the host in f64, rounded once to the output dtype.
-    using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-    Matrix im(args.m, args.k), wm(args.k, args.n);
-    for (int64_t e = 0; e < in.size(); ++e)
-      im.data()[e] = in.GetFlat(e);
-    for (int64_t e = 0; e < weights.size(); ++e)
-      wm.data()[e] = weights.GetFlat(e);
-    const Matrix product = im * wm;
-    Array expected({args.m, args.n}, args.dtype);
-    for (int64_t e = 0; e < expected.size(); ++e)
-      expected.SetFlat(e, product.data()[e]);
-    wl.inputs = {std::move(in), std::move(weights)};
-    wl.expected.push_back(std::move(expected));
-    // f32 MXU accumulation and f32 partial sums in another order than the reference, then
-    // one rounding to bf16 (8 bits of mantissa): a couple of bf16 ulps.
-    wl.rtol = args.dtype == DType::kBF16 ? 2e-2 : 1e-4;
-    wl.atol = args.dtype == DType::kBF16 ? 2e-2 : 1e-4;
-  } else {
-    wl.inputs = {Array::Placeholder({args.m, args.k}, args.dtype),
-                 Array::Placeholder({args.k, args.n}, args.dtype)};
-  }
+  AddMatmulOperands(wl, args, 5);
   return wl;
-}
-
-double PeakFlops(const Mesh& mesh) {
-  const auto& chip = mesh.topology().chip();
-  return chip.mxu_count() * static_cast<double>(chip.mxu_size()) * chip.mxu_size() * 2 *
-         chip.clock_hz();
 }
 
 double FlopsPerChip(const Mesh& mesh, const CollectiveArgs& args) {
@@ -509,7 +479,7 @@ double FlopsPerChip(const Mesh& mesh, const CollectiveArgs& args) {
 
 Bound AgwBound(const Mesh& mesh, const CollectiveArgs& args) {
   const Blocks b = BlocksFor(mesh, args);
-  const double compute = FlopsPerChip(mesh, args) / PeakFlops(mesh);
+  const double compute = FlopsPerChip(mesh, args) / PeakMxuFlops(mesh);
   // Weights: the rows of K-chunk j this device does not hold must arrive over x; at best
   // over both inbound x links (one when X = 2).
   const AxisLinks xl = LinksOf(mesh, b.x_axis);

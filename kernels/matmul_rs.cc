@@ -13,7 +13,6 @@
 // bf16 at every hop would add Y-1 roundings of values far larger than many of the final
 // elements. It costs 2x the bytes of a bf16 reduction; the bound counts those bytes.
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <optional>
 #include <vector>
@@ -197,37 +196,8 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args, bool collective) {
   const P row_spec{PartitionSpec::Entry(b.others), b.ring};
   const P w_spec{b.ring, nullptr};
   Workload w{shard_map(mesh, {row_spec, w_spec}, {row_spec}, call), {}, {}};
-  if (args.functional) {
-    Array tmp = Array::Random({args.m, args.k}, args.dtype, args.seed * 7 + 3);
-    Array w2 = Array::Random({args.k, args.n}, args.dtype, args.seed * 7 + 4);
-    // Reference: the whole product on the host in f64, rounded once to the output dtype.
-    using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-    Matrix tm(args.m, args.k), wm(args.k, args.n);
-    for (int64_t i = 0; i < tmp.size(); ++i)
-      tm.data()[i] = tmp.GetFlat(i);
-    for (int64_t i = 0; i < w2.size(); ++i)
-      wm.data()[i] = w2.GetFlat(i);
-    const Matrix product = tm * wm;
-    Array expected({args.m, args.n}, args.dtype);
-    for (int64_t i = 0; i < expected.size(); ++i)
-      expected.SetFlat(i, product.data()[i]);
-    w.inputs = {std::move(tmp), std::move(w2)};
-    w.expected.push_back(std::move(expected));
-    // Partials are f32 end to end, summed in another order than the reference, then
-    // rounded once to bf16 (8 bits of mantissa): a couple of bf16 ulps.
-    w.rtol = args.dtype == DType::kBF16 ? 2e-2 : 1e-4;
-    w.atol = args.dtype == DType::kBF16 ? 2e-2 : 1e-4;
-  } else {
-    w.inputs = {Array::Placeholder({args.m, args.k}, args.dtype),
-                Array::Placeholder({args.k, args.n}, args.dtype)};
-  }
+  AddMatmulOperands(w, args, 3);
   return w;
-}
-
-double PeakFlops(const Mesh& mesh) {
-  const auto& chip = mesh.topology().chip();
-  return chip.mxu_count() * static_cast<double>(chip.mxu_size()) * chip.mxu_size() * 2 *
-         chip.clock_hz();
 }
 
 double FlopsPerChip(const Mesh& mesh, const CollectiveArgs& args) {
@@ -237,7 +207,7 @@ double FlopsPerChip(const Mesh& mesh, const CollectiveArgs& args) {
 
 Bound MatmulRsBound(const Mesh& mesh, const CollectiveArgs& args) {
   const Blocks b = BlocksFor(mesh, args);
-  const double compute = FlopsPerChip(mesh, args) / PeakFlops(mesh);
+  const double compute = FlopsPerChip(mesh, args) / PeakMxuFlops(mesh);
   const AxisLinks links = LinksOf(mesh, args.axis);
   // A one-way ring reduce-scatter of the f32 partial, V_P = bm x D x 4 bytes.
   const double v = static_cast<double>(b.bm) * b.d * SizeOf(DType::kF32);

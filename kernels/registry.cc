@@ -1,5 +1,6 @@
 #include "kernels/registry.h"
 
+#include <Eigen/Core>
 #include <algorithm>
 
 #include "sim/errors.h"
@@ -59,6 +60,37 @@ AxisLinks LinksOf(const dsl::Mesh& mesh, const std::string& axis) {
   links.link_bytes_per_s = topology.ici().link_bandwidth_bytes_per_s();
   links.hop_latency_s = topology.ici().hop_latency_ns() * 1e-9;
   return links;
+}
+
+void AddMatmulOperands(Workload& w, const CollectiveArgs& args, uint64_t salt) {
+  if (!args.functional) {
+    w.inputs = {dsl::Array::Placeholder({args.m, args.k}, args.dtype),
+                dsl::Array::Placeholder({args.k, args.n}, args.dtype)};
+    return;
+  }
+  dsl::Array a = dsl::Array::Random({args.m, args.k}, args.dtype, args.seed * 7 + salt);
+  dsl::Array b = dsl::Array::Random({args.k, args.n}, args.dtype, args.seed * 7 + salt + 1);
+  using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Matrix am(args.m, args.k), bm(args.k, args.n);
+  for (int64_t i = 0; i < a.size(); ++i)
+    am.data()[i] = a.GetFlat(i);
+  for (int64_t i = 0; i < b.size(); ++i)
+    bm.data()[i] = b.GetFlat(i);
+  const Matrix product = am * bm;
+  dsl::Array expected({args.m, args.n}, args.dtype);
+  for (int64_t i = 0; i < expected.size(); ++i)
+    expected.SetFlat(i, product.data()[i]);
+  w.inputs = {std::move(a), std::move(b)};
+  w.expected = {std::move(expected)};
+  // bf16 keeps 8 bits of mantissa: a couple of its ulps.
+  w.rtol = args.dtype == dsl::DType::kBF16 ? 2e-2 : 1e-4;
+  w.atol = args.dtype == dsl::DType::kBF16 ? 2e-2 : 1e-4;
+}
+
+double PeakMxuFlops(const dsl::Mesh& mesh) {
+  const auto& chip = mesh.topology().chip();
+  return chip.mxu_count() * static_cast<double>(chip.mxu_size()) * chip.mxu_size() * 2 *
+         chip.clock_hz();
 }
 
 dsl::Array MakeCollectiveInput(const CollectiveArgs& args, uint64_t salt) {

@@ -95,6 +95,15 @@ struct AxisLinks {
 };
 AxisLinks LinksOf(const dsl::Mesh& mesh, const std::string& axis);
 
+// A random [m, k] x [k, n] matmul problem for `w`: the two global inputs (placeholders
+// when not functional; seeds from args.seed and `salt`), their product computed on the
+// host in f64 and rounded once as the expected output, and the tolerance of an MXU result
+// (f32 accumulation in another order, then one rounding to args.dtype: a couple of ulps).
+void AddMatmulOperands(Workload& w, const CollectiveArgs& args, uint64_t salt);
+
+// Peak MXU FLOP/s of one chip: MXUs x size^2 x 2 x clock (REFERENCES.md §1).
+double PeakMxuFlops(const dsl::Mesh& mesh);
+
 // A 1-D global array of args.bytes bytes, random (functional) or a placeholder.
 dsl::Array MakeCollectiveInput(const CollectiveArgs& args, uint64_t salt = 0);
 

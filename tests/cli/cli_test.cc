@@ -73,19 +73,20 @@ TEST_P(CliBadArguments, FailWithOneReasonAndAUsageHint) {
 
 INSTANTIATE_TEST_SUITE_P(
     Run, CliBadArguments,
-    ::testing::Values(BadArgs{"run all_gather_rong --topology v5e-2x2 --bytes 64K",
-                              "unknown kernel 'all_gather_rong'; known kernels: ag_matmul_blocking"},
-                      BadArgs{"run all_gather_ring --topology v5e-2x2 --axis z --bytes 64K",
-                              "mesh axis 'z' does not exist"},
-                      BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 1001",
-                              "--bytes 1001 does not split into 4 equal shards"},
-                      BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes lots",
-                              "--bytes 'lots' is not a size"},
-                      BadArgs{"run all_gather_ring --bytes 64K", "--topology is required"},
-                      BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 64K --dtype f64",
-                              "unknown dtype 'f64'"},
-                      BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 64K --frobnicate",
-                              "unrecognised option '--frobnicate'"}));
+    ::testing::Values(
+        BadArgs{"run all_gather_rong --topology v5e-2x2 --bytes 64K",
+                "unknown kernel 'all_gather_rong'; known kernels: ag_matmul_blocking"},
+        BadArgs{"run all_gather_ring --topology v5e-2x2 --axis z --bytes 64K",
+                "mesh axis 'z' does not exist"},
+        BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 1001",
+                "--bytes 1001 does not split into 4 equal shards"},
+        BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes lots",
+                "--bytes 'lots' is not a size"},
+        BadArgs{"run all_gather_ring --bytes 64K", "--topology is required"},
+        BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 64K --dtype f64",
+                "unknown dtype 'f64'"},
+        BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 64K --frobnicate",
+                "unrecognised option '--frobnicate'"}));
 
 TEST(Cli, MalformedTopologyFileNamesFileFieldAndReason) {
   const std::string path = testing::TempPath("bad.textproto");
@@ -152,7 +153,8 @@ TEST(CliCompare, MatmulSchedulesTakeTheProblemAndASecondAxis) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto rows = LastLineJson(r.out);
   ASSERT_EQ(rows.size(), 2u);
-  for (const auto& row : rows) EXPECT_EQ(row["correct"], true) << row.dump();
+  for (const auto& row : rows)
+    EXPECT_EQ(row["correct"], true) << row.dump();
 }
 
 TEST(CliCompare, UnknownSecondAxisIsABadArgument) {
