@@ -11,31 +11,8 @@
 namespace tpusim {
 namespace {
 
-struct Measured {
-  double seconds = 0;
-  double exposed_fraction = 0;  // mean core time blocked in waits / run time
-  double bound_seconds = 0;
-};
-
-Measured RunTimed(const std::string& kernel, const config::Topology& topology,
-                  const kernels::CollectiveArgs& args) {
-  const auto* info = kernels::Registry::Get().Find(kernel);
-  EXPECT_NE(info, nullptr) << kernel;
-  const dsl::Mesh mesh(topology);
-  kernels::Workload w = info->make(mesh, args);
-  dsl::RunOptions options;
-  options.functional = args.functional;
-  const dsl::RunResult result = w.program.Run(w.inputs, options);
-  EXPECT_TRUE(result.ok) << result.error;
-  Measured m;
-  m.seconds = static_cast<double>(result.time()) * 1e-12;
-  double blocked = 0;
-  for (const auto& core : result.stats.cores)
-    blocked += static_cast<double>(core.blocked) * 1e-12;
-  m.exposed_fraction = blocked / result.stats.cores.size() / m.seconds;
-  m.bound_seconds = info->bound(mesh, args).seconds;
-  return m;
-}
+using testing::Measured;
+using testing::RunTimed;
 
 // A 4x4 v5e slice whose ring axis y has wraparound, so the ring has no long way round.
 config::Topology RingOf4() {

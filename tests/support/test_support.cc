@@ -67,6 +67,27 @@ CheckedRun RunWorkload(kernels::Workload& workload, bool functional,
   return RunAndCheckTrace(workload.program, workload.inputs, options, trace_name);
 }
 
+Measured RunTimed(const std::string& kernel, const config::Topology& topology,
+                  const kernels::CollectiveArgs& args) {
+  const auto* info = kernels::Registry::Get().Find(kernel);
+  EXPECT_NE(info, nullptr) << kernel;
+  if (!info) return {};
+  const dsl::Mesh mesh(topology);
+  kernels::Workload w = info->make(mesh, args);
+  dsl::RunOptions options;
+  options.functional = args.functional;
+  const dsl::RunResult result = w.program.Run(w.inputs, options);
+  EXPECT_TRUE(result.ok) << result.error;
+  Measured m;
+  m.seconds = static_cast<double>(result.time()) * 1e-12;
+  double blocked = 0;
+  for (const auto& core : result.stats.cores)
+    blocked += static_cast<double>(core.blocked) * 1e-12;
+  m.exposed_fraction = blocked / result.stats.cores.size() / m.seconds;
+  m.bound_seconds = info->bound(mesh, args).seconds;
+  return m;
+}
+
 CommandResult RunTpusim(const std::string& args) {
   const std::string err_path = TempPath("stderr.txt");
   const std::string command = std::string(TPUSIM_BINARY) + " " + args + " 2>" + err_path;

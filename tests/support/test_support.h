@@ -33,6 +33,17 @@ CheckedRun RunWorkload(kernels::Workload& workload, bool functional = true,
 
 void ExpectTraceValid(const std::string& path);
 
+// A registered kernel's run, timed: what the schedule tests compare.
+struct Measured {
+  double seconds = 0;
+  double exposed_fraction = 0;  // mean core time blocked in waits / run time
+  double bound_seconds = 0;     // the kernel's own bound
+};
+// Runs `kernel` on `topology` (functional or not, as `args` says); fails the test if the
+// kernel is unknown or the run does not complete.
+Measured RunTimed(const std::string& kernel, const config::Topology& topology,
+                  const kernels::CollectiveArgs& args);
+
 struct CommandResult {
   int exit_code = -1;
   std::string out;
