@@ -44,12 +44,10 @@ Blocks BlocksFor(const Mesh& mesh, const CollectiveArgs& args) {
   Blocks b;
   b.ring = args.axis;
   b.y = mesh.AxisSize(args.axis);
+  b.others = OtherAxes(mesh, args.axis);
   int64_t x = 1;
-  for (const auto& name : mesh.axis_names()) {
-    if (name == args.axis) continue;
-    b.others.push_back(name);
+  for (const auto& name : b.others)
     x *= mesh.AxisSize(name);
-  }
   if (args.m <= 0 || args.k <= 0 || args.n <= 0) {
     throw Error(ErrorKind::kInvalidArgument,
                 "the reduce-scatter matmul needs the problem size: give --m B --k F --n D.");

@@ -87,6 +87,15 @@ void AddMatmulOperands(Workload& w, const CollectiveArgs& args, uint64_t salt) {
   w.atol = args.dtype == dsl::DType::kBF16 ? 2e-2 : 1e-4;
 }
 
+std::vector<std::string> OtherAxes(const dsl::Mesh& mesh, const std::string& axis) {
+  mesh.AxisIndex(axis);  // throws, naming the mesh's axes, when `axis` is not one of them
+  std::vector<std::string> others;
+  for (const auto& name : mesh.axis_names()) {
+    if (name != axis) others.push_back(name);
+  }
+  return others;
+}
+
 double PeakMxuFlops(const dsl::Mesh& mesh) {
   const auto& chip = mesh.topology().chip();
   return chip.mxu_count() * static_cast<double>(chip.mxu_size()) * chip.mxu_size() * 2 *

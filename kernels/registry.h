@@ -101,6 +101,10 @@ AxisLinks LinksOf(const dsl::Mesh& mesh, const std::string& axis);
 // (f32 accumulation in another order, then one rounding to args.dtype: a couple of ulps).
 void AddMatmulOperands(Workload& w, const CollectiveArgs& args, uint64_t salt);
 
+// The mesh axes other than `axis`, in mesh order: what a sharded matmul splits its rows
+// over while it rings along `axis`.
+std::vector<std::string> OtherAxes(const dsl::Mesh& mesh, const std::string& axis);
+
 // Peak MXU FLOP/s of one chip: MXUs x size^2 x 2 x clock (REFERENCES.md §1).
 double PeakMxuFlops(const dsl::Mesh& mesh);
 
