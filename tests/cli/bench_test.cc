@@ -18,11 +18,7 @@ namespace {
 using ::testing::HasSubstr;
 using testing::RunTpusim;
 
-nlohmann::json LastLineJson(const std::string& out) {
-  const auto end = out.find_last_not_of('\n');
-  const auto start = out.rfind('\n', end);
-  return nlohmann::json::parse(out.substr(start == std::string::npos ? 0 : start + 1));
-}
+using testing::LastLineJson;
 
 TEST(Bench, SweepsSizesAndPrintsRowsSummaryJsonAndCsv) {
   const std::string csv = testing::TempPath("bench.csv");

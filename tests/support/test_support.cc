@@ -88,6 +88,12 @@ Measured RunTimed(const std::string& kernel, const config::Topology& topology,
   return m;
 }
 
+nlohmann::json LastLineJson(const std::string& out) {
+  const auto end = out.find_last_not_of('\n');
+  const auto start = out.rfind('\n', end);
+  return nlohmann::json::parse(out.substr(start == std::string::npos ? 0 : start + 1));
+}
+
 CommandResult RunTpusim(const std::string& args) {
   const std::string err_path = TempPath("stderr.txt");
   const std::string command = std::string(TPUSIM_BINARY) + " " + args + " 2>" + err_path;

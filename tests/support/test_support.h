@@ -4,6 +4,7 @@
 // always write a trace and check it, and running the tpusim binary.
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,9 @@ struct CommandResult {
   std::string out;
   std::string err;
 };
+// The JSON object or array on the last line of a --json run's output.
+nlohmann::json LastLineJson(const std::string& out);
+
 // Runs the built tpusim binary with `args` (shell-quoted by the caller).
 CommandResult RunTpusim(const std::string& args);
 
