@@ -51,6 +51,18 @@ void FromMatrix(const Matrix& m, Array& out) {
   }
 }
 
+// A compute op's read or write of a VMEM/SMEM ref, named after the op for race reports.
+Array Read(Kernel& k, const Ref& ref, const std::string& op) {
+  Array out(ref.shape(), ref.dtype());
+  k.port().Load(k.Resolve(ref, k.device_id()), out.data(),
+                op + " reading '" + ref.Describe() + "'");
+  return out;
+}
+void Write(Kernel& k, const Ref& ref, const Array& value, const std::string& op) {
+  k.port().Store(k.Resolve(ref, k.device_id()), value.data(),
+                 op + " writing '" + ref.Describe() + "'");
+}
+
 }  // namespace
 
 uint64_t Kernel::MxuCycles(int64_t m, int64_t k, int64_t n) const {
@@ -96,14 +108,14 @@ void Kernel::dot(const Ref& a, const Ref& b, const Ref& acc, bool accumulate) {
   const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
   Array result;
   if (port_.functional()) {
-    Matrix product = ToMatrix(load(a)) * ToMatrix(load(b));
-    if (accumulate) product += ToMatrix(load(acc));
+    Matrix product = ToMatrix(Read(*this, a, "dot")) * ToMatrix(Read(*this, b, "dot"));
+    if (accumulate) product += ToMatrix(Read(*this, acc, "dot"));
     result = Array(acc.shape(), DType::kF32);
     FromMatrix(product, result);
   }
   port_.Compute(sim::ComputeUnit::kMxu, MxuCycles(m, k, n),
                 "dot " + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n));
-  if (port_.functional()) store(acc, result);
+  if (port_.functional()) Write(*this, acc, result, "dot");
 }
 
 void Kernel::ElementwiseOp(Elementwise op, const Ref& out, const Ref& a, const Ref& b) {
@@ -120,7 +132,7 @@ void Kernel::ElementwiseOp(Elementwise op, const Ref& out, const Ref& a, const R
   }
   Array result;
   if (port_.functional()) {
-    const Matrix x = ToMatrix(load(a)), y = ToMatrix(load(b));
+    const Matrix x = ToMatrix(Read(*this, a, name)), y = ToMatrix(Read(*this, b, name));
     Matrix z;
     switch (op) {
       case Elementwise::kAdd:
@@ -137,7 +149,7 @@ void Kernel::ElementwiseOp(Elementwise op, const Ref& out, const Ref& a, const R
     FromMatrix(z, result);
   }
   port_.Compute(sim::ComputeUnit::kVpu, VpuCycles(out.size(), out.dtype()), name);
-  if (port_.functional()) store(out, result);
+  if (port_.functional()) Write(*this, out, result, name);
 }
 
 void Kernel::add(const Ref& out, const Ref& a, const Ref& b) {
@@ -161,10 +173,10 @@ void Kernel::cast(const Ref& out, const Ref& in) {
   Array result;
   if (port_.functional()) {
     result = Array(out.shape(), out.dtype());
-    FromMatrix(ToMatrix(load(in)), result);
+    FromMatrix(ToMatrix(Read(*this, in, "cast")), result);
   }
   port_.Compute(sim::ComputeUnit::kVpu, VpuCycles(out.size(), in.dtype()), "cast");
-  if (port_.functional()) store(out, result);
+  if (port_.functional()) Write(*this, out, result, "cast");
 }
 
 void Kernel::fill(const Ref& out, double value) {
@@ -176,7 +188,7 @@ void Kernel::fill(const Ref& out, double value) {
       result.SetFlat(i, value);
   }
   port_.Compute(sim::ComputeUnit::kVpu, VpuCycles(out.size(), out.dtype()), "fill");
-  if (port_.functional()) store(out, result);
+  if (port_.functional()) Write(*this, out, result, "fill");
 }
 
 }  // namespace tpusim::dsl

@@ -275,7 +275,7 @@ void Kernel::CheckLocalAccess(const Ref& ref, const char* verb) const {
 Array Kernel::load(const Ref& ref) {
   CheckLocalAccess(ref, "a load");
   Array out(ref.shape(), ref.dtype());
-  port_.Load(Resolve(ref, device_id()), out.data());
+  port_.Load(Resolve(ref, device_id()), out.data(), "load of '" + ref.Describe() + "'");
   return out;
 }
 
@@ -287,7 +287,7 @@ void Kernel::store(const Ref& ref, const Array& value) {
                                               TypeString(ref.dtype(), ref.shape()) +
                                               ") needs the same shape and dtype.");
   }
-  port_.Store(Resolve(ref, device_id()), value.data());
+  port_.Store(Resolve(ref, device_id()), value.data(), "store to '" + ref.Describe() + "'");
 }
 
 Ref Kernel::AllocateScoped(const std::string& name, const Shape& shape, DType dtype,

@@ -128,6 +128,7 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
   system_options.time_limit = options.time_limit;
   system_options.trace = options.trace;
   system_options.chip_slowdown = options.chip_slowdown;
+  system_options.race_check = options.race_check;
   sim::System system(mesh_.topology(), system_options);
 
   CallLayout layout;

@@ -17,12 +17,24 @@
 
 namespace tpusim::dsl {
 
+// What memory no one has written reads as (Pallas interpret mode's uninitialized_memory):
+// NaN (integers: the dtype's largest value), so a kernel that reads what it never wrote
+// gives visibly wrong data, or zero.
+enum class UninitializedMemory { kNan, kZero };
+
 struct RunOptions {
   // Timing-only runs move no payload; their inputs may be Array placeholders.
   bool functional = true;
   traces::TraceSink* trace = nullptr;
   sim::Picoseconds time_limit = 60'000'000'000'000ull;
   std::vector<double> chip_slowdown;
+  // Happens-before race detection (functional runs; interpret mode's detect_races).
+  bool race_check = true;
+  // Outputs, scratch and pipeline buffers before the kernel writes them; inputs are set.
+  UninitializedMemory uninitialized_memory = UninitializedMemory::kNan;
+  // Runs the grid points of 'parallel' dimensions in an order drawn from this seed
+  // (interpret mode's random_seed); unset, every grid runs in lexicographic order.
+  std::optional<uint64_t> grid_seed;
 };
 
 struct RunResult {

@@ -105,9 +105,12 @@ class CorePort {
   virtual void BeginScope(std::string_view name) = 0;
   virtual void EndScope() = 0;
 
-  // Kernel loads and stores of local VMEM/SMEM (functional mode; empty otherwise).
-  virtual void Load(const Region& region, void* out) = 0;
-  virtual void Store(const Region& region, const void* in) = 0;
+  // Kernel loads and stores of local VMEM/SMEM (functional mode; empty otherwise),
+  // compute ops' reads and writes included. `what` names the access for race reports, in
+  // the kernel's terms: "load of 'buf.at[ds(0, 128)]'". Throws Error(kOutOfBounds) past
+  // the buffer's end and Error(kRace) when a DMA on the bytes is not ordered before it.
+  virtual void Load(const Region& region, void* out, std::string_view what) = 0;
+  virtual void Store(const Region& region, const void* in, std::string_view what) = 0;
 
   // Buffers and semaphores made while the kernel runs (run_scoped, pipeline buffers), on
   // this core's chip. Allocate throws Error(kCapacity) with the memory's allocation

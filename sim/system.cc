@@ -11,6 +11,7 @@
 #include "sim/bandwidth_port.h"
 #include "sim/event_queue.h"
 #include "sim/memory.h"
+#include "sim/race_detector.h"
 #include "sim/systemc_context.h"
 
 namespace tpusim::sim {
@@ -94,6 +95,7 @@ struct Transfer {
   int hop_count = 0;
   int engine = -1;
   traces::FlowId flow = 0;
+  uint32_t race_id = 0;  // the race detector's name for it
   std::vector<uint8_t> staging;
 };
 
@@ -123,6 +125,7 @@ class System::Impl {
   void AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch);
 
   void Fail(ErrorKind kind, const std::string& message);
+  [[noreturn]] void ReportRace(const RaceDetector::Race& race);
   SemaphoreHandle NewSemaphore(ChipId chip, SemaphoreKind kind, const std::string& name);
   RunOutcome Run(const CoreProgram& program);
 
@@ -159,6 +162,8 @@ class System::Impl {
   std::vector<std::deque<Transfer*>> dma_queue_;  // by chip, waiting for an engine
   std::vector<std::vector<bool>> engine_busy_;    // by chip
   std::vector<int64_t> bytes_in_flight_;          // by chip, outbound
+  std::unique_ptr<RaceDetector> races_;           // functional runs with race_check only
+  std::vector<traces::TrackId> race_tracks_;      // by chip, added at the first race there
   Picoseconds hop_latency_ = 0;
   uint64_t chunk_bytes_ = 0;
   uint64_t next_flow_ = 1;
@@ -225,6 +230,7 @@ class System::Impl::Core final : public CorePort {
       stats_.blocked += Now() - since;
       system_.trace_->End(system_.tracks_[chip_].core, Now());
     }
+    if (system_.races_) system_.races_->Acquire(chip_, handle);
     s.value -= amount;
     if (s.counter_track)
       system_.trace_->Counter(s.counter_track, Now(), static_cast<double>(s.value));
@@ -235,6 +241,8 @@ class System::Impl::Core final : public CorePort {
   }
   int64_t Read(SemaphoreHandle handle) const override {
     system_.CheckSemaphore(handle, "read", "semaphore_read");
+    // A core that polls until a value arrives has seen what was signalled before it.
+    if (system_.races_ && handle.chip == chip_) system_.races_->Acquire(chip_, handle);
     return system_.semaphore(handle).value;
   }
   std::string SemaphoreName(SemaphoreHandle handle) const override {
@@ -254,30 +262,47 @@ class System::Impl::Core final : public CorePort {
     const traces::TrackId track =
         unit == ComputeUnit::kMxu ? system_.tracks_[chip_].mxu : system_.tracks_[chip_].vpu;
     system_.trace_->Begin(track, Now(), what, {{"cycles", cycles}});
+    computing_ = track;
     sc_core::wait(sc_core::sc_time::from_value(duration));
+    computing_ = 0;
     system_.trace_->End(track, Now());
     (unit == ComputeUnit::kMxu ? stats_.mxu_busy : stats_.vpu_busy) += duration;
   }
 
   void BeginScope(std::string_view name) override {
     system_.trace_->Begin(system_.tracks_[chip_].core, Now(), name);
+    if (system_.races_) system_.races_->BeginScope(chip_, name);
     ++open_scopes_;
   }
   void EndScope() override {
     if (open_scopes_ == 0) return;
     --open_scopes_;
+    if (system_.races_) system_.races_->EndScope(chip_);
     system_.trace_->End(system_.tracks_[chip_].core, Now());
   }
 
-  void Load(const Region& region, void* out) override {
-    system_.CheckBuffer(region.buffer, "loaded from", "load");
+  void Load(const Region& region, void* out, std::string_view what) override {
+    CheckAccess(region, "loaded from", what);
+    if (system_.races_) system_.races_->CoreAccess(chip_, region, false, what, Now());
     system_.memory(region.buffer)
         .Gather(region.buffer.index, region.box, static_cast<uint8_t*>(out));
   }
-  void Store(const Region& region, const void* in) override {
-    system_.CheckBuffer(region.buffer, "stored to", "store");
+  void Store(const Region& region, const void* in, std::string_view what) override {
+    CheckAccess(region, "stored to", what);
+    if (system_.races_) system_.races_->CoreAccess(chip_, region, true, what, Now());
     system_.memory(region.buffer)
         .Scatter(region.buffer.index, region.box, static_cast<const uint8_t*>(in));
+  }
+  void CheckAccess(const Region& region, const char* role, std::string_view what) const {
+    system_.CheckBuffer(region.buffer, role, std::string(what));
+    const Memory& m = system_.memory(region.buffer);
+    if (region.box.end() > m.Size(region.buffer.index)) {
+      throw Error(ErrorKind::kOutOfBounds, std::string(what) + " ends at byte " +
+                                               std::to_string(region.box.end()) + " of '" +
+                                               m.Label(region.buffer.index) + "', which has only " +
+                                               std::to_string(m.Size(region.buffer.index)) +
+                                               " bytes; slice the ref within its shape.");
+    }
   }
 
   BufferHandle Allocate(MemorySpace space, uint64_t bytes, const std::string& label) override {
@@ -314,6 +339,7 @@ class System::Impl::Core final : public CorePort {
   void CloseTrace(Picoseconds now, const std::string& why) {
     if (!started_) return;
     const traces::TrackId track = system_.tracks_[chip_].core;
+    if (computing_) system_.trace_->End(computing_, now);  // stopped mid-op by another core
     if (waiting_) system_.trace_->End(track, now);
     while (open_scopes_ > 0)
       EndScope();
@@ -342,6 +368,7 @@ class System::Impl::Core final : public CorePort {
   WaitKind wait_kind_ = WaitKind::kSemaphore;
   std::string wait_what_;
   int open_scopes_ = 0;
+  traces::TrackId computing_ = 0;  // the MXU or VPU track while an op runs
   bool started_ = false;
   bool finished_ = false;
   CoreStats stats_;
@@ -410,6 +437,30 @@ System::Impl::Impl(const config::Topology& topology, SystemOptions options)
   }
   for (ChipId chip = 0; chip < chips; ++chip)
     cores_.push_back(std::make_unique<Core>(*this, chip));
+  // Timing-only runs move no data, so nothing they do can read stale bytes.
+  if (options_.functional && options_.race_check) {
+    races_ = std::make_unique<RaceDetector>(
+        chips, [this](const RaceDetector::Race& race) { ReportRace(race); });
+    race_tracks_.assign(chips, 0);
+  }
+}
+
+void System::Impl::ReportRace(const RaceDetector::Race& race) {
+  const ChipId chip = race.buffer.chip;
+  const std::string message = RaceMessage(
+      race, [&](ChipId c) { return torus_.Describe(c); },
+      std::string(MemorySpaceName(race.buffer.space)) + " buffer '" +
+          memory(race.buffer).Label(race.buffer.index) + "'");
+  // Only the first failure is reported; a later race would write out of time order.
+  if (!failed_ && trace_ != &null_trace_) {
+    if (!race_tracks_[chip])
+      race_tracks_[chip] = trace_->AddTrack(tracks_[chip].chip, "races", 900);
+    for (const RaceDetector::Access* a : {&race.earlier, &race.later}) {
+      trace_->Instant(race_tracks_[chip], a->when, "race: " + a->what,
+                      {{"by", torus_.Describe(a->chip)}, {"in", a->where}});
+    }
+  }
+  throw Error(ErrorKind::kRace, message);
 }
 
 System::Impl::~Impl() = default;
@@ -484,6 +535,18 @@ void System::Impl::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount)
   }
   Touch touch{EventQueue::Now(), issuer, amount, "signal"};
   const size_t hops = torus_.Route(issuer, target.chip).size();
+  if (races_) {
+    auto clock = races_->Release(issuer);
+    if (hops == 0) races_->SignalArrived(target, clock);
+    if (hops > 0) {
+      events_->At(EventQueue::Now() + hops * hop_latency_,
+                  [this, target, amount, touch, clock = std::move(clock)] {
+                    races_->SignalArrived(target, clock);
+                    AddToSemaphore(target, amount, &touch);
+                  });
+      return;
+    }
+  }
   if (hops == 0) {
     AddToSemaphore(target, amount, &touch);
   } else {
@@ -542,8 +605,10 @@ void System::Impl::StartDma(ChipId issuer, const DmaRequest& request) {
   check_dma_semaphore(request.recv_semaphore, request.destination.buffer.chip, "receive");
   if (request.has_send_semaphore) check_dma_semaphore(request.send_semaphore, issuer, "send");
 
+  const uint32_t race_id = races_ ? races_->StartDma(issuer, request, EventQueue::Now()) : 0;
   Transfer& t = transfers_.emplace_back();
   t.id = transfers_.size();
+  t.race_id = race_id;
   t.issuer = issuer;
   t.request = request;
   t.bytes = request.source.box.bytes();
@@ -611,6 +676,7 @@ void System::Impl::FreeBuffer(ChipId issuer, BufferHandle buffer) {
                                       " it. Wait for the DMA before the scope that allocated "
                                       "the buffer ends.");
   }
+  if (races_) races_->Free(buffer);
   memory(buffer).Free(buffer.index);
 }
 
@@ -731,6 +797,8 @@ void System::Impl::OnDeparted(Transfer& t, uint64_t bytes) {
     }
   }
   if (t.sent < t.bytes) return;
+  if (races_)
+    races_->DmaSent(t.race_id, t.request.has_send_semaphore ? &t.request.send_semaphore : nullptr);
   // The payload leaves with its last chunk; the sender may reuse the source after wait_send.
   if (options_.functional) {
     t.staging.resize(t.bytes);
@@ -763,6 +831,7 @@ void System::Impl::OnLanded(Transfer& t, uint64_t bytes) {
                       {{"bytes", t.bytes}, {"from", torus_.Describe(t.issuer)}}, 0, t.flow);
     }
   }
+  if (last && races_) races_->DmaLanded(t.race_id, t.request.recv_semaphore);
   if (last) {  // only the last chunk is remembered, so only it builds a Touch
     const Touch touch{EventQueue::Now(), t.issuer, static_cast<int64_t>(t.bytes),
                       "DMA '" + t.request.label + "'"};

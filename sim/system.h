@@ -29,6 +29,9 @@ struct SystemOptions {
   traces::TraceSink* trace = nullptr;              // not owned; nullptr records nothing
   // Per-chip multiplier on compute time (1 = nominal), to model a slow chip.
   std::vector<double> chip_slowdown;
+  // Happens-before race detection (sim/race_detector.h) in functional runs. Off, only two
+  // DMAs writing the same bytes at the same time are still caught.
+  bool race_check = true;
 };
 
 struct PortStats {

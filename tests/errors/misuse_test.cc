@@ -241,8 +241,17 @@ TEST(Races, TwoInFlightDmasWritingTheSameBytes) {
   call.out_names = {"out"};
   const ShardMap program =
       shard_map(Mesh(testing::MakeTopology({4}, {false})), {P{"x"}}, {P{"x"}}, call);
-  auto run =
-      testing::RunAndCheckTrace(program, {Array::Random({4096}, DType::kBF16, 7)}, {}, "race");
+  const std::vector<Array> inputs = {Array::Random({4096}, DType::kBF16, 7)};
+  auto run = testing::RunAndCheckTrace(program, inputs, {}, "race");
+  ASSERT_FALSE(run.result.ok);
+  EXPECT_EQ(run.result.error_kind, ErrorKind::kRace) << run.result.error;
+  EXPECT_THAT(run.result.error, HasSubstr("race on chip 1 (x=1), HBM buffer 'out bf16[1024]'"));
+  EXPECT_THAT(run.result.error, HasSubstr("then DMA 'remote copy x -> device 1 out' (remote) "
+                                          "writing into it, by chip 2 (x=2)"));
+  // Without the happens-before check, copies in flight at once are still caught.
+  RunOptions unchecked;
+  unchecked.race_check = false;
+  run = testing::RunAndCheckTrace(program, inputs, unchecked, "race_unchecked");
   ASSERT_FALSE(run.result.ok);
   EXPECT_EQ(run.result.error_kind, ErrorKind::kRace) << run.result.error;
   EXPECT_THAT(run.result.error, HasSubstr("writes bytes of 'out bf16[1024]' on chip 1 (x=1)"));

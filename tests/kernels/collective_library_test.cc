@@ -4,6 +4,7 @@
 // variant without them goes wrong); and, in timing-only runs at large V, the reductions
 // take the time REFERENCES.md §3 gives.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -158,7 +159,7 @@ struct SlowRun {
   dsl::Comparison check;
 };
 
-SlowRun RunWithSlowChip(const std::string& kernel, double slowdown) {
+SlowRun RunWithSlowChip(const std::string& kernel, double slowdown, bool race_check = true) {
   // A 5-chip ring; chip 2 adds `slowdown` times slower than the others. At 4 KiB per
   // chip a step takes ~1.1 us of link time and an add ~3 ns, so 10^4 makes the slow
   // chip's add last ~30 us: many steps of its left neighbour.
@@ -169,6 +170,7 @@ SlowRun RunWithSlowChip(const std::string& kernel, double slowdown) {
   kernels::Workload w = kernels::Registry::Get().Find(kernel)->make(mesh, args);
   dsl::RunOptions options;
   options.chip_slowdown = {1, 1, slowdown, 1, 1};
+  options.race_check = race_check;
   SlowRun run;
   run.result = testing::RunAndCheckTrace(w.program, w.inputs, options, kernel).result;
   if (run.result.ok)
@@ -189,16 +191,28 @@ TEST(PsumCapacity, StaysCorrectWhenOneChipIsSlow) {
 
 TEST(PsumCapacity, WithoutCapacitySemaphoresASlowChipGetsWrongData) {
   // At one speed the broken variant happens to be right: the hazard needs a slow chip.
-  const SlowRun nominal = RunWithSlowChip("all_reduce_psum_no_capacity", 1);
+  const SlowRun nominal = RunWithSlowChip("all_reduce_psum_no_capacity", 1, false);
   ASSERT_TRUE(nominal.result.ok) << nominal.result.error;
   EXPECT_TRUE(nominal.check.equal) << nominal.check.detail;
   // Chip 1 no longer waits for chip 2, runs ahead and refills the slot chip 2 is still
   // adding from and passing on. No semaphore goes wrong (the byte counts balance), so
-  // only the data shows it.
-  const SlowRun slow = RunWithSlowChip("all_reduce_psum_no_capacity", 1e4);
+  // without the race check only the data shows it.
+  const SlowRun slow = RunWithSlowChip("all_reduce_psum_no_capacity", 1e4, false);
   ASSERT_TRUE(slow.result.ok) << slow.result.error;
   EXPECT_FALSE(slow.check.equal) << "the race went unnoticed";
   std::printf("as expected, %s\n", slow.check.detail.c_str());
+}
+
+TEST(PsumCapacity, WithoutCapacitySemaphoresTheRaceIsReportedAtAnySpeed) {
+  // Happens-before, not timing: right data by luck is still a race.
+  for (double slowdown : {1.0, 1e4}) {
+    const SlowRun run = RunWithSlowChip("all_reduce_psum_no_capacity", slowdown);
+    ASSERT_FALSE(run.result.ok);
+    EXPECT_EQ(run.result.error_kind, ErrorKind::kRace) << run.result.error;
+    EXPECT_THAT(run.result.error, ::testing::HasSubstr("(remote) writing into it"));
+    EXPECT_THAT(run.result.error, ::testing::HasSubstr("capacity semaphore"));
+    std::printf("as expected, %s\n", run.result.error.c_str());
+  }
 }
 
 TEST(ReductionCredits, RingReductionsStayCorrectWhenOneChipIsSlow) {

@@ -1,0 +1,229 @@
+#include "sim/race_detector.h"
+
+#include <algorithm>
+
+#include "sim/memory.h"
+
+namespace tpusim::sim {
+
+namespace {
+
+bool SameBox(const ByteBox& a, const ByteBox& b) {
+  return a.offset == b.offset && a.counts == b.counts && a.strides == b.strides &&
+         a.element_bytes == b.element_bytes;
+}
+
+}  // namespace
+
+RaceDetector::RaceDetector(uint32_t chips, Reporter reporter)
+    : reporter_(std::move(reporter)),
+      cores_(chips, Clock(chips, 0)),
+      scopes_(chips),
+      where_(chips, std::make_shared<const std::string>()),
+      semaphores_(chips) {
+  // Epoch 0 means "nothing known": each core starts at 1 of its own entry.
+  for (ChipId c = 0; c < chips; ++c)
+    cores_[c][c] = 1;
+}
+
+void RaceDetector::BeginScope(ChipId core, std::string_view name) {
+  scopes_[core].emplace_back(name);
+  where_[core] = std::make_shared<const std::string>(
+      where_[core]->empty() ? std::string(name) : *where_[core] + " > " + std::string(name));
+}
+
+void RaceDetector::EndScope(ChipId core) {
+  if (scopes_[core].empty()) return;
+  scopes_[core].pop_back();
+  std::string where;
+  for (const auto& s : scopes_[core])
+    where += (where.empty() ? "" : " > ") + s;
+  where_[core] = std::make_shared<const std::string>(std::move(where));
+}
+
+void RaceDetector::Join(Clock& into, const Clock& from) {
+  if (into.size() < from.size()) into.resize(from.size(), 0);
+  for (size_t i = 0; i < from.size(); ++i)
+    into[i] = std::max(into[i], from[i]);
+}
+
+uint64_t RaceDetector::Key(const BufferHandle& b) {
+  return (static_cast<uint64_t>(b.chip) * 3 + static_cast<uint64_t>(b.space)) << 32 | b.index;
+}
+
+RaceDetector::SemaphoreState& RaceDetector::Semaphore(SemaphoreHandle handle) {
+  auto& list = semaphores_[handle.chip];
+  if (list.size() <= handle.index) list.resize(handle.index + 1);
+  return list[handle.index];
+}
+
+bool RaceDetector::OrderedBefore(const Entry& entry, const Clock& clock) const {
+  if (!entry.dma) return clock[entry.chip] >= entry.epoch;
+  const Dma& d = dmas_[entry.id];
+  const auto& done = entry.write ? d.writes_done : d.reads_done;
+  return std::any_of(done.begin(), done.end(),
+                     [&](const Acquired& a) { return clock[a.chip] >= a.epoch; });
+}
+
+RaceDetector::Access RaceDetector::Describe(const Entry& entry, BufferHandle buffer) const {
+  if (!entry.dma) return Access{entry.chip, entry.what, entry.when, *entry.where};
+  const Dma& d = dmas_[entry.id];
+  const bool remote = d.issuer != buffer.chip;
+  return Access{d.issuer,
+                "DMA '" + d.label + "'" + (remote ? " (remote)" : "") +
+                    (entry.write ? " writing into it" : " reading from it"),
+                d.started, *d.where};
+}
+
+void RaceDetector::Check(const Clock& clock, const Region& region, bool write,
+                         const Access& access) {
+  if (region.box.bytes() == 0) return;
+  auto found = buffers_.find(Key(region.buffer));
+  if (found == buffers_.end()) return;
+  const uint64_t lo = region.box.offset, hi = region.box.end();
+  const bool dense = hi - lo == region.box.bytes();
+  for (const Entry& e : found->second) {
+    if (!(e.write || write) || e.hi <= lo || hi <= e.lo) continue;
+    if (OrderedBefore(e, clock)) continue;
+    const bool e_dense = e.hi - e.lo == e.box.bytes();
+    if (!(dense && e_dense) && !BoxesOverlap(e.box, region.box)) continue;
+    Race race{region.buffer, Describe(e, region.buffer), access, ""};
+    if (e.dma && e.write) {
+      race.fix =
+          "Wait for the DMA writing into the buffer (wait_recv on its receive semaphore, "
+          "or wait() for a local copy) before this access, or give each in-flight copy "
+          "its own buffer (double buffering).";
+    } else if (e.dma) {
+      race.fix =
+          "Wait for the DMA reading from the buffer (wait_send, or wait() for a local "
+          "copy) before overwriting it.";
+    }
+    if (access.chip != race.earlier.chip) {
+      race.fix += std::string(race.fix.empty() ? "" : " ") +
+                  "The accesses come from two chips, so the chip that waits must tell the "
+                  "other: signal a semaphore that the second one waits on before it goes ahead "
+                  "(a capacity semaphore, as the Pallas guide's psum does).";
+    }
+    reporter_(race);
+  }
+}
+
+void RaceDetector::Record(const Region& region, Entry entry) {
+  if (region.box.bytes() == 0) return;
+  entry.box = region.box;
+  entry.lo = region.box.offset;
+  entry.hi = region.box.end();
+  const bool dense = entry.hi - entry.lo == entry.box.bytes();
+  auto& entries = buffers_[Key(region.buffer)];
+  // An access supersedes the covered entries that future accesses could only race with by
+  // racing with it too: those it conflicts with (checked ordered before it), and core
+  // accesses (every later access but a remote DMA write is the owner's, in program order,
+  // and a remote DMA write conflicts with the newer entry as well).
+  auto superseded = [&](const Entry& old) {
+    if (old.dma && !old.write && !entry.write) return false;
+    if (dense) return entry.lo <= old.lo && old.hi <= entry.hi;
+    return SameBox(old.box, entry.box);
+  };
+  entries.erase(std::remove_if(entries.begin(), entries.end(), superseded), entries.end());
+  entries.push_back(std::move(entry));
+}
+
+void RaceDetector::CoreAccess(ChipId core, const Region& region, bool write, std::string_view what,
+                              Picoseconds now) {
+  const Clock& clock = cores_[core];
+  Access access{core, std::string(what), now, *where_[core]};
+  Check(clock, region, write, access);
+  Entry entry;
+  entry.write = write;
+  entry.chip = core;
+  entry.epoch = clock[core];
+  entry.what = std::move(access.what);
+  entry.when = now;
+  entry.where = where_[core];
+  Record(region, std::move(entry));
+}
+
+RaceDetector::DmaId RaceDetector::StartDma(ChipId issuer, const DmaRequest& request,
+                                           Picoseconds now) {
+  Clock& clock = cores_[issuer];
+  const std::string name = "DMA '" + request.label + "'";
+  Check(clock, request.source, false,
+        Access{issuer, name + " reading from it", now, *where_[issuer]});
+  Check(clock, request.destination, true,
+        Access{issuer,
+               name + (request.destination.buffer.chip != issuer ? " (remote)" : "") +
+                   " writing into it",
+               now, *where_[issuer]});
+  const auto id = static_cast<DmaId>(dmas_.size());
+  Dma& d = dmas_.emplace_back();
+  d.issuer = issuer;
+  d.start = clock;
+  d.label = request.label;
+  d.started = now;
+  d.where = where_[issuer];
+  ++clock[issuer];
+  Entry entry;
+  entry.dma = true;
+  entry.id = id;
+  Record(request.source, entry);
+  entry.write = true;
+  Record(request.destination, entry);
+  return id;
+}
+
+void RaceDetector::Release(DmaId dma, SemaphoreHandle semaphore, bool writes) {
+  SemaphoreState& s = Semaphore(semaphore);
+  Join(s.clock, dmas_[dma].start);
+  s.pending.emplace_back(dma, writes);
+}
+
+void RaceDetector::DmaSent(DmaId dma, const SemaphoreHandle* send) {
+  if (send) Release(dma, *send, false);
+}
+
+void RaceDetector::DmaLanded(DmaId dma, SemaphoreHandle recv) {
+  Release(dma, recv, true);
+  Clock().swap(dmas_[dma].start);  // landing comes last; its clock now lives in the semaphores
+}
+
+std::vector<uint32_t> RaceDetector::Release(ChipId core) {
+  Clock snapshot = cores_[core];
+  ++cores_[core][core];
+  return snapshot;
+}
+
+void RaceDetector::SignalArrived(SemaphoreHandle semaphore, const std::vector<uint32_t>& clock) {
+  Join(Semaphore(semaphore).clock, clock);
+}
+
+void RaceDetector::Acquire(ChipId core, SemaphoreHandle semaphore) {
+  SemaphoreState& s = Semaphore(semaphore);
+  Clock& clock = cores_[core];
+  Join(clock, s.clock);
+  const Acquired at{core, clock[core]};
+  for (const auto& [id, writes] : s.pending) {
+    dmas_[id].reads_done.push_back(at);
+    if (writes) dmas_[id].writes_done.push_back(at);
+  }
+  s.pending.clear();
+}
+
+void RaceDetector::Free(BufferHandle buffer) {
+  buffers_.erase(Key(buffer));
+}
+
+std::string RaceMessage(const RaceDetector::Race& race,
+                        const std::function<std::string(ChipId)>& chip_name,
+                        const std::string& buffer) {
+  auto describe = [&](const RaceDetector::Access& a) {
+    return a.what + ", by " + chip_name(a.chip) + " at " + FormatTime(a.when) + " in " +
+           (a.where.empty() ? std::string("the kernel body") : a.where);
+  };
+  return "race on " + chip_name(race.buffer.chip) + ", " + buffer + ": " + describe(race.earlier) +
+         "; then " + describe(race.later) +
+         ". They touch the same bytes and no wait orders the first before the second (that it "
+         "finished first in simulated time is timing, not order). " +
+         race.fix;
+}
+
+}  // namespace tpusim::sim
