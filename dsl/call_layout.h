@@ -25,6 +25,10 @@ struct CallLayout {
   // pipeline buffers) as a stack.
   std::vector<std::vector<SlotBinding>> per_device;
   int barrier_slot = -1;
+  bool zero_uninitialized = false;  // RunOptions::uninitialized_memory is kZero
 };
+
+// What a fresh buffer of `dtype` reads as: zero, or NaN (integers: the largest value).
+sim::Uninitialized UninitializedFor(DType dtype, bool zero);
 
 }  // namespace tpusim::dsl

@@ -21,6 +21,21 @@ std::string DeviceId::Describe() const {
   return s + ")";
 }
 
+sim::Uninitialized UninitializedFor(DType dtype, bool zero) {
+  if (zero) return {};
+  switch (dtype) {
+    case DType::kF32:
+      return {0x7fc00000u, 4};  // quiet NaN
+    case DType::kBF16:
+      return {0x7fc0u, 2};
+    case DType::kInt32:
+      return {0x7fffffffu, 4};
+    case DType::kInt8:
+      return {0x7fu, 1};
+  }
+  return {};
+}
+
 namespace {
 
 // The binding of `ref` on `device`; scoped slots may be missing or freed there.
@@ -315,7 +330,8 @@ Ref Kernel::AllocateScoped(const std::string& name, const Shape& shape, DType dt
     }
     binding.buffer = port_.Allocate(
         space == MemorySpace::kSmem ? sim::MemorySpace::kSmem : sim::MemorySpace::kVmem,
-        ref.nbytes(), label.empty() ? name + " " + TypeString(dtype, shape) : label);
+        ref.nbytes(), label.empty() ? name + " " + TypeString(dtype, shape) : label,
+        UninitializedFor(dtype, layout_.zero_uninitialized));
   }
   slots.push_back(binding);
   return ref;

@@ -92,7 +92,8 @@ class Kernel {
   int num_programs(int axis) const;
   void set_program_ids(std::vector<int> ids) { program_ids_ = std::move(ids); }
   // The GridSpec's dimension_semantics of a grid axis: "parallel" or "arbitrary" (the
-  // default). Recorded only: one core runs every step in order either way.
+  // default). One core runs every step either way, in lexicographic order unless
+  // RunOptions::grid_seed shuffles the 'parallel' ones.
   const std::string& dimension_semantics(int axis) const;
   void set_dimension_semantics(std::vector<std::string> semantics) {
     dimension_semantics_ = std::move(semantics);

@@ -1,6 +1,8 @@
 #include "dsl/pipeline.h"
 
 #include <algorithm>
+#include <numeric>
+#include <random>
 
 #include "sim/core_port.h"
 
@@ -137,6 +139,25 @@ GridPipeline::GridPipeline(std::string owner, std::vector<int> grid,
   }
 }
 
+void GridPipeline::ShuffleParallelDims(const std::vector<std::string>& semantics, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  order_.assign(grid_.size(), {});
+  for (size_t d = 0; d < grid_.size() && d < semantics.size(); ++d) {
+    if (semantics[d] != "parallel") continue;
+    order_[d].resize(static_cast<size_t>(grid_[d]));
+    std::iota(order_[d].begin(), order_[d].end(), 0);
+    std::shuffle(order_[d].begin(), order_[d].end(), random);
+  }
+}
+
+std::vector<int> GridPipeline::Visit(const std::vector<int>& counter) const {
+  std::vector<int> ids = counter;
+  for (size_t d = 0; d < order_.size(); ++d) {
+    if (!order_[d].empty()) ids[d] = order_[d][static_cast<size_t>(counter[d])];
+  }
+  return ids;
+}
+
 uint64_t GridPipeline::BlockBytes(size_t i) const {
   const Plan& p = plans_[i];
   if (!p.pipelined) return 0;
@@ -235,7 +256,8 @@ void GridPipeline::Run(Kernel& k, const Step& step, const std::string& scope) co
   auto is_input = [&](size_t i) { return plans_[i].pipelined && !plans_[i].operand.output; };
   auto is_output = [&](size_t i) { return plans_[i].pipelined && plans_[i].operand.output; };
 
-  std::vector<int> ids(grid_.size(), 0);
+  std::vector<int> counter(grid_.size(), 0);
+  std::vector<int> ids = Visit(counter);
   for (size_t i = 0; i < n; ++i) {
     if (plans_[i].pipelined) states[i].index = IndexOf(plans_[i], ids);
   }
@@ -244,8 +266,9 @@ void GridPipeline::Run(Kernel& k, const Step& step, const std::string& scope) co
   bool first = true;
   while (true) {
     port.BeginScope(GridStepName(scope, ids));
-    std::vector<int> next = ids;
-    const bool last = !NextGridPoint(grid_, next);
+    std::vector<int> next_counter = counter;
+    const bool last = !NextGridPoint(grid_, next_counter);
+    const std::vector<int> next = Visit(next_counter);
     for (size_t i = 0; i < n && !last; ++i) {
       if (plans_[i].pipelined) next_index[i] = IndexOf(plans_[i], next);
     }
@@ -296,6 +319,7 @@ void GridPipeline::Run(Kernel& k, const Step& step, const std::string& scope) co
     }
     port.EndScope();
     if (last) break;
+    counter = next_counter;
     ids = next;
   }
   for (auto it = scoped.rbegin(); it != scoped.rend(); ++it)

@@ -61,13 +61,18 @@ class GridPipeline {
                ErrorKind kind);
 
   using Step = std::function<void(const std::vector<int>& indices, const Refs& operands)>;
-  // Runs every grid step in lexicographic order on k's core, each inside a trace scope
-  // "<scope> (i, j)". `operands` holds the current block refs of pipelined operands and
-  // the whole refs of ANY operands, in the order given.
+  // Runs every grid step on k's core in lexicographic order (or as ShuffleParallelDims
+  // says), each inside a trace scope "<scope> (i, j)". `operands` holds the current block
+  // refs of pipelined operands and the whole refs of ANY operands, in the order given.
   void Run(Kernel& k, const Step& step, const std::string& scope) const;
 
   // VMEM (or SMEM) bytes of one buffer of operand i; 0 for ANY operands.
   uint64_t BlockBytes(size_t i) const;
+
+  // Visits the indices of each 'parallel' grid dimension in an order drawn from `seed`
+  // (interpret mode's random_seed), so a kernel that depends on the order shows it;
+  // 'arbitrary' dimensions keep theirs. The same seed gives the same order.
+  void ShuffleParallelDims(const std::vector<std::string>& semantics, uint64_t seed);
 
  private:
   struct Plan {
@@ -79,8 +84,12 @@ class GridPipeline {
   };
   BlockIndex IndexOf(const Plan& plan, const std::vector<int>& ids) const;
 
+  // The grid point a lexicographic counter stands for.
+  std::vector<int> Visit(const std::vector<int>& counter) const;
+
   std::string owner_;
   std::vector<int> grid_;
+  std::vector<std::vector<int>> order_;  // per dimension; empty: 0, 1, 2, ...
   std::vector<Plan> plans_;
 };
 

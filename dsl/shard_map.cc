@@ -133,6 +133,7 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
 
   CallLayout layout;
   layout.mesh = &mesh_;
+  layout.zero_uninitialized = options.uninitialized_memory == UninitializedMemory::kZero;
   for (size_t i = 0; i < inputs.size(); ++i) {
     layout.slots.push_back(Ref::Make(static_cast<int>(layout.slots.size()), operand_name(true, i),
                                      in_blocks[i], inputs[i].dtype(), MemorySpace::kAny));
@@ -169,7 +170,8 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
         layout.slots[i], specs.empty() ? BlockSpec::Any() : specs[index], !input, std::move(what)});
   }
   const size_t operand_count = operands.size();
-  const GridPipeline pipeline(call_.name, g.grid, std::move(operands), ErrorKind::kInvalidArgument);
+  GridPipeline pipeline(call_.name, g.grid, std::move(operands), ErrorKind::kInvalidArgument);
+  if (options.grid_seed) pipeline.ShuffleParallelDims(g.dimension_semantics, *options.grid_seed);
 
   layout.per_device.resize(mesh_.devices());
   for (int device = 0; device < mesh_.devices(); ++device) {
@@ -188,9 +190,9 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
           if (j == 0) binding.semaphore_base = handle.index;
         }
       } else {
-        binding.buffer =
-            system.Allocate(chip, ToSim(slot.memory_space()), slot.nbytes(),
-                            slot.name() + " " + TypeString(slot.dtype(), slot.shape()));
+        binding.buffer = system.Allocate(chip, ToSim(slot.memory_space()), slot.nbytes(),
+                                         slot.name() + " " + TypeString(slot.dtype(), slot.shape()),
+                                         UninitializedFor(slot.dtype(), layout.zero_uninitialized));
       }
       bindings.push_back(binding);
     }

@@ -54,6 +54,13 @@ struct Region {
   ByteBox box;
 };
 
+// What a buffer reads as before anything writes it: the low `element_bytes` bytes of
+// `pattern` (little-endian), repeated, e.g. a NaN of the buffer's dtype. Zero by default.
+struct Uninitialized {
+  uint32_t pattern = 0;
+  uint32_t element_bytes = 1;
+};
+
 enum class SemaphoreKind { kDma, kRegular, kBarrier };
 const char* SemaphoreKindName(SemaphoreKind kind);
 
@@ -116,7 +123,8 @@ class CorePort {
   // this core's chip. Allocate throws Error(kCapacity) with the memory's allocation
   // breakdown when `bytes` does not fit. Free throws Error(kRace) while a DMA still reads
   // or writes the buffer. Semaphores live until the run ends.
-  virtual BufferHandle Allocate(MemorySpace space, uint64_t bytes, const std::string& label) = 0;
+  virtual BufferHandle Allocate(MemorySpace space, uint64_t bytes, const std::string& label,
+                                Uninitialized fill) = 0;
   virtual void Free(BufferHandle buffer) = 0;
   virtual SemaphoreHandle AddSemaphore(SemaphoreKind kind, const std::string& name) = 0;
 };

@@ -85,7 +85,7 @@ Memory::Memory(std::string owner, MemorySpace space, uint64_t capacity, bool fun
       functional_(functional),
       port_(std::move(port)) {}
 
-uint32_t Memory::Allocate(uint64_t bytes, const std::string& label) {
+uint32_t Memory::Allocate(uint64_t bytes, const std::string& label, Uninitialized fill) {
   if (allocated_ + bytes > capacity_) {
     std::string breakdown;
     for (const auto& b : buffers_) {
@@ -99,7 +99,7 @@ uint32_t Memory::Allocate(uint64_t bytes, const std::string& label) {
                     "\n  Use smaller blocks, fewer buffers, or fewer pipeline stages.");
   }
   allocated_ += bytes;
-  buffers_.push_back(Buffer{label, bytes, true, {}});
+  buffers_.push_back(Buffer{label, bytes, true, fill, {}});
   return static_cast<uint32_t>(buffers_.size() - 1);
 }
 
@@ -111,8 +111,21 @@ void Memory::Free(uint32_t index) {
   std::vector<uint8_t>().swap(buffer.bytes);
 }
 
+void Memory::FillUnwritten(const Buffer& buffer, uint64_t offset, uint64_t size, uint8_t* out) {
+  const Uninitialized& f = buffer.fill;
+  if (f.pattern == 0 || f.element_bytes == 0) {
+    std::memset(out, 0, size);
+    return;
+  }
+  for (uint64_t i = 0; i < size; ++i)
+    out[i] = static_cast<uint8_t>(f.pattern >> (8 * ((offset + i) % f.element_bytes)));
+}
+
 std::vector<uint8_t>& Memory::Materialize(Buffer& buffer) {
-  if (buffer.bytes.size() != buffer.size) buffer.bytes.assign(buffer.size, 0);
+  if (buffer.bytes.size() != buffer.size) {
+    buffer.bytes.resize(buffer.size);
+    FillUnwritten(buffer, 0, buffer.size, buffer.bytes.data());
+  }
   return buffer.bytes;
 }
 
@@ -121,7 +134,7 @@ void Memory::Gather(uint32_t index, const ByteBox& box, uint8_t* out) const {
   const Buffer& buffer = buffers_[index];
   ForEachRun(box, [&](uint64_t offset, uint64_t run) {
     if (buffer.bytes.empty()) {
-      std::memset(out, 0, run);
+      FillUnwritten(buffer, offset, run, out);
     } else {
       std::memcpy(out, buffer.bytes.data() + offset, run);
     }
@@ -146,8 +159,10 @@ void Memory::WriteAll(uint32_t index, const void* data, uint64_t size) {
 
 std::vector<uint8_t> Memory::ReadAll(uint32_t index) const {
   const Buffer& buffer = buffers_[index];
-  if (buffer.bytes.empty()) return std::vector<uint8_t>(functional_ ? buffer.size : 0, 0);
-  return buffer.bytes;
+  if (!buffer.bytes.empty() || !functional_) return buffer.bytes;
+  std::vector<uint8_t> unwritten(buffer.size);
+  FillUnwritten(buffer, 0, buffer.size, unwritten.data());
+  return unwritten;
 }
 
 }  // namespace tpusim::sim

@@ -29,7 +29,7 @@ class Memory {
   BandwidthPort& port() { return *port_; }
 
   // Throws Error(kCapacity) listing every live allocation when `bytes` does not fit.
-  uint32_t Allocate(uint64_t bytes, const std::string& label);
+  uint32_t Allocate(uint64_t bytes, const std::string& label, Uninitialized fill = {});
   void Free(uint32_t index);
   bool Live(uint32_t index) const { return index < buffers_.size() && buffers_[index].live; }
   uint64_t Size(uint32_t index) const { return buffers_[index].size; }
@@ -46,8 +46,11 @@ class Memory {
     std::string label;
     uint64_t size = 0;
     bool live = true;
+    Uninitialized fill;
     std::vector<uint8_t> bytes;  // empty until written
   };
+  // Unwritten bytes [offset, offset + size) of `buffer`, as its fill pattern says.
+  static void FillUnwritten(const Buffer& buffer, uint64_t offset, uint64_t size, uint8_t* out);
   std::vector<uint8_t>& Materialize(Buffer& buffer);
 
   std::string owner_;

@@ -305,8 +305,9 @@ class System::Impl::Core final : public CorePort {
     }
   }
 
-  BufferHandle Allocate(MemorySpace space, uint64_t bytes, const std::string& label) override {
-    return BufferHandle{chip_, space, system_.memory(chip_, space).Allocate(bytes, label)};
+  BufferHandle Allocate(MemorySpace space, uint64_t bytes, const std::string& label,
+                        Uninitialized fill) override {
+    return BufferHandle{chip_, space, system_.memory(chip_, space).Allocate(bytes, label, fill)};
   }
   void Free(BufferHandle buffer) override { system_.FreeBuffer(chip_, buffer); }
   SemaphoreHandle AddSemaphore(SemaphoreKind kind, const std::string& name) override {
@@ -1009,8 +1010,8 @@ bool System::functional() const {
 }
 
 BufferHandle System::Allocate(ChipId chip, MemorySpace space, uint64_t bytes,
-                              const std::string& label) {
-  const uint32_t index = impl_->memory(chip, space).Allocate(bytes, label);
+                              const std::string& label, Uninitialized fill) {
+  const uint32_t index = impl_->memory(chip, space).Allocate(bytes, label, fill);
   return BufferHandle{chip, space, index};
 }
 

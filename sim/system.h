@@ -77,7 +77,8 @@ class System {
   bool functional() const;
 
   // Throws Error(kCapacity) with the memory's allocation breakdown when it does not fit.
-  BufferHandle Allocate(ChipId chip, MemorySpace space, uint64_t bytes, const std::string& label);
+  BufferHandle Allocate(ChipId chip, MemorySpace space, uint64_t bytes, const std::string& label,
+                        Uninitialized fill = {});
   uint64_t BufferSize(BufferHandle buffer) const;
   void WriteHost(BufferHandle buffer, const void* data, uint64_t size);
   std::vector<uint8_t> ReadHost(BufferHandle buffer) const;

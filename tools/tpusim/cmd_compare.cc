@@ -93,6 +93,7 @@ int RunCompare(int argc, char** argv) {
       "write DIR/KERNEL.pftrace for each kernel; the track layouts match, so two traces "
       "open side by side")("timing-only", "move no payload (no data check)")(
       "json", "end the output with the rows as one JSON array on the last line");
+  InterpretChecks::AddOptions(options);
   po::options_description hidden;
   hidden.add_options()("kernel", po::value(&kernels));
   po::options_description all;
@@ -130,6 +131,7 @@ int RunCompare(int argc, char** argv) {
   request.args.n = n;
   request.args.dtype = dsl::ParseDType(dtype);
   request.args.functional = !vm.count("timing-only");
+  request.checks = InterpretChecks::Parse("compare", vm);
 
   // Refuse before running anything when the kernels do not compute the same thing.
   const dsl::Mesh mesh(request.topology);

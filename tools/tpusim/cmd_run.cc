@@ -130,6 +130,7 @@ int RunRun(int argc, char** argv) {
       "bm", po::value(&bm), "matmul block rows (default: up to 512)")(
       "bk", po::value(&bk), "matmul block contracting dim (default: up to 1024)")(
       "bn", po::value(&bn), "matmul block columns (default: up to 1024)");
+  InterpretChecks::AddOptions(options);
   po::options_description hidden;
   hidden.add_options()("kernel", po::value(&kernel));
   po::options_description all;
@@ -180,6 +181,7 @@ int RunRun(int argc, char** argv) {
   request.args.bn = bn;
   request.args.dtype = dsl::ParseDType(dtype);
   request.args.functional = !vm.count("timing-only");
+  request.checks = InterpretChecks::Parse("run", vm);
   request.trace_path = trace;
   request.time_limit = static_cast<sim::Picoseconds>(time_limit_s * 1e12);
   const KernelRunReport report = RunKernel(request);

@@ -3,6 +3,7 @@
 // Runs one registered kernel on one slice and gathers what every subcommand reports:
 // simulated time, bandwidths, the analytic bound, the data check and the trace path.
 
+#include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -13,12 +14,26 @@
 
 namespace tpusim::cli {
 
+// The checks of Pallas interpret mode that `run` and `compare` take as flags
+// (REFERENCES.md §5): --no-race-check, --uninitialized-memory nan|zero, --grid-seed N.
+struct InterpretChecks {
+  bool race_check = true;
+  dsl::UninitializedMemory uninitialized_memory = dsl::UninitializedMemory::kNan;
+  std::optional<uint64_t> grid_seed;
+
+  static void AddOptions(boost::program_options::options_description& options);
+  // Throws UsageError naming `command` for a bad value.
+  static InterpretChecks Parse(const std::string& command,
+                               const boost::program_options::variables_map& vm);
+};
+
 struct KernelRunRequest {
   std::string kernel;
   config::Topology topology;
   kernels::CollectiveArgs args;
   std::string trace_path;  // empty: no trace
   sim::Picoseconds time_limit = 60'000'000'000'000ull;
+  InterpretChecks checks;
 };
 
 struct KernelRunReport {

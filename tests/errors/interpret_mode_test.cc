@@ -1,0 +1,211 @@
+// Interpret-mode parity (REFERENCES.md §5): memory nobody wrote reads as NaN (integers:
+// the dtype's max) unless the run asks for zeros, and --grid-seed shuffles the grid
+// points of 'parallel' dimensions, so a kernel that relies on either gives visibly
+// wrong data instead of passing by accident.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "dsl/kernel.h"
+#include "dsl/pallas_call.h"
+#include "dsl/shard_map.h"
+#include "tests/support/test_support.h"
+#include "traces/trace_checker.h"
+
+namespace tpusim {
+namespace {
+
+using namespace dsl;
+
+Mesh OneChip() {
+  return Mesh(testing::MakeTopology({1}, {false}));
+}
+
+// A one-chip call with no inputs but `x` (f32[8, 128], ANY), the given output and scratch.
+RunResult RunOneChip(KernelFn body, ShapeDtype out, std::vector<ScratchSpec> scratch,
+                     const RunOptions& options = {}) {
+  GridSpec grid;
+  grid.in_specs = {BlockSpec::Any()};
+  grid.out_specs = {BlockSpec::Any()};
+  grid.scratch_shapes = std::move(scratch);
+  PallasCall call = pallas_call("uninitialized", std::move(body), grid, {out});
+  call.in_names = {"x"};
+  call.out_names = {"out"};
+  const ShardMap program = shard_map(OneChip(), {P{}}, {P{}}, call);
+  return testing::RunAndCheckTrace(program, {Array::Random({8, 128}, DType::kF32, 5)}, options,
+                                   "uninitialized")
+      .result;
+}
+
+int64_t CountNan(const Array& a) {
+  int64_t n = 0;
+  for (int64_t i = 0; i < a.size(); ++i)
+    n += std::isnan(a.GetFlat(i));
+  return n;
+}
+
+TEST(UninitializedMemory, AnOutputNoOneWritesIsNanOrTheIntegerMax) {
+  const KernelFn nothing = [](Kernel&, const Refs&) {};
+  const RunResult f32 = RunOneChip(nothing, {{8, 128}, DType::kF32}, {});
+  ASSERT_TRUE(f32.ok) << f32.error;
+  EXPECT_EQ(CountNan(f32.outputs[0]), 8 * 128);
+  const RunResult bf16 = RunOneChip(nothing, {{8, 128}, DType::kBF16}, {});
+  ASSERT_TRUE(bf16.ok) << bf16.error;
+  EXPECT_EQ(CountNan(bf16.outputs[0]), 8 * 128);
+  const RunResult i32 = RunOneChip(nothing, {{8, 128}, DType::kInt32}, {});
+  ASSERT_TRUE(i32.ok) << i32.error;
+  EXPECT_EQ(i32.outputs[0].GetFlat(77), std::numeric_limits<int32_t>::max());
+  const RunResult i8 = RunOneChip(nothing, {{8, 128}, DType::kInt8}, {});
+  ASSERT_TRUE(i8.ok) << i8.error;
+  EXPECT_EQ(i8.outputs[0].GetFlat(3), 127);
+}
+
+TEST(UninitializedMemory, ZeroIsAnOption) {
+  RunOptions options;
+  options.uninitialized_memory = UninitializedMemory::kZero;
+  const RunResult run =
+      RunOneChip([](Kernel&, const Refs&) {}, {{8, 128}, DType::kF32}, {}, options);
+  ASSERT_TRUE(run.ok) << run.error;
+  EXPECT_EQ(CountNan(run.outputs[0]), 0);
+  EXPECT_EQ(run.outputs[0].GetFlat(100), 0);
+}
+
+// Adds x into an accumulator it never zeroed: right only if fresh VMEM happens to be 0.
+const KernelFn kForgetsToZeroTheAccumulator = [](Kernel& k, const Refs& r) {
+  const Ref &x = r[0], &out = r[1], &buf = r[2], &acc = r[3], &sem = r[4];
+  AsyncCopy in = k.async_copy(x, buf, sem);
+  in.start();
+  in.wait();
+  k.add(acc, acc, buf);
+  AsyncCopy back = k.async_copy(acc, out, sem);
+  back.start();
+  back.wait();
+};
+const std::vector<ScratchSpec> kAccumulatorScratch = {
+    ScratchSpec::VMEM({8, 128}, DType::kF32, "buf"),
+    ScratchSpec::VMEM({8, 128}, DType::kF32, "acc"), ScratchSpec::DMA({}, "sem")};
+
+TEST(UninitializedMemory, AKernelThatReadsUnwrittenVmemGetsNan) {
+  const RunResult run =
+      RunOneChip(kForgetsToZeroTheAccumulator, {{8, 128}, DType::kF32}, kAccumulatorScratch);
+  ASSERT_TRUE(run.ok) << run.error;
+  EXPECT_EQ(CountNan(run.outputs[0]), 8 * 128);
+  // With zeroed memory the bug would hide: the result equals x.
+  RunOptions zero;
+  zero.uninitialized_memory = UninitializedMemory::kZero;
+  const RunResult hidden =
+      RunOneChip(kForgetsToZeroTheAccumulator, {{8, 128}, DType::kF32}, kAccumulatorScratch, zero);
+  ASSERT_TRUE(hidden.ok) << hidden.error;
+  EXPECT_TRUE(CompareExact(hidden.outputs[0], Array::Random({8, 128}, DType::kF32, 5)).equal);
+}
+
+TEST(UninitializedMemory, UnwrittenSmemReadsAsTheIntegerMax) {
+  const RunResult run = RunOneChip(
+      [](Kernel& k, const Refs& r) {
+        AsyncCopy copy = k.async_copy(r[2], r[1], r[3]);
+        copy.start();
+        copy.wait();
+      },
+      {{1, 128}, DType::kInt32},
+      {ScratchSpec::SMEM({1, 128}, DType::kInt32, "counts"), ScratchSpec::DMA({}, "sem")});
+  ASSERT_TRUE(run.ok) << run.error;
+  EXPECT_EQ(run.outputs[0].GetFlat(0), std::numeric_limits<int32_t>::max());
+}
+
+// ---------------------------------------------------------------------------------------
+// Grid order.
+
+// Block i of the output should hold i. This kernel counts steps in a VMEM carry instead
+// of using program_id: right only when the steps run in order 0, 1, 2, ...
+const KernelFn kCountsSteps = [](Kernel& k, const Refs& r) {
+  const Ref &out = r[1], &carry = r[2];
+  if (k.program_id(0) == 0) {
+    k.fill(carry, 0);
+  } else {
+    Array next = k.load(carry);
+    for (int64_t i = 0; i < next.size(); ++i)
+      next.SetFlat(i, next.GetFlat(i) + 1);
+    k.store(carry, next);
+  }
+  k.store(out, k.load(carry));
+};
+
+// Block i of the output holds i + x, whatever the order.
+const KernelFn kUsesProgramId = [](Kernel& k, const Refs& r) { k.fill(r[1], k.program_id(0)); };
+
+constexpr int kSteps = 8;
+
+ShardMap GridProgram(KernelFn body, const std::string& semantics) {
+  GridSpec grid;
+  grid.grid = {kSteps};
+  grid.dimension_semantics = {semantics};
+  grid.in_specs = {BlockSpec::Any()};
+  grid.out_specs = {BlockSpec({8, 128}, [](int i) { return BlockIndex{i, 0}; })};
+  grid.scratch_shapes = {ScratchSpec::VMEM({8, 128}, DType::kF32, "carry")};
+  PallasCall call =
+      pallas_call("grid_order", std::move(body), grid, {{{8 * kSteps, 128}, DType::kF32}});
+  return shard_map(OneChip(), {P{}}, {P{}}, call);
+}
+
+Array StepIndices() {
+  Array expected({8 * kSteps, 128}, DType::kF32);
+  for (int64_t i = 0; i < expected.size(); ++i)
+    expected.SetFlat(i, static_cast<double>(i / (8 * 128)));
+  return expected;
+}
+
+struct GridRun {
+  RunResult result;
+  std::string trace_bytes;
+};
+
+GridRun RunGrid(const ShardMap& program, std::optional<uint64_t> seed, const std::string& name) {
+  RunOptions options;
+  options.grid_seed = seed;
+  auto run =
+      testing::RunAndCheckTrace(program, {Array::Random({8, 128}, DType::kF32, 5)}, options, name);
+  return {run.result, traces::ReadTraceFile(run.trace_path)};
+}
+
+TEST(GridOrder, AKernelThatDependsOnTheOrderOfParallelStepsFailsWithASeed) {
+  const ShardMap program = GridProgram(kCountsSteps, "parallel");
+  const GridRun in_order = RunGrid(program, std::nullopt, "grid_in_order");
+  ASSERT_TRUE(in_order.result.ok) << in_order.result.error;
+  EXPECT_TRUE(CompareExact(in_order.result.outputs[0], StepIndices()).equal);
+  const GridRun shuffled = RunGrid(program, 1, "grid_shuffled");
+  ASSERT_TRUE(shuffled.result.ok) << shuffled.result.error;
+  const Comparison check = CompareExact(shuffled.result.outputs[0], StepIndices());
+  EXPECT_FALSE(check.equal) << "the shuffled order went unnoticed";
+}
+
+TEST(GridOrder, ArbitraryDimensionsKeepTheirOrder) {
+  const GridRun run = RunGrid(GridProgram(kCountsSteps, "arbitrary"), 1, "grid_arbitrary");
+  ASSERT_TRUE(run.result.ok) << run.result.error;
+  EXPECT_TRUE(CompareExact(run.result.outputs[0], StepIndices()).equal);
+}
+
+TEST(GridOrder, AKernelThatUsesProgramIdIsRightInAnyOrder) {
+  const ShardMap program = GridProgram(kUsesProgramId, "parallel");
+  for (uint64_t seed : {1, 2, 3}) {
+    const GridRun run = RunGrid(program, seed, "grid_program_id");
+    ASSERT_TRUE(run.result.ok) << run.result.error;
+    EXPECT_TRUE(CompareExact(run.result.outputs[0], StepIndices()).equal) << seed;
+  }
+}
+
+TEST(GridOrder, TheSameSeedGivesTheSameOrderAndTraceBytes) {
+  const ShardMap program = GridProgram(kUsesProgramId, "parallel");
+  const GridRun a = RunGrid(program, 7, "grid_seed_7a");
+  const GridRun b = RunGrid(program, 7, "grid_seed_7b");
+  const GridRun other = RunGrid(program, 8, "grid_seed_8");
+  const GridRun in_order = RunGrid(program, std::nullopt, "grid_no_seed");
+  EXPECT_EQ(a.trace_bytes, b.trace_bytes);
+  EXPECT_NE(a.trace_bytes, other.trace_bytes);
+  EXPECT_NE(a.trace_bytes, in_order.trace_bytes);
+}
+
+}  // namespace
+}  // namespace tpusim
