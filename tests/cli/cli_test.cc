@@ -82,7 +82,29 @@ INSTANTIATE_TEST_SUITE_P(
         BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 64K --dtype f64",
                 "unknown dtype 'f64'"},
         BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 64K --frobnicate",
-                "unrecognised option '--frobnicate'"}));
+                "unrecognised option '--frobnicate'"},
+        BadArgs{"run all_gather_ring --topology v5e-2x2 --bytes 64K --uninitialized-memory ones",
+                "--uninitialized-memory is 'ones'; use nan or zero."},
+        BadArgs{"run all_gather_ring --topology v5e-2x2 --bytes 64K --grid-seed -3",
+                "--grid-seed is '-3'; give a whole number"}));
+
+TEST(Cli, TheInterpretModeChecksAreFlags) {
+  // A race-free kernel passes with every check and with each switched off or changed.
+  for (const char* flags :
+       {"", " --no-race-check", " --uninitialized-memory zero", " --grid-seed 42"}) {
+    const auto r =
+        RunTpusim(std::string("run all_gather_ring --topology v5e-2x2 --bytes 64K") + flags);
+    EXPECT_EQ(r.exit_code, 0) << flags << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("matches the reference on all 4 chips")) << flags;
+  }
+  const auto compare = RunTpusim(
+      "compare all_gather_ring all_gather_bidi --topology v5e-2x2 --bytes 64K --no-race-check");
+  EXPECT_EQ(compare.exit_code, 0) << compare.out << compare.err;
+  const auto help = RunTpusim("run --help");
+  EXPECT_THAT(help.out, HasSubstr("--no-race-check"));
+  EXPECT_THAT(help.out, HasSubstr("--uninitialized-memory"));
+  EXPECT_THAT(help.out, HasSubstr("--grid-seed"));
+}
 
 TEST(Cli, MalformedTopologyFileNamesFileFieldAndReason) {
   const std::string path = testing::TempPath("bad.textproto");

@@ -130,6 +130,20 @@ TEST(Misuse, SimRejectsADmaToAChipOutsideTheSlice) {
                         "4-chip slice."));
 }
 
+// Loads and stores are bounds-checked in the model too, not only by Ref slicing.
+TEST(Misuse, SimRejectsALoadPastTheEndOfItsBuffer) {
+  sim::System system(testing::MakeTopology({1}, {false}), {});
+  const sim::BufferHandle tile = system.Allocate(0, sim::MemorySpace::kVmem, 4096, "tile");
+  const auto outcome = system.Run([&](sim::CorePort& core) {
+    std::vector<uint8_t> out(4096);
+    core.Load({tile, {1024, {4096}, {1}, 1}}, out.data(), "load of 'tile.at[ds(1024, 4096)]'");
+  });
+  EXPECT_FALSE(outcome.ok);
+  EXPECT_EQ(outcome.error_kind, ErrorKind::kOutOfBounds);
+  EXPECT_THAT(outcome.error, HasSubstr("load of 'tile.at[ds(1024, 4096)]' ends at byte 5120 of "
+                                       "'tile', which has only 4096 bytes"));
+}
+
 TEST(Misuse, DmaSemaphoreWaitedWithARegularWait) {
   auto program = Program([](Kernel& k, const Refs& r) { k.wait(r[3], 1); });
   auto run = RunExpectingFailure(program, ErrorKind::kSemaphoreMisuse);
