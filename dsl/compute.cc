@@ -251,7 +251,14 @@ void Kernel::cast(const Ref& out, const Ref& in) {
   Array result;
   if (port_.functional()) {
     result = Array(out.shape(), out.dtype());
-    FromMatrix(ToMatrix(load(in)), result);
+    const Array value = load(in);
+    if (IsInteger(in.dtype()) && IsInteger(out.dtype())) {
+      // Through double, which holds every int32 exactly; f32 would round above 2^24.
+      for (int64_t i = 0; i < value.size(); ++i)
+        result.SetFlat(i, value.GetFlat(i));
+    } else {
+      FromMatrix(ToMatrix(value), result);
+    }
   }
   port_.Compute(sim::ComputeUnit::kVpu, VpuCycles(out.size(), in.dtype()), "cast");
   if (port_.functional()) store(out, result);
