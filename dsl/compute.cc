@@ -1,11 +1,13 @@
 // The kernel's compute ops: MXU matmuls and VPU elementwise work on VMEM refs. Numerics
-// run on the host with Eigen (f32 accumulation, bf16 rounding to nearest even); time is
-// charged to the chip's MXU or VPU from the shapes.
+// run on the host with Eigen (f32 accumulation, bf16 rounding to nearest even, exact
+// integer dots); time is charged to the chip's MXU or VPU from dsl/cost.h.
 
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
+#include "dsl/cost.h"
 #include "dsl/kernel.h"
 #include "sim/core_port.h"
 #include "sim/errors.h"
@@ -66,11 +68,7 @@ void Write(Kernel& k, const Ref& ref, const Array& value, const std::string& op)
 }  // namespace
 
 uint64_t Kernel::MxuCycles(int64_t m, int64_t k, int64_t n) const {
-  const auto& chip = mesh().topology().chip();
-  const int64_t size = chip.mxu_size();
-  // One pass: an [8, size] by [size, size] product, 8 cycles on one MXU.
-  const int64_t passes = CeilDiv(m, 8) * CeilDiv(k, size) * CeilDiv(n, size);
-  return static_cast<uint64_t>(CeilDiv(passes, chip.mxu_count()) * 8);
+  return MxuDotCycles(mesh().topology().chip(), m, k, n, DType::kBF16, Precision::kDefault);
 }
 
 uint64_t Kernel::VpuCycles(int64_t elements, DType dtype) const {
@@ -82,7 +80,78 @@ uint64_t Kernel::VpuCycles(int64_t elements, DType dtype) const {
   return static_cast<uint64_t>(CeilDiv(elements, per_vreg) + kLatency);
 }
 
-void Kernel::dot(const Ref& a, const Ref& b, const Ref& acc, bool accumulate) {
+namespace {
+
+bool IsInteger(DType dtype) {
+  return dtype == DType::kInt8 || dtype == DType::kInt32;
+}
+
+// The dtype a dot runs in: mixed floats promote to f32, mixed integers to int32.
+DType PromotedOperands(DType a, DType b) {
+  if (a == b) return a;
+  return IsInteger(a) ? DType::kInt32 : DType::kF32;
+}
+
+Matrix RoundToBf16(const Matrix& x) {
+  return x.unaryExpr([](float v) { return static_cast<float>(bf16(v)); });
+}
+
+// x as the sum of `count` bf16-valued pieces, largest first: each piece rounds what the
+// earlier ones left over.
+std::vector<Matrix> SplitBf16(const Matrix& x, int count) {
+  std::vector<Matrix> pieces;
+  Matrix rest = x;
+  for (int i = 0; i < count; ++i) {
+    pieces.push_back(RoundToBf16(rest));
+    rest -= pieces.back();
+  }
+  return pieces;
+}
+
+// The MXU's float product: bf16 x bf16 products accumulated in f32, as many as the
+// precision's passes (REFERENCES.md §1). The small terms are summed first, as XLA does.
+Matrix FloatProduct(const Matrix& a, const Matrix& b, Precision precision) {
+  if (precision == Precision::kDefault) return RoundToBf16(a) * RoundToBf16(b);
+  if (precision == Precision::kHigh) {
+    const auto x = SplitBf16(a, 2), y = SplitBf16(b, 2);
+    Matrix sum = x[1] * y[0];
+    sum += x[0] * y[1];
+    sum += x[0] * y[0];
+    return sum;
+  }
+  const auto x = SplitBf16(a, 3), y = SplitBf16(b, 3);
+  Matrix sum = x[1] * y[1];
+  sum += x[2] * y[0];
+  sum += x[0] * y[2];
+  sum += x[1] * y[0];
+  sum += x[0] * y[1];
+  sum += x[0] * y[0];
+  return sum;
+}
+
+// Integer dots accumulate exactly, modulo 2^32 as int32 hardware wraps: unsigned 64-bit
+// arithmetic is exact modulo 2^64, so its low 32 bits are the int32 result.
+using IntMatrix = Eigen::Matrix<uint64_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+IntMatrix ToIntMatrix(const Array& a) {
+  IntMatrix m(a.shape()[0], a.shape()[1]);
+  for (int64_t i = 0; i < a.size(); ++i)
+    m.data()[i] = static_cast<uint64_t>(static_cast<int64_t>(a.GetFlat(i)));
+  return m;
+}
+
+Array FromIntMatrix(const IntMatrix& m) {
+  Array out({m.rows(), m.cols()}, DType::kInt32);
+  auto* p = reinterpret_cast<int32_t*>(out.data());
+  for (int64_t i = 0; i < out.size(); ++i)
+    p[i] = static_cast<int32_t>(static_cast<uint32_t>(m.data()[i]));
+  return out;
+}
+
+}  // namespace
+
+void Kernel::dot(const Ref& a, const Ref& b, const Ref& acc, bool accumulate, Precision precision,
+                 std::optional<DType> preferred_element_type) {
   for (const Ref* r : {&a, &b, &acc})
     CheckLocalAccess(*r, "a dot operand");
   if (a.shape().size() != 2 || b.shape().size() != 2 || acc.shape().size() != 2 ||
@@ -93,28 +162,49 @@ void Kernel::dot(const Ref& a, const Ref& b, const Ref& acc, bool accumulate) {
                     ShapeString(a.shape()) + ", '" + b.Describe() + "' " + ShapeString(b.shape()) +
                     " and '" + acc.Describe() + "' " + ShapeString(acc.shape()) + ".");
   }
-  if (acc.dtype() != DType::kF32) {
-    throw Error(ErrorKind::kKernelMisuse, "dot accumulates in f32, but '" + acc.Describe() +
-                                              "' is " + DTypeName(acc.dtype()) +
-                                              "; give it an f32 VMEM accumulator.");
+  if (IsInteger(a.dtype()) != IsInteger(b.dtype())) {
+    throw Error(ErrorKind::kKernelMisuse,
+                "dot takes two float (bf16, f32) or two integer (int8, int32) operands, but '" +
+                    a.Describe() + "' is " + DTypeName(a.dtype()) + " and '" + b.Describe() +
+                    "' is " + DTypeName(b.dtype()) + "; cast one of them first.");
   }
-  for (const Ref* r : {&a, &b}) {
-    if (r->dtype() != DType::kBF16 && r->dtype() != DType::kF32) {
-      throw Error(ErrorKind::kKernelMisuse, "dot takes bf16 or f32 inputs, but '" + r->Describe() +
-                                                "' is " + DTypeName(r->dtype()) +
-                                                "; cast it first.");
-    }
+  const DType operands = PromotedOperands(a.dtype(), b.dtype());
+  const bool integer = IsInteger(operands);
+  if (preferred_element_type && *preferred_element_type != acc.dtype()) {
+    throw Error(ErrorKind::kKernelMisuse, std::string("dot was asked for preferred_element_type ") +
+                                              DTypeName(*preferred_element_type) +
+                                              ", but its accumulator '" + acc.Describe() + "' is " +
+                                              DTypeName(acc.dtype()) +
+                                              "; give an accumulator of the preferred type.");
+  }
+  const bool acc_fits = integer ? acc.dtype() == DType::kInt32
+                                : (acc.dtype() == DType::kF32 || acc.dtype() == DType::kBF16);
+  if (!acc_fits) {
+    throw Error(ErrorKind::kKernelMisuse,
+                std::string("dot of ") + DTypeName(operands) + " operands " +
+                    (integer ? "accumulates in int32" : "accumulates in f32 (or bf16)") +
+                    ", but '" + acc.Describe() + "' is " + DTypeName(acc.dtype()) + "; give it " +
+                    (integer ? "an int32" : "an f32") + " VMEM accumulator.");
   }
   const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
   Array result;
-  if (port_.functional()) {
-    Matrix product = ToMatrix(Read(*this, a, "dot")) * ToMatrix(Read(*this, b, "dot"));
+  if (port_.functional() && integer) {
+    IntMatrix product = ToIntMatrix(Read(*this, a, "dot")) * ToIntMatrix(Read(*this, b, "dot"));
+    if (accumulate) product += ToIntMatrix(Read(*this, acc, "dot"));
+    result = FromIntMatrix(product);
+  } else if (port_.functional()) {
+    Matrix product = operands == DType::kBF16
+                         ? Matrix(ToMatrix(Read(*this, a, "dot")) * ToMatrix(Read(*this, b, "dot")))
+                         : FloatProduct(ToMatrix(Read(*this, a, "dot")), ToMatrix(Read(*this, b, "dot")), precision);
     if (accumulate) product += ToMatrix(Read(*this, acc, "dot"));
-    result = Array(acc.shape(), DType::kF32);
+    result = Array(acc.shape(), acc.dtype());
     FromMatrix(product, result);
   }
-  port_.Compute(sim::ComputeUnit::kMxu, MxuCycles(m, k, n),
-                "dot " + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n));
+  std::string what = "dot " + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
+  if (operands != DType::kBF16) what += std::string(" ") + DTypeName(operands);
+  if (operands == DType::kF32) what += std::string(" ") + PrecisionName(precision);
+  port_.Compute(sim::ComputeUnit::kMxu,
+                MxuDotCycles(mesh().topology().chip(), m, k, n, operands, precision), what);
   if (port_.functional()) Write(*this, acc, result, "dot");
 }
 
@@ -173,7 +263,14 @@ void Kernel::cast(const Ref& out, const Ref& in) {
   Array result;
   if (port_.functional()) {
     result = Array(out.shape(), out.dtype());
-    FromMatrix(ToMatrix(Read(*this, in, "cast")), result);
+    const Array value = Read(*this, in, "cast");
+    if (IsInteger(in.dtype()) && IsInteger(out.dtype())) {
+      // Through double, which holds every int32 exactly; f32 would round above 2^24.
+      for (int64_t i = 0; i < value.size(); ++i)
+        result.SetFlat(i, value.GetFlat(i));
+    } else {
+      FromMatrix(ToMatrix(value), result);
+    }
   }
   port_.Compute(sim::ComputeUnit::kVpu, VpuCycles(out.size(), in.dtype()), "cast");
   if (port_.functional()) Write(*this, out, result, "cast");

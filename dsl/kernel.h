@@ -8,6 +8,7 @@
 #include <functional>
 #include <initializer_list>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -123,10 +124,17 @@ class Kernel {
   Array load(const Ref& ref);
   void store(const Ref& ref, const Array& value);
 
-  // MXU: acc (f32, VMEM) = [acc +] a @ b, for a [M, K] and b [K, N] in bf16 or f32,
-  // accumulating in f32. Costs 8 cycles per 8 x mxu_size x mxu_size pass per MXU
-  // (REFERENCES.md §1). Blocks the core until the MXU is done.
-  void dot(const Ref& a, const Ref& b, const Ref& acc, bool accumulate = true);
+  // MXU: acc = [acc +] jnp.dot(a, b, precision=, preferred_element_type=) for a [M, K]
+  // and b [K, N] on VMEM. Float operands (bf16, f32; mixed ones promote to f32) give an
+  // f32 (or bf16) result; integer operands (int8, int32) an exact int32 one, wrapping as
+  // int32 does. preferred_element_type, when given, must be acc's dtype. Costs
+  // MxuDotCycles (dsl/cost.h): one bf16 pass; f32 DEFAULT one, HIGH three, HIGHEST six.
+  // The numerics follow the passes: f32 DEFAULT rounds both operands to bf16; HIGH and
+  // HIGHEST split them into two and three bf16 pieces (bf16x3, bf16x6), as XLA does.
+  // Blocks the core until the MXU is done.
+  void dot(const Ref& a, const Ref& b, const Ref& acc, bool accumulate = true,
+           Precision precision = Precision::kDefault,
+           std::optional<DType> preferred_element_type = std::nullopt);
   // VPU elementwise ops on VMEM/SMEM refs of one shape; one vreg (8 x 128 32-bit
   // elements, 16 x 128 for bf16) per cycle plus the 2-cycle latency (REFERENCES.md §1).
   void add(const Ref& out, const Ref& a, const Ref& b);
@@ -135,7 +143,7 @@ class Kernel {
   void cast(const Ref& out, const Ref& in);  // to out's dtype, bf16 rounds to nearest even
   void fill(const Ref& out, double value);   // e.g. zero an accumulator
 
-  // Cycle counts, for bounds and tests.
+  // Cycle counts, for bounds and tests; MxuCycles is a bf16 dot's.
   uint64_t MxuCycles(int64_t m, int64_t k, int64_t n) const;
   uint64_t VpuCycles(int64_t elements, DType dtype) const;
 

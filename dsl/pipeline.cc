@@ -4,6 +4,7 @@
 #include <numeric>
 #include <random>
 
+#include "dsl/cost.h"
 #include "sim/core_port.h"
 
 namespace tpusim::dsl {
@@ -264,8 +265,15 @@ void GridPipeline::Run(Kernel& k, const Step& step, const std::string& scope) co
   std::vector<BlockIndex> next_index(n);
   Refs refs(n);
   bool first = true;
+  // The fixed control cost of a step (index maps, DMA issue, waits, loop), charged on the
+  // core inside the step's slice. A grid that pipelines nothing has none of that
+  // bookkeeping and is not charged, so kernels that move their own data keep their time.
+  const bool pipelines =
+      std::any_of(plans_.begin(), plans_.end(), [](const Plan& p) { return p.pipelined; });
+  const uint64_t step_cycles = pipelines ? GridStepCycles(k.mesh().topology().chip()) : 0;
   while (true) {
     port.BeginScope(GridStepName(scope, ids));
+    if (step_cycles > 0) port.Compute(sim::ComputeUnit::kScalar, step_cycles, "step overhead");
     std::vector<int> next_counter = counter;
     const bool last = !NextGridPoint(grid_, next_counter);
     const std::vector<int> next = Visit(next_counter);

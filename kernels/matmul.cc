@@ -7,8 +7,10 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
+#include "dsl/cost.h"
 #include "dsl/kernel.h"
 #include "sim/errors.h"
 
@@ -56,15 +58,47 @@ std::string Dims(int64_t a, int64_t b, int64_t c) {
   return std::to_string(a) + "x" + std::to_string(b) + "x" + std::to_string(c);
 }
 
-void MatmulKernel(Kernel& k, const Refs& r) {
-  const Ref& a = r[0];
-  const Ref& b = r[1];
-  const Ref& out = r[2];
-  const Ref& acc = r[3];
-  const int kk = k.program_id(2);
-  if (kk == 0) k.fill(acc, 0);
-  k.dot(a, b, acc);
-  if (kk == k.num_programs(2) - 1) k.cast(out, acc);
+KernelFn MatmulKernel(Precision precision, DType acc_dtype) {
+  return [precision, acc_dtype](Kernel& k, const Refs& r) {
+    const Ref& a = r[0];
+    const Ref& b = r[1];
+    const Ref& out = r[2];
+    const Ref& acc = r[3];
+    const int kk = k.program_id(2);
+    if (kk == 0) k.fill(acc, 0);
+    k.dot(a, b, acc, /*accumulate=*/true, precision, acc_dtype);
+    if (kk == k.num_programs(2) - 1) k.cast(out, acc);
+  };
+}
+
+// Integers spread over [-range, range], so int32 products overflow and wrap as on the chip.
+Array RandomIntegers(const Shape& shape, DType dtype, uint64_t seed) {
+  Array a(shape, dtype);
+  const int64_t range = dtype == DType::kInt8 ? 127 : (int64_t{1} << 20);
+  uint64_t state = seed * 6364136223846793005ull + 1442695040888963407ull;
+  for (int64_t i = 0; i < a.size(); ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    a.SetFlat(i,
+              static_cast<double>(static_cast<int64_t>((state >> 33) % (2 * range + 1)) - range));
+  }
+  return a;
+}
+
+// The exact int32 product, wrapping modulo 2^32 (unsigned 64-bit sums are exact mod 2^64).
+Array IntegerProduct(const Array& a, const Array& b) {
+  using IntMatrix = Eigen::Matrix<uint64_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  auto to_matrix = [](const Array& x) {
+    IntMatrix m(x.shape()[0], x.shape()[1]);
+    for (int64_t i = 0; i < x.size(); ++i)
+      m.data()[i] = static_cast<uint64_t>(static_cast<int64_t>(x.GetFlat(i)));
+    return m;
+  };
+  const IntMatrix product = to_matrix(a) * to_matrix(b);
+  Array out({a.shape()[0], b.shape()[1]}, DType::kInt32);
+  auto* p = reinterpret_cast<int32_t*>(out.data());
+  for (int64_t i = 0; i < out.size(); ++i)
+    p[i] = static_cast<int32_t>(static_cast<uint32_t>(product.data()[i]));
+  return out;
 }
 
 Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
@@ -76,6 +110,12 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
                 Array::Placeholder({plan.k, plan.n}, plan.dtype)};
     return w;
   }
+  if (plan.integer()) {
+    w.inputs = {RandomIntegers({plan.m, plan.k}, plan.dtype, args.seed * 1000003),
+                RandomIntegers({plan.k, plan.n}, plan.dtype, args.seed * 1000003 + 1)};
+    w.expected.push_back(IntegerProduct(w.inputs[0], w.inputs[1]));
+    return w;  // exact: rtol = atol = 0
+  }
   w.inputs = {Array::Random({plan.m, plan.k}, plan.dtype, args.seed * 1000003),
               Array::Random({plan.k, plan.n}, plan.dtype, args.seed * 1000003 + 1)};
   const Matrix product = ToMatrix(w.inputs[0]) * ToMatrix(w.inputs[1]);
@@ -84,6 +124,13 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
   // differ by f32 rounding, which bf16 outputs can turn into one bf16 ulp (2^-8).
   w.rtol = plan.dtype == DType::kBF16 ? 1e-2 : 1e-4;
   w.atol = 1e-3;
+  if (plan.dtype == DType::kF32 && plan.precision == Precision::kDefault) {
+    // One bf16 pass rounds the f32 operands to bf16 (2^-8 relative each): each product is
+    // off by ~2^-8 / 3 at random, so a sum of k of them by ~sqrt(k) x 1.3e-3; allow six
+    // standard deviations.
+    w.rtol = 1e-2;
+    w.atol = 6 * 1.3e-3 * std::sqrt(static_cast<double>(plan.k));
+  }
   return w;
 }
 
@@ -108,11 +155,8 @@ MatmulPlan PlanMatmul(const CollectiveArgs& args) {
     throw Error(ErrorKind::kInvalidArgument,
                 "matmul needs the problem size: give --m M --k K --n N (a[M, K] @ b[K, N]).");
   }
-  if (args.dtype != DType::kBF16 && args.dtype != DType::kF32) {
-    throw Error(ErrorKind::kInvalidArgument,
-                std::string("matmul takes bf16 or f32, not ") + DTypeName(args.dtype) + ".");
-  }
   MatmulPlan p;
+  p.precision = args.precision;
   p.m = args.m;
   p.k = args.k;
   p.n = args.n;
@@ -149,9 +193,10 @@ PallasCall MatmulCall(const MatmulPlan& p) {
                      return BlockIndex{k, j};
                    })};
   grid.out_specs = {BlockSpec({p.bm, p.bn}, [](int i, int j, int) { return BlockIndex{i, j}; })};
-  grid.scratch_shapes = {ScratchSpec::VMEM({p.bm, p.bn}, DType::kF32, "acc")};
+  grid.scratch_shapes = {ScratchSpec::VMEM({p.bm, p.bn}, p.acc_dtype(), "acc")};
   grid.dimension_semantics = {"parallel", "parallel", "arbitrary"};
-  PallasCall call = pallas_call("matmul", MatmulKernel, grid, {{{p.m, p.n}, p.dtype}});
+  PallasCall call = pallas_call("matmul", MatmulKernel(p.precision, p.acc_dtype()), grid,
+                                {{{p.m, p.n}, p.out_dtype()}});
   call.in_names = {"a", "b"};
   call.out_names = {"out"};
   return call;
@@ -183,8 +228,10 @@ Bound MatmulRoofline(const Mesh& mesh, const MatmulPlan& p) {
   const double b_bytes = static_cast<double>(p.k) * p.n * es;
   const double a_reads = static_cast<double>(a_fetches * p.bm * p.bk) * es / a_bytes;
   const double b_reads = static_cast<double>(b_fetches * p.bk * p.bn) * es / b_bytes;
-  b.hbm_bytes = a_reads * a_bytes + b_reads * b_bytes + static_cast<double>(p.m) * p.n * es;
-  const double compute = b.flops / b.peak_flops;
+  b.hbm_bytes = a_reads * a_bytes + b_reads * b_bytes +
+                static_cast<double>(p.m) * p.n * SizeOf(p.out_dtype());
+  // A dot of f32 at HIGH or HIGHEST, or of integers, takes more than one bf16 pass.
+  const double compute = b.flops * MxuPasses(chip, p.dtype, p.precision) / b.peak_flops;
   const double memory = b.hbm_bytes / b.hbm_bytes_per_s;
   b.seconds = std::max(compute, memory);
   char reads[96];

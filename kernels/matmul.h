@@ -1,9 +1,10 @@
 #pragma once
 
 // The tiled matmul: out[m, n] = a[m, k] @ b[k, n] on every chip independently, blocked as
-// (bm, bk, bn) over the grid (m/bm, n/bn, k/bk) with k last, an f32 VMEM accumulator
-// zeroed at k == 0 and flushed to the output block at the last k. Its bound is the
-// roofline of REFERENCES.md §1.
+// (bm, bk, bn) over the grid (m/bm, n/bn, k/bk) with k last, a VMEM accumulator (f32, or
+// int32 for int8/int32 operands) zeroed at k == 0 and flushed to the output block at the
+// last k. Its dots take the given precision. Its bound is the roofline of REFERENCES.md §1
+// with the dtype's MXU passes (dsl/cost.h).
 
 #include <string>
 
@@ -15,9 +16,16 @@ namespace tpusim::kernels {
 
 struct MatmulPlan {
   int64_t m = 0, k = 0, n = 0;
-  int64_t bm = 0, bk = 0, bn = 0;  // block sizes, defaults applied
-  dsl::DType dtype = dsl::DType::kBF16;
+  int64_t bm = 0, bk = 0, bn = 0;        // block sizes, defaults applied
+  dsl::DType dtype = dsl::DType::kBF16;  // of a and b
+  dsl::Precision precision = dsl::Precision::kDefault;
   std::vector<int> grid;  // (m/bm, n/bn, k/bk)
+
+  bool integer() const { return dtype == dsl::DType::kInt8 || dtype == dsl::DType::kInt32; }
+  // Integer products come out exact in int32; float ones in the operands' dtype.
+  dsl::DType out_dtype() const { return integer() ? dsl::DType::kInt32 : dtype; }
+  // The VMEM accumulator: the MXU accumulates floats in f32 and integers in int32.
+  dsl::DType acc_dtype() const { return integer() ? dsl::DType::kInt32 : dsl::DType::kF32; }
 };
 
 // Applies the default blocks (512, 1024, 1024, shrunk to divisors that keep the (8, 128)

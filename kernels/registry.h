@@ -32,6 +32,8 @@ struct CollectiveArgs {
   // kernel's default).
   int64_t m = 0, k = 0, n = 0;
   int64_t bm = 0, bk = 0, bn = 0;
+  // Matmul-family kernels: jax.lax.Precision of their dots (f32 operands only).
+  dsl::Precision precision = dsl::Precision::kDefault;
 };
 
 struct Workload {

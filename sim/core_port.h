@@ -82,7 +82,9 @@ struct DmaRequest {
 enum class WaitKind { kDmaSend, kDmaRecv, kDma, kSemaphore };
 const char* WaitKindName(WaitKind kind);  // "wait_send", "wait_recv", "wait", "semaphore_wait"
 
-enum class ComputeUnit { kMxu, kVpu };
+// kScalar is the core's own control work (a grid step's bookkeeping): it shows on the
+// core's track, not on a unit's.
+enum class ComputeUnit { kMxu, kVpu, kScalar };
 
 class CorePort {
  public:

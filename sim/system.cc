@@ -259,14 +259,17 @@ class System::Impl::Core final : public CorePort {
     const Picoseconds duration =
         static_cast<Picoseconds>(static_cast<double>(CyclesToTime(cycles, clock_hz())) * slowdown);
     if (duration == 0) return;
-    const traces::TrackId track =
-        unit == ComputeUnit::kMxu ? system_.tracks_[chip_].mxu : system_.tracks_[chip_].vpu;
+    const auto& tracks = system_.tracks_[chip_];
+    const traces::TrackId track = unit == ComputeUnit::kMxu   ? tracks.mxu
+                                  : unit == ComputeUnit::kVpu ? tracks.vpu
+                                                              : tracks.core;
     system_.trace_->Begin(track, Now(), what, {{"cycles", cycles}});
     computing_ = track;
     sc_core::wait(sc_core::sc_time::from_value(duration));
     computing_ = 0;
     system_.trace_->End(track, Now());
-    (unit == ComputeUnit::kMxu ? stats_.mxu_busy : stats_.vpu_busy) += duration;
+    if (unit == ComputeUnit::kMxu) stats_.mxu_busy += duration;
+    if (unit == ComputeUnit::kVpu) stats_.vpu_busy += duration;
   }
 
   void BeginScope(std::string_view name) override {

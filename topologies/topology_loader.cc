@@ -57,6 +57,19 @@ void ValidateMemory(const std::string& source, const std::string& name, bool pre
                   "bytes per second");
 }
 
+// chip.cost may be left out (an ideal chip), but what it gives must make sense.
+void ValidateCost(const std::string& source, const config::ComputeCostConfig& cost) {
+  if (!(cost.grid_step_cycles() >= 0))
+    Fail(source, "chip.cost.grid_step_cycles", "is negative; a grid step cannot save time");
+  if (!(cost.mxu_efficiency() > 0 && cost.mxu_efficiency() <= 1))
+    Fail(source, "chip.cost.mxu_efficiency",
+         "must be in (0, 1]: it is the fraction of the MXU peak a dot sustains");
+  RequirePositive(source, "chip.cost.int8_mxu_rate", true, cost.int8_mxu_rate(),
+                  "multiples of the bf16 MXU rate");
+  RequirePositive(source, "chip.cost.int32_dot_passes", true, cost.int32_dot_passes(),
+                  "bf16 MXU passes");
+}
+
 }  // namespace
 
 void ValidateTopology(config::Topology& topology, const std::string& source) {
@@ -73,6 +86,7 @@ void ValidateTopology(config::Topology& topology, const std::string& source) {
                   "rows of the square systolic array");
   if (chip.vpu_sublanes() == 0 || chip.vpu_lanes() == 0)
     Fail(source, "chip.vpu_sublanes", "and vpu_lanes must both be greater than zero");
+  ValidateCost(source, chip.cost());
   if (!chip.has_dma()) Fail(source, "chip.dma", "is missing; give the number of DMA engines");
   RequirePositive(source, "chip.dma.engines", chip.dma().has_engines(), chip.dma().engines(),
                   "concurrent DMAs");

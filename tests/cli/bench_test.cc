@@ -124,3 +124,38 @@ INSTANTIATE_TEST_SUITE_P(
 
 }  // namespace
 }  // namespace tpusim
+
+namespace tpusim {
+namespace {
+
+// bench matmul sweeps block sizes: as on the chip (the Pallas matmul guide's table),
+// small blocks are slowest, because each of their many grid steps pays a fixed cost.
+TEST(BenchMatmul, SmallBlocksAreSlowestAsOnTheChip) {
+  const auto r = testing::RunTpusim(
+      "bench matmul --topology v5e-2x2 --m 1024 --k 1024 --n 1024 "
+      "--blocks 128x128x128,256x256x256,512x1024x1024 --timing-only --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, ::testing::HasSubstr("%step cost"));
+  const auto rows = testing::LastLineJson(r.out);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_GT(rows[0]["sim_time_ns"].get<double>(), rows[1]["sim_time_ns"].get<double>());
+  EXPECT_GT(rows[1]["sim_time_ns"].get<double>(), rows[2]["sim_time_ns"].get<double>());
+  EXPECT_EQ(rows[0]["grid_steps"].get<double>(), 512);
+}
+
+TEST(BenchMatmul, AnUnknownPrecisionIsABadArgument) {
+  const auto r = testing::RunTpusim(
+      "bench matmul --topology v5e-2x2 --m 256 --k 256 --n 256 --dtype f32 --precision EXACT");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, ::testing::HasSubstr("unknown precision 'EXACT'; use DEFAULT"));
+}
+
+TEST(BenchMatmul, ABadBlockListSaysHowToWriteOne) {
+  const auto r = testing::RunTpusim(
+      "bench matmul --topology v5e-2x2 --m 256 --k 256 --n 256 --blocks 128x128");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, ::testing::HasSubstr("is not BMxBKxBN"));
+}
+
+}  // namespace
+}  // namespace tpusim

@@ -58,7 +58,9 @@ TEST_P(MatmulCorrectness, MatchesTheHostReference) {
   const Case c = GetParam();
   const Mesh mesh(testing::MakeTopology({2}, {false}));
   kernels::Workload w = Matmul().make(mesh, Args(c.m, c.k, c.n, c.bm, c.bk, c.bn, c.dtype));
-  EXPECT_DOUBLE_EQ(w.rtol, c.dtype == DType::kBF16 ? 1e-2 : 1e-4);
+  // f32 at DEFAULT precision is one bf16 pass: operands rounded to bf16, so the tolerance
+  // is bf16's, not f32's (REFERENCES.md §1, "Matmul precision").
+  EXPECT_DOUBLE_EQ(w.rtol, 1e-2);
   auto run = testing::RunWorkload(w);
   ASSERT_TRUE(run.result.ok) << run.result.error;
   const Comparison check = CheckAgainstReference(w.program, run.result, w.expected, w.rtol, w.atol);
@@ -145,17 +147,20 @@ TEST(MatmulRoofline, LargeBlocksReachTheMxuPeakOnV5e) {
   const double fraction = bound.flops / seconds / bound.peak_flops;
   EXPECT_GE(fraction, 0.80) << "achieved " << bound.flops / seconds << " FLOP/s";
   EXPECT_LE(fraction, 1.0);
-  // The MXU is busy for the whole FLOP count at peak.
+  // The MXU is busy for the whole FLOP count at the chip's calibrated fraction of its peak
+  // (chip.cost.mxu_efficiency, docs/time-model.md).
   const double mxu = static_cast<double>(run.result.stats.cores[0].mxu_busy) * 1e-12;
-  EXPECT_NEAR(mxu, bound.flops / bound.peak_flops, 1e-3 * mxu);
+  const double efficiency = mesh.topology().chip().cost().mxu_efficiency();
+  EXPECT_NEAR(mxu * efficiency, bound.flops / bound.peak_flops, 1e-3 * mxu);
 }
 
-// Small (128, 512, 128) blocks: intensity 128*128/(128+128) = 64 FLOP/byte, far below the
-// ridge, so HBM bandwidth limits the kernel. The pipeline keeps HBM busy, so the
-// simulated time is within 10% of HBM bytes / HBM bandwidth.
+// Narrow (128, 2048, 128) blocks: intensity 128*128/(128+128) = 64 FLOP/byte, far below
+// the ridge, so HBM bandwidth limits the kernel. The pipeline keeps HBM busy, so the
+// simulated time is within 10% of HBM bytes / HBM bandwidth. (With bk = 512 the 1024
+// grid steps' fixed cost, ~0.33 us each, would take as long as the HBM traffic.)
 TEST(MatmulRoofline, SmallBlocksAreLimitedByHbmBandwidth) {
   const Mesh mesh(testing::MakeTopology({1}, {false}));
-  const auto args = Args(2048, 2048, 2048, 128, 512, 128, DType::kBF16, false);
+  const auto args = Args(2048, 2048, 2048, 128, 2048, 128, DType::kBF16, false);
   kernels::Workload w = Matmul().make(mesh, args);
   const kernels::Bound bound = Matmul().bound(mesh, args);
   const double memory = bound.hbm_bytes / bound.hbm_bytes_per_s;

@@ -29,6 +29,11 @@ config::Topology TopologyNamed(const std::string& name) {
   return topologies::LoadTopology(name);
 }
 
+// The fraction of the MXU peak a dot sustains on `name` (chip.cost, docs/time-model.md).
+double MxuEfficiency(const std::string& name) {
+  return TopologyNamed(name).chip().cost().mxu_efficiency();
+}
+
 struct Case {
   std::string kernel;
   const char* topology;
@@ -148,13 +153,14 @@ TEST(AgMatmulBidi, MatchesTheUnidirectionalScheduleWhenComputeDominates) {
   const Measured uni = RunTimed("ag_matmul_collective", TopologyNamed("wrap4x4"), args);
   const Measured bidi = RunTimed("ag_matmul_collective_bidi", TopologyNamed("wrap4x4"), args);
   EXPECT_LT(bidi.seconds, 0.85 * blocking.seconds);
-  EXPECT_LT(bidi.seconds, 1.02 * uni.seconds);  // both hide the transfer
+  EXPECT_LT(bidi.seconds, 1.04 * uni.seconds);  // both hide the transfer
   // On a ring of 4 the unhidden prologue (own chunk and first W chunk from HBM, ~25 us),
   // step 0 (one chunk of compute against a whole chunk of transfer) and the output store
   // are ~10% of the run; on v5e-16x16 the same schedule leaves 5% exposed.
   EXPECT_LT(bidi.exposed_fraction, 0.2);
   EXPECT_LT(bidi.exposed_fraction, blocking.exposed_fraction);
-  EXPECT_LT(bidi.seconds, 1.2 * bidi.bound_seconds);
+  // The bound is at the MXU peak; dots run at the chip's calibrated fraction of it.
+  EXPECT_LT(bidi.seconds, 1.2 / MxuEfficiency("wrap4x4") * bidi.bound_seconds);
 }
 
 TEST(AgMatmulBidi, HalvesTheTransferWhenItDominates) {
@@ -210,7 +216,7 @@ TEST(AgwMatmulSchedules, FusedOverlapsTheWeightsAndTheAllReduceWithCompute) {
   EXPECT_LT(fused.seconds, 0.6 * blocking.seconds);
   EXPECT_LT(fused.exposed_fraction, 0.3);
   EXPECT_GT(blocking.exposed_fraction, 0.5);
-  EXPECT_LT(fused.seconds, 1.35 * fused.bound_seconds);
+  EXPECT_LT(fused.seconds, 1.35 / topology.chip().cost().mxu_efficiency() * fused.bound_seconds);
 }
 
 TEST(AgwMatmulSchedules, BothApproachTheCommunicationBoundWhenWeightsDominate) {

@@ -30,6 +30,7 @@ int RunTopologies(int argc, char** argv);
 int RunRun(int argc, char** argv);
 int RunCompare(int argc, char** argv);
 int RunBench(int argc, char** argv);
+int RunBenchMatmul(int argc, char** argv);  // bench matmul: a sweep of block sizes
 int RunCheckTrace(int argc, char** argv);
 
 }  // namespace tpusim::cli

@@ -186,6 +186,13 @@ void CsvRow(std::ostream& out, const Row& row) {
 }  // namespace
 
 int RunBench(int argc, char** argv) {
+  // A matmul sweeps block sizes, not bytes.
+  for (int i = 1; i < argc; ++i) {
+    if (argv[i][0] != '-') {
+      if (std::string(argv[i]) == "matmul") return RunBenchMatmul(argc, argv);
+      break;
+    }
+  }
   namespace po = boost::program_options;
   std::string kernel, topology, axis, min_text, max_text, dtype, csv;
   int64_t factor = 2;

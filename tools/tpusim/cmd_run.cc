@@ -3,6 +3,7 @@
 #include <boost/program_options.hpp>
 #include <iostream>
 
+#include "dsl/cost.h"
 #include "dsl/dtype.h"
 #include "tools/tpusim/cli.h"
 #include "tools/tpusim/kernel_run.h"
@@ -100,7 +101,7 @@ void PrintSummary(const KernelRunReport& r) {
 
 int RunRun(int argc, char** argv) {
   namespace po = boost::program_options;
-  std::string kernel, topology, axis, bytes_text, dtype, trace, axis2;
+  std::string kernel, topology, axis, bytes_text, dtype, trace, axis2, precision;
   double time_limit_s = 60;
   int64_t m = 0, k = 0, n = 0, bm = 0, bk = 0, bn = 0;
   po::options_description options(
@@ -118,7 +119,10 @@ int RunRun(int argc, char** argv) {
       "second mesh axis of two-axis kernels (all_gather_2d, agw_matmul_*); default: the "
       "first other axis")("bytes,b", po::value(&bytes_text),
                           "V, the full array size: 4096, 64K, 16M, 1G")(
-      "dtype", po::value(&dtype)->default_value("bf16"), "element type: bf16 or f32")(
+      "dtype", po::value(&dtype)->default_value("bf16"),
+      "element type: bf16 or f32 (matmul also int8, int32)")(
+      "precision", po::value(&precision)->default_value("DEFAULT"),
+      "matmul dots on f32: DEFAULT (one bf16 pass), HIGH (three) or HIGHEST (six)")(
       "trace", po::value(&trace), "write a trace here (.pftrace: Perfetto; .json: Chrome JSON)")(
       "timing-only", "move no payload: same timing, no data check, memory independent of V")(
       "time-limit", po::value(&time_limit_s)->default_value(60),
@@ -180,6 +184,7 @@ int RunRun(int argc, char** argv) {
   request.args.bk = bk;
   request.args.bn = bn;
   request.args.dtype = dsl::ParseDType(dtype);
+  request.args.precision = dsl::ParsePrecision(precision);
   request.args.functional = !vm.count("timing-only");
   request.checks = InterpretChecks::Parse("run", vm);
   request.trace_path = trace;

@@ -1,0 +1,49 @@
+#pragma once
+
+// The one place compute costs live: a kernel's dot (dsl/compute.cc), a pipeline's grid
+// steps (dsl/pipeline.cc) and a program's XLA-style fused ops all charge from here, so
+// they agree. docs/time-model.md gives the formulas and the calibration table.
+
+#include <cstdint>
+#include <string>
+
+#include "dsl/dtype.h"
+#include "topologies/topology.pb.h"
+
+namespace tpusim::dsl {
+
+// "DEFAULT", "HIGH", "HIGHEST" (also JAX's aliases "bfloat16", "bfloat16_3x", "float32");
+// throws Error(kInvalidArgument) naming the accepted spellings.
+Precision ParsePrecision(const std::string& name);
+
+// bf16 MXU passes one dot of `operands` costs, as XLA runs it on TPU (REFERENCES.md §1,
+// "Matmul precision"): bf16 one; f32 DEFAULT one, HIGH three, HIGHEST six; int8
+// 1 / chip.cost.int8_mxu_rate; int32 chip.cost.int32_dot_passes.
+double MxuPasses(const config::ChipConfig& chip, DType operands, Precision precision);
+
+// Cycles of an [m, k] x [k, n] dot on one core: ceil(m/8) x ceil(k/size) x ceil(n/size)
+// [8, size] x [size, size] products of 8 cycles each, spread over the core's MXUs, times
+// MxuPasses, over chip.cost.mxu_efficiency.
+uint64_t MxuDotCycles(const config::ChipConfig& chip, int64_t m, int64_t k, int64_t n,
+                      DType operands, Precision precision);
+
+// The fixed control cost of one grid step of a pipelined pallas_call grid or of
+// emit_pipeline (chip.cost.grid_step_cycles).
+uint64_t GridStepCycles(const config::ChipConfig& chip);
+
+// bf16 FLOP/s of one core at the MXU peak: mxu_count x size^2 x 2 x clock.
+double MxuPeakFlops(const config::ChipConfig& chip);
+
+// What an XLA fused op achieves of the peaks; calibrated in docs/time-model.md.
+inline constexpr double kXlaMxuFraction = 0.88;  // XLA's bf16 4096^3 and 8192^3 matmuls
+inline constexpr double kXlaHbmFraction = 0.9;   // modelling choice, no public figure
+
+// An XLA fused op at the roofline: max(MXU time, HBM time), with MXU time =
+// mxu_flops x MxuPasses / (MxuPeakFlops x kXlaMxuFraction) and HBM time =
+// hbm_bytes / (HBM bandwidth x kXlaHbmFraction).
+double XlaOpSeconds(const config::ChipConfig& chip, double mxu_flops, DType operands,
+                    Precision precision, double hbm_bytes);
+// An elementwise (VPU) fused op: HBM-bound, hbm_bytes / (HBM bandwidth x kXlaHbmFraction).
+double XlaElementwiseSeconds(const config::ChipConfig& chip, double hbm_bytes);
+
+}  // namespace tpusim::dsl

@@ -1,0 +1,105 @@
+// Layer 3 for compute: simulated matmul times against published v5e measurements, each
+// within the tolerance written beside it. The cases and their sources are the calibration
+// table of docs/time-model.md; the chip's cost fields (topologies/v5e-*.textproto) are
+// calibrated on them, so these tests say the calibration still holds.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "dsl/cost.h"
+#include "tests/support/test_support.h"
+#include "topologies/topology_loader.h"
+
+namespace tpusim {
+namespace {
+
+// Every case is checked within ±10% of its published figure.
+constexpr double kTolerance = 0.10;
+
+// The Pallas TPU matmul guide's bf16 kernel (f32 VMEM accumulator, grid (M/bm, N/bn,
+// K/bk)), timed on one v5e chip.
+double PallasMatmulSeconds(int64_t size, int64_t bm, int64_t bk, int64_t bn) {
+  kernels::CollectiveArgs args;
+  args.m = args.k = args.n = size;
+  args.bm = bm;
+  args.bk = bk;
+  args.bn = bn;
+  args.functional = false;
+  return testing::RunTimed("matmul", topologies::LoadTopology("v5e-2x2"), args).seconds;
+}
+
+void ExpectWithin(double simulated, double published, double tolerance) {
+  EXPECT_NEAR(simulated / published, 1.0, tolerance)
+      << "simulated " << simulated * 1e6 << " us, published " << published * 1e6 << " us";
+}
+
+// [PL matmul guide], v5e: 128-blocks 11.772 ms (4096^3) and 91.836 ms (8192^3),
+// 512x1024x1024 blocks 889.09 us and 6.0994 ms.
+TEST(ComputeFidelity, PallasMatmul128BlocksPayTheGridStepCost) {
+  ExpectWithin(PallasMatmulSeconds(4096, 128, 128, 128), 11.772e-3, kTolerance);
+}
+
+TEST(ComputeFidelity, PallasMatmul128BlocksAt8192) {
+  ExpectWithin(PallasMatmulSeconds(8192, 128, 128, 128), 91.836e-3, kTolerance);
+}
+
+TEST(ComputeFidelity, PallasMatmulLargeBlocks) {
+  ExpectWithin(PallasMatmulSeconds(4096, 512, 1024, 1024), 889.09e-6, kTolerance);
+  ExpectWithin(PallasMatmulSeconds(8192, 512, 1024, 1024), 6.0994e-3, kTolerance);
+}
+
+// What a user choosing blocks reads: on the chip 128-blocks are 13.2x (4096^3) and 15.1x
+// (8192^3) slower than 512x1024x1024 blocks. Within ±15%.
+TEST(ComputeFidelity, SmallBlocksAreSlowerByThePublishedRatio) {
+  const double r4096 =
+      PallasMatmulSeconds(4096, 128, 128, 128) / PallasMatmulSeconds(4096, 512, 1024, 1024);
+  EXPECT_NEAR(r4096 / (11.772e-3 / 889.09e-6), 1.0, 0.15) << "ratio " << r4096;
+  const double r8192 =
+      PallasMatmulSeconds(8192, 128, 128, 128) / PallasMatmulSeconds(8192, 512, 1024, 1024);
+  EXPECT_NEAR(r8192 / (91.836e-3 / 6.0994e-3), 1.0, 0.15) << "ratio " << r8192;
+}
+
+// XLA's own bf16 matmul on v5e [PL matmul guide]: 827.29 us (4096^3), 6.0471 ms (8192^3),
+// charged as one fused op at the roofline (dsl/cost.h).
+TEST(ComputeFidelity, XlaMatmulAtTheRoofline) {
+  const auto chip = topologies::LoadTopology("v5e-2x2").chip();
+  for (const auto& [size, published] :
+       {std::pair<double, double>{4096, 827.29e-6}, std::pair<double, double>{8192, 6.0471e-3}}) {
+    const double flops = 2 * size * size * size;
+    const double bytes = 3 * size * size * 2;  // a, b read once, out written once, bf16
+    ExpectWithin(dsl::XlaOpSeconds(chip, flops, dsl::DType::kBF16, dsl::Precision::kDefault, bytes),
+                 published, kTolerance);
+  }
+}
+
+// An int32 [512, 2048] x [2048, 2048] matmul on v5e takes 222 us [SB jax-stuff profile].
+TEST(ComputeFidelity, Int32MatmulAtTheCalibratedRate) {
+  const auto chip = topologies::LoadTopology("v5e-2x2").chip();
+  const double flops = 2.0 * 512 * 2048 * 2048;
+  const double bytes = 4.0 * (512 * 2048 + 2048 * 2048 + 512 * 2048);
+  ExpectWithin(dsl::XlaOpSeconds(chip, flops, dsl::DType::kInt32, dsl::Precision::kDefault, bytes),
+               222e-6, kTolerance);
+}
+
+// Passes as XLA runs them (REFERENCES.md §1): they multiply the MXU time, up to each
+// count being rounded up to a whole cycle (a few cycles in ~30,000 here).
+TEST(ComputeFidelity, PassesFollowPrecisionAndDtype) {
+  const auto chip = topologies::LoadTopology("v5e-2x2").chip();
+  auto cycles = [&](dsl::DType dtype, dsl::Precision precision) {
+    return static_cast<double>(dsl::MxuDotCycles(chip, 512, 1024, 1024, dtype, precision));
+  };
+  const double bf16 = cycles(dsl::DType::kBF16, dsl::Precision::kDefault);
+  EXPECT_EQ(cycles(dsl::DType::kBF16, dsl::Precision::kHighest), bf16);
+  EXPECT_EQ(cycles(dsl::DType::kF32, dsl::Precision::kDefault), bf16);
+  EXPECT_NEAR(cycles(dsl::DType::kF32, dsl::Precision::kHigh), 3 * bf16, 6);
+  EXPECT_NEAR(cycles(dsl::DType::kF32, dsl::Precision::kHighest), 6 * bf16, 6);
+  // v5e: 393 TOPs int8 against 197 TFLOP/s bf16 [GC]; v4: one rate for both [GC].
+  EXPECT_NEAR(cycles(dsl::DType::kInt8, dsl::Precision::kDefault), 0.5 * bf16, 6);
+  const auto v4 = topologies::LoadTopology("v4-4x4x4").chip();
+  EXPECT_EQ(dsl::MxuDotCycles(v4, 512, 1024, 1024, dsl::DType::kInt8, dsl::Precision::kDefault),
+            dsl::MxuDotCycles(v4, 512, 1024, 1024, dsl::DType::kBF16, dsl::Precision::kDefault));
+}
+
+}  // namespace
+}  // namespace tpusim

@@ -1,0 +1,149 @@
+// tpusim bench matmul: one problem size over several block sizes, so a user picks blocks
+// from the numbers. Small blocks pay the per-grid-step cost (dsl/cost.h) many times; the
+// table shows it beside the time, as the Pallas TPU matmul guide's table does.
+
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "dsl/cost.h"
+#include "dsl/dtype.h"
+#include "tools/tpusim/cli.h"
+#include "tools/tpusim/kernel_run.h"
+#include "topologies/topology_loader.h"
+
+namespace tpusim::cli {
+
+namespace {
+
+struct Blocks {
+  int64_t bm = 0, bk = 0, bn = 0;
+};
+
+// "128x128x128,512x1024x1024": (bm, bk, bn) triples, as the guide lists them.
+std::vector<Blocks> ParseBlocks(const std::string& text) {
+  std::vector<Blocks> blocks;
+  std::stringstream list(text);
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    Blocks b;
+    char x1 = 0, x2 = 0;
+    std::stringstream in(item);
+    if (!(in >> b.bm >> x1 >> b.bk >> x2 >> b.bn) || x1 != 'x' || x2 != 'x' || !in.eof() ||
+        b.bm <= 0 || b.bk <= 0 || b.bn <= 0) {
+      throw UsageError("bench", "--blocks item '" + item +
+                                    "' is not BMxBKxBN with positive sizes; write e.g. "
+                                    "--blocks 128x128x128,512x1024x1024.");
+    }
+    blocks.push_back(b);
+  }
+  if (blocks.empty()) throw UsageError("bench", "--blocks names no block sizes.");
+  return blocks;
+}
+
+}  // namespace
+
+int RunBenchMatmul(int argc, char** argv) {
+  namespace po = boost::program_options;
+  std::string topology, dtype, precision, blocks_text, kernel;
+  int64_t m = 0, k = 0, n = 0;
+  po::options_description options(
+      "tpusim bench matmul --topology T --m M --k K --n N [--blocks LIST] [options]\n\n"
+      "Runs the tiled matmul [M, K] @ [K, N] once per block size (bm, bk, bn) and prints,\n"
+      "per row: grid steps, simulated time, TFLOP/s, % of the MXU peak, the share of the\n"
+      "time spent in per-grid-step cost, and how many times slower than the fastest row.\n"
+      "Blocks that do not tile the problem are errors.\n\noptions");
+  options.add_options()("help,h", "show this help")("topology,t", po::value(&topology),
+                                                    "preset name or .textproto path")(
+      "m", po::value(&m), "rows of A")("k", po::value(&k), "contracting dim")("n", po::value(&n),
+                                                                              "columns of B")(
+      "blocks",
+      po::value(&blocks_text)->default_value("128x128x128,256x256x256,512x512x512,512x1024x1024"),
+      "comma-separated BMxBKxBN block sizes")("dtype", po::value(&dtype)->default_value("bf16"),
+                                              "bf16, f32, int8 or int32")(
+      "precision", po::value(&precision)->default_value("DEFAULT"),
+      "f32 dots: DEFAULT, HIGH or HIGHEST")("timing-only", "move no payload, check no data")(
+      "json", "end the output with the rows as one JSON array on the last line");
+  po::options_description hidden;
+  hidden.add_options()("kernel", po::value(&kernel));
+  po::options_description all;
+  all.add(options).add(hidden);
+  po::positional_options_description positional;
+  positional.add("kernel", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError("bench", e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << options << "\n";
+    return 0;
+  }
+  if (topology.empty())
+    throw UsageError("bench", "--topology is required, e.g. --topology v5e-2x2.");
+  if (m <= 0 || k <= 0 || n <= 0)
+    throw UsageError("bench", "bench matmul needs the problem size: --m M --k K --n N.");
+
+  KernelRunRequest base;
+  base.kernel = "matmul";
+  base.topology = topologies::LoadTopology(topology);
+  base.args.m = m;
+  base.args.k = k;
+  base.args.n = n;
+  base.args.dtype = dsl::ParseDType(dtype);
+  base.args.precision = dsl::ParsePrecision(precision);
+  base.args.functional = !vm.count("timing-only");
+  const double step_seconds = static_cast<double>(dsl::GridStepCycles(base.topology.chip())) /
+                              base.topology.chip().clock_hz();
+
+  std::vector<KernelRunReport> reports;
+  for (const Blocks& b : ParseBlocks(blocks_text)) {
+    KernelRunRequest request = base;
+    request.args.bm = b.bm;
+    request.args.bk = b.bk;
+    request.args.bn = b.bn;
+    reports.push_back(RunKernel(request));
+  }
+  double best = 0;
+  for (const auto& r : reports) {
+    if (r.completed && (best == 0 || r.sim_seconds < best)) best = r.sim_seconds;
+  }
+  std::printf("# tpusim bench matmul on %s: %s [%ld, %ld] @ [%ld, %ld], precision %s\n",
+              base.topology.name().c_str(), dtype.c_str(), static_cast<long>(m),
+              static_cast<long>(k), static_cast<long>(k), static_cast<long>(n),
+              dsl::PrecisionName(base.args.precision));
+  std::printf("# %-16s %8s %12s %9s %7s %10s %9s %s\n", "blocks", "steps", "time (us)", "TFLOP/s",
+              "%peak", "%step cost", "x fastest", "data");
+  bool all_ok = true;
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const auto& r : reports) {
+    all_ok = all_ok && r.ok();
+    const std::string blocks = std::to_string(r.blocks.at(0)) + "x" +
+                               std::to_string(r.blocks.at(1)) + "x" +
+                               std::to_string(r.blocks.at(2));
+    if (!r.completed) {
+      std::printf("  %-16s failed: %s\n", blocks.c_str(), r.error.c_str());
+      continue;
+    }
+    const double steps = static_cast<double>(m / r.blocks[0]) *
+                         static_cast<double>(n / r.blocks[2]) *
+                         static_cast<double>(k / r.blocks[1]);
+    const double step_share = 100 * steps * step_seconds / r.sim_seconds;
+    std::printf("  %-16s %8.0f %12.3f %9.1f %7.1f %10.1f %9.2f %s\n", blocks.c_str(), steps,
+                r.sim_seconds * 1e6, r.achieved_flops / 1e12, 100 * r.achieved_flops / r.peak_flops,
+                step_share, r.sim_seconds / best,
+                r.functional ? (r.correct ? "ok" : "WRONG") : "-");
+    nlohmann::ordered_json j = r.ToJson();
+    j["grid_steps"] = steps;
+    j["step_cost_percent"] = step_share;
+    rows.push_back(std::move(j));
+  }
+  if (vm.count("json")) std::cout << rows.dump() << std::endl;
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace tpusim::cli
