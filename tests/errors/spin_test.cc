@@ -35,7 +35,7 @@ ShardMap Ring(int chips, int64_t elements, KernelFn body) {
 TEST(NeverAHang, SpinPollOnASemaphoreEndsWhenTheNeighbourSignals) {
   // Each chip copies its shard into out, tells its right neighbour, and spins until its
   // left neighbour has told it, then consumes the signal.
-  auto program = Ring(4, 4 * 256, [](Kernel& k, const Refs& r) {
+  auto program = Ring(4, 256, [](Kernel& k, const Refs& r) {
     const Ref& flag = r[4];
     AsyncCopy own = k.async_copy(r[0], r[1], r[2]);
     own.start();
@@ -59,7 +59,7 @@ TEST(NeverAHang, SpinPollOnASemaphoreEndsWhenTheNeighbourSignals) {
 }
 
 TEST(NeverAHang, SpinOnASemaphoreNobodySignalsMeetsTheTimeLimit) {
-  auto program = Ring(4, 4 * 256, [](Kernel& k, const Refs& r) {
+  auto program = Ring(4, 256, [](Kernel& k, const Refs& r) {
     if (k.device_id() != 2) return;
     while (k.semaphore_read(r[4]) == 0) {
     }
@@ -79,7 +79,7 @@ TEST(NeverAHang, SpinOnASemaphoreNobodySignalsMeetsTheTimeLimit) {
 TEST(NeverAHang, TimeLimitReportOnAPartlyFilledSemaphoreSaysWhereTheValueCameFrom) {
   // 8 MiB per chip crosses a 45 GB/s link in ~186 us, in 512 KiB chunks; stopped at 50 us,
   // the receiver's semaphore holds the chunks that have landed.
-  constexpr int64_t kElements = 2 * 2 * 1024 * 1024;  // f32: 8 MiB per chip, 2 chips
+  constexpr int64_t kElements = 2 * 1024 * 1024;  // f32: 8 MiB per chip
   auto program = Ring(2, kElements, [](Kernel& k, const Refs& r) {
     if (k.device_id() == 0) {
       AsyncCopy copy = k.async_remote_copy(r[0], r[1], r[2], r[3], DeviceId::Logical(1));
@@ -93,7 +93,7 @@ TEST(NeverAHang, TimeLimitReportOnAPartlyFilledSemaphoreSaysWhereTheValueCameFro
   RunOptions options;
   options.functional = false;
   options.time_limit = 50'000'000ull;  // 50 us
-  auto run = testing::RunAndCheckTrace(program, {Array::Placeholder({kElements}, DType::kF32)},
+  auto run = testing::RunAndCheckTrace(program, {Array::Placeholder({2 * kElements}, DType::kF32)},
                                        options, "partial");
   ASSERT_FALSE(run.result.ok);
   EXPECT_EQ(run.result.error_kind, ErrorKind::kTimeLimit) << run.result.error;
