@@ -2,10 +2,14 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "sim/errors.h"
+#include "sim/time.h"
 
 namespace tpusim::dsl {
 
@@ -58,9 +62,43 @@ std::string IndexString(const Shape& shape, int64_t flat) {
 
 int64_t NumElements(const Shape& shape) {
   int64_t n = 1;
-  for (auto d : shape)
-    n *= d;
+  for (auto d : shape) {
+    if (d < 0) {
+      throw Error(
+          ErrorKind::kInvalidArgument,
+          "shape " + ShapeString(shape) + " has a negative dimension; sizes are 0 or more.");
+    }
+    if (__builtin_mul_overflow(n, d, &n)) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  "shape " + ShapeString(shape) +
+                      " has more elements than a 64-bit count holds; use a smaller size.");
+    }
+  }
   return n;
+}
+
+uint64_t AvailableHostMemory() {
+  // MemAvailable is what the kernel can give without swapping; physical pages otherwise.
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page)
+                               : ~uint64_t{0};
+}
+
+void RequireHostMemory(uint64_t bytes, const std::string& what) {
+  const uint64_t available = AvailableHostMemory();
+  if (bytes <= available) return;
+  throw Error(ErrorKind::kCapacity,
+              what + " needs " + sim::FormatBytes(bytes) + " of host memory, but only " +
+                  sim::FormatBytes(available) +
+                  " is available; run with --timing-only (no payload, the same timing) or "
+                  "choose a smaller size.");
 }
 
 std::string ShapeString(const Shape& shape) {
@@ -77,10 +115,13 @@ std::string TypeString(DType dtype, const Shape& shape) {
   return s + "]";
 }
 
-Array::Array(Shape shape, DType dtype)
-    : shape_(std::move(shape)),
-      dtype_(dtype),
-      bytes_(static_cast<size_t>(NumElements(shape_)) * SizeOf(dtype), 0) {}
+Array::Array(Shape shape, DType dtype) : shape_(std::move(shape)), dtype_(dtype) {
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(NumElements(shape_)), SizeOf(dtype), &bytes))
+    bytes = ~uint64_t{0};
+  RequireHostMemory(bytes, "the array " + TypeString(dtype, shape_));
+  bytes_.assign(bytes, 0);
+}
 
 Array Array::Placeholder(Shape shape, DType dtype) {
   Array a;

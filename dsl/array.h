@@ -17,6 +17,13 @@ int64_t NumElements(const Shape& shape);
 std::string ShapeString(const Shape& shape);              // "(256, 128)"
 std::string TypeString(DType dtype, const Shape& shape);  // "bf16[256,128]"
 
+// Host bytes this process may still allocate without swapping.
+uint64_t AvailableHostMemory();
+// Throws Error(kCapacity) naming `what`, the bytes it needs and what is available, and
+// suggesting --timing-only or a smaller size, when `bytes` would not fit: checked before
+// allocating, so no std::bad_alloc reaches a user.
+void RequireHostMemory(uint64_t bytes, const std::string& what);
+
 class Array {
  public:
   Array() = default;

@@ -344,7 +344,7 @@ void Kernel::FreeScoped(const Ref& ref) {
     for (int64_t j = 0; j < ref.size(); ++j) {
       const sim::SemaphoreHandle handle{static_cast<sim::ChipId>(device),
                                         binding.semaphore_base + static_cast<uint32_t>(j)};
-      const int64_t value = port_.Read(handle);
+      const int64_t value = port_.Peek(handle);
       if (value != 0) {
         throw Error(ErrorKind::kSemaphoreNotZero,
                     "scoped semaphore '" + port_.SemaphoreName(handle) + "' is " +

@@ -3,16 +3,28 @@
 #include <set>
 
 #include "sim/errors.h"
+#include "topologies/topology_loader.h"
 
 namespace tpusim::dsl {
 
 Mesh::Mesh(config::Topology topology) : topology_(std::move(topology)) {
   for (const auto& name : topology_.mesh().axis_names())
     axis_names_.push_back(name);
+  // The loader bounds the chip count; a topology built in code may not have been loaded.
+  uint64_t devices = 1;
   for (auto n : topology_.mesh().shape()) {
+    devices *= n;
+    if (n == 0 || devices > topologies::kMaxChips) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  "mesh shape " + topologies::ShapeString(topology_) + " has " +
+                      (n == 0 ? "an axis of length 0"
+                              : "more than the " + std::to_string(topologies::kMaxChips) +
+                                    " chips a slice may have") +
+                      "; validate the topology with topologies::ValidateTopology.");
+    }
     shape_.push_back(static_cast<int>(n));
-    devices_ *= static_cast<int>(n);
   }
+  devices_ = static_cast<int>(devices);
 }
 
 int Mesh::AxisIndex(const std::string& axis) const {
@@ -106,6 +118,12 @@ Shape PartitionSpec::BlockShape(const Mesh& mesh, const Shape& global,
 }
 
 Shape PartitionSpec::BlockOffsets(const Mesh& mesh, const Shape& global, int device) const {
+  if (entries_.size() > global.size()) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "PartitionSpec " + Describe() + " names " + std::to_string(entries_.size()) +
+                    " dimensions, but the array has shape " + ShapeString(global) +
+                    "; give at most one entry per dimension.");
+  }
   const auto coords = mesh.CoordsOf(device);
   Shape offsets(global.size(), 0);
   for (size_t d = 0; d < entries_.size(); ++d) {

@@ -56,6 +56,22 @@ ShardMap::ShardMap(Mesh mesh, std::vector<PartitionSpec> in_specs,
                     " out_specs but the pallas_call has " + std::to_string(call_.out_shape.size()) +
                     " outputs; give one PartitionSpec per output.");
   }
+  for (size_t o = 0; o < out_specs_.size(); ++o) {
+    const Shape& block = call_.out_shape[o].shape;
+    if (out_specs_[o].entries().size() > block.size()) {
+      throw Error(ErrorKind::kInvalidArgument, call_.name + ": out_specs[" + std::to_string(o) +
+                                                   "] " + out_specs_[o].Describe() + " names " +
+                                                   std::to_string(out_specs_[o].entries().size()) +
+                                                   " dimensions, but output " + std::to_string(o) +
+                                                   " has rank " + std::to_string(block.size()) +
+                                                   " (block shape " + ShapeString(block) +
+                                                   "); give at most one entry per dimension.");
+    }
+    for (const auto& entry : out_specs_[o].entries()) {
+      for (const auto& axis : entry.axes)
+        mesh_.AxisIndex(axis);  // throws, naming the mesh's axes
+    }
+  }
   if (!g.in_specs.empty() && g.in_specs.size() != in_specs_.size()) {
     throw Error(ErrorKind::kInvalidArgument,
                 call_.name + ": the GridSpec has " + std::to_string(g.in_specs.size()) +

@@ -37,7 +37,14 @@ int CheckCollectiveArgs(const dsl::Mesh& mesh, const CollectiveArgs& args, int d
   const int x = mesh.AxisSize(args.axis);
   const uint64_t esize = dsl::SizeOf(args.dtype);
   const uint64_t quantum = static_cast<uint64_t>(x) * divisor * esize;
-  if (args.bytes == 0 || args.bytes % quantum != 0) {
+  if (args.bytes == 0) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "--bytes is required for this kernel: give V, the size of the full (gathered) "
+                "array, e.g. --bytes " +
+                    std::to_string(quantum * 1024) +
+                    " (--m --k --n size the matmul kernels, not the collectives).");
+  }
+  if (args.bytes % quantum != 0) {
     const uint64_t below = args.bytes / quantum * quantum;
     const uint64_t above = below + quantum;
     throw Error(ErrorKind::kInvalidArgument,

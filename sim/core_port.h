@@ -102,7 +102,11 @@ class CorePort {
                     std::string_view what) = 0;
   // Adds `amount` to a semaphore here or on another chip (after the route's latency).
   virtual void Signal(SemaphoreHandle semaphore, int64_t amount) = 0;
-  virtual int64_t Read(SemaphoreHandle semaphore) const = 0;
+  // The kernel's semaphore_read: costs the core a scalar read, so a polling loop lets
+  // simulated time pass and the signal it waits for can arrive.
+  virtual int64_t Read(SemaphoreHandle semaphore) = 0;
+  // The value now, at no cost: for the DSL's own checks, which the kernel does not see.
+  virtual int64_t Peek(SemaphoreHandle semaphore) const = 0;
   virtual std::string SemaphoreName(SemaphoreHandle semaphore) const = 0;
   virtual SemaphoreKind KindOf(SemaphoreHandle semaphore) const = 0;
 

@@ -61,6 +61,10 @@ struct Semaphore {
 };
 constexpr size_t kRecentTouches = 3;
 
+// What semaphore_read costs the core: a scalar load of the semaphore's sync flag. No public
+// figure; modelled as a few cycles of the chip clock, like a scalar-memory load.
+constexpr uint64_t kSemaphoreReadCycles = 4;
+
 // The trace tracks of one chip, in the fixed order DESIGN.md gives.
 struct ChipTracks {
   traces::TrackId chip = 0;
@@ -177,17 +181,25 @@ class System::Impl {
 
 class System::Impl::Core final : public CorePort {
  public:
-  Core(Impl& system, ChipId chip) : system_(system), chip_(chip) {}
+  Core(Impl& system, ChipId chip)
+      : system_(system),
+        chip_(chip),
+        read_cost_(CyclesToTime(kSemaphoreReadCycles, system.topology_.chip().clock_hz())) {}
 
   ChipId chip() const override { return chip_; }
   const Torus& torus() const override { return system_.torus_; }
   bool functional() const override { return system_.options_.functional; }
-  Picoseconds Now() const override { return EventQueue::Now(); }
+  // The core's own time: ahead of the model's while it polls (see Read).
+  Picoseconds Now() const override { return EventQueue::Now() + ahead_; }
   double clock_hz() const override { return system_.topology_.chip().clock_hz(); }
 
-  void StartDma(const DmaRequest& request) override { system_.StartDma(chip_, request); }
+  void StartDma(const DmaRequest& request) override {
+    CatchUp();
+    system_.StartDma(chip_, request);
+  }
 
   void Wait(SemaphoreHandle handle, int64_t amount, WaitKind kind, std::string_view what) override {
+    CatchUp();
     system_.CheckSemaphore(handle, "waited on", std::string(what));
     if (handle.chip != chip_) {
       throw Error(ErrorKind::kSemaphoreMisuse,
@@ -237,12 +249,36 @@ class System::Impl::Core final : public CorePort {
   }
 
   void Signal(SemaphoreHandle handle, int64_t amount) override {
+    CatchUp();
     system_.Signal(chip_, handle, amount);
   }
-  int64_t Read(SemaphoreHandle handle) const override {
+
+  // Each read costs kSemaphoreReadCycles. Reads before the next event anywhere in the model
+  // cannot see a change, so the core runs ahead of SystemC time by their cost and waits
+  // once, when something could happen or the time limit comes (temporal decoupling,
+  // REFERENCES.md §8): a polling loop costs simulated time, not a thread switch per read.
+  int64_t Read(SemaphoreHandle handle) override {
     system_.CheckSemaphore(handle, "read", "semaphore_read");
+    const Semaphore& s = system_.semaphore(handle);
+    if (ahead_ > 0 && EventQueue::Now() + ahead_ >= horizon_) CatchUp();
+    if (ahead_ == 0) {
+      const Picoseconds now = EventQueue::Now();
+      const Picoseconds quiet = sc_core::sc_time_to_pending_activity().value();
+      horizon_ = std::min(system_.options_.time_limit, quiet > kNever - now ? kNever : now + quiet);
+      polling_ = &s;
+      poll_reads_ = 0;
+      if (system_.trace_ != &system_.null_trace_)  // the name costs an allocation
+        system_.trace_->Begin(system_.tracks_[chip_].core, now, "semaphore_read " + s.name);
+    }
+    polling_ = &s;  // the time-limit report names the semaphore read last
+    ++poll_reads_;
+    ahead_ += read_cost_;
     // A core that polls until a value arrives has seen what was signalled before it.
     if (system_.races_ && handle.chip == chip_) system_.races_->Acquire(chip_, handle);
+    return s.value;
+  }
+  int64_t Peek(SemaphoreHandle handle) const override {
+    system_.CheckSemaphore(handle, "read", "semaphore_read");
     return system_.semaphore(handle).value;
   }
   std::string SemaphoreName(SemaphoreHandle handle) const override {
@@ -253,6 +289,7 @@ class System::Impl::Core final : public CorePort {
   }
 
   void Compute(ComputeUnit unit, uint64_t cycles, std::string_view what) override {
+    CatchUp();
     double slowdown = 1.0;
     if (chip_ < system_.options_.chip_slowdown.size())
       slowdown = system_.options_.chip_slowdown[chip_];
@@ -273,11 +310,13 @@ class System::Impl::Core final : public CorePort {
   }
 
   void BeginScope(std::string_view name) override {
+    CatchUp();
     system_.trace_->Begin(system_.tracks_[chip_].core, Now(), name);
     if (system_.races_) system_.races_->BeginScope(chip_, name);
     ++open_scopes_;
   }
   void EndScope() override {
+    CatchUp();
     if (open_scopes_ == 0) return;
     --open_scopes_;
     if (system_.races_) system_.races_->EndScope(chip_);
@@ -285,12 +324,14 @@ class System::Impl::Core final : public CorePort {
   }
 
   void Load(const Region& region, void* out, std::string_view what) override {
+    CatchUp();
     CheckAccess(region, "loaded from", what);
     if (system_.races_) system_.races_->CoreAccess(chip_, region, false, what, Now());
     system_.memory(region.buffer)
         .Gather(region.buffer.index, region.box, static_cast<uint8_t*>(out));
   }
   void Store(const Region& region, const void* in, std::string_view what) override {
+    CatchUp();
     CheckAccess(region, "stored to", what);
     if (system_.races_) system_.races_->CoreAccess(chip_, region, true, what, Now());
     system_.memory(region.buffer)
@@ -310,10 +351,15 @@ class System::Impl::Core final : public CorePort {
 
   BufferHandle Allocate(MemorySpace space, uint64_t bytes, const std::string& label,
                         Uninitialized fill) override {
+    CatchUp();
     return BufferHandle{chip_, space, system_.memory(chip_, space).Allocate(bytes, label, fill)};
   }
-  void Free(BufferHandle buffer) override { system_.FreeBuffer(chip_, buffer); }
+  void Free(BufferHandle buffer) override {
+    CatchUp();
+    system_.FreeBuffer(chip_, buffer);
+  }
   SemaphoreHandle AddSemaphore(SemaphoreKind kind, const std::string& name) override {
+    CatchUp();
     return system_.NewSemaphore(chip_, kind, name);
   }
 
@@ -331,6 +377,7 @@ class System::Impl::Core final : public CorePort {
                    system_.torus_.Describe(chip_) + ": the kernel threw an exception: " + e.what());
       return;
     }
+    CatchUp();
     while (open_scopes_ > 0)
       EndScope();
     system_.trace_->End(system_.tracks_[chip_].core, Now());
@@ -344,7 +391,7 @@ class System::Impl::Core final : public CorePort {
     if (!started_) return;
     const traces::TrackId track = system_.tracks_[chip_].core;
     if (computing_) system_.trace_->End(computing_, now);  // stopped mid-op by another core
-    if (waiting_) system_.trace_->End(track, now);
+    if (waiting_ || polling_) system_.trace_->End(track, now);
     while (open_scopes_ > 0)
       EndScope();
     system_.trace_->Instant(track, now, why);
@@ -358,6 +405,8 @@ class System::Impl::Core final : public CorePort {
 
   bool finished() const { return finished_; }
   const Semaphore* waiting() const { return waiting_; }
+  const Semaphore* polling() const { return polling_; }
+  uint64_t poll_reads() const { return poll_reads_; }
   int64_t wait_amount() const { return wait_amount_; }
   WaitKind wait_kind() const { return wait_kind_; }
   const std::string& wait_what() const { return wait_what_; }
@@ -366,7 +415,24 @@ class System::Impl::Core final : public CorePort {
  private:
   Impl& system_;
   ChipId chip_;
+  // Waits out the reads the core ran ahead by, before it does anything the model sees.
+  void CatchUp() {
+    if (ahead_ == 0) return;
+    const Picoseconds polled = ahead_;
+    ahead_ = 0;
+    sc_core::wait(sc_core::sc_time::from_value(polled));
+    stats_.blocked += polled;  // polling is waiting for a semaphore, as a blocking wait is
+    system_.trace_->End(system_.tracks_[chip_].core, Now());
+    polling_ = nullptr;
+  }
+
+  static constexpr Picoseconds kNever = ~Picoseconds{0};
   sc_core::sc_event wake_;
+  Picoseconds read_cost_ = 0;
+  Picoseconds ahead_ = 0;    // reads done but not yet waited out
+  Picoseconds horizon_ = 0;  // no event anywhere before this time (while ahead_ > 0)
+  const Semaphore* polling_ = nullptr;
+  uint64_t poll_reads_ = 0;
   const Semaphore* waiting_ = nullptr;
   int64_t wait_amount_ = 0;
   WaitKind wait_kind_ = WaitKind::kSemaphore;
@@ -852,6 +918,13 @@ void System::Impl::BytesInFlight(ChipId chip, int64_t delta) {
 }
 
 std::string System::Impl::RecentTouches(const Semaphore& s) const {
+  if (s.recent.empty() && s.value != 0) {
+    // Only a DMA's last chunk is remembered, so a value with no history came from chunks
+    // of DMAs still landing.
+    return "it holds " + std::to_string(s.value) +
+           " from the first chunks of DMAs still landing into it; no DMA into it has finished "
+           "and nothing has signalled it yet";
+  }
   if (s.recent.empty()) return "nothing has signalled it or sent data to it yet";
   std::string text = "last changed by";
   for (auto it = s.recent.rbegin(); it != s.recent.rend(); ++it) {
@@ -869,6 +942,13 @@ std::string System::Impl::DescribeWaiters() const {
     const Semaphore* s = core->waiting();
     if (core->finished()) {
       finished.push_back(core->chip());
+      continue;
+    }
+    if (const Semaphore* polled = core->polling(); polled && !s) {
+      text << "\n  " << torus_.Describe(core->chip()) << " polls "
+           << SemaphoreKindName(polled->kind) << " semaphore '" << polled->name
+           << "' with semaphore_read (" << core->poll_reads() << " reads since it last did "
+           << "anything else): value " << polled->value << "; " << RecentTouches(*polled) << ".";
       continue;
     }
     if (!s) continue;

@@ -3,11 +3,13 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 namespace tpusim::topologies {
 
@@ -37,37 +39,81 @@ class CollectParseErrors : public google::protobuf::io::ErrorCollector {
   throw TopologyError("topology " + source + ": field '" + field + "' " + reason);
 }
 
-void RequirePositive(const std::string& source, const std::string& field, bool present,
-                     double value, const std::string& unit) {
-  if (!present) Fail(source, field, "is missing; give it in " + unit);
-  if (!(value > 0)) {
-    std::ostringstream s;
-    s << "is " << value << ", but it must be greater than zero (in " << unit << ")";
-    Fail(source, field, s.str());
+// The sane range of a numeric field (see topology.proto): wide enough for any real or
+// planned chip, narrow enough that every size computed from it fits its type and a run
+// stays within host time and memory.
+struct Range {
+  double min;  // exclusive when min_exclusive
+  double max;
+  bool min_exclusive;
+  const char* unit;
+};
+constexpr Range kClock{1e6, 1e11, false, "Hz"};
+constexpr Range kBandwidth{0, 1e16, true, "bytes per second"};
+constexpr Range kCapacity{1, 1099511627776.0 /* 1 TiB */, false, "bytes"};
+constexpr Range kTensorCores{1, 16, false, "cores"};
+constexpr Range kMxuCount{1, 64, false, "MXUs"};
+constexpr Range kMxuSize{1, 4096, false, "rows of the square systolic array"};
+constexpr Range kVpuShape{1, 4096, false, "sublanes or lanes"};
+constexpr Range kDmaEngines{1, 64, false, "concurrent DMAs"};
+constexpr Range kChunkBytes{4096, 1073741824.0 /* 1 GiB */, false, "bytes"};
+constexpr Range kHopLatency{0, 1e9 /* 1 s */, false, "ns"};
+constexpr Range kAxisLength{1, kMaxChips, false, "chips"};
+constexpr Range kChipCount{1, kMaxChips, false, "chips"};
+
+// Whole numbers in full ("1048576"), others as %g ("4.5e+10", "inf").
+std::string Number(double value) {
+  if (std::abs(value) <= 9007199254740992.0 /* 2^53 */ && value == std::floor(value))
+    return std::to_string(static_cast<int64_t>(value));
+  std::ostringstream s;
+  s << value;
+  return s.str();
+}
+
+template <typename T>
+void RequireInRange(const std::string& source, const std::string& field, bool present, T value,
+                    const Range& range) {
+  if (!present) Fail(source, field, std::string("is missing; give it in ") + range.unit);
+  const double v = static_cast<double>(value);
+  const bool above_min = range.min_exclusive ? v > range.min : v >= range.min;
+  if (above_min && v <= range.max) return;  // false for NaN
+  std::string shown;
+  if constexpr (std::is_integral_v<T>) {
+    shown = std::to_string(value);
+  } else {
+    shown = Number(value);
   }
+  const std::string low =
+      range.min_exclusive
+          ? (range.min == 0 ? "greater than zero" : "greater than " + Number(range.min))
+          : "at least " + Number(range.min);
+  Fail(source, field,
+       "is " + shown + ", outside its range: it must be " + low + " and at most " +
+           Number(range.max) + " (" + range.unit + "); see topologies/topology.proto");
 }
 
 void ValidateMemory(const std::string& source, const std::string& name, bool present,
                     const config::MemoryConfig& memory) {
   if (!present) Fail(source, "chip." + name, "is missing; give capacity_bytes and bandwidth");
-  RequirePositive(source, "chip." + name + ".capacity_bytes", memory.has_capacity_bytes(),
-                  static_cast<double>(memory.capacity_bytes()), "bytes");
-  RequirePositive(source, "chip." + name + ".bandwidth_bytes_per_s",
-                  memory.has_bandwidth_bytes_per_s(), memory.bandwidth_bytes_per_s(),
-                  "bytes per second");
+  RequireInRange(source, "chip." + name + ".capacity_bytes", memory.has_capacity_bytes(),
+                 memory.capacity_bytes(), kCapacity);
+  RequireInRange(source, "chip." + name + ".bandwidth_bytes_per_s",
+                 memory.has_bandwidth_bytes_per_s(), memory.bandwidth_bytes_per_s(), kBandwidth);
 }
 
 // chip.cost may be left out (an ideal chip), but what it gives must make sense.
+constexpr Range kGridStepCycles{0, 1e9, false, "cycles"};
+constexpr Range kMxuEfficiency{0, 1, true, "fraction of the MXU peak a dot sustains"};
+constexpr Range kMxuRate{0, 64, true, "multiples of the bf16 MXU rate"};
+constexpr Range kDotPasses{0, 64, true, "bf16 MXU passes"};
 void ValidateCost(const std::string& source, const config::ComputeCostConfig& cost) {
-  if (!(cost.grid_step_cycles() >= 0))
-    Fail(source, "chip.cost.grid_step_cycles", "is negative; a grid step cannot save time");
-  if (!(cost.mxu_efficiency() > 0 && cost.mxu_efficiency() <= 1))
-    Fail(source, "chip.cost.mxu_efficiency",
-         "must be in (0, 1]: it is the fraction of the MXU peak a dot sustains");
-  RequirePositive(source, "chip.cost.int8_mxu_rate", true, cost.int8_mxu_rate(),
-                  "multiples of the bf16 MXU rate");
-  RequirePositive(source, "chip.cost.int32_dot_passes", true, cost.int32_dot_passes(),
-                  "bf16 MXU passes");
+  RequireInRange(source, "chip.cost.grid_step_cycles", true, cost.grid_step_cycles(),
+                 kGridStepCycles);
+  RequireInRange(source, "chip.cost.mxu_efficiency", true, cost.mxu_efficiency(),
+                 kMxuEfficiency);
+  RequireInRange(source, "chip.cost.int8_mxu_rate", true, cost.int8_mxu_rate(), kMxuRate);
+  RequireInRange(source, "chip.cost.int32_dot_passes", true, cost.int32_dot_passes(),
+                 kDotPasses);
 }
 
 }  // namespace
@@ -76,32 +122,27 @@ void ValidateTopology(config::Topology& topology, const std::string& source) {
   if (!topology.has_chip())
     Fail(source, "chip", "is missing; every slice needs a chip description");
   auto& chip = *topology.mutable_chip();
-  RequirePositive(source, "chip.clock_hz", chip.has_clock_hz(), chip.clock_hz(), "Hz");
-  if (chip.tensor_cores() == 0) Fail(source, "chip.tensor_cores", "is 0; a chip needs a core");
+  RequireInRange(source, "chip.clock_hz", chip.has_clock_hz(), chip.clock_hz(), kClock);
+  RequireInRange(source, "chip.tensor_cores", true, chip.tensor_cores(), kTensorCores);
   ValidateMemory(source, "hbm", chip.has_hbm(), chip.hbm());
   ValidateMemory(source, "vmem", chip.has_vmem(), chip.vmem());
   ValidateMemory(source, "smem", chip.has_smem(), chip.smem());
-  RequirePositive(source, "chip.mxu_count", chip.has_mxu_count(), chip.mxu_count(), "MXUs");
-  RequirePositive(source, "chip.mxu_size", chip.has_mxu_size(), chip.mxu_size(),
-                  "rows of the square systolic array");
-  if (chip.vpu_sublanes() == 0 || chip.vpu_lanes() == 0)
-    Fail(source, "chip.vpu_sublanes", "and vpu_lanes must both be greater than zero");
+  RequireInRange(source, "chip.mxu_count", chip.has_mxu_count(), chip.mxu_count(), kMxuCount);
+  RequireInRange(source, "chip.mxu_size", chip.has_mxu_size(), chip.mxu_size(), kMxuSize);
+  RequireInRange(source, "chip.vpu_sublanes", true, chip.vpu_sublanes(), kVpuShape);
+  RequireInRange(source, "chip.vpu_lanes", true, chip.vpu_lanes(), kVpuShape);
   ValidateCost(source, chip.cost());
   if (!chip.has_dma()) Fail(source, "chip.dma", "is missing; give the number of DMA engines");
-  RequirePositive(source, "chip.dma.engines", chip.dma().has_engines(), chip.dma().engines(),
-                  "concurrent DMAs");
-  if (chip.dma().chunk_bytes() == 0)
-    Fail(source, "chip.dma.chunk_bytes",
-         "is 0, but DMAs move in chunks of at least one byte; try 524288 (512 KiB)");
+  RequireInRange(source, "chip.dma.engines", chip.dma().has_engines(), chip.dma().engines(),
+                 kDmaEngines);
+  RequireInRange(source, "chip.dma.chunk_bytes", true, chip.dma().chunk_bytes(), kChunkBytes);
 
   if (!topology.has_ici()) Fail(source, "ici", "is missing; give the link bandwidth and latency");
-  RequirePositive(source, "ici.link_bandwidth_bytes_per_s",
-                  topology.ici().has_link_bandwidth_bytes_per_s(),
-                  topology.ici().link_bandwidth_bytes_per_s(), "bytes per second, one way");
-  if (!topology.ici().has_hop_latency_ns())
-    Fail(source, "ici.hop_latency_ns", "is missing; give the per-hop latency in ns");
-  if (topology.ici().hop_latency_ns() < 0)
-    Fail(source, "ici.hop_latency_ns", "is negative; a hop cannot take less than no time");
+  RequireInRange(source, "ici.link_bandwidth_bytes_per_s",
+                 topology.ici().has_link_bandwidth_bytes_per_s(),
+                 topology.ici().link_bandwidth_bytes_per_s(), kBandwidth);
+  RequireInRange(source, "ici.hop_latency_ns", topology.ici().has_hop_latency_ns(),
+                 topology.ici().hop_latency_ns(), kHopLatency);
 
   if (!topology.has_mesh()) Fail(source, "mesh", "is missing; give its shape, e.g. shape: [4, 4]");
   auto& mesh = *topology.mutable_mesh();
@@ -109,10 +150,14 @@ void ValidateTopology(config::Topology& topology, const std::string& source) {
   if (dims < 1 || dims > 3)
     Fail(source, "mesh.shape",
          "has " + std::to_string(dims) + " axes, but a torus has 1, 2 or 3 axes");
+  uint64_t chips = 1;  // at most kMaxChips^3 while the axes are checked: no overflow
   for (int i = 0; i < dims; ++i) {
-    if (mesh.shape(i) == 0)
-      Fail(source, "mesh.shape", "has length 0 on axis " + std::to_string(i) + "; use 1 or more");
+    RequireInRange(source, "mesh.shape[" + std::to_string(i) + "]", true, mesh.shape(i),
+                   kAxisLength);
+    chips *= mesh.shape(i);
   }
+  RequireInRange(source, "mesh.shape (the chip count, the product of the axes)", true, chips,
+                 kChipCount);
   if (mesh.axis_names_size() == 0) {
     static const char* kDefaultNames[] = {"x", "y", "z"};
     for (int i = 0; i < dims; ++i)
@@ -175,11 +220,34 @@ config::Topology LoadTopology(const std::string& name_or_path) {
   if (EmbeddedPresets().count(name_or_path)) {
     return ParseTopology(PresetText(name_or_path), "preset " + name_or_path);
   }
-  std::ifstream file(name_or_path);
-  if (!file) PresetText(name_or_path);  // throws, listing the presets
-  std::stringstream text;
-  text << file.rdbuf();
-  return ParseTopology(text.str(), name_or_path);
+  std::error_code error;
+  const auto status = std::filesystem::status(name_or_path, error);
+  if (error || !std::filesystem::exists(status))
+    PresetText(name_or_path);  // throws, listing presets
+  if (std::filesystem::is_directory(status)) {
+    throw TopologyError("topology " + name_or_path +
+                        " is a directory; give a preset name or the path of a .textproto file.");
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    throw TopologyError("topology " + name_or_path +
+                        " is not a regular file (a device, pipe or socket); give a preset name "
+                        "or the path of a .textproto file.");
+  }
+  std::ifstream file(name_or_path, std::ios::binary);
+  if (!file) {
+    throw TopologyError("topology " + name_or_path +
+                        " cannot be opened for reading; check its permissions.");
+  }
+  // Bounded, so a huge or growing file cannot exhaust memory.
+  std::string text(kMaxTopologyFileBytes + 1, '\0');
+  file.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(file.gcount()));
+  if (text.size() > kMaxTopologyFileBytes) {
+    throw TopologyError("topology " + name_or_path + " is larger than " +
+                        std::to_string(kMaxTopologyFileBytes) +
+                        " bytes, the most a slice description needs; is it the right file?");
+  }
+  return ParseTopology(text, name_or_path);
 }
 
 uint64_t ChipCount(const config::Topology& topology) {

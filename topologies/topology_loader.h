@@ -3,6 +3,8 @@
 // Loads a slice description (a preset name or a *.textproto path), fills defaults and
 // rejects what cannot describe real hardware, naming the file, the field and the reason.
 
+#include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,6 +17,12 @@ class TopologyError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// The most chips a slice may have: above the largest pods (9216 chips, REFERENCES.md §2),
+// and small enough that per-chip host state fits in memory.
+constexpr uint32_t kMaxChips = 16384;
+// The most bytes LoadTopology reads from a file; presets are about 2 KB.
+constexpr size_t kMaxTopologyFileBytes = 1 << 20;
 
 // `name_or_path` is a preset name (see PresetNames) or a path to a .textproto file.
 config::Topology LoadTopology(const std::string& name_or_path);

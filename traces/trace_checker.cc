@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <new>
 #include <optional>
 #include <unordered_map>
 #include <utility>
@@ -478,7 +480,15 @@ std::string TraceCheckResult::ProblemsText() const {
 TraceCheckResult CheckPerfettoTrace(std::string_view bytes) {
   TraceWalker walker(nullptr);
   walker.Walk(bytes);
-  return walker.TakeResult();
+  TraceCheckResult result = walker.TakeResult();
+  if (result.summary.packets == 0) {
+    result.problems.push_back(
+        bytes.empty() ? "the file is empty, so it holds no trace packets; a tpusim trace has at "
+                        "least its track descriptors (was the run's trace written?)."
+                      : "the file holds no trace packets (field 1 of perfetto.protos.Trace); it "
+                        "is not a Perfetto trace.");
+  }
+  return result;
 }
 
 TraceCheckResult CheckPerfettoTraceFile(const std::string& path) {
@@ -532,6 +542,16 @@ std::vector<DecodedSlice> PairSlices(const std::vector<DecodedEvent>& events) {
 }
 
 std::string ReadTraceFile(const std::string& path) {
+  std::error_code status_error;
+  const auto status = std::filesystem::status(path, status_error);
+  if (std::filesystem::is_directory(status)) {
+    throw TraceError("tpusim cannot read trace file " + Quoted(path) +
+                     ": it is a directory; name a trace file inside it.");
+  }
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    throw TraceError("tpusim cannot read trace file " + Quoted(path) +
+                     ": it is not a regular file (a device, pipe or socket); name a trace file.");
+  }
   errno = 0;
   std::ifstream file(path, std::ios::binary | std::ios::ate);
   if (!file) {
@@ -540,7 +560,13 @@ std::string ReadTraceFile(const std::string& path) {
   }
   // Sized up front, so a large trace is held once rather than copied out of a stream.
   const std::streamoff size = file.tellg();
-  std::string bytes(size > 0 ? static_cast<size_t>(size) : 0, '\0');
+  std::string bytes;
+  try {
+    bytes.resize(size > 0 ? static_cast<size_t>(size) : 0);
+  } catch (const std::bad_alloc&) {
+    throw TraceError("tpusim cannot read trace file " + Quoted(path) + ": its " +
+                     std::to_string(size) + " bytes do not fit in host memory.");
+  }
   file.seekg(0);
   if (size < 0 || !file.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
     throw TraceError("tpusim cannot read trace file " + Quoted(path) +

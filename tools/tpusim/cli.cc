@@ -1,7 +1,10 @@
 #include "tools/tpusim/cli.h"
 
 #include <cctype>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <sstream>
 
 namespace tpusim::cli {
 
@@ -23,7 +26,38 @@ uint64_t ParseBytes(const std::string& command, const std::string& option,
                                   "' is not a size; write bytes as a number with an optional "
                                   "K, M or G suffix (powers of 1024), e.g. 16M.");
   }
-  return std::stoull(text.substr(0, digits)) * multiplier;
+  const uint64_t count = std::stoull(text.substr(0, digits));
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(count, multiplier, &bytes)) {
+    throw UsageError(command, option + " '" + text + "' is more bytes than a 64-bit count holds.");
+  }
+  return bytes;
+}
+
+uint64_t ParseTimeLimit(const std::string& command, double seconds) {
+  if (!(seconds > 0) || !(seconds <= kMaxTimeLimitSeconds)) {  // also refuses NaN and inf
+    std::ostringstream text;
+    text << "--time-limit " << seconds << " is out of range: give a number of simulated seconds "
+         << "greater than 0 and at most " << kMaxTimeLimitSeconds
+         << " (simulated time is counted in 64-bit picoseconds).";
+    throw UsageError(command, text.str());
+  }
+  return static_cast<uint64_t>(std::llround(seconds * 1e12));
+}
+
+void PrepareTraceDirectory(const std::string& command, const std::string& dir) {
+  std::error_code error;
+  const auto status = std::filesystem::status(dir, error);
+  if (std::filesystem::exists(status) && !std::filesystem::is_directory(status)) {
+    throw UsageError(command, "--trace-dir '" + dir +
+                                  "' exists and is not a directory; name a directory (it is "
+                                  "created when missing) or remove the file.");
+  }
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    throw UsageError(command, "--trace-dir '" + dir + "' cannot be created: " + error.message() +
+                                  "; name a directory you can write to.");
+  }
 }
 
 std::string HumanBytes(uint64_t bytes) {

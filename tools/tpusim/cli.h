@@ -23,6 +23,15 @@ class UsageError : public std::runtime_error {
 // "16M", "1G", "4096", "64KiB": binary multiples. Throws UsageError for anything else.
 uint64_t ParseBytes(const std::string& command, const std::string& option, const std::string& text);
 std::string HumanBytes(uint64_t bytes);
+
+// The longest --time-limit: 1e6 s (11.6 days) of simulated time, far below the 1.8e7 s
+// that 64-bit picoseconds hold.
+constexpr double kMaxTimeLimitSeconds = 1e6;
+// --time-limit in seconds to picoseconds; throws UsageError naming the range when it is
+// not a finite number in (0, kMaxTimeLimitSeconds].
+uint64_t ParseTimeLimit(const std::string& command, double seconds);
+// Creates --trace-dir when missing; throws UsageError when it is a file or cannot be made.
+void PrepareTraceDirectory(const std::string& command, const std::string& dir);
 std::string HumanSeconds(double seconds);
 std::string HumanRate(double bytes_per_second);  // "45.00 GB/s"
 

@@ -158,7 +158,7 @@ int RunCompare(int argc, char** argv) {
                                       contract + "\ncompare schedules of one computation.");
     }
   }
-  if (!trace_dir.empty()) std::filesystem::create_directories(trace_dir);
+  if (!trace_dir.empty()) PrepareTraceDirectory("compare", trace_dir);
 
   std::vector<Row> rows;
   for (const auto& name : kernels) {

@@ -168,8 +168,7 @@ int RunRun(int argc, char** argv) {
                                     {"--bn", bn}}) {
     if (value < 0) throw UsageError("run", std::string(flag) + " must be positive.");
   }
-  if (!(time_limit_s > 0))
-    throw UsageError("run", "--time-limit must be a positive number of seconds.");
+  const uint64_t time_limit = ParseTimeLimit("run", time_limit_s);
 
   KernelRunRequest request;
   request.kernel = kernel;
@@ -188,7 +187,7 @@ int RunRun(int argc, char** argv) {
   request.args.functional = !vm.count("timing-only");
   request.checks = InterpretChecks::Parse("run", vm);
   request.trace_path = trace;
-  request.time_limit = static_cast<sim::Picoseconds>(time_limit_s * 1e12);
+  request.time_limit = time_limit;
   const KernelRunReport report = RunKernel(request);
 
   PrintSummary(report);

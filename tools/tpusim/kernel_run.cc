@@ -112,6 +112,31 @@ std::string ShardingContract(const dsl::ShardMap& program, const std::vector<dsl
   return text + ")";
 }
 
+namespace {
+
+// A functional run copies each input block into every chip's HBM, reads every output block
+// back and assembles the global outputs: refuse it up front when that would not fit.
+void RequireRunMemory(const dsl::ShardMap& program, const std::vector<dsl::Array>& inputs) {
+  const dsl::Mesh& mesh = program.mesh();
+  const double devices = mesh.devices();
+  double bytes = 0;  // double: a sum of huge sizes saturates instead of wrapping
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const dsl::Shape block = program.in_specs()[i].BlockShape(mesh, inputs[i].shape(), "input");
+    bytes +=
+        devices * static_cast<double>(dsl::NumElements(block)) * dsl::SizeOf(inputs[i].dtype());
+  }
+  for (const auto& out : program.call().out_shape) {
+    const double block = static_cast<double>(dsl::NumElements(out.shape)) * dsl::SizeOf(out.dtype);
+    bytes += 3 * devices * block;  // in HBM, read back per chip, and assembled
+  }
+  const double most = static_cast<double>(~uint64_t{0});
+  dsl::RequireHostMemory(bytes < most ? static_cast<uint64_t>(bytes) : ~uint64_t{0},
+                         "a functional run on " + std::to_string(mesh.devices()) +
+                             " chips (every chip's input and output blocks)");
+}
+
+}  // namespace
+
 KernelRunReport RunKernel(const KernelRunRequest& request) {
   const kernels::KernelInfo* info = kernels::Registry::Get().Find(request.kernel);
   if (!info) {
@@ -150,6 +175,8 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
     report.peak_flops = bound.peak_flops;
     report.hbm_bytes = bound.hbm_bytes;
   }
+
+  if (request.args.functional) RequireRunMemory(workload.program, workload.inputs);
 
   std::unique_ptr<traces::TraceSink> trace;
   if (!request.trace_path.empty()) trace = traces::OpenTraceFile(request.trace_path);

@@ -1,6 +1,7 @@
 // tpusim: simulate Pallas-style TPU kernels on multi-chip slices.
 
 #include <iostream>
+#include <new>
 #include <string>
 
 #include "sim/errors.h"
@@ -58,6 +59,12 @@ extern "C" int sc_main(int argc, char** argv) {
     if (e.kind() != tpusim::ErrorKind::kInvalidArgument) return 1;
     std::cerr << "Try 'tpusim " << command << " --help'.\n";
     return 2;
+  } catch (const std::bad_alloc&) {
+    // A last resort: sizes are estimated before allocating, so this should not happen.
+    std::cerr << "tpusim " << command
+              << ": ran out of host memory. Run with --timing-only (no payload, the same "
+                 "timing) or choose a smaller size.\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "tpusim " << command << ": " << e.what() << "\n";
     return 1;
