@@ -11,6 +11,18 @@
 
 namespace tpusim::testing {
 
+// A collective in JAX's terms: axis is all_gather's axis, psum_scatter's
+// scatter_dimension or all_to_all's split_axis.
+inline kernels::lax::CollectiveSpec LaxSpec(kernels::lax::Collective kind,
+                                            std::vector<std::string> axes, int axis = 0,
+                                            bool tiled = false, int concat_axis = 0) {
+  kernels::lax::CollectiveSpec s{kind, std::move(axes)};
+  s.axis = axis;
+  s.tiled = tiled;
+  s.concat_axis = concat_axis;
+  return s;
+}
+
 // P((all mesh axes), None, ...) for an array of `rank` dims; P() for rank 0.
 dsl::PartitionSpec SplitDim0OverMesh(const dsl::Mesh& mesh, size_t rank);
 
