@@ -41,4 +41,16 @@ DType ParseDType(const std::string& name) {
               "unknown dtype '" + name + "'; use one of bf16, f32, int32, int8.");
 }
 
+const char* PrecisionName(Precision precision) {
+  switch (precision) {
+    case Precision::kDefault:
+      return "DEFAULT";
+    case Precision::kHigh:
+      return "HIGH";
+    case Precision::kHighest:
+      return "HIGHEST";
+  }
+  return "?";
+}
+
 }  // namespace tpusim::dsl

@@ -18,4 +18,7 @@ const char* DTypeName(DType dtype);  // "bf16", "f32", "int32", "int8"
 // Throws Error(kInvalidArgument) naming the accepted spellings.
 DType ParseDType(const std::string& name);
 
+enum class Precision { kDefault, kHigh, kHighest };
+const char* PrecisionName(Precision precision);  // "DEFAULT", "HIGH", "HIGHEST"
+
 }  // namespace tpusim::dsl
