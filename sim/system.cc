@@ -272,7 +272,9 @@ class System::Impl::Core final : public CorePort {
     const traces::TrackId track =
         unit == ComputeUnit::kMxu ? system_.tracks_[chip_].mxu : system_.tracks_[chip_].vpu;
     system_.trace_->Begin(track, Now(), what, {{"cycles", cycles}});
+    computing_on_ = track;
     sc_core::wait(sc_core::sc_time::from_value(duration));
+    computing_on_ = 0;
     system_.trace_->End(track, Now());
     (unit == ComputeUnit::kMxu ? stats_.mxu_busy : stats_.vpu_busy) += duration;
   }
@@ -398,6 +400,7 @@ class System::Impl::Core final : public CorePort {
     if (!started_) return;
     const traces::TrackId track = track_;
     if (waiting_ || joining_) system_.trace_->End(track, now);
+    if (computing_on_) system_.trace_->End(computing_on_, now);  // the unit's slice
     while (open_scopes_ > 0)
       EndScope();
     system_.trace_->Instant(track, now, why);
@@ -432,6 +435,7 @@ class System::Impl::Core final : public CorePort {
   int unjoined_ = 0;
   bool joined_ = false;
   const Core* joining_ = nullptr;
+  traces::TrackId computing_on_ = 0;  // the MXU/VPU track of a compute in progress
   sc_core::sc_event done_;
   sc_core::sc_event wake_;
   const Semaphore* waiting_ = nullptr;

@@ -69,11 +69,11 @@ std::vector<Value> ProgramContext::Step(const std::string& name, const std::vect
     state_.pending_async.push_back(name);
     // The activity's own context shares this device's state; it holds the operands and
     // results, so their buffers live until the op is done.
-    started->activity_ =
-        port_.Spawn(name, [this, step, body, operands, results](sim::CorePort& port) {
-          ProgramContext ctx(run_, device_, port, state_, step);
-          body(ctx, results);
-        });
+    started->activity_ = port_.Spawn(name, [&run = run_, device = device_, &state = state_, step,
+                                            body, operands, results](sim::CorePort& port) {
+      ProgramContext ctx(run, device, port, state, step);
+      body(ctx, results);
+    });
     return results;
   }
   port_.BeginScope(name);

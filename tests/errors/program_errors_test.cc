@@ -56,7 +56,7 @@ TEST(ProgramErrors, AxisNameNotInTheMesh) {
 }
 
 TEST(ProgramErrors, TiledScatterWhoseDimensionDoesNotDivide) {
-  const std::string e = Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+  const std::string e = Failure([](ProgramContext& ctx, const std::vector<Value>&) {
     return std::vector<Value>{ctx.psum_scatter(ctx.zeros({5, 8}, DType::kF32), "x", 0, true)};
   });
   EXPECT_THAT(e, HasSubstr("psum_scatter"));
