@@ -43,12 +43,16 @@ const SlotBinding& BindingOf(const CallLayout& layout, const Ref& ref, int devic
   const auto& slots = layout.per_device[device];
   const int slot = ref.binding().slot;
   if (slot < 0 || slot >= static_cast<int>(slots.size()) || !slots[slot].live) {
+    const std::string d = "device " + std::to_string(device);
     throw Error(ErrorKind::kKernelMisuse,
-                "'" + ref.Describe() + "' is a scoped buffer that device " +
-                    std::to_string(device) +
-                    " has not allocated, or has freed already: it lives only inside its "
-                    "run_scoped or pipeline scope, and every device must open the same scopes "
-                    "in the same order before others copy into them.");
+                "'" + ref.Describe() + "' does not exist on " + d + " yet or any more: " + d +
+                    " has not entered this pallas_call yet (a missing start barrier: signal "
+                    "each peer's barrier_semaphore and wait for theirs before copying to "
+                    "them), or has left it, or the buffer lives in a run_scoped or pipeline "
+                    "scope that " +
+                    d +
+                    " has not opened or has closed. Every device must open "
+                    "the same scopes in the same order before others copy into them.");
   }
   return slots[slot];
 }

@@ -1,37 +1,10 @@
 #include "dsl/shard_map.h"
 
-#include "dsl/call_layout.h"
-#include "dsl/pipeline.h"
+#include "dsl/program/call_instance.h"
+#include "dsl/program/runtime.h"
 #include "sim/core_port.h"
 
 namespace tpusim::dsl {
-
-namespace {
-
-sim::MemorySpace ToSim(MemorySpace space) {
-  switch (space) {
-    case MemorySpace::kVmem:
-      return sim::MemorySpace::kVmem;
-    case MemorySpace::kSmem:
-      return sim::MemorySpace::kSmem;
-    default:
-      return sim::MemorySpace::kHbm;
-  }
-}
-
-sim::SemaphoreKind ToSim(SemaphoreType type) {
-  switch (type) {
-    case SemaphoreType::kDma:
-      return sim::SemaphoreKind::kDma;
-    case SemaphoreType::kRegular:
-      return sim::SemaphoreKind::kRegular;
-    case SemaphoreType::kBarrier:
-      return sim::SemaphoreKind::kBarrier;
-  }
-  return sim::SemaphoreKind::kRegular;
-}
-
-}  // namespace
 
 PallasCall pallas_call(std::string name, KernelFn kernel, GridSpec grid_spec,
                        std::vector<ShapeDtype> out_shape) {
@@ -48,68 +21,62 @@ ShardMap::ShardMap(Mesh mesh, std::vector<PartitionSpec> in_specs,
     : mesh_(std::move(mesh)),
       in_specs_(std::move(in_specs)),
       out_specs_(std::move(out_specs)),
-      call_(std::move(call)) {
-  const GridSpec& g = call_.grid_spec;
-  if (out_specs_.size() != call_.out_shape.size()) {
-    throw Error(ErrorKind::kInvalidArgument,
-                call_.name + ": shard_map has " + std::to_string(out_specs_.size()) +
-                    " out_specs but the pallas_call has " + std::to_string(call_.out_shape.size()) +
-                    " outputs; give one PartitionSpec per output.");
+      call_(std::move(call)),
+      name_(call_->name) {
+  if (out_specs_.size() != call_->out_shape.size()) {
+    throw Error(ErrorKind::kInvalidArgument, call_->name + ": shard_map has " +
+                                                 std::to_string(out_specs_.size()) +
+                                                 " out_specs but the pallas_call has " +
+                                                 std::to_string(call_->out_shape.size()) +
+                                                 " outputs; give one PartitionSpec per output.");
   }
   for (size_t o = 0; o < out_specs_.size(); ++o) {
-    const Shape& block = call_.out_shape[o].shape;
+    const Shape& block = call_->out_shape[o].shape;
     if (out_specs_[o].entries().size() > block.size()) {
-      throw Error(ErrorKind::kInvalidArgument, call_.name + ": out_specs[" + std::to_string(o) +
-                                                   "] " + out_specs_[o].Describe() + " names " +
-                                                   std::to_string(out_specs_[o].entries().size()) +
-                                                   " dimensions, but output " + std::to_string(o) +
-                                                   " has rank " + std::to_string(block.size()) +
-                                                   " (block shape " + ShapeString(block) +
-                                                   "); give at most one entry per dimension.");
-    }
-    for (const auto& entry : out_specs_[o].entries()) {
-      for (const auto& axis : entry.axes)
-        mesh_.AxisIndex(axis);  // throws, naming the mesh's axes
+      throw Error(ErrorKind::kInvalidArgument,
+                  call_->name + ": out_specs[" + std::to_string(o) + "] " +
+                      out_specs_[o].Describe() + " names " +
+                      std::to_string(out_specs_[o].entries().size()) + " dimensions, but output " +
+                      std::to_string(o) + " has rank " + std::to_string(block.size()) +
+                      " (block shape " + ShapeString(block) +
+                      "); give at most one entry per dimension.");
     }
   }
-  if (!g.in_specs.empty() && g.in_specs.size() != in_specs_.size()) {
-    throw Error(ErrorKind::kInvalidArgument,
-                call_.name + ": the GridSpec has " + std::to_string(g.in_specs.size()) +
-                    " in_specs but shard_map has " + std::to_string(in_specs_.size()) + " inputs.");
-  }
-  if (!g.out_specs.empty() && g.out_specs.size() != call_.out_shape.size()) {
-    throw Error(ErrorKind::kInvalidArgument,
-                call_.name + ": the GridSpec has " + std::to_string(g.out_specs.size()) +
-                    " out_specs but the call has " + std::to_string(call_.out_shape.size()) +
-                    " outputs.");
-  }
-  if (g.grid.empty()) {
-    throw Error(ErrorKind::kInvalidArgument,
-                call_.name + ": the grid is empty; use {1} for one step.");
-  }
-  for (int n : g.grid) {
-    if (n <= 0) {
-      throw Error(
-          ErrorKind::kInvalidArgument,
-          call_.name + ": every grid dimension must be at least 1, got " + std::to_string(n) + ".");
-    }
-  }
-  if (!g.dimension_semantics.empty()) {
-    if (g.dimension_semantics.size() != g.grid.size()) {
-      throw Error(ErrorKind::kInvalidArgument, call_.name + ": dimension_semantics names " +
-                                                   std::to_string(g.dimension_semantics.size()) +
-                                                   " axes but the grid has " +
-                                                   std::to_string(g.grid.size()) + ".");
-    }
-    for (const auto& s : g.dimension_semantics) {
-      if (s != "parallel" && s != "arbitrary") {
-        throw Error(ErrorKind::kInvalidArgument,
-                    call_.name + ": dimension_semantics '" + s +
-                        "' is neither \"parallel\" nor \"arbitrary\".");
+  CheckSpecAxes();
+  CheckPallasCall(*call_, in_specs_.size());
+  // BlockSpecs are checked against the operands' shapes in Run (CallInstance).
+  body_ = [call = *call_](ProgramContext& ctx, const std::vector<Value>& inputs) {
+    return ctx.pallas_call(call, inputs);
+  };
+}
+
+ShardMap::ShardMap(Mesh mesh, std::vector<PartitionSpec> in_specs,
+                   std::vector<PartitionSpec> out_specs, ProgramBody body, std::string name)
+    : mesh_(std::move(mesh)),
+      in_specs_(std::move(in_specs)),
+      out_specs_(std::move(out_specs)),
+      body_(std::move(body)),
+      name_(std::move(name)) {
+  CheckSpecAxes();
+}
+
+void ShardMap::CheckSpecAxes() const {
+  for (const auto* specs : {&in_specs_, &out_specs_}) {
+    for (const auto& spec : *specs) {
+      for (const auto& entry : spec.entries()) {
+        for (const auto& axis : entry.axes)
+          mesh_.AxisIndex(axis);  // throws, naming the mesh's axes
       }
     }
   }
-  // BlockSpecs are checked against the operands' shapes in Run (GridPipeline).
+}
+
+const PallasCall& ShardMap::call() const {
+  if (!call_) {
+    throw Error(ErrorKind::kInvalidArgument,
+                name_ + " is a program, not a single pallas_call; it has no call().");
+  }
+  return *call_;
 }
 
 ShardMap shard_map(const Mesh& mesh, std::vector<PartitionSpec> in_specs,
@@ -117,27 +84,35 @@ ShardMap shard_map(const Mesh& mesh, std::vector<PartitionSpec> in_specs,
   return ShardMap(mesh, std::move(in_specs), std::move(out_specs), std::move(call));
 }
 
+ShardMap shard_map(const Mesh& mesh, std::vector<PartitionSpec> in_specs,
+                   std::vector<PartitionSpec> out_specs, ProgramBody body, std::string name) {
+  return ShardMap(mesh, std::move(in_specs), std::move(out_specs), std::move(body),
+                  std::move(name));
+}
+
 RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& options) const {
   if (inputs.size() != in_specs_.size()) {
-    throw Error(ErrorKind::kInvalidArgument,
-                call_.name + " takes " + std::to_string(in_specs_.size()) + " inputs, got " +
-                    std::to_string(inputs.size()) + ".");
+    throw Error(ErrorKind::kInvalidArgument, name_ + " takes " + std::to_string(in_specs_.size()) +
+                                                 " inputs, got " + std::to_string(inputs.size()) +
+                                                 ".");
   }
-  auto operand_name = [&](bool input, size_t i) {
-    const auto& names = input ? call_.in_names : call_.out_names;
-    if (i < names.size()) return names[i];
-    return std::string(input ? "in" : "out") + std::to_string(i);
+  auto input_name = [&](size_t i) {
+    if (call_ && i < call_->in_names.size()) return call_->in_names[i];
+    return "in" + std::to_string(i);
   };
-  std::vector<Shape> in_blocks;
+  std::vector<ShapeDtype> in_blocks;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (options.functional && !inputs[i].has_data()) {
       throw Error(ErrorKind::kInvalidArgument,
-                  call_.name + ": input " + operand_name(true, i) +
+                  name_ + ": input " + input_name(i) +
                       " is a placeholder without data; functional runs need real inputs.");
     }
     in_blocks.push_back(
-        in_specs_[i].BlockShape(mesh_, inputs[i].shape(), "input " + operand_name(true, i)));
+        ShapeDtype{in_specs_[i].BlockShape(mesh_, inputs[i].shape(), "input " + input_name(i)),
+                   inputs[i].dtype()});
   }
+  // A kernel's BlockSpecs fail here, before the run, as they always have.
+  if (call_) CallInstance(mesh_, *call_, in_blocks);
 
   sim::SystemOptions system_options;
   system_options.functional = options.functional;
@@ -146,96 +121,27 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
   system_options.chip_slowdown = options.chip_slowdown;
   system_options.race_check = options.race_check;
   sim::System system(mesh_.topology(), system_options);
+  ProgramRun run(mesh_, system);
+  run.zero_uninitialized = options.uninitialized_memory == UninitializedMemory::kZero;
+  run.grid_seed = options.grid_seed;
+  for (auto& hbm : run.hbm)
+    hbm->zero_uninitialized = run.zero_uninitialized;
 
-  CallLayout layout;
-  layout.mesh = &mesh_;
-  layout.zero_uninitialized = options.uninitialized_memory == UninitializedMemory::kZero;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    layout.slots.push_back(Ref::Make(static_cast<int>(layout.slots.size()), operand_name(true, i),
-                                     in_blocks[i], inputs[i].dtype(), MemorySpace::kAny));
-  }
-  for (size_t i = 0; i < call_.out_shape.size(); ++i) {
-    layout.slots.push_back(Ref::Make(static_cast<int>(layout.slots.size()), operand_name(false, i),
-                                     call_.out_shape[i].shape, call_.out_shape[i].dtype,
-                                     MemorySpace::kAny));
-  }
-  const auto& scratch = call_.grid_spec.scratch_shapes;
-  for (size_t i = 0; i < scratch.size(); ++i) {
-    const std::string name =
-        scratch[i].name.empty() ? "scratch" + std::to_string(i) : scratch[i].name;
-    layout.slots.push_back(Ref::Make(static_cast<int>(layout.slots.size()), name, scratch[i].shape,
-                                     scratch[i].dtype, scratch[i].memory_space,
-                                     scratch[i].semaphore_type));
-  }
-  layout.barrier_slot = static_cast<int>(layout.slots.size());
-  layout.slots.push_back(Ref::Make(layout.barrier_slot, "barrier_semaphore", {}, DType::kInt32,
-                                   MemorySpace::kSemaphore, SemaphoreType::kBarrier));
-
-  // Inputs and outputs with VMEM/SMEM BlockSpecs are pipelined over the grid; ANY operands
-  // pass through. Empty spec lists mean every operand is ANY.
-  const GridSpec& g = call_.grid_spec;
-  std::vector<PipelineOperand> operands;
-  for (size_t i = 0; i < inputs.size() + call_.out_shape.size(); ++i) {
-    const bool input = i < inputs.size();
-    const size_t index = input ? i : i - inputs.size();
-    const auto& specs = input ? g.in_specs : g.out_specs;
-    const auto& names = input ? call_.in_names : call_.out_names;
-    std::string what = std::string(input ? "input " : "output ") + std::to_string(index);
-    if (index < names.size()) what += " ('" + names[index] + "')";
-    operands.push_back(PipelineOperand{
-        layout.slots[i], specs.empty() ? BlockSpec::Any() : specs[index], !input, std::move(what)});
-  }
-  const size_t operand_count = operands.size();
-  GridPipeline pipeline(call_.name, g.grid, std::move(operands), ErrorKind::kInvalidArgument);
-  if (options.grid_seed) pipeline.ShuffleParallelDims(g.dimension_semantics, *options.grid_seed);
-
-  layout.per_device.resize(mesh_.devices());
+  std::vector<std::vector<Value>> device_inputs(mesh_.devices());
   for (int device = 0; device < mesh_.devices(); ++device) {
-    const auto chip = static_cast<sim::ChipId>(device);
-    auto& bindings = layout.per_device[device];
-    for (const Ref& slot : layout.slots) {
-      SlotBinding binding;
-      if (slot.is_semaphore()) {
-        binding.semaphore = true;
-        const auto kind = ToSim(slot.semaphore_type());
-        const int64_t count = slot.size();
-        for (int64_t j = 0; j < count; ++j) {
-          const std::string name =
-              slot.shape().empty() ? slot.name() : slot.name() + "[" + std::to_string(j) + "]";
-          const auto handle = system.AddSemaphore(chip, kind, name);
-          if (j == 0) binding.semaphore_base = handle.index;
-        }
-      } else {
-        binding.buffer = system.Allocate(chip, ToSim(slot.memory_space()), slot.nbytes(),
-                                         slot.name() + " " + TypeString(slot.dtype(), slot.shape()),
-                                         UninitializedFor(slot.dtype(), layout.zero_uninitialized));
-      }
-      bindings.push_back(binding);
-    }
-    if (options.functional) {
-      for (size_t i = 0; i < inputs.size(); ++i) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Value v = Value::Allocate(run.hbm[device], in_blocks[i], input_name(i));
+      if (options.functional) {
         const Array block = inputs[i].Slice(
-            in_specs_[i].BlockOffsets(mesh_, inputs[i].shape(), device), in_blocks[i]);
-        system.WriteHost(bindings[i].buffer, block.data(), block.nbytes());
+            in_specs_[i].BlockOffsets(mesh_, inputs[i].shape(), device), in_blocks[i].shape);
+        system.WriteHost(v.buffer(), block.data(), block.nbytes());
       }
+      device_inputs[device].push_back(v);
     }
   }
 
-  const Refs scratch_refs(layout.slots.begin() + static_cast<std::ptrdiff_t>(operand_count),
-                          layout.slots.begin() + layout.barrier_slot);
   sim::RunOutcome outcome = system.Run([&](sim::CorePort& port) {
-    Kernel kernel(port, layout, g.grid);
-    kernel.set_dimension_semantics(g.dimension_semantics);
-    Refs refs;
-    pipeline.Run(
-        kernel,
-        [&](const std::vector<int>& ids, const Refs& operand_refs) {
-          kernel.set_program_ids(ids);
-          refs.assign(operand_refs.begin(), operand_refs.end());
-          refs.insert(refs.end(), scratch_refs.begin(), scratch_refs.end());
-          call_.kernel(kernel, refs);
-        },
-        "step");
+    run.RunDevice(port, body_, device_inputs[port.chip()], out_specs_);
   });
 
   RunResult result;
@@ -243,29 +149,41 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
   result.error_kind = outcome.error_kind;
   result.error = outcome.error;
   result.stats = std::move(outcome.stats);
-  if (!options.functional) return result;
-
-  const size_t first_output = inputs.size();
-  for (size_t o = 0; o < call_.out_shape.size(); ++o) {
-    const ShapeDtype& block = call_.out_shape[o];
-    std::vector<Array> per_device;
-    Shape global = block.shape;
-    for (size_t d = 0; d < out_specs_[o].entries().size() && d < global.size(); ++d) {
-      for (const auto& axis : out_specs_[o].entries()[d].axes)
-        global[d] *= mesh_.AxisSize(axis);
+  if (result.ok) {
+    const std::string divergence = run.CheckAfterRun();
+    if (!divergence.empty()) {
+      result.ok = false;
+      result.error_kind = ErrorKind::kInvalidArgument;
+      result.error = divergence;
     }
-    Array assembled(global, block.dtype);
-    for (int device = 0; device < mesh_.devices(); ++device) {
-      Array out(block.shape, block.dtype);
-      out.bytes() = system.ReadHost(layout.per_device[device][first_output + o].buffer);
-      if (out_specs_[o].IsCanonicalReplica(mesh_, device)) {
-        assembled.Place(out, out_specs_[o].BlockOffsets(mesh_, global, device));
-      }
-      per_device.push_back(std::move(out));
-    }
-    result.outputs.push_back(std::move(assembled));
-    result.device_outputs.push_back(std::move(per_device));
   }
+  for (int device = 0; device < mesh_.devices(); ++device) {
+    result.peak_hbm_bytes.push_back(run.hbm[device]->peak_bytes());
+    result.async_wait.push_back(run.devices[device].async_wait);
+  }
+  if (options.functional && result.ok) {
+    for (size_t o = 0; o < out_specs_.size(); ++o) {
+      const ShapeDtype block = run.outputs[0][o].type();
+      Shape global = block.shape;
+      for (size_t d = 0; d < out_specs_[o].entries().size() && d < global.size(); ++d) {
+        for (const auto& axis : out_specs_[o].entries()[d].axes)
+          global[d] *= mesh_.AxisSize(axis);
+      }
+      Array assembled(global, block.dtype);
+      std::vector<Array> per_device;
+      for (int device = 0; device < mesh_.devices(); ++device) {
+        Array out(block.shape, block.dtype);
+        out.bytes() = system.ReadHost(run.outputs[device][o].buffer());
+        if (out_specs_[o].IsCanonicalReplica(mesh_, device)) {
+          assembled.Place(out, out_specs_[o].BlockOffsets(mesh_, global, device));
+        }
+        per_device.push_back(std::move(out));
+      }
+      result.outputs.push_back(std::move(assembled));
+      result.device_outputs.push_back(std::move(per_device));
+    }
+  }
+  run.Detach();
   return result;
 }
 

@@ -1,8 +1,10 @@
 #pragma once
 
-// shard_map over a pallas_call: splits global inputs into per-device blocks by their
-// PartitionSpecs, runs the kernel on every device of the mesh in the simulator, and
-// assembles the outputs. A run gives the data, the timing and (optionally) a trace.
+// shard_map over a program body (dsl/program/context.h) or a single pallas_call: splits
+// global inputs into per-device blocks by their PartitionSpecs, runs the body on every
+// device of the mesh on one simulated timeline, and assembles the outputs. A run gives
+// the data, the timing, each chip's peak HBM and (optionally) one trace. A single
+// pallas_call is the program with one pallas_call step, and times exactly as that kernel.
 
 #include <optional>
 #include <string>
@@ -11,6 +13,7 @@
 #include "dsl/array.h"
 #include "dsl/mesh.h"
 #include "dsl/pallas_call.h"
+#include "dsl/program/context.h"
 #include "sim/errors.h"
 #include "sim/system.h"
 #include "traces/trace_sink.h"
@@ -44,6 +47,12 @@ struct RunResult {
   sim::RunStats stats;
   std::vector<Array> outputs;                      // global, assembled (functional runs)
   std::vector<std::vector<Array>> device_outputs;  // [output][device] (functional runs)
+  // Per chip: the most HBM the program's arrays held at once (inputs, outputs and
+  // temporaries over their live ranges).
+  std::vector<uint64_t> peak_hbm_bytes;
+  // Per chip: the time the core waited for async collectives in their *_done (their
+  // exposed communication).
+  std::vector<sim::Picoseconds> async_wait;
 
   sim::Picoseconds time() const { return stats.end_time; }
 };
@@ -52,9 +61,15 @@ class ShardMap {
  public:
   ShardMap(Mesh mesh, std::vector<PartitionSpec> in_specs, std::vector<PartitionSpec> out_specs,
            PallasCall call);
+  ShardMap(Mesh mesh, std::vector<PartitionSpec> in_specs, std::vector<PartitionSpec> out_specs,
+           ProgramBody body, std::string name = "program");
 
   const Mesh& mesh() const { return mesh_; }
-  const PallasCall& call() const { return call_; }
+  const std::string& name() const { return name_; }
+  // A shard_map over one pallas_call (a kernel), as opposed to a program body.
+  bool is_kernel() const { return call_.has_value(); }
+  // The kernel's pallas_call; throws Error(kInvalidArgument) for a program body.
+  const PallasCall& call() const;
   const std::vector<PartitionSpec>& in_specs() const { return in_specs_; }
   const std::vector<PartitionSpec>& out_specs() const { return out_specs_; }
 
@@ -66,14 +81,20 @@ class ShardMap {
   Array ExpectedBlock(int output, const Array& global, int device) const;
 
  private:
+  void CheckSpecAxes() const;
   Mesh mesh_;
   std::vector<PartitionSpec> in_specs_;
   std::vector<PartitionSpec> out_specs_;
-  PallasCall call_;
+  std::optional<PallasCall> call_;
+  ProgramBody body_;
+  std::string name_;
 };
 
 ShardMap shard_map(const Mesh& mesh, std::vector<PartitionSpec> in_specs,
                    std::vector<PartitionSpec> out_specs, PallasCall call);
+ShardMap shard_map(const Mesh& mesh, std::vector<PartitionSpec> in_specs,
+                   std::vector<PartitionSpec> out_specs, ProgramBody body,
+                   std::string name = "program");
 
 // Compares every device's outputs with the blocks of the expected global outputs;
 // `detail` names the first device and element that differ.

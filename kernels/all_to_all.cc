@@ -9,6 +9,7 @@
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
 #include "kernels/registry.h"
+#include "kernels/ring.h"
 
 namespace tpusim::kernels {
 namespace {
@@ -30,13 +31,7 @@ KernelFn AllToAll(std::string axis, int64_t block, bool relay) {
 
     AsyncCopy own = k.async_copy(part(x, me), part(out, me), local_sem);
     own.start();
-    if (n > 1) {
-      // Everyone on the axis writes to us: meet them all before any DMA.
-      const Ref barrier = k.barrier_semaphore();
-      for (int d = 1; d < n; ++d)
-        k.signal(barrier, 1, {{axis, (me + d) % n}});
-      k.wait(barrier, n - 1);
-    }
+    MeetEveryoneOnAxis(k, axis);  // everyone on the axis writes to us
 
     // The device half way round an even ring is as near one way as the other, and the
     // torus routes such ties one way (+). With `relay`, the second half of that block goes

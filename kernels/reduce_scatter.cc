@@ -22,11 +22,13 @@ int64_t CeilDiv(int64_t a, int64_t b) {
 }  // namespace
 
 RingReducePlan PlanRingReduce(const Mesh& mesh, const CollectiveArgs& args, int64_t block,
-                              int64_t part_offset, int64_t part_size, int directions) {
+                              int64_t part_offset, int64_t part_size, int directions,
+                              int64_t rows) {
   RingReducePlan plan;
   plan.block = block;
   plan.part_offset = part_offset;
   plan.part_size = part_size;
+  plan.rows = rows;
   const uint64_t esize = SizeOf(args.dtype);
   uint64_t chunk_bytes = args.chunk_bytes;
   if (chunk_bytes == 0) {
@@ -35,15 +37,23 @@ RingReducePlan PlanRingReduce(const Mesh& mesh, const CollectiveArgs& args, int6
     chunk_bytes = std::min(kMaxChunkBytes, vmem / 2 / rows);
   }
   const int64_t chunk = std::max<int64_t>(1, static_cast<int64_t>(chunk_bytes / esize));
-  plan.chunks = std::max<int64_t>(1, CeilDiv(part_size, chunk));
+  if (part_size <= chunk) {
+    plan.rows_per_chunk = std::clamp<int64_t>(chunk / std::max<int64_t>(part_size, 1), 1, rows);
+    plan.col_pieces = 1;
+  } else {
+    plan.rows_per_chunk = 1;
+    plan.col_pieces = CeilDiv(part_size, chunk);
+  }
+  plan.chunks = CeilDiv(rows, plan.rows_per_chunk) * plan.col_pieces;
   plan.chunks_per_round = std::min(kChunksPerRound, plan.chunks);
-  plan.slot = std::max<int64_t>(1, CeilDiv(part_size, plan.chunks));
+  plan.slot_cols = std::max<int64_t>(1, CeilDiv(part_size, plan.col_pieces));
+  plan.slot = plan.rows_per_chunk * plan.slot_cols;
   return plan;
 }
 
 std::vector<ScratchSpec> RingReduceScratch(const RingReducePlan& plan, DType dtype,
                                            const std::string& prefix) {
-  const Shape slots = {2, plan.chunks_per_round, plan.slot};
+  const Shape slots = {2, plan.chunks_per_round, plan.rows_per_chunk, plan.slot_cols};
   const Shape sems = {2, plan.chunks_per_round};
   return {ScratchSpec::VMEM(slots, dtype, prefix + "recv_buf"),
           ScratchSpec::VMEM(slots, dtype, prefix + "sum_buf"),
@@ -84,9 +94,12 @@ RingReducer::RingReducer(Kernel& k, std::string axis, int direction, const RingR
     const int64_t in_round = std::min(c, plan_.chunks - round * c);
     for (int64_t j = 0; j < in_round; ++j) {
       const int64_t q = round * c + j;
-      const int64_t begin = q * plan_.part_size / plan_.chunks;
-      const int64_t end = (q + 1) * plan_.part_size / plan_.chunks;
-      messages_.push_back(Message{g, g % steps_per_round_, j, begin, end - begin});
+      const int64_t piece = q % plan_.col_pieces;
+      const int64_t begin = piece * plan_.part_size / plan_.col_pieces;
+      const int64_t end = (piece + 1) * plan_.part_size / plan_.col_pieces;
+      const int64_t row = q / plan_.col_pieces * plan_.rows_per_chunk;
+      messages_.push_back(Message{g, g % steps_per_round_, j, begin, end - begin, row,
+                                  std::min(plan_.rows_per_chunk, plan_.rows - row)});
     }
   }
   out_in_flight_.assign(2, std::vector<std::optional<InFlight>>(c));
@@ -113,12 +126,22 @@ int RingReducer::Block(int64_t t) const {
   return static_cast<int>(((me_ - direction_ * (t + 1)) % n_ + n_) % n_);
 }
 
+// A flat input ([X * block]) moves 1-D chunks; a [rows, X, block] input moves 2-D boxes.
 Ref RingReducer::Slot(const Ref& buf, const Message& m) const {
-  return buf.at(m.step % 2, m.j, ds(0, m.size));
+  if (x_.shape().size() == 1) return buf.at(m.step % 2, m.j, 0, ds(0, m.size));
+  return buf.at(m.step % 2, m.j, ds(0, m.nrows), ds(0, m.size));
 }
 
 Ref RingReducer::Input(int block, const Message& m) const {
-  return x_.at(ds(block * plan_.block + plan_.part_offset + m.offset, m.size));
+  const int64_t column = plan_.part_offset + m.offset;
+  if (x_.shape().size() == 1) return x_.at(ds(block * plan_.block + column, m.size));
+  return x_.at(ds(m.row, m.nrows), block, ds(column, m.size));
+}
+
+Ref RingReducer::Output(const Message& m) const {
+  const int64_t column = plan_.part_offset + m.offset;
+  if (out_.shape().size() == 1) return out_.at(ds(column, m.size));
+  return out_.at(ds(m.row, m.nrows), ds(column, m.size));
 }
 
 // Loads the local input that message `index` will be added to: this device's copy of the
@@ -208,8 +231,7 @@ void RingReducer::Step() {
   if (m.t == steps_per_round_ - 1) {
     // The last step: this chunk of our own block is complete.
     AsyncCopy store =
-        k_.async_copy(Slot(sum_buf_, sum), out_.at(ds(plan_.part_offset + m.offset, m.size)),
-                      send_sems_.at(next_parity, m.j));
+        k_.async_copy(Slot(sum_buf_, sum), Output(m), send_sems_.at(next_parity, m.j));
     store.start();
     out_in_flight_[next_parity][m.j] = InFlight{store, false};
   }
@@ -221,6 +243,21 @@ void RingReducer::Finish() {
     for (int64_t j = 0; j < plan_.chunks_per_round; ++j)
       DrainSlot(parity, j);
   }
+}
+
+void ReduceBothWays(Kernel& k, const std::string& axis, const RingReducePlan& right,
+                    const RingReducePlan& left, const Ref& x, const Ref& out_block,
+                    const Refs& scratch, size_t first) {
+  RingReducer rightward(k, axis, +1, right, x, out_block, scratch, first);
+  RingReducer leftward(k, axis, -1, left, x, out_block, scratch, first + kRingReduceScratchCount);
+  rightward.Begin();
+  leftward.Begin();
+  while (!rightward.Done() || !leftward.Done()) {
+    if (!rightward.Done()) rightward.Step();
+    if (!leftward.Done()) leftward.Step();
+  }
+  rightward.Finish();
+  leftward.Finish();
 }
 
 Workload ReductionWorkload(const Mesh& mesh, const CollectiveArgs& args, bool replicated,

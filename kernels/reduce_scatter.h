@@ -28,13 +28,23 @@
 namespace tpusim::kernels {
 
 // How one direction of the ring cuts its part of every block into chunks.
+//
+// A block may also be a strided box: with rows > 1 the input is viewed as [rows, X, block]
+// (block i is x[:, i, :], as when psum_scatter splits a middle dimension) and the output
+// as [rows, block]. The part is then a column range of every row, and a chunk is a box of
+// up to rows_per_chunk rows by a column range: whole part-rows while they fit a chunk,
+// pieces of one row when a row alone is larger.
 struct RingReducePlan {
-  int64_t block = 0;        // elements of one block (the input / X)
-  int64_t part_offset = 0;  // the elements of each block this direction reduces
+  int64_t block = 0;        // elements of one block (the input / X) in each row
+  int64_t part_offset = 0;  // the columns of each block this direction reduces
   int64_t part_size = 0;
-  int64_t chunks = 1;            // Q: the part is cut into Q near-equal chunks
+  int64_t chunks = 1;            // Q: the part is cut into Q chunks
   int64_t chunks_per_round = 1;  // C: chunks in flight per step
-  int64_t slot = 1;              // elements of one VMEM slot: ceil(part_size / Q)
+  int64_t slot = 1;              // elements of one VMEM slot: rows_per_chunk x slot_cols
+  int64_t rows = 1;              // A: rows of the [rows, X, block] view
+  int64_t rows_per_chunk = 1;    // R
+  int64_t col_pieces = 1;        // K: each group of R rows is cut into K column ranges
+  int64_t slot_cols = 1;         // W: ceil(part_size / K)
 };
 
 // Chunks sized from args.chunk_bytes or, when 0, from the chip's VMEM: half of VMEM shared
@@ -42,10 +52,11 @@ struct RingReducePlan {
 // per chunk. Larger chunks would only add fill time; 4 MiB already takes ~90 us on a
 // 4.5e10 B/s link, far above the ~1 us hop latency the pipelining has to cover.
 RingReducePlan PlanRingReduce(const dsl::Mesh& mesh, const CollectiveArgs& args, int64_t block,
-                              int64_t part_offset, int64_t part_size, int directions);
+                              int64_t part_offset, int64_t part_size, int directions,
+                              int64_t rows = 1);
 
 // The scratch one RingReducer uses, in the order it expects them: recv_buf, sum_buf,
-// local_buf (VMEM [2, C, slot]); recv_sems, send_sems, local_sems (DMA [2, C]); credit
+// local_buf (VMEM [2, C, R, W]); recv_sems, send_sems, local_sems (DMA [2, C]); credit
 // (REGULAR). `prefix` names them in traces ("right_", "left_").
 std::vector<dsl::ScratchSpec> RingReduceScratch(const RingReducePlan& plan, dsl::DType dtype,
                                                 const std::string& prefix = "");
@@ -56,8 +67,9 @@ constexpr size_t kRingReduceScratchCount = 7;
 // direction) may be interleaved step by step.
 class RingReducer {
  public:
-  // x: this device's whole input (X blocks, HBM). out_block: where this device's reduced
-  // block goes (block elements, HBM). scratch: the refs RingReduceScratch described, from
+  // x: this device's whole input (X blocks, HBM): [X * block], or [rows, X, block] for a
+  // plan with rows. out_block: where this device's reduced block goes (HBM): [block], or
+  // [rows, block]. scratch: the refs RingReduceScratch described, from
   // `first` on. direction: +1 sends to the right neighbour, -1 to the left.
   RingReducer(dsl::Kernel& k, std::string axis, int direction, const RingReducePlan& plan,
               dsl::Ref x, dsl::Ref out_block, const dsl::Refs& scratch, size_t first);
@@ -72,14 +84,17 @@ class RingReducer {
     int64_t step;    // global step g = round * (X-1) + t
     int64_t t;       // ring step within the round
     int64_t j;       // chunk within the round
-    int64_t offset;  // within the part
+    int64_t offset;  // columns within the part
     int64_t size;
+    int64_t row = 0;  // rows of the chunk
+    int64_t nrows = 1;
   };
   size_t IndexOf(int64_t step, int64_t j) const;
   bool Exists(int64_t step, int64_t j) const;
   int Block(int64_t t) const;  // the block whose partial sum is sent at ring step t
   dsl::Ref Slot(const dsl::Ref& buf, const Message& m) const;
   dsl::Ref Input(int block, const Message& m) const;
+  dsl::Ref Output(const Message& m) const;
   void Prefetch(size_t index);
   void DrainSlot(int64_t parity, int64_t j);
   void TrySends();
@@ -103,6 +118,14 @@ class RingReducer {
   std::vector<std::vector<std::optional<InFlight>>> out_in_flight_;
   std::vector<std::vector<std::optional<dsl::AsyncCopy>>> local_in_flight_;
 };
+
+// Both directions at once, each reducing its plan's part of every block: rightward with
+// the scratch from `first` on, leftward with the kRingReduceScratchCount refs after it.
+// Interleaved chunk by chunk, so both links of the device stay fed. Run after the start
+// barrier.
+void ReduceBothWays(dsl::Kernel& k, const std::string& axis, const RingReducePlan& right,
+                    const RingReducePlan& left, const dsl::Ref& x, const dsl::Ref& out_block,
+                    const dsl::Refs& scratch, size_t first);
 
 // Reduce-scatter: input (X*n,) sharded P(axis), so each device's block is its own n-element
 // vector (V = n elements); output (n/X,) per device, P(axis): device i gets the sum over

@@ -30,17 +30,7 @@ KernelFn BidiReduceScatter(std::string axis, RingReducePlan right_plan, RingRedu
 
     MeetRingNeighbours(k, axis);
 
-    RingReducer rightward(k, axis, +1, right_plan, x, out, refs, 3);
-    RingReducer leftward(k, axis, -1, left_plan, x, out, refs, 3 + kRingReduceScratchCount);
-    rightward.Begin();
-    leftward.Begin();
-    // One chunk each way in turn: both links of the device stay fed.
-    while (!rightward.Done() || !leftward.Done()) {
-      if (!rightward.Done()) rightward.Step();
-      if (!leftward.Done()) leftward.Step();
-    }
-    rightward.Finish();
-    leftward.Finish();
+    ReduceBothWays(k, axis, right_plan, left_plan, x, out, refs, 3);
   };
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 
-// What ring kernels share: the start barrier with both ring neighbours.
+// What ring kernels share: the start barrier with both ring neighbours (or the whole axis).
 
 #include <string>
 
@@ -12,5 +12,9 @@ namespace tpusim::kernels {
 // (REFERENCES.md §5), so every device first meets its left and right neighbours on
 // `axis` through the barrier semaphore. A no-op on a ring of one.
 void MeetRingNeighbours(dsl::Kernel& k, const std::string& axis);
+
+// The same for kernels in which every device on `axis` writes to every other (all-to-all):
+// each device meets all of them.
+void MeetEveryoneOnAxis(dsl::Kernel& k, const std::string& axis);
 
 }  // namespace tpusim::kernels

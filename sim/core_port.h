@@ -5,6 +5,7 @@
 // type, so kernel code can run on another engine later.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -133,6 +134,19 @@ class CorePort {
                                 Uninitialized fill) = 0;
   virtual void Free(BufferHandle buffer) = 0;
   virtual SemaphoreHandle AddSemaphore(SemaphoreKind kind, const std::string& name) = 0;
+
+  // A second thread of control on this chip, as an XLA async collective runs next to the
+  // core's own ops: `body` starts now with its own port, and its scopes and waits show on
+  // their own track under the chip. The MXU and VPU are shared: work on a busy unit waits
+  // for it. Join blocks until the activity has finished (blocked time, traced as "join
+  // <name>"). Every activity must be joined before the body that spawned it returns.
+  using ActivityId = uint32_t;
+  // Lets every other thread of control that can run at this simulated time run first (a
+  // delta cycle): devices that enter a pallas_call at the same time all bind its buffers
+  // before any of them runs kernel code.
+  virtual void YieldToSameTime() = 0;
+  virtual ActivityId Spawn(const std::string& name, std::function<void(CorePort&)> body) = 0;
+  virtual void Join(ActivityId activity) = 0;
 };
 
 }  // namespace tpusim::sim

@@ -1,6 +1,7 @@
 #include "sim/system.h"
 
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <map>
 #include <sstream>
@@ -161,6 +162,12 @@ class System::Impl {
   std::vector<std::unique_ptr<BandwidthPort>> links_;  // by LinkId
   std::vector<std::deque<Semaphore>> semaphores_;      // by chip; stable while kernels add more
   std::vector<std::unique_ptr<Core>> cores_;
+  // Spawned activities (CorePort::Spawn), by ActivityId; and, by chip, every thread of
+  // control a semaphore change may wake (the core, then its live activities).
+  std::deque<std::unique_ptr<Core>> activities_;
+  std::vector<std::vector<Core*>> waiters_;
+  std::vector<std::vector<std::pair<traces::TrackId, bool>>> activity_tracks_;  // by chip: busy?
+  std::vector<std::array<Picoseconds, 2>> unit_free_;  // by chip: when the MXU / VPU frees up
   std::deque<Transfer> transfers_;                // stable addresses; labels outlive trace flushing
   size_t settled_transfers_ = 0;                  // transfers_[0, this) have all landed
   std::vector<std::deque<Transfer*>> dma_queue_;  // by chip, waiting for an engine
@@ -181,9 +188,14 @@ class System::Impl {
 
 class System::Impl::Core final : public CorePort {
  public:
-  Core(Impl& system, ChipId chip)
+  // A core's own thread (root == nullptr), or an activity it spawned, on `track`.
+  Core(Impl& system, ChipId chip, traces::TrackId track, Core* root = nullptr,
+       std::string name = "")
       : system_(system),
         chip_(chip),
+        track_(track),
+        root_(root),
+        name_(std::move(name)),
         read_cost_(CyclesToTime(kSemaphoreReadCycles, system.topology_.chip().clock_hz())) {}
 
   ChipId chip() const override { return chip_; }
@@ -228,8 +240,7 @@ class System::Impl::Core final : public CorePort {
     if (s.value < amount) {
       const Picoseconds since = Now();
       if (system_.trace_ != &system_.null_trace_) {  // the name and arguments cost allocations
-        system_.trace_->Begin(system_.tracks_[chip_].core, since,
-                              std::string(WaitKindName(kind)) + " " + s.name,
+        system_.trace_->Begin(track_, since, std::string(WaitKindName(kind)) + " " + s.name,
                               {{"needs", amount}, {"has", s.value}});
       }
       waiting_ = &s;
@@ -240,7 +251,7 @@ class System::Impl::Core final : public CorePort {
         sc_core::wait(wake_);
       waiting_ = nullptr;
       stats_.blocked += Now() - since;
-      system_.trace_->End(system_.tracks_[chip_].core, Now());
+      system_.trace_->End(track_, Now());
     }
     if (system_.races_) system_.races_->Acquire(chip_, handle);
     s.value -= amount;
@@ -268,7 +279,7 @@ class System::Impl::Core final : public CorePort {
       polling_ = &s;
       poll_reads_ = 0;
       if (system_.trace_ != &system_.null_trace_)  // the name costs an allocation
-        system_.trace_->Begin(system_.tracks_[chip_].core, now, "semaphore_read " + s.name);
+        system_.trace_->Begin(track_, now, "semaphore_read " + s.name);
     }
     polling_ = &s;  // the time-limit report names the semaphore read last
     ++poll_reads_;
@@ -296,14 +307,24 @@ class System::Impl::Core final : public CorePort {
     const Picoseconds duration =
         static_cast<Picoseconds>(static_cast<double>(CyclesToTime(cycles, clock_hz())) * slowdown);
     if (duration == 0) return;
-    const auto& tracks = system_.tracks_[chip_];
-    const traces::TrackId track = unit == ComputeUnit::kMxu   ? tracks.mxu
-                                  : unit == ComputeUnit::kVpu ? tracks.vpu
-                                                              : tracks.core;
+    // A unit another activity of this chip is using: wait for it, then take it. The
+    // scalar unit (per-step overhead) is the core's own and drawn on its track.
+    traces::TrackId track = track_;
+    if (unit != ComputeUnit::kScalar) {
+      Picoseconds& free_at = system_.unit_free_[chip_][unit == ComputeUnit::kMxu ? 0 : 1];
+      if (free_at > Now()) {
+        const Picoseconds start = free_at;
+        free_at = start + duration;
+        sc_core::wait(sc_core::sc_time::from_value(start - Now()));
+      } else {
+        free_at = Now() + duration;
+      }
+      track = unit == ComputeUnit::kMxu ? system_.tracks_[chip_].mxu : system_.tracks_[chip_].vpu;
+    }
     system_.trace_->Begin(track, Now(), what, {{"cycles", cycles}});
-    computing_ = track;
+    computing_on_ = track;
     sc_core::wait(sc_core::sc_time::from_value(duration));
-    computing_ = 0;
+    computing_on_ = 0;
     system_.trace_->End(track, Now());
     if (unit == ComputeUnit::kMxu) stats_.mxu_busy += duration;
     if (unit == ComputeUnit::kVpu) stats_.vpu_busy += duration;
@@ -311,7 +332,7 @@ class System::Impl::Core final : public CorePort {
 
   void BeginScope(std::string_view name) override {
     CatchUp();
-    system_.trace_->Begin(system_.tracks_[chip_].core, Now(), name);
+    system_.trace_->Begin(track_, Now(), name);
     if (system_.races_) system_.races_->BeginScope(chip_, name);
     ++open_scopes_;
   }
@@ -320,7 +341,7 @@ class System::Impl::Core final : public CorePort {
     if (open_scopes_ == 0) return;
     --open_scopes_;
     if (system_.races_) system_.races_->EndScope(chip_);
-    system_.trace_->End(system_.tracks_[chip_].core, Now());
+    system_.trace_->End(track_, Now());
   }
 
   void Load(const Region& region, void* out, std::string_view what) override {
@@ -363,12 +384,69 @@ class System::Impl::Core final : public CorePort {
     return system_.NewSemaphore(chip_, kind, name);
   }
 
-  // Runs the program; failures are recorded and stop the simulation.
+  ActivityId Spawn(const std::string& name, std::function<void(CorePort&)> body) override {
+    Impl& s = system_;
+    auto& tracks = s.activity_tracks_[chip_];
+    auto free = std::find_if(tracks.begin(), tracks.end(), [](const auto& t) { return !t.second; });
+    if (free == tracks.end()) {
+      const int n = static_cast<int>(tracks.size());
+      tracks.emplace_back(s.trace_->AddTrack(s.tracks_[chip_].chip, "async " + std::to_string(n),
+                                             kActivityTrackRank + n),
+                          false);
+      free = tracks.end() - 1;
+    }
+    free->second = true;
+    const auto id = static_cast<ActivityId>(s.activities_.size());
+    Core* child =
+        s.activities_
+            .emplace_back(std::make_unique<Core>(s, chip_, free->first, root_ ? root_ : this, name))
+            .get();
+    child->track_slot_ = static_cast<size_t>(free - tracks.begin());
+    s.waiters_[chip_].push_back(child);
+    ++unjoined_;
+    sc_core::sc_spawn_options options;
+    options.set_stack_size(kStackBytes);
+    sc_core::sc_spawn([child, body = std::move(body)] { child->Body(body); },
+                      ("activity_" + std::to_string(id)).c_str(), &options);
+    return id;
+  }
+
+  void YieldToSameTime() override { sc_core::wait(sc_core::SC_ZERO_TIME); }
+
+  void Join(ActivityId id) override {
+    if (id >= system_.activities_.size() || system_.activities_[id]->chip_ != chip_ ||
+        system_.activities_[id]->joined_) {
+      throw Error(ErrorKind::kKernelMisuse, system_.torus_.Describe(chip_) + " joins activity " +
+                                                std::to_string(id) +
+                                                ", which it did not spawn or joined already.");
+    }
+    Core& child = *system_.activities_[id];
+    child.joined_ = true;
+    --unjoined_;
+    if (child.finished_) return;
+    const Picoseconds since = Now();
+    system_.trace_->Begin(track_, since, "join " + child.name_);
+    joining_ = &child;
+    while (!child.finished_)
+      sc_core::wait(child.done_);
+    joining_ = nullptr;
+    stats_.blocked += Now() - since;
+    system_.trace_->End(track_, Now());
+  }
+
+  // Runs the program (or a spawned activity's body); failures are recorded and stop the
+  // simulation.
   void Body(const CoreProgram& program) {
     started_ = true;
-    system_.trace_->Begin(system_.tracks_[chip_].core, Now(), "kernel");
+    system_.trace_->Begin(track_, Now(), root_ ? name_ : std::string("kernel"));
     try {
       program(*this);
+      if (unjoined_ > 0) {
+        throw Error(ErrorKind::kKernelMisuse,
+                    system_.torus_.Describe(chip_) + " ends '" + (root_ ? name_ : "the kernel") +
+                        "' with " + std::to_string(unjoined_) +
+                        " spawned activities never joined; join every activity you start.");
+      }
     } catch (const Error& e) {
       system_.Fail(e.kind(), e.what());
       return;
@@ -380,18 +458,26 @@ class System::Impl::Core final : public CorePort {
     CatchUp();
     while (open_scopes_ > 0)
       EndScope();
-    system_.trace_->End(system_.tracks_[chip_].core, Now());
+    system_.trace_->End(track_, Now());
     finished_ = true;
     stats_.finish = Now();
+    if (root_) {  // the chip's units did this work; the track and the wake-up list move on
+      root_->stats_.mxu_busy += stats_.mxu_busy;
+      root_->stats_.vpu_busy += stats_.vpu_busy;
+      system_.activity_tracks_[chip_][track_slot_].second = false;
+      auto& waiters = system_.waiters_[chip_];
+      waiters.erase(std::find(waiters.begin(), waiters.end(), this));
+      done_.notify(sc_core::SC_ZERO_TIME);
+    }
   }
 
   // After a failure: ends the slices this core still has open, so the trace stays valid
   // up to the failure and shows where the core stood.
   void CloseTrace(Picoseconds now, const std::string& why) {
     if (!started_) return;
-    const traces::TrackId track = system_.tracks_[chip_].core;
-    if (computing_) system_.trace_->End(computing_, now);  // stopped mid-op by another core
-    if (waiting_ || polling_) system_.trace_->End(track, now);
+    const traces::TrackId track = track_;
+    if (computing_on_) system_.trace_->End(computing_on_, now);  // stopped mid-op
+    if (waiting_ || joining_ || polling_) system_.trace_->End(track, now);
     while (open_scopes_ > 0)
       EndScope();
     system_.trace_->Instant(track, now, why);
@@ -404,6 +490,9 @@ class System::Impl::Core final : public CorePort {
   }
 
   bool finished() const { return finished_; }
+  bool started() const { return started_; }
+  const Core* joining() const { return joining_; }
+  const std::string& name() const { return name_; }
   const Semaphore* waiting() const { return waiting_; }
   const Semaphore* polling() const { return polling_; }
   uint64_t poll_reads() const { return poll_reads_; }
@@ -413,8 +502,20 @@ class System::Impl::Core final : public CorePort {
   const CoreStats& stats() const { return stats_; }
 
  private:
+  static constexpr int kActivityTrackRank = 900;     // after the chip's fixed tracks
+  static constexpr size_t kStackBytes = 512 * 1024;  // kernels call host numerics on it
+
   Impl& system_;
   ChipId chip_;
+  traces::TrackId track_;
+  Core* root_;        // the core that spawned this activity; nullptr for the core itself
+  std::string name_;  // an activity's name
+  size_t track_slot_ = 0;
+  int unjoined_ = 0;
+  bool joined_ = false;
+  const Core* joining_ = nullptr;
+  traces::TrackId computing_on_ = 0;  // the MXU/VPU track of a compute in progress
+  sc_core::sc_event done_;
   // Waits out the reads the core ran ahead by, before it does anything the model sees.
   void CatchUp() {
     if (ahead_ == 0) return;
@@ -422,7 +523,7 @@ class System::Impl::Core final : public CorePort {
     ahead_ = 0;
     sc_core::wait(sc_core::sc_time::from_value(polled));
     stats_.blocked += polled;  // polling is waiting for a semaphore, as a blocking wait is
-    system_.trace_->End(system_.tracks_[chip_].core, Now());
+    system_.trace_->End(track_, Now());
     polling_ = nullptr;
   }
 
@@ -438,7 +539,6 @@ class System::Impl::Core final : public CorePort {
   WaitKind wait_kind_ = WaitKind::kSemaphore;
   std::string wait_what_;
   int open_scopes_ = 0;
-  traces::TrackId computing_ = 0;  // the MXU or VPU track while an op runs
   bool started_ = false;
   bool finished_ = false;
   CoreStats stats_;
@@ -506,7 +606,12 @@ System::Impl::Impl(const config::Topology& topology, SystemOptions options)
     }
   }
   for (ChipId chip = 0; chip < chips; ++chip)
-    cores_.push_back(std::make_unique<Core>(*this, chip));
+    cores_.push_back(std::make_unique<Core>(*this, chip, tracks_[chip].core));
+  waiters_.resize(chips);
+  for (ChipId chip = 0; chip < chips; ++chip)
+    waiters_[chip].push_back(cores_[chip].get());
+  activity_tracks_.resize(chips);
+  unit_free_.assign(chips, {0, 0});
   // Timing-only runs move no data, so nothing they do can read stale bytes.
   if (options_.functional && options_.race_check) {
     races_ = std::make_unique<RaceDetector>(
@@ -582,7 +687,8 @@ void System::Impl::AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch
   }
   if (s.counter_track)
     trace_->Counter(s.counter_track, EventQueue::Now(), static_cast<double>(s.value));
-  cores_[h.chip]->Poke(s);
+  for (Core* core : waiters_[h.chip])
+    core->Poke(s);
 }
 
 void System::Impl::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount) {
@@ -938,23 +1044,35 @@ std::string System::Impl::RecentTouches(const Semaphore& s) const {
 std::string System::Impl::DescribeWaiters() const {
   std::ostringstream text;
   std::vector<ChipId> finished;
+  auto describe = [&](const Core& core) {
+    const std::string who = torus_.Describe(core.chip()) +
+                            (core.name().empty() ? "" : " (async '" + core.name() + "')");
+    if (core.joining()) {
+      text << "\n  " << who << " waits to join async '" << core.joining()->name() << "'.";
+      return;
+    }
+    const Semaphore* s = core.waiting();
+    if (const Semaphore* polled = core.polling(); polled && !s) {
+      text << "\n  " << who << " polls " << SemaphoreKindName(polled->kind) << " semaphore '"
+           << polled->name << "' with semaphore_read (" << core.poll_reads()
+           << " reads since it last did anything else): value " << polled->value << "; "
+           << RecentTouches(*polled) << ".";
+      return;
+    }
+    if (!s) return;
+    text << "\n  " << who << " waits in " << core.wait_what() << " on "
+         << SemaphoreKindName(s->kind) << " semaphore '" << s->name << "': value " << s->value
+         << ", needs " << core.wait_amount() << "; " << RecentTouches(*s) << ".";
+  };
   for (const auto& core : cores_) {
-    const Semaphore* s = core->waiting();
     if (core->finished()) {
       finished.push_back(core->chip());
       continue;
     }
-    if (const Semaphore* polled = core->polling(); polled && !s) {
-      text << "\n  " << torus_.Describe(core->chip()) << " polls "
-           << SemaphoreKindName(polled->kind) << " semaphore '" << polled->name
-           << "' with semaphore_read (" << core->poll_reads() << " reads since it last did "
-           << "anything else): value " << polled->value << "; " << RecentTouches(*polled) << ".";
-      continue;
-    }
-    if (!s) continue;
-    text << "\n  " << torus_.Describe(core->chip()) << " waits in " << core->wait_what() << " on "
-         << SemaphoreKindName(s->kind) << " semaphore '" << s->name << "': value " << s->value
-         << ", needs " << core->wait_amount() << "; " << RecentTouches(*s) << ".";
+    describe(*core);
+  }
+  for (const auto& activity : activities_) {
+    if (!activity->finished()) describe(*activity);
   }
   if (!finished.empty()) {
     text << "\n  Finished their kernels, so they will send nothing more:";
@@ -1037,6 +1155,9 @@ RunOutcome System::Impl::Run(const CoreProgram& program) {
     const std::string why = std::string("FAILED: ") + ErrorKindName(error_kind_);
     for (auto& core : cores_) {
       if (!core->finished()) core->CloseTrace(now, why);
+    }
+    for (auto& activity : activities_) {
+      if (!activity->finished()) activity->CloseTrace(now, why);
     }
     for (auto& t : transfers_) {
       if (t.engine >= 0 && t.sent < t.bytes)

@@ -1,0 +1,74 @@
+#include "dsl/program/attributes.h"
+
+namespace tpusim::dsl {
+
+const char* AttrTypeName(AttrType type) {
+  switch (type) {
+    case AttrType::kInt:
+      return "int";
+    case AttrType::kFloat:
+      return "float";
+    case AttrType::kBool:
+      return "bool";
+    case AttrType::kString:
+      return "string";
+    case AttrType::kInts:
+      return "int list";
+    case AttrType::kStrings:
+      return "string list";
+    case AttrType::kDType:
+      return "dtype";
+    case AttrType::kPrecision:
+      return "precision";
+    case AttrType::kIntPairs:
+      return "list of (int, int) pairs";
+  }
+  return "attribute";
+}
+
+namespace {
+
+template <typename T, typename F>
+std::string ListString(const std::vector<T>& items, F item) {
+  std::string s = "[";
+  for (size_t i = 0; i < items.size(); ++i)
+    s += (i ? ", " : "") + item(items[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+std::string Attr::ToString() const {
+  switch (type()) {
+    case AttrType::kInt:
+      return std::to_string(AsInt());
+    case AttrType::kFloat:
+      return std::to_string(AsFloat());
+    case AttrType::kBool:
+      return AsBool() ? "True" : "False";
+    case AttrType::kString:
+      return "'" + AsString() + "'";
+    case AttrType::kInts:
+      return ListString(AsInts(), [](int64_t v) { return std::to_string(v); });
+    case AttrType::kStrings:
+      return ListString(AsStrings(), [](const std::string& v) { return "'" + v + "'"; });
+    case AttrType::kDType:
+      return DTypeName(AsDType());
+    case AttrType::kPrecision:
+      return PrecisionName(AsPrecision());
+    case AttrType::kIntPairs:
+      return ListString(AsIntPairs(), [](const std::pair<int64_t, int64_t>& p) {
+        return "(" + std::to_string(p.first) + ", " + std::to_string(p.second) + ")";
+      });
+  }
+  return "?";
+}
+
+std::string AttributesString(const Attributes& attrs) {
+  std::string s;
+  for (const auto& [name, value] : attrs)
+    s += (s.empty() ? "" : ", ") + name + "=" + value.ToString();
+  return s;
+}
+
+}  // namespace tpusim::dsl

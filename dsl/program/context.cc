@@ -1,0 +1,207 @@
+#include "dsl/program/context.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "dsl/program/op_registry.h"
+#include "dsl/program/runtime.h"
+#include "sim/errors.h"
+
+namespace tpusim::dsl {
+
+namespace {
+
+std::string Signature(const std::string& name, const std::vector<Value>& operands,
+                      const std::vector<ShapeDtype>& results) {
+  std::string s = "'" + name + "' (";
+  for (size_t i = 0; i < operands.size(); ++i)
+    s += (i ? ", " : "") + operands[i].Describe();
+  s += ") -> (";
+  for (size_t i = 0; i < results.size(); ++i)
+    s += (i ? ", " : "") + TypeString(results[i].dtype, results[i].shape);
+  return s + ")";
+}
+
+sim::Region WholeBuffer(const Value& v) {
+  sim::Region region;
+  region.buffer = v.buffer();
+  region.box.counts = {v.nbytes()};
+  region.box.strides = {1};
+  return region;
+}
+
+}  // namespace
+
+ProgramContext::ProgramContext(ProgramRun& run, int device, sim::CorePort& port)
+    : ProgramContext(run, device, port, run.devices[device], -1) {}
+
+ProgramContext::ProgramContext(ProgramRun& run, int device, sim::CorePort& port,
+                               DeviceProgramState& state, int step)
+    : run_(run), device_(device), port_(port), state_(state), step_(step) {}
+
+const Mesh& ProgramContext::mesh() const {
+  return run_.mesh;
+}
+
+int ProgramContext::axis_index(const std::string& axis) const {
+  return mesh().CoordsOf(device_)[mesh().AxisIndex(axis)];
+}
+
+int ProgramContext::axis_size(const std::string& axis) const {
+  return mesh().AxisSize(axis);
+}
+
+std::vector<Value> ProgramContext::Step(const std::string& name, const std::vector<Value>& operands,
+                                        const std::vector<ShapeDtype>& result_types,
+                                        const StepBody& body, AsyncValues* started,
+                                        const std::vector<std::string>& labels) {
+  const int step = state_.next_step++;
+  run_.CheckSpmd(device_, step, Signature(name, operands, result_types));
+  std::vector<Value> results;
+  for (size_t i = 0; i < result_types.size(); ++i) {
+    results.push_back(
+        Value::Allocate(run_.hbm[device_], result_types[i],
+                        i < labels.size() ? labels[i] : name + " result " + std::to_string(i)));
+  }
+  if (started) {
+    started->name_ = name;
+    started->results_ = results;
+    state_.pending_async.push_back(name);
+    // The activity's own context shares this device's state; it holds the operands and
+    // results, so their buffers live until the op is done.
+    started->activity_ = port_.Spawn(name, [&run = run_, device = device_, &state = state_, step,
+                                            body, operands, results](sim::CorePort& port) {
+      ProgramContext ctx(run, device, port, state, step);
+      body(ctx, results);
+    });
+    return results;
+  }
+  port_.BeginScope(name);
+  const int outer = step_;
+  step_ = step;
+  body(*this, results);
+  step_ = outer;
+  port_.EndScope();
+  run_.hbm[device_]->ThrowPendingError();
+  return results;
+}
+
+std::vector<Value> ProgramContext::Call(const std::string& op, const std::vector<Value>& operands,
+                                        const Attributes& attrs) {
+  const OpDef& def = OpRegistry::Get().Find(op);
+  const int count = static_cast<int>(operands.size());
+  if (count < def.min_operands || (def.max_operands >= 0 && count > def.max_operands)) {
+    const std::string want =
+        def.max_operands < 0 ? "at least " + std::to_string(def.min_operands)
+        : def.min_operands == def.max_operands
+            ? std::to_string(def.min_operands)
+            : std::to_string(def.min_operands) + " to " + std::to_string(def.max_operands);
+    ThrowOpError(op, "takes " + want + " operands, got " + std::to_string(count) + ".");
+  }
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (!operands[i].defined()) {
+      ThrowOpError(op, "operand " + std::to_string(i) +
+                           " is an empty Value; pass the result of an op or a program input.");
+    }
+  }
+  const Attributes resolved = ResolveAttributes(def, attrs);
+  std::vector<ShapeDtype> types;
+  for (const Value& v : operands)
+    types.push_back(v.type());
+  const std::vector<ShapeDtype> result_types = def.shape(OpTyping{op, mesh(), types, resolved});
+  const std::string name = def.describe ? def.describe(resolved) : op;
+  return Step(name, operands, result_types,
+              [&def, resolved, operands](ProgramContext& ctx, const std::vector<Value>& results) {
+                OpRun run{ctx, operands, results, resolved};
+                def.run(run);
+              });
+}
+
+AsyncValues ProgramContext::CallStart(const std::string& op, const std::vector<Value>& operands,
+                                      const Attributes& attrs) {
+  const OpDef& def = OpRegistry::Get().Find(op);
+  const Attributes resolved = ResolveAttributes(def, attrs);
+  std::vector<ShapeDtype> types;
+  for (const Value& v : operands)
+    types.push_back(v.type());
+  const std::vector<ShapeDtype> result_types = def.shape(OpTyping{op, mesh(), types, resolved});
+  AsyncValues started;
+  const std::string name = def.describe ? def.describe(resolved) : op;
+  Step(
+      name, operands, result_types,
+      [&def, resolved, operands](ProgramContext& ctx, const std::vector<Value>& results) {
+        OpRun run{ctx, operands, results, resolved};
+        def.run(run);
+      },
+      &started);
+  return started;
+}
+
+std::vector<Value> ProgramContext::CallDone(AsyncValues& started) {
+  if (started.done_ || started.name_.empty()) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "*_done on '" + started.name_ +
+                    "', which is not running: it was waited for already, or never started.");
+  }
+  const sim::Picoseconds since = port_.Now();
+  port_.Join(started.activity_);
+  state_.async_wait += port_.Now() - since;
+  started.done_ = true;
+  auto& pending = state_.pending_async;
+  pending.erase(std::find(pending.begin(), pending.end(), started.name_));
+  run_.hbm[device_]->ThrowPendingError();
+  return std::move(started.results_);
+}
+
+std::vector<Value> ProgramContext::pallas_call(const PallasCall& call,
+                                               const std::vector<Value>& inputs) {
+  std::vector<ShapeDtype> types;
+  for (const Value& v : inputs)
+    types.push_back(v.type());
+  CheckPallasCall(call, inputs.size());
+  std::vector<std::string> labels;
+  for (size_t i = 0; i < call.out_shape.size(); ++i)
+    labels.push_back(i < call.out_names.size() ? call.out_names[i] : "out" + std::to_string(i));
+  return Step(
+      "pallas_call " + call.name, inputs, call.out_shape,
+      [&call, &inputs](ProgramContext& ctx, const std::vector<Value>& results) {
+        ctx.RunPallasCall(call, inputs, results);
+      },
+      nullptr, labels);
+}
+
+void ProgramContext::RunPallasCall(const PallasCall& call, const std::vector<Value>& inputs,
+                                   const std::vector<Value>& outputs) {
+  std::vector<ShapeDtype> types;
+  std::vector<sim::BufferHandle> buffers;
+  for (const Value& v : inputs) {
+    types.push_back(v.type());
+    buffers.push_back(v.buffer());
+  }
+  for (const Value& v : outputs)
+    buffers.push_back(v.buffer());
+  CallInstance& instance = run_.CallAt(step_, call, types);
+  instance.Run(port_, buffers, run_.barrier[device_]);
+}
+
+Array ProgramContext::Read(const Value& v) {
+  Array out(v.shape(), v.dtype());
+  if (functional()) port_.Load(WholeBuffer(v), out.data());
+  return out;
+}
+
+void ProgramContext::Write(const Value& v, const Array& data) {
+  if (!functional()) return;
+  if (data.shape() != v.shape() || data.dtype() != v.dtype()) {
+    throw Error(ErrorKind::kKernelMisuse, "an op wrote " + TypeString(data.dtype(), data.shape()) +
+                                              " into a result of type " + v.Describe() + ".");
+  }
+  port_.Store(WholeBuffer(v), data.data());
+}
+
+void ProgramContext::Charge(sim::ComputeUnit unit, double seconds, const std::string& what) {
+  const auto cycles = static_cast<uint64_t>(std::ceil(seconds * port_.clock_hz()));
+  port_.Compute(unit, cycles, what);
+}
+
+}  // namespace tpusim::dsl

@@ -1,0 +1,89 @@
+#pragma once
+
+// Program ops by name, so an XLA HLO interpreter and the typed C++ API drive the same
+// code. An OpDef is one op: its name, a one-line summary, the schema of its attributes, a
+// shape function (operand types + attributes -> result types, checking everything it
+// can before any time passes) and a run function (does the op on one device: numerics
+// in functional mode, time on the chip). The registry fills itself: array ops register
+// from dsl/program/array_ops.cc, the lax collectives from kernels/lax/program_ops.cc.
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dsl/mesh.h"
+#include "dsl/pallas_call.h"
+#include "dsl/program/attributes.h"
+#include "dsl/program/value.h"
+
+namespace tpusim::dsl {
+
+class ProgramContext;
+
+struct AttrSpec {
+  std::string name;
+  AttrType type;
+  std::optional<Attr> default_value;  // unset: required, unless `optional`
+  std::string description;
+  bool optional = false;  // may be absent (no default): the op decides
+};
+
+// What a shape function sees.
+struct OpTyping {
+  const std::string& op;
+  const Mesh& mesh;
+  const std::vector<ShapeDtype>& operands;
+  const Attributes& attrs;  // every attribute of the schema, defaults filled in
+};
+
+// What a run function sees: the operands, and result values already allocated in HBM
+// with the types the shape function gave.
+struct OpRun {
+  ProgramContext& ctx;
+  const std::vector<Value>& operands;
+  const std::vector<Value>& results;
+  const Attributes& attrs;
+};
+
+struct OpDef {
+  std::string name;
+  std::string summary;
+  std::vector<AttrSpec> attributes;
+  int min_operands = 1;
+  int max_operands = 1;  // -1: any number
+  std::function<std::vector<ShapeDtype>(const OpTyping&)> shape;
+  std::function<void(OpRun&)> run;
+  // The step's name on the trace ("all_gather x"); unset: the op's name.
+  std::function<std::string(const Attributes&)> describe = nullptr;
+};
+
+class OpRegistry {
+ public:
+  static OpRegistry& Get();
+  void Add(OpDef op);
+  // Throws Error(kInvalidArgument) naming the known ops when `name` is not one.
+  const OpDef& Find(const std::string& name) const;
+  std::vector<std::string> Names() const;
+
+ private:
+  std::vector<OpDef> ops_;
+};
+
+struct OpRegistration {
+  explicit OpRegistration(OpDef op) { OpRegistry::Get().Add(std::move(op)); }
+};
+
+// `attrs` checked against `op`'s schema (an unknown name or a wrong type is an error
+// naming it and the schema), with defaults filled in. A string where a string list is
+// expected is a one-element list, and an int where a float is expected is converted.
+Attributes ResolveAttributes(const OpDef& op, const Attributes& attrs);
+
+// Error(kInvalidArgument) "<op>: <message>", for shape functions.
+[[noreturn]] void ThrowOpError(const std::string& op, const std::string& message);
+
+// The array ops of dsl/program/array_ops.cc (called once by OpRegistry::Get, so a static
+// library cannot drop them).
+void RegisterArrayOps(OpRegistry& registry);
+
+}  // namespace tpusim::dsl

@@ -1,0 +1,131 @@
+#include "dsl/program/runtime.h"
+
+#include "sim/errors.h"
+#include "sim/system.h"
+
+namespace tpusim::dsl {
+
+namespace {
+
+std::string TypesString(const std::vector<ShapeDtype>& types) {
+  std::string s = "(";
+  for (size_t i = 0; i < types.size(); ++i)
+    s += (i ? ", " : "") + TypeString(types[i].dtype, types[i].shape);
+  return s + ")";
+}
+
+std::string SpecsString(const std::vector<PartitionSpec>& specs) {
+  std::string s = "(";
+  for (size_t i = 0; i < specs.size(); ++i)
+    s += (i ? ", " : "") + specs[i].Describe();
+  return s + ")";
+}
+
+}  // namespace
+
+ProgramRun::ProgramRun(const Mesh& mesh_, sim::System& system)
+    : mesh(mesh_), devices(mesh_.devices()), outputs(mesh_.devices()) {
+  for (int d = 0; d < mesh.devices(); ++d) {
+    const auto chip = static_cast<sim::ChipId>(d);
+    hbm.push_back(std::make_shared<DeviceHbm>(system, chip));
+    barrier.push_back(
+        system.AddSemaphore(chip, sim::SemaphoreKind::kBarrier, "barrier_semaphore").index);
+  }
+}
+
+void ProgramRun::RunDevice(sim::CorePort& port, const ProgramBody& body,
+                           const std::vector<Value>& inputs,
+                           const std::vector<PartitionSpec>& out_specs) {
+  const int device = static_cast<int>(port.chip());
+  hbm[device]->Attach(&port);
+  ProgramContext ctx(*this, device, port);
+  std::vector<Value> results = body(ctx, inputs);
+  hbm[device]->ThrowPendingError();
+  DeviceProgramState& state = devices[device];
+  if (!state.pending_async.empty()) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "the program started '" + state.pending_async.front() +
+                    "' asynchronously and never waited for it; call its *_done (CallDone) "
+                    "before the body returns.");
+  }
+  for (const Value& v : results) {
+    if (!v.defined()) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  "the shard_map body returned an empty Value; return the results of ops.");
+    }
+    state.result_types.push_back(v.type());
+  }
+  if (results.size() != out_specs.size()) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "the shard_map body returns " + std::to_string(results.size()) + " values " +
+                    TypesString(state.result_types) + " but out_specs has " +
+                    std::to_string(out_specs.size()) + " " + SpecsString(out_specs) +
+                    "; give one PartitionSpec per result.");
+  }
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (out_specs[i].entries().size() > results[i].shape().size()) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  "out_specs[" + std::to_string(i) + "] " + out_specs[i].Describe() + " names " +
+                      std::to_string(out_specs[i].entries().size()) +
+                      " dimensions, but the body's result " + std::to_string(i) + " is " +
+                      results[i].Describe() + "; give at most one entry per dimension.");
+    }
+    for (const auto& entry : out_specs[i].entries()) {
+      for (const auto& axis : entry.axes)
+        mesh.AxisIndex(axis);  // names the mesh's axes when it is not one
+    }
+  }
+  state.finished = true;
+  outputs[device] = std::move(results);
+}
+
+void ProgramRun::CheckSpmd(int device, int step, const std::string& signature) {
+  if (step < static_cast<int>(steps_.size())) {
+    const StepRecord& first = steps_[step];
+    if (first.signature == signature) return;
+    throw Error(ErrorKind::kInvalidArgument,
+                "SPMD divergence: device " + std::to_string(device) + " runs " + signature +
+                    " as step " + std::to_string(step) + ", but device " +
+                    std::to_string(first.device) + " ran " + first.signature +
+                    " there. Every device must run the same sequence of ops; make control "
+                    "flow depend on values (select, dynamic_slice), not on axis_index.");
+  }
+  steps_.push_back(StepRecord{signature, device});
+}
+
+CallInstance& ProgramRun::CallAt(int step, const PallasCall& call,
+                                 const std::vector<ShapeDtype>& inputs) {
+  auto& instance = calls_[step];
+  if (!instance) instance = std::make_unique<CallInstance>(mesh, call, inputs, zero_uninitialized, grid_seed);
+  return *instance;
+}
+
+std::string ProgramRun::CheckAfterRun() const {
+  for (size_t d = 1; d < devices.size(); ++d) {
+    const auto& a = devices[0];
+    const auto& b = devices[d];
+    if (a.next_step != b.next_step) {
+      return "SPMD divergence: device " + std::to_string(d) + " ran " +
+             std::to_string(b.next_step) + " ops but device 0 ran " + std::to_string(a.next_step) +
+             ". Every device must run the same sequence of ops.";
+    }
+    bool same = a.result_types.size() == b.result_types.size();
+    for (size_t i = 0; same && i < a.result_types.size(); ++i) {
+      same = a.result_types[i].shape == b.result_types[i].shape &&
+             a.result_types[i].dtype == b.result_types[i].dtype;
+    }
+    if (!same) {
+      return "SPMD divergence: device " + std::to_string(d) + " returns " +
+             TypesString(b.result_types) + " but device 0 returns " + TypesString(a.result_types) +
+             "; every device must return the same types.";
+    }
+  }
+  return "";
+}
+
+void ProgramRun::Detach() {
+  for (auto& h : hbm)
+    h->Detach();
+}
+
+}  // namespace tpusim::dsl

@@ -1,0 +1,69 @@
+#pragma once
+
+// The state one program run shares between its devices (the DSL's machinery; users see
+// ProgramContext): each device's HBM ledger and barrier semaphore, the op sequence the
+// first device to reach each step ran (SPMD checks), and the pallas_calls' shared slots.
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dsl/mesh.h"
+#include "dsl/program/call_instance.h"
+#include "dsl/program/context.h"
+#include "dsl/program/value.h"
+#include "sim/time.h"
+
+namespace tpusim::sim {
+class System;
+}
+
+namespace tpusim::dsl {
+
+struct DeviceProgramState {
+  int next_step = 0;
+  std::vector<std::string> pending_async;  // started and not done yet, by name
+  sim::Picoseconds async_wait = 0;         // time the core waited in *_done
+  std::vector<ShapeDtype> result_types;    // what the body returned
+  bool finished = false;
+};
+
+struct ProgramRun {
+  // Makes each chip's HBM ledger and barrier semaphore (collective_id 0).
+  ProgramRun(const Mesh& mesh, sim::System& system);
+
+  // Runs `body` on `port`'s device and keeps its results (checked against out_specs).
+  void RunDevice(sim::CorePort& port, const ProgramBody& body, const std::vector<Value>& inputs,
+                 const std::vector<PartitionSpec>& out_specs);
+  // Throws Error(kInvalidArgument) when `device` runs something else at `step` than the
+  // first device that got there (SPMD divergence).
+  void CheckSpmd(int device, int step, const std::string& signature);
+  // The pallas_call of `step`, made by the first device to reach it.
+  CallInstance& CallAt(int step, const PallasCall& call, const std::vector<ShapeDtype>& inputs);
+  // After the run: a divergence no op could see (devices that ran different numbers of
+  // steps or returned different types); empty when none.
+  std::string CheckAfterRun() const;
+  // The run is over: frees from here on touch no simulator.
+  void Detach();
+
+  const Mesh& mesh;
+  // Pallas interpret mode's uninitialized_memory and random_seed (RunOptions).
+  bool zero_uninitialized = false;
+  std::optional<uint64_t> grid_seed;
+  std::vector<std::shared_ptr<DeviceHbm>> hbm;  // by device
+  std::vector<uint32_t> barrier;                // barrier semaphore index, by device
+  std::vector<DeviceProgramState> devices;
+  std::vector<std::vector<Value>> outputs;  // by device
+
+ private:
+  struct StepRecord {
+    std::string signature;
+    int device;
+  };
+  std::vector<StepRecord> steps_;
+  std::map<int, std::unique_ptr<CallInstance>> calls_;
+};
+
+}  // namespace tpusim::dsl

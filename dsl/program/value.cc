@@ -1,0 +1,55 @@
+#include "dsl/program/value.h"
+
+#include <algorithm>
+
+#include "dsl/call_layout.h"
+#include "sim/system.h"
+
+namespace tpusim::dsl {
+
+sim::BufferHandle DeviceHbm::Allocate(uint64_t bytes, const std::string& label,
+                                      sim::Uninitialized fill) {
+  sim::BufferHandle buffer;
+  if (port_) {
+    buffer = port_->Allocate(sim::MemorySpace::kHbm, bytes, label, fill);
+  } else {
+    buffer = system_->Allocate(chip_, sim::MemorySpace::kHbm, bytes, label, fill);
+  }
+  live_ += bytes;
+  peak_ = std::max(peak_, live_);
+  return buffer;
+}
+
+void DeviceHbm::Release(sim::BufferHandle buffer, uint64_t bytes) {
+  live_ -= std::min(live_, bytes);
+  // Frees during the run are timed events of the core; afterwards only the count matters.
+  if (!port_) return;
+  try {
+    port_->Free(buffer);
+  } catch (const Error& e) {
+    if (!pending_) pending_ = e;
+  }
+}
+
+void DeviceHbm::ThrowPendingError() {
+  if (!pending_) return;
+  const Error e = *pending_;
+  pending_.reset();
+  throw e;
+}
+
+Value Value::Allocate(const std::shared_ptr<DeviceHbm>& hbm, const ShapeDtype& type,
+                      const std::string& label) {
+  Value v;
+  const uint64_t bytes = static_cast<uint64_t>(NumElements(type.shape)) * SizeOf(type.dtype);
+  const sim::BufferHandle buffer =
+      hbm->Allocate(bytes, label + " " + TypeString(type.dtype, type.shape),
+                    UninitializedFor(type.dtype, hbm->zero_uninitialized));
+  v.storage_ = std::make_shared<Storage>();
+  v.storage_->type = type;
+  v.storage_->buffer = buffer;
+  v.storage_->hbm = hbm;
+  return v;
+}
+
+}  // namespace tpusim::dsl

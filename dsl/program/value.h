@@ -1,0 +1,89 @@
+#pragma once
+
+// A program-level array: one device's array in that device's HBM (a jax.Array's shard, as
+// a shard_map body sees it). Its buffer is allocated when the op that produces it runs and
+// freed when the last handle goes away, so HBM use follows the program's live ranges.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "dsl/array.h"
+#include "dsl/pallas_call.h"
+#include "sim/core_port.h"
+#include "sim/errors.h"
+
+namespace tpusim::sim {
+class System;
+}
+
+namespace tpusim::dsl {
+
+// One device's HBM as the program uses it: what is live, and the peak over the run.
+class DeviceHbm {
+ public:
+  DeviceHbm(sim::System& system, sim::ChipId chip) : system_(&system), chip_(chip) {}
+
+  // From the core's thread on: allocations and frees go through its port (in simulated
+  // time order). Detach when the run is over: later frees are bookkeeping only.
+  void Attach(sim::CorePort* port) { port_ = port; }
+  void Detach() {
+    port_ = nullptr;
+    system_ = nullptr;
+  }
+
+  // Throws Error(kCapacity) with HBM's allocation breakdown when it does not fit.
+  sim::BufferHandle Allocate(uint64_t bytes, const std::string& label, sim::Uninitialized fill);
+  void Release(sim::BufferHandle buffer, uint64_t bytes);
+
+  // A free that failed (a DMA still using the buffer): destructors cannot throw, so the
+  // runtime rethrows it after the op that dropped the value.
+  void ThrowPendingError();
+
+  // Pallas interpret mode's uninitialized_memory: zeros instead of NaN.
+  bool zero_uninitialized = false;
+  uint64_t live_bytes() const { return live_; }
+  uint64_t peak_bytes() const { return peak_; }
+
+ private:
+  sim::System* system_;
+  sim::CorePort* port_ = nullptr;
+  sim::ChipId chip_;
+  uint64_t live_ = 0;
+  uint64_t peak_ = 0;
+  std::optional<Error> pending_;
+};
+
+class Value {
+ public:
+  Value() = default;
+  // A fresh HBM array of `type` on `hbm`'s device, labelled in capacity reports.
+  static Value Allocate(const std::shared_ptr<DeviceHbm>& hbm, const ShapeDtype& type,
+                        const std::string& label);
+
+  bool defined() const { return storage_ != nullptr; }
+  const ShapeDtype& type() const { return storage_->type; }
+  const Shape& shape() const { return storage_->type.shape; }
+  DType dtype() const { return storage_->type.dtype; }
+  int64_t size() const { return NumElements(shape()); }
+  uint64_t nbytes() const { return static_cast<uint64_t>(size()) * SizeOf(dtype()); }
+  std::string Describe() const { return TypeString(dtype(), shape()); }  // "bf16[256,128]"
+
+  // For the runtime: the HBM buffer holding it.
+  sim::BufferHandle buffer() const { return storage_->buffer; }
+
+ private:
+  struct Storage {
+    ShapeDtype type;
+    sim::BufferHandle buffer;
+    std::shared_ptr<DeviceHbm> hbm;
+    ~Storage() {
+      if (hbm)
+        hbm->Release(buffer, static_cast<uint64_t>(NumElements(type.shape)) * SizeOf(type.dtype));
+    }
+  };
+  std::shared_ptr<Storage> storage_;
+};
+
+}  // namespace tpusim::dsl

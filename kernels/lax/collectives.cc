@@ -1,0 +1,236 @@
+// What every lax collective shares: naming, the checks of OutputType, and the dispatch to
+// each collective's kernel.
+
+#include "kernels/lax/collectives.h"
+
+#include <algorithm>
+#include <set>
+
+#include "kernels/lax/calls.h"
+#include "sim/errors.h"
+
+namespace tpusim::kernels::lax {
+
+using namespace dsl;
+
+namespace {
+
+const char* OpName(Collective kind) {
+  switch (kind) {
+    case Collective::kAllGather:
+      return "all_gather";
+    case Collective::kPsum:
+      return "psum";
+    case Collective::kPsumScatter:
+      return "psum_scatter";
+    case Collective::kPpermute:
+      return "ppermute";
+    case Collective::kAllToAll:
+      return "all_to_all";
+  }
+  return "?";
+}
+
+[[noreturn]] void Fail(const CollectiveSpec& spec, const std::string& what) {
+  throw Error(ErrorKind::kInvalidArgument, Describe(spec) + ": " + what);
+}
+
+std::string AxesList(const Mesh& mesh) {
+  std::string s;
+  for (const std::string& a : mesh.axis_names())
+    s += (s.empty() ? "'" : ", '") + a + "'";
+  return s;
+}
+
+// A dimension index in [-rank, rank) made non-negative; `what` names the argument.
+int CheckDim(const CollectiveSpec& spec, int dim, int rank, const std::string& what,
+             const ShapeDtype& x) {
+  if (dim < -rank || dim >= rank) {
+    Fail(spec, what + "=" + std::to_string(dim) + " is out of range for x of type " +
+                   TypeString(x.dtype, x.shape) + ": it must be in [" + std::to_string(-rank) +
+                   ", " + std::to_string(rank) + ").");
+  }
+  return dim < 0 ? dim + rank : dim;
+}
+
+// Splitting dimension `dim` (of size `size`) over an axis of `n` devices.
+void CheckSplit(const CollectiveSpec& spec, const std::string& what, int dim, int64_t size, int n,
+                bool tiled) {
+  const std::string where = what + "=" + std::to_string(dim) + " has size " + std::to_string(size);
+  if (tiled && size % n != 0) {
+    const int64_t lower = size / n * n;
+    Fail(spec, where + ", which does not divide into " + std::to_string(n) + " equal tiles over '" +
+                   spec.axes[0] + "' (" + std::to_string(n) + " devices). Use a size that is a " +
+                   "multiple of " + std::to_string(n) + " (e.g. " +
+                   std::to_string(lower > 0 ? lower : n) + " or " + std::to_string(lower + n) +
+                   "), or pad x.");
+  }
+  if (!tiled && size != n) {
+    Fail(spec, where + ", but without tiled=True it must equal the size of '" + spec.axes[0] +
+                   "' (" + std::to_string(n) + "). Pass tiled=True to split it into " +
+                   std::to_string(n) + " tiles instead.");
+  }
+}
+
+void CheckPerm(const CollectiveSpec& spec, int n) {
+  std::set<int> sources, destinations;
+  for (const auto& [s, d] : spec.perm) {
+    for (int i : {s, d}) {
+      if (i < 0 || i >= n) {
+        Fail(spec, "the pair (" + std::to_string(s) + ", " + std::to_string(d) + ") names index " +
+                       std::to_string(i) + ", outside axis '" + spec.axes[0] + "' (indices 0 to " +
+                       std::to_string(n - 1) + ").");
+      }
+    }
+    if (!sources.insert(s).second) {
+      Fail(spec, "perm is not a permutation: source " + std::to_string(s) +
+                     " appears twice. Give each device at most one destination.");
+    }
+    if (!destinations.insert(d).second) {
+      Fail(spec, "perm is not a permutation: destination " + std::to_string(d) +
+                     " appears twice. Give each device at most one source.");
+    }
+  }
+}
+
+}  // namespace
+
+std::string Describe(const CollectiveSpec& spec) {
+  std::string axes;
+  for (const std::string& a : spec.axes)
+    axes += (axes.empty() ? "" : ", ") + a;
+  if (spec.axes.size() != 1) axes = "(" + axes + ")";
+  return std::string(OpName(spec.kind)) + " " + axes;
+}
+
+CollectiveSpec Checked(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDtype& x) {
+  CollectiveSpec c = spec;
+  if (spec.axes.empty()) {
+    Fail(spec, "no axis_name given. Name a mesh axis: one of " + AxesList(mesh) + ".");
+  }
+  std::set<std::string> seen;
+  for (const std::string& a : spec.axes) {
+    const auto& names = mesh.axis_names();
+    if (std::find(names.begin(), names.end(), a) == names.end()) {
+      Fail(spec, "axis name '" + a + "' is not in " + mesh.Describe() + "; use one of " +
+                     AxesList(mesh) + ".");
+    }
+    if (!seen.insert(a).second) {
+      Fail(spec, "axis name '" + a + "' is given twice; name each axis once.");
+    }
+  }
+  if (spec.axes.size() > 1 && spec.kind != Collective::kPsum) {
+    Fail(spec, std::string(OpName(spec.kind)) +
+                   " takes one axis name here; only psum reduces over several. Apply it once "
+                   "per axis.");
+  }
+  if ((spec.kind == Collective::kPsum || spec.kind == Collective::kPsumScatter) &&
+      x.dtype == DType::kInt8) {
+    Fail(spec, "int8 partial sums would overflow; reduce in int32, bf16 or f32 (astype first).");
+  }
+  const int rank = static_cast<int>(x.shape.size());
+  const int n = mesh.AxisSize(spec.axes[0]);
+  switch (spec.kind) {
+    case Collective::kAllGather:
+      // Untiled all_gather inserts a dimension, so axis may also be rank.
+      c.axis = CheckDim(spec, spec.axis, spec.tiled ? rank : rank + 1, "axis", x);
+      break;
+    case Collective::kPsum:
+      break;
+    case Collective::kPsumScatter:
+      c.axis = CheckDim(spec, spec.axis, rank, "scatter_dimension", x);
+      CheckSplit(spec, "scatter_dimension", c.axis, x.shape[c.axis], n, spec.tiled);
+      break;
+    case Collective::kPpermute:
+      CheckPerm(spec, n);
+      break;
+    case Collective::kAllToAll:
+      c.axis = CheckDim(spec, spec.axis, rank, "split_axis", x);
+      c.concat_axis = CheckDim(spec, spec.concat_axis, rank, "concat_axis", x);
+      CheckSplit(spec, "split_axis", c.axis, x.shape[c.axis], n, spec.tiled);
+      break;
+  }
+  return c;
+}
+
+ShapeDtype OutputType(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDtype& x) {
+  const CollectiveSpec c = Checked(mesh, spec, x);
+  const int n = mesh.AxisSize(c.axes[0]);
+  Shape shape = x.shape;
+  switch (c.kind) {
+    case Collective::kAllGather:
+      if (c.tiled) {
+        shape[c.axis] *= n;
+      } else {
+        shape.insert(shape.begin() + c.axis, n);
+      }
+      break;
+    case Collective::kPsum:
+    case Collective::kPpermute:
+      break;
+    case Collective::kPsumScatter:
+      if (c.tiled) {
+        shape[c.axis] /= n;
+      } else {
+        shape.erase(shape.begin() + c.axis);
+      }
+      break;
+    case Collective::kAllToAll:
+      if (c.tiled) {
+        shape[c.axis] /= n;
+        shape[c.concat_axis] *= n;
+      } else {
+        // np.insert(np.delete(x.shape, split_axis), concat_axis, X), as jax.lax documents.
+        shape.erase(shape.begin() + c.axis);
+        shape.insert(shape.begin() + c.concat_axis, n);
+      }
+      break;
+  }
+  return {shape, x.dtype};
+}
+
+PallasCall MakeCall(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDtype& x) {
+  const ShapeDtype out = OutputType(mesh, spec, x);
+  const CollectiveSpec c = Checked(mesh, spec, x);
+  PallasCall call;
+  switch (c.kind) {
+    case Collective::kAllGather:
+      call = MakeAllGather(mesh, c, x, out);
+      break;
+    case Collective::kPsum:
+      call = MakePsum(mesh, c, x);
+      break;
+    case Collective::kPsumScatter:
+      call = MakePsumScatter(mesh, c, x, out);
+      break;
+    case Collective::kPpermute:
+      call = MakePpermute(mesh, c, x);
+      break;
+    case Collective::kAllToAll:
+      call = MakeAllToAll(mesh, c, x, out);
+      break;
+  }
+  call.name = Describe(c);
+  call.in_names = {"x"};
+  call.out_names = {"out"};
+  return call;
+}
+
+std::vector<int> GroupOf(const Mesh& mesh, const std::vector<std::string>& axes, int device) {
+  std::vector<int> group = {device};
+  for (const std::string& axis : axes) {
+    const int a = mesh.AxisIndex(axis);
+    std::vector<int> next;
+    for (int member : group) {
+      std::vector<int> coords = mesh.CoordsOf(member);
+      for (int i = 0; i < mesh.shape()[a]; ++i) {
+        coords[a] = i;
+        next.push_back(mesh.DeviceAt(coords));
+      }
+    }
+    group = std::move(next);
+  }
+  return group;
+}
+
+}  // namespace tpusim::kernels::lax

@@ -1,0 +1,89 @@
+// The lax collectives as program ops (dsl/program/op_registry.h), registered by name from
+// here so dsl/ does not depend on kernels/. Each op's shape function is the collective's
+// OutputType and its run function runs the collective's pallas_call (MakeCall) on this
+// device's core, with the operand and result values as its HBM operands.
+
+#include "dsl/program/context.h"
+#include "dsl/program/op_registry.h"
+#include "kernels/lax/collectives.h"
+
+namespace tpusim::kernels::lax {
+namespace {
+
+using dsl::Attr;
+using dsl::Attributes;
+using dsl::AttrType;
+
+CollectiveSpec SpecOf(Collective kind, const Attributes& a) {
+  CollectiveSpec spec{kind, {}, 0, 0, false, {}};
+  const Attr& axis_name = a.at("axis_name");
+  spec.axes = axis_name.type() == AttrType::kStrings
+                  ? axis_name.AsStrings()
+                  : std::vector<std::string>{axis_name.AsString()};
+  auto get_int = [&](const char* name, int& out) {
+    if (auto it = a.find(name); it != a.end()) out = static_cast<int>(it->second.AsInt());
+  };
+  get_int("axis", spec.axis);
+  get_int("scatter_dimension", spec.axis);
+  get_int("split_axis", spec.axis);
+  get_int("concat_axis", spec.concat_axis);
+  if (auto it = a.find("tiled"); it != a.end()) spec.tiled = it->second.AsBool();
+  if (auto it = a.find("perm"); it != a.end()) {
+    for (const auto& [source, destination] : it->second.AsIntPairs())
+      spec.perm.emplace_back(static_cast<int>(source), static_cast<int>(destination));
+  }
+  return spec;
+}
+
+dsl::OpDef CollectiveOp(const std::string& name, Collective kind, const std::string& summary,
+                        std::vector<dsl::AttrSpec> attributes) {
+  dsl::OpDef def;
+  def.name = name;
+  def.summary = summary;
+  def.attributes = std::move(attributes);
+  def.shape = [kind](const dsl::OpTyping& t) {
+    return std::vector<dsl::ShapeDtype>{OutputType(t.mesh, SpecOf(kind, t.attrs), t.operands[0])};
+  };
+  def.run = [kind](dsl::OpRun& r) {
+    const CollectiveSpec spec = SpecOf(kind, r.attrs);
+    r.ctx.RunPallasCall(MakeCall(r.ctx.mesh(), spec, r.operands[0].type()), r.operands, r.results);
+  };
+  def.describe = [kind](const Attributes& a) { return Describe(SpecOf(kind, a)); };
+  return def;
+}
+
+dsl::AttrSpec AxisName() {
+  return {"axis_name", AttrType::kString, std::nullopt, "the mesh axis to communicate over"};
+}
+dsl::AttrSpec Tiled() {
+  return {"tiled", AttrType::kBool, Attr(false),
+          "concatenate/split the dimension instead of adding/removing one"};
+}
+
+const dsl::OpRegistration kAllGather(CollectiveOp(
+    "all_gather", Collective::kAllGather, "every device's x along `axis` (lax.all_gather)",
+    {AxisName(), {"axis", AttrType::kInt, Attr(0), "where the gathered dimension goes"}, Tiled()}));
+const dsl::OpRegistration kPsum(CollectiveOp(
+    "psum", Collective::kPsum, "the sum of x over the named axes (lax.psum)",
+    {{"axis_name", AttrType::kStrings, std::nullopt, "the mesh axis or axes to sum over"}}));
+const dsl::OpRegistration kPsumScatter(CollectiveOp(
+    "psum_scatter", Collective::kPsumScatter,
+    "the sum of x over the axis, each device keeping its block (lax.psum_scatter)",
+    {AxisName(),
+     {"scatter_dimension", AttrType::kInt, Attr(0), "the dimension split between devices"},
+     Tiled()}));
+const dsl::OpRegistration kPpermute(CollectiveOp(
+    "ppermute", Collective::kPpermute, "x sent along (source, destination) pairs (lax.ppermute)",
+    {AxisName(),
+     {"perm", AttrType::kIntPairs, std::nullopt, "(source, destination) axis indices"}}));
+const dsl::OpRegistration kAllToAll(
+    CollectiveOp("all_to_all", Collective::kAllToAll,
+                 "x split along split_axis, chunk j sent to device j, joined along concat_axis "
+                 "(lax.all_to_all)",
+                 {AxisName(),
+                  {"split_axis", AttrType::kInt, std::nullopt, "the dimension to split"},
+                  {"concat_axis", AttrType::kInt, std::nullopt, "the dimension to join along"},
+                  Tiled()}));
+
+}  // namespace
+}  // namespace tpusim::kernels::lax

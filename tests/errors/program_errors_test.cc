@@ -1,0 +1,131 @@
+// Misuse of programs (dsl/program/context.h): each mistake ends the run with a message
+// that names the op and the fix, and a trace valid up to the failure.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "dsl/program/context.h"
+#include "dsl/shard_map.h"
+#include "tests/support/test_support.h"
+
+namespace tpusim {
+namespace {
+
+using namespace dsl;
+using ::testing::HasSubstr;
+
+// Runs `body` on a 4-chip ring with x f32[4, 8] on every device; expects it to fail.
+std::string Failure(const ProgramBody& body, int outputs = 1,
+                    const std::function<void(config::Topology&)>& tweak = {}) {
+  const Mesh mesh(testing::MakeTopology({4}, {true}, tweak));
+  std::vector<PartitionSpec> out_specs(outputs, P{});
+  auto program = shard_map(mesh, {P{}}, out_specs, body);
+  auto run =
+      testing::RunAndCheckTrace(program, {Array::Random({4, 8}, DType::kF32, 1)}, {}, "failure");
+  EXPECT_FALSE(run.result.ok);
+  return run.result.error;
+}
+
+TEST(ProgramErrors, DotShapesThatDoNotMatch) {
+  const std::string e = Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+    return std::vector<Value>{ctx.dot(in[0], in[0])};
+  });
+  EXPECT_THAT(e, HasSubstr("dot: needs a [M, K] and b [K, N], but got f32[4,8] and f32[4,8]"));
+}
+
+TEST(ProgramErrors, AddShapesThatDoNotMatch) {
+  const std::string e = Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+    return std::vector<Value>{ctx.add(in[0], ctx.zeros({8, 4}, DType::kF32))};
+  });
+  EXPECT_THAT(e, HasSubstr("add: the operands are f32[4,8] and f32[8,4]"));
+  EXPECT_THAT(e, HasSubstr("no broadcasting"));
+}
+
+TEST(ProgramErrors, ConcatenateShapesThatDoNotMatch) {
+  const std::string e = Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+    return std::vector<Value>{ctx.concatenate({in[0], ctx.zeros({3, 3}, DType::kF32)}, 0)};
+  });
+  EXPECT_THAT(e, HasSubstr("concatenate: operand 1 is f32[3,3] but operand 0 is f32[4,8]"));
+}
+
+TEST(ProgramErrors, AxisNameNotInTheMesh) {
+  const std::string e = Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+    return std::vector<Value>{ctx.all_gather(in[0], "z")};
+  });
+  EXPECT_THAT(e, HasSubstr("'z'"));
+}
+
+TEST(ProgramErrors, TiledScatterWhoseDimensionDoesNotDivide) {
+  const std::string e = Failure([](ProgramContext& ctx, const std::vector<Value>&) {
+    return std::vector<Value>{ctx.psum_scatter(ctx.zeros({5, 8}, DType::kF32), "x", 0, true)};
+  });
+  EXPECT_THAT(e, HasSubstr("psum_scatter"));
+  EXPECT_THAT(e, HasSubstr("5"));
+}
+
+TEST(ProgramErrors, PermutationThatIsNotOne) {
+  const std::string e = Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+    return std::vector<Value>{ctx.ppermute(in[0], "x", {{0, 1}, {2, 1}})};
+  });
+  EXPECT_THAT(e, HasSubstr("ppermute"));
+}
+
+TEST(ProgramErrors, OutSpecsThatDisagreeWithTheBody) {
+  const std::string e = Failure(
+      [](ProgramContext& ctx, const std::vector<Value>& in) {
+        return std::vector<Value>{in[0], ctx.relu(in[0])};
+      },
+      1);
+  EXPECT_THAT(e, HasSubstr("the shard_map body returns 2 values (f32[4,8], f32[4,8]) but "
+                           "out_specs has 1 (P())"));
+}
+
+TEST(ProgramErrors, HbmOverflowListsTheAllocations) {
+  const std::string e = Failure(
+      [](ProgramContext& ctx, const std::vector<Value>&) {
+        return std::vector<Value>{ctx.zeros({1024}, DType::kF32)};
+      },
+      1, [](config::Topology& t) { t.mutable_chip()->mutable_hbm()->set_capacity_bytes(4096); });
+  EXPECT_THAT(e, HasSubstr("HBM of chip 0 (x=0) is over capacity"));
+  EXPECT_THAT(e, HasSubstr("in0 f32[4,8]"));
+  EXPECT_THAT(e, HasSubstr("zeros result 0 f32[1024]  <- does not fit"));
+}
+
+TEST(ProgramErrors, DevicesThatRunDifferentOps) {
+  const std::string e = Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+    return std::vector<Value>{ctx.axis_index("x") == 2 ? ctx.relu(in[0]) : ctx.add(in[0], in[0])};
+  });
+  EXPECT_THAT(e, HasSubstr("SPMD divergence"));
+  EXPECT_THAT(e, HasSubstr("'relu'"));
+  EXPECT_THAT(e, HasSubstr("'add'"));
+}
+
+TEST(ProgramErrors, UnknownOpName) {
+  const std::string e = Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+    return ctx.Call("all_gahter", {in[0]});
+  });
+  EXPECT_THAT(e, HasSubstr("unknown program op 'all_gahter'; the known ops are:"));
+  EXPECT_THAT(e, HasSubstr("all_gather"));
+}
+
+TEST(ProgramErrors, UnknownOrMistypedAttribute) {
+  std::string e = Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+    return ctx.Call("all_gather", {in[0]}, {{"axis_name", "x"}, {"tiles", true}});
+  });
+  EXPECT_THAT(e, HasSubstr("all_gather: unknown attribute 'tiles'; all_gather takes:"));
+  e = Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+    return ctx.Call("all_gather", {in[0]}, {{"axis_name", "x"}, {"tiled", 3}});
+  });
+  EXPECT_THAT(e, HasSubstr("all_gather: the attribute 'tiled' must be a bool"));
+}
+
+TEST(ProgramErrors, AsyncCollectiveNeverWaitedFor) {
+  const std::string e = Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+    ctx.all_gather_start(in[0], "x");
+    return std::vector<Value>{in[0]};
+  });
+  EXPECT_THAT(e, HasSubstr("started 'all_gather x' asynchronously and never waited for it"));
+}
+
+}  // namespace
+}  // namespace tpusim
