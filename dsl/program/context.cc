@@ -186,7 +186,7 @@ void ProgramContext::RunPallasCall(const PallasCall& call, const std::vector<Val
 
 Array ProgramContext::Read(const Value& v) {
   Array out(v.shape(), v.dtype());
-  if (functional()) port_.Load(WholeBuffer(v), out.data());
+  if (functional()) port_.Load(WholeBuffer(v), out.data(), "program op reading " + v.Describe());
   return out;
 }
 
@@ -196,7 +196,7 @@ void ProgramContext::Write(const Value& v, const Array& data) {
     throw Error(ErrorKind::kKernelMisuse, "an op wrote " + TypeString(data.dtype(), data.shape()) +
                                               " into a result of type " + v.Describe() + ".");
   }
-  port_.Store(WholeBuffer(v), data.data());
+  port_.Store(WholeBuffer(v), data.data(), "program op writing " + v.Describe());
 }
 
 void ProgramContext::Charge(sim::ComputeUnit unit, double seconds, const std::string& what) {
