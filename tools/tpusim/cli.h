@@ -31,5 +31,6 @@ int RunRun(int argc, char** argv);
 int RunCompare(int argc, char** argv);
 int RunBench(int argc, char** argv);
 int RunCheckTrace(int argc, char** argv);
+int RunList(int argc, char** argv);
 
 }  // namespace tpusim::cli
