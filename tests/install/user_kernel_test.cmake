@@ -41,15 +41,33 @@ foreach(header ${headers})
   endif()
 endforeach()
 
-set(configure_args -S ${SOURCE_DIR}/examples/user_kernel -B ${example}
-    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
+set(configure_args -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
 if(CXX)
   list(APPEND configure_args -DCMAKE_CXX_COMPILER=${CXX})
 endif()
 if(LAUNCHER)
   list(APPEND configure_args -DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER})
 endif()
-step("configure the example" ${CMAKE_COMMAND} ${configure_args})
+
+# Every installed header compiles on its own against the package: none includes a header
+# that was not installed (a new public header must join TPUSIM_PUBLIC_HEADERS).
+set(headers_project ${WORK_DIR}/headers)
+set(includes "")
+foreach(header ${headers})
+  file(RELATIVE_PATH relative ${prefix}/include/tpusim ${header})
+  string(APPEND includes "#include \"${relative}\"\n")
+endforeach()
+file(WRITE ${headers_project}/all_headers.cc "${includes}")
+file(WRITE ${headers_project}/CMakeLists.txt
+  "cmake_minimum_required(VERSION 3.25)\nproject(headers LANGUAGES CXX)\n"
+  "find_package(tpusim CONFIG REQUIRED)\nadd_library(all_headers OBJECT all_headers.cc)\n"
+  "target_link_libraries(all_headers PRIVATE tpusim::tpusim)\n")
+step("configure the header check" ${CMAKE_COMMAND} -S ${headers_project}
+     -B ${headers_project}/build ${configure_args})
+step("compile every installed header" ${CMAKE_COMMAND} --build ${headers_project}/build)
+
+step("configure the example" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/user_kernel
+     -B ${example} ${configure_args})
 step("build the example" ${CMAKE_COMMAND} --build ${example} -j2)
 
 step("run the example binary" ${example}/user_kernel_demo v5e-4x4 1048576)
