@@ -52,6 +52,19 @@ TEST(Plugin, CompareTakesLoadAnywhereOnTheLine) {
   EXPECT_THAT(r.out, HasSubstr("all_gather_ring_left_chunked"));
 }
 
+TEST(Plugin, BenchSweepsALoadedKernelInItsChildProcesses) {
+  const auto r =
+      RunTpusim("bench all_gather_ring_left_chunked --load " + kPlugin +
+                " --topology v5e-2x2 --min-bytes 64K --max-bytes 256K --factor 4 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto rows = testing::LastLineJson(r.out);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["kernel"], "all_gather_ring_left_chunked");
+    EXPECT_EQ(row["correct"], true);
+  }
+}
+
 struct BadLoad {
   std::string args;
   std::vector<std::string> messages;
