@@ -9,6 +9,8 @@ include(GNUInstallDirs)
 # a user's binary and every plugin the CLI dlopens all resolve Registry::Get() to this
 # library's copy. A static package would give each plugin its own copy, and its kernels
 # would register where the CLI never looks.
+# Executables and plugins link this target, never the layer OBJECT libraries as well: that
+# would put a second copy of the registry and of the protobuf descriptors in the process.
 add_library(tpusim_library SHARED)
 set_target_properties(tpusim_library PROPERTIES
   OUTPUT_NAME tpusim
