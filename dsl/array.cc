@@ -110,8 +110,11 @@ std::string ShapeString(const Shape& shape) {
 
 std::string TypeString(DType dtype, const Shape& shape) {
   std::string s = std::string(DTypeName(dtype)) + "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? "," : "") + std::to_string(shape[i]);
+  // Appending piecewise: `"," + std::to_string(...)` trips GCC 12's -Wrestrict false positive.
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(shape[i]);
+  }
   return s + "]";
 }
 

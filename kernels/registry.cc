@@ -1,7 +1,10 @@
 #include "kernels/registry.h"
 
+#include <dlfcn.h>
+
 #include <Eigen/Core>
 #include <algorithm>
+#include <set>
 
 #include "sim/errors.h"
 #include "sim/time.h"
@@ -14,6 +17,10 @@ Registry& Registry::Get() {
 }
 
 void Registry::Add(KernelInfo info) {
+  if (Find(info.name)) {
+    duplicates_.push_back(info.name);
+    return;
+  }
   kernels_.push_back(std::move(info));
   std::sort(kernels_.begin(), kernels_.end(),
             [](const KernelInfo& a, const KernelInfo& b) { return a.name < b.name; });
@@ -31,6 +38,47 @@ std::vector<std::string> Registry::Names() const {
   for (const auto& k : kernels_)
     names.push_back(k.name);
   return names;
+}
+
+void Registry::CheckNoDuplicates() const {
+  if (duplicates_.empty()) return;
+  std::string names;
+  for (const auto& name : duplicates_)
+    names += (names.empty() ? "'" : ", '") + name + "'";
+  throw Error(ErrorKind::kInvalidArgument,
+              "kernel " + names + " is registered twice; the first registration is kept. " +
+                  "Every kernel needs its own name: rename the later one.");
+}
+
+void LoadKernelLibrary(const std::string& path) {
+  // dlopen searches the library path for a bare file name; a user means the file here.
+  const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+  static std::set<void*> loaded;
+  Registry& registry = Registry::Get();
+  const size_t kernels_before = registry.kernels().size();
+  dlerror();
+  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* reason = dlerror();
+    throw Error(ErrorKind::kInvalidArgument,
+                "cannot load kernel library '" + path + "': " + (reason ? reason : "unknown") +
+                    ". Give the path of a shared library built against tpusim " +
+                    "(find_package(tpusim), linked to tpusim::tpusim; see " +
+                    "examples/user_kernel).");
+  }
+  if (!loaded.insert(handle).second) return;
+  try {
+    registry.CheckNoDuplicates();
+  } catch (const Error& e) {
+    throw Error(ErrorKind::kInvalidArgument, "kernel library '" + path + "': " + e.what());
+  }
+  if (registry.kernels().size() == kernels_before) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "kernel library '" + path + "' loaded but registered no kernel. A plugin " +
+                    "registers each kernel with a namespace-scope " +
+                    "tpusim::kernels::Registration, and must link tpusim::tpusim (shared) " +
+                    "so it registers into the CLI's registry.");
+  }
 }
 
 int CheckCollectiveArgs(const dsl::Mesh& mesh, const CollectiveArgs& args, int divisor) {

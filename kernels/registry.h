@@ -67,22 +67,37 @@ struct KernelInfo {
   std::function<double(const dsl::Mesh&, const CollectiveArgs&)> flops_per_chip = nullptr;
 };
 
+// One instance per process, inside libtpusim: the CLI, user binaries and plugins share it.
 class Registry {
  public:
   static Registry& Get();
+  // A name that is already taken keeps its first kernel; the clash is recorded rather than
+  // thrown, because registrations run in static initialisers (and inside dlopen), where an
+  // exception cannot be caught. CheckNoDuplicates() reports it.
   void Add(KernelInfo info);
   // nullptr when unknown.
   const KernelInfo* Find(const std::string& name) const;
   std::vector<std::string> Names() const;
+  const std::vector<KernelInfo>& kernels() const { return kernels_; }
+  // Throws Error(kInvalidArgument) naming every kernel registered twice.
+  void CheckNoDuplicates() const;
 
  private:
   std::vector<KernelInfo> kernels_;
+  std::vector<std::string> duplicates_;
 };
 
-// Registers a kernel at static-initialisation time (the library is linked whole).
+// Registers a kernel at static-initialisation time, in libtpusim, in a user's binary, or
+// in a plugin when it is loaded.
 struct Registration {
   explicit Registration(KernelInfo info) { Registry::Get().Add(std::move(info)); }
 };
+
+// Loads a plugin: a shared library, linked against libtpusim, whose Registrations add its
+// kernels to this process's Registry. Throws Error(kInvalidArgument) when the library
+// cannot be loaded, registers a name that already exists, or registers nothing. Loading
+// the same library twice is a no-op.
+void LoadKernelLibrary(const std::string& path);
 
 // Shared argument checks: the axis exists and V splits into whole elements per shard.
 // Throws Error(kInvalidArgument) with the nearest valid sizes.

@@ -259,8 +259,11 @@ uint64_t ChipCount(const config::Topology& topology) {
 
 std::string ShapeString(const config::Topology& topology) {
   std::string s;
-  for (auto d : topology.mesh().shape())
-    s += (s.empty() ? "" : "x") + std::to_string(d);
+  // Appending piecewise: `"x" + std::to_string(d)` trips GCC 12's -Wrestrict false positive.
+  for (auto d : topology.mesh().shape()) {
+    if (!s.empty()) s += 'x';
+    s += std::to_string(d);
+  }
   return s;
 }
 

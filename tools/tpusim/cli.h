@@ -41,5 +41,6 @@ int RunCompare(int argc, char** argv);
 int RunBench(int argc, char** argv);
 int RunBenchMatmul(int argc, char** argv);  // bench matmul: a sweep of block sizes
 int RunCheckTrace(int argc, char** argv);
+int RunList(int argc, char** argv);
 
 }  // namespace tpusim::cli

@@ -3,15 +3,19 @@
 #include <iostream>
 #include <new>
 #include <string>
+#include <vector>
 
+#include "kernels/registry.h"
 #include "sim/errors.h"
 #include "tools/tpusim/cli.h"
+#include "tools/tpusim/version.h"
 #include "topologies/topology_loader.h"
 #include "traces/trace_sink.h"
 
 namespace {
 
-constexpr const char* kUsage = R"(usage: tpusim COMMAND [options]
+constexpr const char* kUsage = R"(usage: tpusim [--load LIB.so]... COMMAND [options]
+       tpusim --version
 
 commands:
   run KERNEL       run a kernel on a slice: time, bandwidth, bound, data check, trace
@@ -19,36 +23,78 @@ commands:
                    MXU and ICI utilisation, % of the lower bound
   bench KERNEL     sweep sizes, nccl-tests style: time, algbw, busbw, % of the analytic
                    bound, and the simulator's wall time and events/s per size
+  list             the kernels (built in and loaded), one line each
   topologies       list the slice presets
   check-trace FILE check a Perfetto trace against the format rules
 
+--load LIB.so (anywhere on the line, repeatable) loads a shared library built against
+tpusim whose kernels register themselves; run, compare, bench and list then know them.
 `tpusim COMMAND --help` shows a command's options.
 )";
 
-}  // namespace
+// Takes every `--load PATH` / `--load=PATH` out of argv (every command accepts it, so no
+// command parses it) and returns the paths in order.
+std::vector<std::string> TakeLoadOptions(int& argc, char** argv) {
+  std::vector<std::string> paths;
+  int kept = 0;
+  for (int i = 0; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--load") {
+      if (i + 1 >= argc)
+        throw tpusim::cli::UsageError("", "--load needs the path of a shared library.");
+      paths.push_back(argv[++i]);
+    } else if (arg.rfind("--load=", 0) == 0) {
+      paths.push_back(arg.substr(7));
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  return paths;
+}
 
-// SystemC's library provides main() and calls sc_main; each run builds its own context.
-extern "C" int sc_main(int argc, char** argv) {
+int Dispatch(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << kUsage;
     return 2;
   }
   const std::string command = argv[1];
+  if (command == "run") return tpusim::cli::RunRun(argc - 1, argv + 1);
+  if (command == "compare") return tpusim::cli::RunCompare(argc - 1, argv + 1);
+  if (command == "bench") return tpusim::cli::RunBench(argc - 1, argv + 1);
+  if (command == "list") return tpusim::cli::RunList(argc - 1, argv + 1);
+  if (command == "topologies") return tpusim::cli::RunTopologies(argc - 1, argv + 1);
+  if (command == "check-trace") return tpusim::cli::RunCheckTrace(argc - 1, argv + 1);
+  if (command == "--version") {
+    std::cout << "tpusim " << tpusim::cli::kVersion << " (git " << tpusim::cli::kGitRevision
+              << ")\n";
+    return 0;
+  }
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  std::cerr << "tpusim: unknown command '" << command << "'.\n" << kUsage;
+  return 2;
+}
+
+}  // namespace
+
+// SystemC's library provides main() and calls sc_main; each run builds its own context.
+extern "C" int sc_main(int argc, char** argv) {
+  std::string command;
   try {
-    if (command == "run") return tpusim::cli::RunRun(argc - 1, argv + 1);
-    if (command == "compare") return tpusim::cli::RunCompare(argc - 1, argv + 1);
-    if (command == "bench") return tpusim::cli::RunBench(argc - 1, argv + 1);
-    if (command == "topologies") return tpusim::cli::RunTopologies(argc - 1, argv + 1);
-    if (command == "check-trace") return tpusim::cli::RunCheckTrace(argc - 1, argv + 1);
-    if (command == "--help" || command == "-h" || command == "help") {
-      std::cout << kUsage;
-      return 0;
-    }
-    std::cerr << "tpusim: unknown command '" << command << "'.\n" << kUsage;
-    return 2;
+    const std::vector<std::string> libraries = TakeLoadOptions(argc, argv);
+    command = argc > 1 ? argv[1] : "";
+    for (const auto& path : libraries)
+      tpusim::kernels::LoadKernelLibrary(path);
+    // A kernel linked in twice (two objects registering one name) is reported here.
+    tpusim::kernels::Registry::Get().CheckNoDuplicates();
+    return Dispatch(argc, argv);
   } catch (const tpusim::cli::UsageError& e) {
-    std::cerr << "tpusim " << e.command() << ": " << e.what() << "\n"
-              << "Try 'tpusim " << e.command() << " --help'.\n";
+    const std::string tool = e.command().empty() ? "tpusim" : "tpusim " + e.command();
+    std::cerr << tool << ": " << e.what() << "\n"
+              << "Try '" << tool << " --help'.\n";
     return 2;
   } catch (const tpusim::topologies::TopologyError& e) {
     std::cerr << "tpusim " << command << ": " << e.what() << "\n"

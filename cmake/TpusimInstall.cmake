@@ -1,0 +1,48 @@
+# `cmake --install build --prefix P`: the CLI, libtpusim, the public headers (under
+# include/tpusim, so user code writes the same #include "dsl/..." paths as the repo), the
+# topology presets and schema, and a CMake package: find_package(tpusim CONFIG) gives
+# tpusim::tpusim (the library) and tpusim::cli (the executable).
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(TPUSIM_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/tpusim)
+set(TPUSIM_INSTALL_TOPOLOGIESDIR ${CMAKE_INSTALL_DATADIR}/tpusim/topologies)
+
+install(TARGETS tpusim_library tpusim EXPORT tpusimTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+# Everything a kernel's or a host program's #includes reach (the DSL, the registry, the
+# kernel helpers, and the parts of sim/, traces/ and topologies/ the DSL headers name).
+# No SystemC header is among them.
+set(TPUSIM_PUBLIC_HEADERS
+  dsl/array.h dsl/call_layout.h dsl/dtype.h dsl/kernel.h dsl/mesh.h dsl/pallas_call.h
+  dsl/pipeline.h dsl/ref.h dsl/shard_map.h
+  kernels/all_gather.h kernels/matmul.h kernels/reduce_scatter.h kernels/registry.h
+  kernels/ring.h
+  sim/core_port.h sim/errors.h sim/system.h sim/time.h sim/torus.h
+  topologies/topology_loader.h
+  traces/trace_sink.h)
+foreach(header ${TPUSIM_PUBLIC_HEADERS})
+  get_filename_component(dir ${header} DIRECTORY)
+  install(FILES ${PROJECT_SOURCE_DIR}/${header}
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tpusim/${dir})
+endforeach()
+install(FILES ${PROJECT_BINARY_DIR}/topologies/topology.pb.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tpusim/topologies)
+
+file(GLOB TPUSIM_PRESETS ${PROJECT_SOURCE_DIR}/topologies/*.textproto)
+install(FILES ${TPUSIM_PRESETS} ${PROJECT_SOURCE_DIR}/topologies/topology.proto
+        DESTINATION ${TPUSIM_INSTALL_TOPOLOGIESDIR})
+
+install(EXPORT tpusimTargets NAMESPACE tpusim:: DESTINATION ${TPUSIM_INSTALL_CMAKEDIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/tpusimConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/tpusimConfig.cmake
+  INSTALL_DESTINATION ${TPUSIM_INSTALL_CMAKEDIR}
+  PATH_VARS TPUSIM_INSTALL_TOPOLOGIESDIR)
+# Before 1.0 a minor release may change the API.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/tpusimConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/tpusimConfig.cmake
+        ${PROJECT_BINARY_DIR}/tpusimConfigVersion.cmake
+        DESTINATION ${TPUSIM_INSTALL_CMAKEDIR})

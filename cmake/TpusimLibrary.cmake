@@ -1,0 +1,40 @@
+include(GNUInstallDirs)
+
+# libtpusim: every layer (topologies, traces, sim, dsl, kernels) in one shared library,
+# exported as tpusim::tpusim.
+#
+# Why shared: kernels register themselves from static initialisers into one Registry.
+# A shared library keeps every registration (no archive member is dropped, so no
+# whole-archive flags for users), and it gives the process exactly one Registry: the CLI,
+# a user's binary and every plugin the CLI dlopens all resolve Registry::Get() to this
+# library's copy. A static package would give each plugin its own copy, and its kernels
+# would register where the CLI never looks.
+# Executables and plugins link this target, never the layer OBJECT libraries as well: that
+# would put a second copy of the registry and of the protobuf descriptors in the process.
+add_library(tpusim_library SHARED)
+set_target_properties(tpusim_library PROPERTIES
+  OUTPUT_NAME tpusim
+  EXPORT_NAME tpusim
+  VERSION ${PROJECT_VERSION}
+  # Pre-1.0: a minor release may break the ABI.
+  SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
+# Object libraries linked directly contribute their objects.
+target_link_libraries(tpusim_library PRIVATE
+  tpusim_topologies tpusim_traces tpusim_sim tpusim_dsl tpusim_kernels)
+# What the public headers need (dsl/dtype.h uses Eigen; topology.pb.h protobuf). SystemC is
+# a link dependency only: no public header includes it.
+target_link_libraries(tpusim_library PUBLIC protobuf::libprotobuf Eigen3::Eigen
+                      PkgConfig::SYSTEMC)
+target_include_directories(tpusim_library PUBLIC
+  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
+  $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}>  # generated topologies/topology.pb.h
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/tpusim>)
+target_compile_features(tpusim_library PUBLIC cxx_std_20)
+# Every symbol the library needs is resolved when it is linked, not when a plugin loads.
+target_link_options(tpusim_library PRIVATE LINKER:--no-undefined
+  # Calls inside the library bind to its own functions directly, not through the PLT: the
+  # simulator's hot paths cost what they cost in a static build. Plugins still resolve
+  # Registry::Get() and the rest to this library (they define no such symbols).
+  LINKER:-Bsymbolic-functions)
+target_link_libraries(tpusim_library PRIVATE ${CMAKE_DL_LIBS})  # dlopen, for plugins
+add_library(tpusim::tpusim ALIAS tpusim_library)

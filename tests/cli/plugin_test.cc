@@ -1,0 +1,111 @@
+// tpusim --load: a plugin's kernels join the registry and run like built-in ones; a
+// library that cannot be loaded, clashes with a name, or registers nothing is a clear
+// error. And tpusim --version.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/support/test_support.h"
+
+namespace tpusim {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+using testing::RunTpusim;
+
+const std::string kPlugin = TPUSIM_TEST_PLUGIN;  // examples/user_kernel's kernel
+
+TEST(Plugin, ListShowsBuiltInAndLoadedKernelsWithSummaries) {
+  const auto r = RunTpusim("list --load " + kPlugin);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("all_gather_ring_left_chunked"));
+  EXPECT_THAT(r.out, HasSubstr("ring all-gather to the left"));
+  EXPECT_THAT(r.out, HasSubstr("all_gather_bidi"));
+  EXPECT_THAT(r.out, HasSubstr("unidirectional ring all-gather"));
+}
+
+TEST(Plugin, ListWithoutLoadHasOnlyBuiltInKernels) {
+  const auto r = RunTpusim("list");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("all_gather_ring"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("all_gather_ring_left_chunked")));
+}
+
+TEST(Plugin, LoadedKernelRunsAndMatchesTheReference) {
+  const auto r = RunTpusim("run all_gather_ring_left_chunked --load " + kPlugin +
+                           " --topology v5e-2x4 --axis y --bytes 64K --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("matches the reference on all 8 chips"));
+  const auto j = testing::LastLineJson(r.out);
+  EXPECT_EQ(j["kernel"], "all_gather_ring_left_chunked");
+  EXPECT_EQ(j["correct"], true);
+}
+
+TEST(Plugin, CompareTakesLoadAnywhereOnTheLine) {
+  const auto r = RunTpusim("--load=" + kPlugin +
+                           " compare all_gather_ring all_gather_ring_left_chunked "
+                           "--topology v5e-2x2 --axis x --bytes 64K");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("all_gather_ring_left_chunked"));
+}
+
+TEST(Plugin, BenchSweepsALoadedKernelInItsChildProcesses) {
+  const auto r =
+      RunTpusim("bench all_gather_ring_left_chunked --load " + kPlugin +
+                " --topology v5e-2x2 --min-bytes 64K --max-bytes 256K --factor 4 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto rows = testing::LastLineJson(r.out);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["kernel"], "all_gather_ring_left_chunked");
+    EXPECT_EQ(row["correct"], true);
+  }
+}
+
+struct BadLoad {
+  std::string args;
+  std::vector<std::string> messages;
+};
+
+void PrintTo(const BadLoad& b, std::ostream* os) {
+  *os << "tpusim " << b.args;
+}
+
+class PluginErrors : public ::testing::TestWithParam<BadLoad> {};
+
+TEST_P(PluginErrors, EndWithOneClearMessageAndExitTwo) {
+  const auto r = RunTpusim(GetParam().args);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  for (const auto& message : GetParam().messages)
+    EXPECT_THAT(r.err, HasSubstr(message));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cli, PluginErrors,
+    ::testing::Values(
+        BadLoad{"list --load /nonexistent/libnope.so",
+                {"cannot load kernel library '/nonexistent/libnope.so'",
+                 "No such file or directory", "built against tpusim"}},
+        BadLoad{"list --load " TPUSIM_SOURCE_DIR "/README.md",
+                {"cannot load kernel library", "README.md", "built against tpusim"}},
+        BadLoad{
+            "run all_gather_ring --topology v5e-2x2 --bytes 64K --load " TPUSIM_DUPLICATE_PLUGIN,
+            {"kernel library '" TPUSIM_DUPLICATE_PLUGIN "'",
+             "kernel 'all_gather_ring' is registered twice", "rename the later one"}},
+        BadLoad{"list --load " TPUSIM_EMPTY_PLUGIN,
+                {"registered no kernel", "tpusim::kernels::Registration"}},
+        BadLoad{"list --load", {"--load needs the path of a shared library"}}));
+
+TEST(Version, PrintsTheProjectVersionAndGitRevision) {
+  const auto r = RunTpusim("--version");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(std::string("tpusim ") + TPUSIM_VERSION + " (git "));
+  // A checkout gives a hex revision (maybe "-dirty"); a tarball build says "unknown".
+  EXPECT_THAT(r.out, MatchesRegex("tpusim [0-9.]+ \\(git ([0-9a-f]{7,}.*|unknown)\\)\n"));
+}
+
+}  // namespace
+}  // namespace tpusim
