@@ -109,7 +109,7 @@ std::vector<Matrix> SplitBf16(const Matrix& x, int count) {
 }
 
 // The MXU's float product: bf16 x bf16 products accumulated in f32, as many as the
-// precision's passes (REFERENCES.md §1). The small terms are summed first, as XLA does.
+// precision's passes (docs/references.md §1). The small terms are summed first, as XLA does.
 Matrix FloatProduct(const Matrix& a, const Matrix& b, Precision precision) {
   if (precision == Precision::kDefault) return RoundToBf16(a) * RoundToBf16(b);
   if (precision == Precision::kHigh) {
@@ -195,7 +195,8 @@ void Kernel::dot(const Ref& a, const Ref& b, const Ref& acc, bool accumulate, Pr
   } else if (port_.functional()) {
     Matrix product = operands == DType::kBF16
                          ? Matrix(ToMatrix(Read(*this, a, "dot")) * ToMatrix(Read(*this, b, "dot")))
-                         : FloatProduct(ToMatrix(Read(*this, a, "dot")), ToMatrix(Read(*this, b, "dot")), precision);
+                         : FloatProduct(ToMatrix(Read(*this, a, "dot")),
+                                        ToMatrix(Read(*this, b, "dot")), precision);
     if (accumulate) product += ToMatrix(Read(*this, acc, "dot"));
     result = Array(acc.shape(), acc.dtype());
     FromMatrix(product, result);

@@ -42,7 +42,7 @@ double MxuPasses(const config::ChipConfig& chip, DType operands, Precision preci
 uint64_t MxuDotCycles(const config::ChipConfig& chip, int64_t m, int64_t k, int64_t n,
                       DType operands, Precision precision) {
   const int64_t size = chip.mxu_size();
-  // One product: an [8, size] by [size, size] tile, 8 cycles on one MXU (REFERENCES.md §1).
+  // One product: an [8, size] by [size, size] tile, 8 cycles on one MXU (docs/references.md §1).
   const int64_t products = CeilDiv(m, 8) * CeilDiv(k, size) * CeilDiv(n, size);
   const double one_pass = static_cast<double>(CeilDiv(products, chip.mxu_count()) * 8);
   const double cycles =

@@ -16,7 +16,7 @@ namespace tpusim::dsl {
 // throws Error(kInvalidArgument) naming the accepted spellings.
 Precision ParsePrecision(const std::string& name);
 
-// bf16 MXU passes one dot of `operands` costs, as XLA runs it on TPU (REFERENCES.md §1,
+// bf16 MXU passes one dot of `operands` costs, as XLA runs it on TPU (docs/references.md §1,
 // "Matmul precision"): bf16 one; f32 DEFAULT one, HIGH three, HIGHEST six; int8
 // 1 / chip.cost.int8_mxu_rate; int32 chip.cost.int32_dot_passes.
 double MxuPasses(const config::ChipConfig& chip, DType operands, Precision precision);

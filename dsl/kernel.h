@@ -1,7 +1,7 @@
 #pragma once
 
 // What a kernel body sees: program ids, mesh axis indices, async local and remote copies,
-// semaphores and named scopes, with Pallas's names and semantics (REFERENCES.md §5).
+// semaphores and named scopes, with Pallas's names and semantics (docs/references.md §5).
 // Blocking calls (waits, compute) advance simulated time for this device only.
 
 #include <cstdint>
@@ -136,7 +136,7 @@ class Kernel {
            Precision precision = Precision::kDefault,
            std::optional<DType> preferred_element_type = std::nullopt);
   // VPU elementwise ops on VMEM/SMEM refs of one shape; one vreg (8 x 128 32-bit
-  // elements, 16 x 128 for bf16) per cycle plus the 2-cycle latency (REFERENCES.md §1).
+  // elements, 16 x 128 for bf16) per cycle plus the 2-cycle latency (docs/references.md §1).
   void add(const Ref& out, const Ref& a, const Ref& b);
   void multiply(const Ref& out, const Ref& a, const Ref& b);
   void maximum(const Ref& out, const Ref& a, const Ref& b);

@@ -27,7 +27,7 @@ int64_t SuggestDim(int64_t want, int64_t extent, int64_t quantum) {
   return extent;
 }
 
-// The TPU tiling quantum of dim d of a rank-`rank` VMEM block (REFERENCES.md §1).
+// The TPU tiling quantum of dim d of a rank-`rank` VMEM block (docs/references.md §1).
 int64_t Quantum(size_t d, size_t rank, MemorySpace space) {
   if (space != MemorySpace::kVmem) return 1;
   if (d + 1 == rank) return 128;
@@ -120,7 +120,7 @@ GridPipeline::GridPipeline(std::string owner, std::vector<int> grid,
                             (rank >= 2 ? "two dims must be multiples of (8, 128)"
                                        : "dim must be a multiple of 128") +
                             " or equal the array dims " + ShapeString(last) + " (array " +
-                            array_text + "; TPU tiling, REFERENCES.md §1). Try block " +
+                            array_text + "; TPU tiling, docs/references.md §1). Try block " +
                             BlockString(suggestion) + ".");
     }
     for (size_t d = 0; d < rank; ++d) {

@@ -1,6 +1,6 @@
 #pragma once
 
-// Grid pipelining of BlockSpec operands (REFERENCES.md §5), shared by pallas_call grids
+// Grid pipelining of BlockSpec operands (docs/references.md §5), shared by pallas_call grids
 // and emit_pipeline, and run_scoped allocations.
 //
 // A pipelined (VMEM or SMEM) operand gets two buffers and one DMA semaphore per buffer,

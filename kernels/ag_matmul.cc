@@ -1,4 +1,4 @@
-// All-gather matmul, A[B_X, D_Y] x W[D, F_Y] -> Out[B_X, F_Y] (REFERENCES.md §4): the
+// All-gather matmul, A[B_X, D_Y] x W[D, F_Y] -> Out[B_X, F_Y] (docs/references.md §4): the
 // contracting dim D of A is sharded over the ring axis Y, so each device must see every
 // D-chunk of its rows of A. Two schedules compute the same thing:
 //   ag_matmul_blocking:   all-gather A over Y into VMEM, then one matmul. The gather is
@@ -145,7 +145,7 @@ KernelFn Collective(Blocks b) {
                                            recv_sems.at(step % 2), {{b.ring, right}});
       if (forward) {
         // The right neighbour's buf(step + 1) held its previous chunk until it said it was
-        // done with it; overwriting it sooner is the hazard REFERENCES.md §5 names.
+        // done with it; overwriting it sooner is the hazard docs/references.md §5 names.
         if (step > 0) k.wait(free_slots, 1);
         pass.start();
       }
@@ -351,7 +351,7 @@ Bound AgMatmulBound(const Mesh& mesh, const CollectiveArgs& args) {
 }
 
 // Both directions of the ring: with wraparound each device receives (Y-1)/Y of V_A over its
-// two inbound links in floor(Y/2) hops (REFERENCES.md §3, bidirectional all-gather);
+// two inbound links in floor(Y/2) hops (docs/references.md §3, bidirectional all-gather);
 // without it the wrap hop goes the long way and the one-way bound applies.
 Bound AgMatmulBidiBound(const Mesh& mesh, const CollectiveArgs& args) {
   const Blocks b = BlocksFor(mesh, args);

@@ -1,7 +1,7 @@
 #pragma once
 
 // What the all-gather kernels share: the workload around a kernel, and the bounds of
-// REFERENCES.md §3.
+// docs/references.md §3.
 
 #include "dsl/pallas_call.h"
 #include "kernels/registry.h"

@@ -6,7 +6,7 @@
 // of the block each way), then the X gathered A-halves of a's line are passed along b;
 // half B goes b first, then a. Both halves run at once, so in each phase the links of both
 // axes carry data, and every device receives over all four of its links:
-// T ~ V / (2 W_ici) (REFERENCES.md §3: V/(W_ici N_axes)). Neighbours are addressed by their
+// T ~ V / (2 W_ici) (docs/references.md §3: V/(W_ici N_axes)). Neighbours are addressed by their
 // full mesh coordinates, so the same code runs on 2-D and 3-D meshes.
 
 #include <algorithm>

@@ -6,7 +6,7 @@
 // The buffer is double-buffered: a device works on one slot while its left neighbour
 // fills the other. Nothing else ties a device to its left neighbour, so a left neighbour
 // one step ahead would fill the slot this device is still adding from or sending
-// (REFERENCES.md §5). Each step therefore starts with a REGULAR capacity semaphore:
+// (docs/references.md §5). Each step therefore starts with a REGULAR capacity semaphore:
 // signal the left "my other slot is free", and wait for the right's signal before
 // sending. all_reduce_psum_no_capacity drops that handshake ON PURPOSE, to show the
 // hazard: it is right while all chips run at one speed and wrong once one chip is slow.

@@ -1,4 +1,4 @@
-// Ring all-reduce = reduce-scatter, then all-gather (REFERENCES.md §3: 2x the
+// Ring all-reduce = reduce-scatter, then all-gather (docs/references.md §3: 2x the
 // reduce-scatter time). Phase 1 is the chunked unidirectional ring of
 // kernels/reduce_scatter.h, which leaves the sum of block i in device i's own slot of the
 // output; phase 2 passes those reduced blocks round the same ring, as all_gather_ring does,

@@ -2,7 +2,7 @@
 // becomes block i of j's output (a block transpose across the axis). Every device starts
 // one remote DMA per destination at once and lets the torus route them the short way, so
 // on a ring with wraparound each block crosses on average a quarter of the ring and both
-// directions of every link are busy: T ~ V / (4 W_ici) (REFERENCES.md §3).
+// directions of every link are busy: T ~ V / (4 W_ici) (docs/references.md §3).
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-// Tiled matmul on the MXU with BlockSpec pipelining (REFERENCES.md §1, §5): grid
+// Tiled matmul on the MXU with BlockSpec pipelining (docs/references.md §1, §5): grid
 // (m/bm, n/bn, k/bk) with k last, so each output block stays in VMEM while its k-loop
 // accumulates into an f32 scratch, and the pipeline prefetches the next a and b blocks
 // while the MXU works on the current ones.

@@ -3,7 +3,7 @@
 // The tiled matmul: out[m, n] = a[m, k] @ b[k, n] on every chip independently, blocked as
 // (bm, bk, bn) over the grid (m/bm, n/bn, k/bk) with k last, a VMEM accumulator (f32, or
 // int32 for int8/int32 operands) zeroed at k == 0 and flushed to the output block at the
-// last k. Its dots take the given precision. Its bound is the roofline of REFERENCES.md §1
+// last k. Its dots take the given precision. Its bound is the roofline of docs/references.md §1
 // with the dtype's MXU passes (dsl/cost.h).
 
 #include <string>

@@ -1,4 +1,4 @@
-// Reduce-scatter matmul, Tmp[B_X, F_Y] x W2[F_Y, D] -> Out[B_X, D_Y] (REFERENCES.md §4):
+// Reduce-scatter matmul, Tmp[B_X, F_Y] x W2[F_Y, D] -> Out[B_X, D_Y] (docs/references.md §4):
 // the contracting dim F is sharded over the ring axis Y, so each device can only form a
 // partial product of its rows, and the Y partials must be summed and scattered over D.
 // Two schedules compute the same thing:
@@ -84,7 +84,7 @@ int ChunkAt(int me, int s, int n) {
 // The ring both schedules share. A sender writes the right neighbour's recv[s % 2]; that
 // slot held the neighbour's step s-2 arrival until it was added, so from step 2 on the
 // sender first takes a credit the neighbour gives back after that add (the capacity
-// hazard of REFERENCES.md §5). Only the first two fills are free.
+// hazard of docs/references.md §5). Only the first two fills are free.
 KernelFn RsKernel(Blocks b, bool collective) {
   return [b, collective](Kernel& k, const Refs& r) {
     const Ref &tmp = r[0], &w2 = r[1], &out = r[2];

@@ -2,7 +2,7 @@
 
 // What the reduction kernels share: one direction of a chunked ring reduce-scatter that
 // adds on the VPU in VMEM (RingReducer), the workloads around it with their host
-// references and tolerances, and the bounds of REFERENCES.md §3.
+// references and tolerances, and the bounds of docs/references.md §3.
 //
 // The ring: at step t (0 .. X-2) every device sends the partial sum of block
 // (me - dir (t+1)) mod X to its neighbour `me + dir`, which adds its own copy of that
@@ -15,7 +15,7 @@
 // arriving and chunk j-1 of step t+1 is already leaving: the link stays busy and the VPU
 // adds hide behind it. Every VMEM slot (receive, sum, local input) is double-buffered by
 // step parity, and a REGULAR "credit" semaphore stops a sender from refilling a receive
-// slot its neighbour has not yet added from (the capacity hazard of REFERENCES.md §5).
+// slot its neighbour has not yet added from (the capacity hazard of docs/references.md §5).
 
 #include <optional>
 #include <string>
@@ -144,7 +144,7 @@ double ReductionTolerance(dsl::DType dtype, int axis_size);
 // whole-element blocks, and the dtype can hold a sum (int8 would overflow).
 int64_t CheckReductionArgs(const dsl::Mesh& mesh, const CollectiveArgs& args);
 
-// Reduce-scatter = all-gather time (REFERENCES.md §3).
+// Reduce-scatter = all-gather time (docs/references.md §3).
 Bound RingReduceScatterBound(const dsl::Mesh& mesh, const CollectiveArgs& args);
 Bound BidiReduceScatterBound(const dsl::Mesh& mesh, const CollectiveArgs& args);
 // All-reduce = 2 x reduce-scatter, for a one-direction ring.

@@ -139,7 +139,7 @@ void AddMatmulOperands(Workload& w, const CollectiveArgs& args, uint64_t salt) {
   w.expected = {std::move(expected)};
   // bf16 keeps 8 bits of mantissa: a couple of its ulps. The kernels' dots run at DEFAULT
   // precision, one bf16 pass, so f32 operands are rounded to bf16 too and the result
-  // differs from this f32 reference by bf16 rounding (REFERENCES.md §1, "Matmul precision").
+  // differs from this f32 reference by bf16 rounding (docs/references.md §1, "Matmul precision").
   const bool one_pass =
       args.dtype == dsl::DType::kBF16 || args.precision == dsl::Precision::kDefault;
   w.rtol = one_pass ? 2e-2 : 1e-4;

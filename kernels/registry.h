@@ -2,7 +2,7 @@
 
 // The kernel library: every kernel registers itself by name with a factory that builds a
 // runnable workload (program, inputs, host reference) and the analytic time bound from
-// REFERENCES.md §3 that its simulated time is judged against.
+// docs/references.md §3 that its simulated time is judged against.
 
 #include <functional>
 #include <string>
@@ -15,7 +15,7 @@
 namespace tpusim::kernels {
 
 // A collective over one mesh axis of an array of `bytes` bytes (the full, gathered size V
-// of REFERENCES.md §3).
+// of docs/references.md §3).
 struct CollectiveArgs {
   std::string axis = "x";
   // Multi-axis kernels (all_gather_2d): the second mesh axis. Empty: the first mesh axis
@@ -47,7 +47,7 @@ struct Workload {
 struct Bound {
   double seconds = 0;
   std::string formula;  // how it was computed, for the report
-  // Roofline of a compute kernel (REFERENCES.md §1), per chip; 0 for collectives.
+  // Roofline of a compute kernel (docs/references.md §1), per chip; 0 for collectives.
   double flops = 0;       // MXU FLOPs
   double peak_flops = 0;  // FLOP/s of one core's MXUs
   double hbm_bytes = 0;   // HBM traffic of the blocking the kernel uses
@@ -122,7 +122,7 @@ void AddMatmulOperands(Workload& w, const CollectiveArgs& args, uint64_t salt);
 // over while it rings along `axis`.
 std::vector<std::string> OtherAxes(const dsl::Mesh& mesh, const std::string& axis);
 
-// Peak MXU FLOP/s of one chip: MXUs x size^2 x 2 x clock (REFERENCES.md §1).
+// Peak MXU FLOP/s of one chip: MXUs x size^2 x 2 x clock (docs/references.md §1).
 double PeakMxuFlops(const dsl::Mesh& mesh);
 
 // A 1-D global array of args.bytes bytes, random (functional) or a placeholder.

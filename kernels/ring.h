@@ -9,7 +9,7 @@
 namespace tpusim::kernels {
 
 // A DMA or signal into a device that has not entered the kernel yet is unsafe
-// (REFERENCES.md §5), so every device first meets its left and right neighbours on
+// (docs/references.md §5), so every device first meets its left and right neighbours on
 // `axis` through the barrier semaphore. A no-op on a ring of one.
 void MeetRingNeighbours(dsl::Kernel& k, const std::string& axis);
 

@@ -1,7 +1,7 @@
 #pragma once
 
 // Happens-before race detection for DMAs and kernel loads and stores (the checks of
-// Pallas interpret mode's detect_races, REFERENCES.md §5), so a race is reported whether
+// Pallas interpret mode's detect_races, docs/references.md §5), so a race is reported whether
 // or not the simulated timing happened to hide it.
 //
 // Each core has a vector clock with one entry per chip (FastTrack-style epochs: a core

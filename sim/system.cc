@@ -267,7 +267,7 @@ class System::Impl::Core final : public CorePort {
   // Each read costs kSemaphoreReadCycles. Reads before the next event anywhere in the model
   // cannot see a change, so the core runs ahead of SystemC time by their cost and waits
   // once, when something could happen or the time limit comes (temporal decoupling,
-  // REFERENCES.md §8): a polling loop costs simulated time, not a thread switch per read.
+  // docs/references.md §8): a polling loop costs simulated time, not a thread switch per read.
   int64_t Read(SemaphoreHandle handle) override {
     system_.CheckSemaphore(handle, "read", "semaphore_read");
     const Semaphore& s = system_.semaphore(handle);

@@ -18,7 +18,7 @@ class TopologyError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The most chips a slice may have: above the largest pods (9216 chips, REFERENCES.md §2),
+// The most chips a slice may have: above the largest pods (9216 chips, docs/references.md §2),
 // and small enough that per-chip host state fits in memory.
 constexpr uint32_t kMaxChips = 16384;
 // The most bytes LoadTopology reads from a file; presets are about 2 KB.

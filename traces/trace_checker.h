@@ -1,6 +1,6 @@
 #pragma once
 
-// Reads Perfetto traces back: a checker that enforces the rules of REFERENCES.md section 6
+// Reads Perfetto traces back: a checker that enforces the rules of docs/references.md section 6
 // (every trace a test writes must pass it), and a decoder into plain structs, so tests
 // can assert "there is a slice named X on track chip 0/core 0" without protobuf.
 

@@ -16,7 +16,7 @@ inline constexpr double kProgramMxuFraction = 0.88;
 inline constexpr double kProgramHbmFraction = 0.9;
 
 // max(mxu_flops x passes / (MXU peak x fraction), hbm_bytes / (HBM bandwidth x fraction)),
-// with the MXU peak mxu_count x size^2 x 2 x clock (REFERENCES.md §1) and passes the bf16
+// with the MXU peak mxu_count x size^2 x 2 x clock (docs/references.md §1) and passes the bf16
 // MXU passes of `operands` at `precision` (f32: DEFAULT 1, HIGH 3, HIGHEST 6).
 inline double ProgramOpSeconds(const config::ChipConfig& chip, double mxu_flops, DType operands,
                                Precision precision, double hbm_bytes) {

@@ -4,7 +4,7 @@
 // kernels on the model, so their time comes from the same links, contention and latency
 // as a hand-written kernel. Semantics and argument names follow jax.lax.
 //
-// Algorithms, per named mesh axis (REFERENCES.md §3):
+// Algorithms, per named mesh axis (docs/references.md §3):
 // - all_gather: bidirectional ring. Each shard is cut in two along its first dimension of
 //   size >= 2; one half travels right round the ring and the other left, HBM to HBM, so
 //   both directions of every link carry data: T ~ (V/W_ici)(X-1)/X with wraparound. The

@@ -1,4 +1,4 @@
-// Interpret-mode parity (REFERENCES.md §5): memory nobody wrote reads as NaN (integers:
+// Interpret-mode parity (docs/references.md §5): memory nobody wrote reads as NaN (integers:
 // the dtype's max) unless the run asks for zeros, and --grid-seed shuffles the grid
 // points of 'parallel' dimensions, so a kernel that relies on either gives visibly
 // wrong data instead of passing by accident.

@@ -1,4 +1,4 @@
-// Layer 3: simulated times against the analytic formulas of REFERENCES.md §3, with the
+// Layer 3: simulated times against the analytic formulas of docs/references.md §3, with the
 // tolerance written in each test beside the formula it checks.
 //
 // Point-to-point fidelity lives with the DMA unit tests (tests/unit/dma_timing_test.cc):
@@ -55,11 +55,11 @@ Timed RunKernel(const std::string& kernel, const std::string& preset, const std:
   return {Seconds(result.time()), result.stats};
 }
 
-// The link numbers of a preset: W_oneway, T_min (REFERENCES.md §2).
+// The link numbers of a preset: W_oneway, T_min (docs/references.md §2).
 struct Links {
   double oneway = 0;   // bytes/s one way per link
   double latency = 0;  // seconds per hop
-  double hbm = 0;      // bytes/s of a chip's HBM port (REFERENCES.md §1)
+  double hbm = 0;      // bytes/s of a chip's HBM port (docs/references.md §1)
 };
 Links LinksOf(const std::string& preset) {
   const auto t = topologies::LoadTopology(preset);
@@ -75,7 +75,7 @@ double OwnShardCopy(const Links& links, double v, double x) {
 
 // --- Bidirectional ring all-gather on a 16-chip axis with wraparound -------------------
 //
-// REFERENCES.md §3 [SB sharding]: T = V/W_ici for large X, with W_ici = 2 W_oneway. That
+// docs/references.md §3 [SB sharding]: T = V/W_ici for large X, with W_ici = 2 W_oneway. That
 // is the large-X limit. all_gather_bidi sends half of each shard each way round the ring
 // for X-1 steps, which is bandwidth-optimal: every device must receive (X-1)/X of V over
 // its two inbound links, so the exact bound is (V/W_ici)(X-1)/X, and the kernel pays one
@@ -109,7 +109,7 @@ INSTANTIATE_TEST_SUITE_P(V, BidiOnWraparoundAxis, ::testing::Values(64 * kMiB, 1
 
 // --- Unidirectional ring on the same axis ----------------------------------------------
 //
-// REFERENCES.md §3: one direction: T = (V/W_oneway)(X-1)/X. Tolerance: within 3% (the
+// docs/references.md §3: one direction: T = (V/W_oneway)(X-1)/X. Tolerance: within 3% (the
 // X-1 hop latencies and the own-shard copy are about 1% here).
 TEST(RingAllGather, OneDirectionTakesVOverWOnewayTimesXMinusOneOverX) {
   const uint64_t v = 256 * kMiB;
@@ -122,7 +122,7 @@ TEST(RingAllGather, OneDirectionTakesVOverWOnewayTimesXMinusOneOverX) {
 
 // --- Small messages are latency-bound --------------------------------------------------
 //
-// REFERENCES.md §3: latency-bound below ~45 kB per hop on v5e, at T_min per hop. Both
+// docs/references.md §3: latency-bound below ~45 kB per hop on v5e, at T_min per hop. Both
 // kernels take X-1 sequential steps of one hop each, so T ~ (X-1) T_min (plus the start
 // barrier, one more hop, and a few ns of bytes). Tolerance: within 25%.
 class SmallMessages : public ::testing::TestWithParam<std::string> {};
@@ -141,7 +141,7 @@ INSTANTIATE_TEST_SUITE_P(Kernels, SmallMessages,
 
 // --- No wraparound ---------------------------------------------------------------------
 //
-// REFERENCES.md §2-3: without wraparound the bidirectional ring's closing edge goes the
+// docs/references.md §2-3: without wraparound the bidirectional ring's closing edge goes the
 // long way, T = (V/W_oneway)(X-1)/X = (X-1)(V/X)/W_oneway, which "typically doubles" the
 // wraparound figure (V/W_ici)(X-1)/X. On v5e-4x4 (no wraparound, X = 4), with the
 // own-shard copy (3.7% here) taken off the run: tolerance: within 3% of the
@@ -163,7 +163,7 @@ TEST(BidiWithoutWraparound, TakesTheOneDirectionTimeNotTheWraparoundOne) {
 //
 // A ring all-gather along x of `a` and along y of `b`, in one kernel, step by step
 // together (or only the x one). Each axis has its own links, so gathering over both at
-// once takes about the single-axis time (REFERENCES.md §3, several axes: each axis
+// once takes about the single-axis time (docs/references.md §3, several axes: each axis
 // brings its own W_ici), not twice it.
 ShardMap TwoAxisGather(const config::Topology& topology, int64_t shard, bool both) {
   KernelFn body = [shard, both](Kernel& k, const Refs& r) {

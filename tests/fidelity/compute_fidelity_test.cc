@@ -82,7 +82,7 @@ TEST(ComputeFidelity, Int32MatmulAtTheCalibratedRate) {
                222e-6, kTolerance);
 }
 
-// Passes as XLA runs them (REFERENCES.md §1): they multiply the MXU time, up to each
+// Passes as XLA runs them (docs/references.md §1): they multiply the MXU time, up to each
 // count being rounded up to a whole cycle (a few cycles in ~30,000 here).
 TEST(ComputeFidelity, PassesFollowPrecisionAndDtype) {
   const auto chip = topologies::LoadTopology("v5e-2x2").chip();

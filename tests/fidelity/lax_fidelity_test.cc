@@ -1,5 +1,5 @@
 // Layer 3 for the lax collectives (kernels/lax/collectives.h): their simulated times
-// against REFERENCES.md §3, with the tolerance written beside each formula. Timing-only
+// against docs/references.md §3, with the tolerance written beside each formula. Timing-only
 // runs on the v5e-16x16 preset (X = 16 with wraparound); functional and timing-only runs
 // time alike (tests/unit/dma_timing_test.cc).
 
@@ -28,7 +28,7 @@ double TimeOf(const dsl::Mesh& mesh, const CollectiveSpec& spec, const dsl::Shap
 
 using testing::LaxSpec;
 
-// REFERENCES.md §3: the bidirectional ring all-gather on an axis with wraparound takes
+// docs/references.md §3: the bidirectional ring all-gather on an axis with wraparound takes
 // T = V/W_ici for large X (W_ici = 2 W_oneway). The lax all_gather sends half of every
 // shard each way for X-1 steps, so its exact form is (V/W_ici)(X-1)/X + (X-1) T_min, plus
 // the own-shard copy into place (2 V/X bytes through the HBM port) and the start barrier
@@ -61,7 +61,7 @@ TEST_P(LaxAllGatherOnWraparoundAxis, MatchesSbsFormula) {
 INSTANTIATE_TEST_SUITE_P(Layout, LaxAllGatherOnWraparoundAxis, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "tiled_last" : "untiled"; });
 
-// REFERENCES.md §3: all-reduce = 2 x reduce-scatter. psum runs the ring reduce-scatter
+// docs/references.md §3: all-reduce = 2 x reduce-scatter. psum runs the ring reduce-scatter
 // and then the ring all-gather of the reduced blocks, and each moves (V/W_ici)(X-1)/X;
 // the reduce-scatter also pays its chunk pipeline's fill (one chunk's add and hop) and the
 // all-gather its X-1 hop latencies. Tolerance: psum / psum_scatter within 2 +- 0.1.
@@ -74,7 +74,7 @@ TEST(LaxPsum, TakesTwicePsumScatter) {
   EXPECT_NEAR(psum / scatter, 2.0, 0.1) << "psum " << psum << " s, psum_scatter " << scatter;
 }
 
-// REFERENCES.md §3: reduce-scatter = all-gather time, (V/W_ici)(X-1)/X for V the bytes
+// docs/references.md §3: reduce-scatter = all-gather time, (V/W_ici)(X-1)/X for V the bytes
 // each device reduces, with wraparound. On top come the chunk pipeline's fill (the first
 // chunk's hop and add before the link streams) and one hop per ring step. Tolerance: 100-110%
 // of the formula. A tiled scatter of the last dim reduces strided [rows, cols] boxes

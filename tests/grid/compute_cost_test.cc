@@ -1,6 +1,6 @@
 // The compute model of dsl/cost.h as a kernel sees it: the per-grid-step cost on the trace
 // and in the time, the pipeline's exposed prologue and epilogue, and dot numerics that
-// follow the MXU passes of each precision and dtype (REFERENCES.md §1).
+// follow the MXU passes of each precision and dtype (docs/references.md §1).
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

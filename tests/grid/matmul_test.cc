@@ -1,5 +1,5 @@
 // The tiled matmul kernel: correct against the host reference for several blockings, and
-// its simulated time against the roofline of REFERENCES.md §1.
+// its simulated time against the roofline of docs/references.md §1.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -59,7 +59,7 @@ TEST_P(MatmulCorrectness, MatchesTheHostReference) {
   const Mesh mesh(testing::MakeTopology({2}, {false}));
   kernels::Workload w = Matmul().make(mesh, Args(c.m, c.k, c.n, c.bm, c.bk, c.bn, c.dtype));
   // f32 at DEFAULT precision is one bf16 pass: operands rounded to bf16, so the tolerance
-  // is bf16's, not f32's (REFERENCES.md §1, "Matmul precision").
+  // is bf16's, not f32's (docs/references.md §1, "Matmul precision").
   EXPECT_DOUBLE_EQ(w.rtol, 1e-2);
   auto run = testing::RunWorkload(w);
   ASSERT_TRUE(run.result.ok) << run.result.error;
@@ -129,7 +129,7 @@ TEST(MatmulRoofline, HbmBytesMatchTheDmasOfTheBlocking) {
   EXPECT_THAT(once.formula, HasSubstr("a read 1x, b read 4x"));
 }
 
-// Fidelity, REFERENCES.md §1 and the Pallas matmul guide: with (512, 1024, 1024) bf16
+// Fidelity, docs/references.md §1 and the Pallas matmul guide: with (512, 1024, 1024) bf16
 // blocks a tile's intensity is 512*1024/(512+1024) = 341 FLOP/byte, above v5e's ridge of
 // ~240, so the MXU is the bottleneck and the guide reports 80-90% of peak. The simulated
 // kernel must reach 80-100% of the peak MXU FLOP/s. Timing-only: the time is identical.

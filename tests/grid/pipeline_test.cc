@@ -1,4 +1,4 @@
-// Grids and BlockSpecs: VMEM operands pipelined over the grid (REFERENCES.md §5), the
+// Grids and BlockSpecs: VMEM operands pipelined over the grid (docs/references.md §5), the
 // block rules, scoped allocations (run_scoped, emit_pipeline) and VMEM capacity.
 
 #include <gmock/gmock.h>

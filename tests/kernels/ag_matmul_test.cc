@@ -1,6 +1,6 @@
 // The all-gather matmul family: both schedules compute A x W on every chip, and the
 // collective schedule hides its communication exactly when compute per step exceeds
-// transfer per step (REFERENCES.md §4).
+// transfer per step (docs/references.md §4).
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // reference on every chip of 1-, 2- and 3-D slices, odd and even rings, with and without
 // wraparound; the psum's capacity semaphores keep it right when one chip is slow (and the
 // variant without them goes wrong); and, in timing-only runs at large V, the reductions
-// take the time REFERENCES.md §3 gives.
+// take the time docs/references.md §3 gives.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -245,7 +245,7 @@ TEST(ReductionChunks, InputsLargerThanVmemRunInVmemSizedChunks) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Layer 3: the reductions against REFERENCES.md §3 at large V, timing-only.
+// Layer 3: the reductions against docs/references.md §3 at large V, timing-only.
 //
 // The x axis of v5e-16x16 (16 chips, wraparound), V = 256 MiB. The slice's 16 x-rings share
 // no links, so one ring of 16 v5e chips gives the same time at 1/16 of the cost. Tolerance

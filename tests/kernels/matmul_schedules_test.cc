@@ -1,4 +1,4 @@
-// The rest of the sharded-matmul schedules (REFERENCES.md §4): the bidirectional
+// The rest of the sharded-matmul schedules (docs/references.md §4): the bidirectional
 // all-gather matmul, the reduce-scatter matmul and the matmul with both operands sharded on
 // the contracting dim. Each kernel matches the host matmul on several meshes (tolerance:
 // the kernels' own, 2e-2 for bf16 outputs: f32 accumulation in another order, then one

@@ -12,9 +12,9 @@ namespace {
 
 using namespace dsl;
 
-constexpr double kLinkBandwidth = 4.5e10;  // v5e, REFERENCES.md §2
-constexpr double kHopLatency = 1e-6;       // REFERENCES.md §2
-constexpr double kHbmBandwidth = 8.19e11;  // v5e, REFERENCES.md §1
+constexpr double kLinkBandwidth = 4.5e10;  // v5e, docs/references.md §2
+constexpr double kHopLatency = 1e-6;       // docs/references.md §2
+constexpr double kHbmBandwidth = 8.19e11;  // v5e, docs/references.md §1
 
 struct Transfer {
   int from;

@@ -35,7 +35,7 @@ TEST(Topology, V5eNumbersMatchReferences) {
   EXPECT_DOUBLE_EQ(t.chip().clock_hz(), 1.5e9);
   EXPECT_DOUBLE_EQ(t.chip().hbm().bandwidth_bytes_per_s(), 8.19e11);
   EXPECT_DOUBLE_EQ(t.ici().link_bandwidth_bytes_per_s(), 4.5e10);
-  // 4 MXU x 128 x 128 x 2 FLOP x 1.5 GHz = 1.97e14 FLOP/s (REFERENCES.md §1).
+  // 4 MXU x 128 x 128 x 2 FLOP x 1.5 GHz = 1.97e14 FLOP/s (docs/references.md §1).
   EXPECT_NEAR(
       t.chip().mxu_count() * t.chip().mxu_size() * t.chip().mxu_size() * 2.0 * t.chip().clock_hz(),
       1.97e14, 0.01e14);

@@ -28,12 +28,12 @@ constexpr const char* kHelp =
     R"(tpusim bench KERNEL --topology T --min-bytes B --max-bytes E [options]
 
 Runs KERNEL once per size V = B, B*F, B*F^2, ... up to E (V is the full, gathered array
-as in REFERENCES.md §3) and prints one row per size, as nccl-tests does:
+as in docs/references.md §3) and prints one row per size, as nccl-tests does:
   size        V in bytes
   time        simulated time (the last chip to finish)
   algbw       V / time
   busbw       algbw x the kernel's bus factor ((X-1)/X for all-gather)
-  bound       the kernel's analytic bound (REFERENCES.md §3); its formula is in the header
+  bound       the kernel's analytic bound (docs/references.md §3); its formula is in the header
   %bound      bound / time: 100% means the kernel reaches the bound
   data        ok, WRONG, or - (timing-only: not checked)
   wall        host seconds the simulation took; events: model events; Mev/s: their rate
@@ -306,7 +306,7 @@ int RunBench(int argc, char** argv) {
             << mesh.devices() << " chips), axis '" << axis << "' of " << mesh.shape()[axis_index]
             << (wraparound ? " with" : " without") << " wraparound, " << dtype
             << (base.args.functional ? ", data checked" : ", timing only") << "\n"
-            << "# bound: " << bound.formula << " (REFERENCES.md §3)\n";
+            << "# bound: " << bound.formula << " (docs/references.md §3)\n";
   for (const auto& note : notes)
     std::cout << "# " << note << "\n";
   std::cout << "#\n"

@@ -12,7 +12,7 @@ int RunCheckTrace(int argc, char** argv) {
   namespace po = boost::program_options;
   std::string file;
   po::options_description options(
-      "tpusim check-trace FILE: check a Perfetto trace (REFERENCES.md §6 rules)");
+      "tpusim check-trace FILE: check a Perfetto trace (docs/references.md §6 rules)");
   options.add_options()("help,h", "show this help");
   po::options_description hidden;
   hidden.add_options()("file", po::value(&file));

@@ -28,7 +28,7 @@ constexpr const char* kDefinitions = R"(Columns:
   MXU util     MXU busy time / run time, averaged over chips
   busiest ICI  busy time of the most loaded link direction / run time
   bound        lower bound: max(compute at peak MXU FLOP/s, communication at the link
-               bound of REFERENCES.md §3); the kernel registry gives both parts
+               bound of docs/references.md §3); the kernel registry gives both parts
   of bound     bound / time: 100% means the schedule reaches the bound
   data         whether every chip's output matches the host reference
 )";

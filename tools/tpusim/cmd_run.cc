@@ -25,7 +25,7 @@ std::string FlopRate(double flops_per_s) {
   return text;
 }
 
-// Compute kernels: FLOP/s against the MXU peak and the roofline of REFERENCES.md §1.
+// Compute kernels: FLOP/s against the MXU peak and the roofline of docs/references.md §1.
 void PrintRooflineSummary(const KernelRunReport& r) {
   std::cout << r.kernel << " on " << r.topology << " (" << r.chips
             << " chips, each computing independently): " << r.dtype << " [" << r.m << ", " << r.k
@@ -44,7 +44,7 @@ void PrintRooflineSummary(const KernelRunReport& r) {
               << "   (MXU busy / time)\n"
               << "  roofline bound   " << HumanSeconds(r.bound_seconds) << "   " << r.bound_formula
               << "; HBM " << HumanBytes(static_cast<uint64_t>(r.hbm_bytes))
-              << ", REFERENCES.md §1\n"
+              << ", docs/references.md §1\n"
               << "  of bound         " << Percent(r.percent_of_bound())
               << "   (bound / simulated time)\n";
     if (!r.functional) {
@@ -71,7 +71,7 @@ void PrintCollectiveSummary(const KernelRunReport& r) {
               << "  algorithm bw     " << HumanRate(r.algbw) << "   (V / time)\n"
               << "  bus bw           " << HumanRate(r.busbw) << "\n"
               << "  analytic bound   " << HumanSeconds(r.bound_seconds) << "   " << r.bound_formula
-              << ", REFERENCES.md §3\n"
+              << ", docs/references.md §3\n"
               << "  of bound         " << pct << "   (bound / simulated time)\n";
     if (!r.functional) {
       std::cout << "  data             not checked (timing-only run)\n";
@@ -108,8 +108,8 @@ int RunRun(int argc, char** argv) {
       "tpusim run KERNEL --topology T --axis A --bytes V [options]\n"
       "tpusim run matmul --topology T --m M --k K --n N [--bm --bk --bn] [options]\n\n"
       "Runs KERNEL on every chip of slice T. V is the size in bytes of the full (gathered)\n"
-      "array, as in REFERENCES.md §3. A matmul computes [M, K] @ [K, N] on each chip and\n"
-      "is judged against the roofline of REFERENCES.md §1. Exits 0 only when the run\n"
+      "array, as in docs/references.md §3. A matmul computes [M, K] @ [K, N] on each chip and\n"
+      "is judged against the roofline of docs/references.md §1. Exits 0 only when the run\n"
       "completed and the data matches the host reference.\n\noptions");
   options.add_options()("help,h", "show this help")(
       "topology,t", po::value(&topology),

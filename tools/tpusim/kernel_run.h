@@ -15,7 +15,7 @@
 namespace tpusim::cli {
 
 // The checks of Pallas interpret mode that `run` and `compare` take as flags
-// (REFERENCES.md §5): --no-race-check, --uninitialized-memory nan|zero, --grid-seed N.
+// (docs/references.md §5): --no-race-check, --uninitialized-memory nan|zero, --grid-seed N.
 struct InterpretChecks {
   bool race_check = true;
   dsl::UninitializedMemory uninitialized_memory = dsl::UninitializedMemory::kNan;
