@@ -1,11 +1,12 @@
-# The two set-up commands: `make demo` and `make test`. Both install what is missing,
-# configure and build first.
+# The set-up commands: `make demo`, `make test` and `make check`. All install what is
+# missing, configure and build first.
 BUILD ?= build
 JOBS ?= 2
 BUILD_TYPE ?= RelWithDebInfo
 TPUSIM := $(BUILD)/tools/tpusim/tpusim
+CCACHE_LAUNCHER := $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
-.PHONY: all bootstrap configure build demo test bench clean format
+.PHONY: all bootstrap configure build demo test check bench clean format
 
 all: build
 
@@ -24,6 +25,18 @@ demo: build
 test: build
 	@ctest --test-dir $(BUILD) -j$(JOBS) --output-on-failure --timeout 300
 
+# The whole suite again, built by clang with AddressSanitizer and UBSan in its own tree,
+# leak detection on, plus the libFuzzer targets of fuzz/: their corpora replayed and a
+# short seeded run of each. Any sanitizer report fails the test that caused it.
+CHECK_BUILD ?= build-check
+CHECK_ENV := ASAN_OPTIONS=detect_leaks=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+check: bootstrap
+	@CC=clang CXX=clang++ cmake -S . -B $(CHECK_BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+		-DTPUSIM_SANITIZE=ON -DTPUSIM_FUZZ=ON $(CCACHE_LAUNCHER) >/dev/null
+	@cmake --build $(CHECK_BUILD) -j$(JOBS)
+	@$(CHECK_ENV) ctest --test-dir $(CHECK_BUILD) -j$(JOBS) --output-on-failure --timeout 600
+
 # The simulator's speed targets, checked by tpusim bench itself (a row over budget fails):
 # a 16-chip axis of v5e-16x16 up to V = 1 GiB in under 2 s per run, and one axis of
 # v4-16x16x16 (4096 chips) at 1 GiB in under 60 s and 4 GiB of memory.
@@ -35,4 +48,4 @@ format:
 	@git ls-files '*.cc' '*.h' | xargs clang-format -i
 
 clean:
-	@rm -rf $(BUILD)
+	@rm -rf $(BUILD) $(CHECK_BUILD)

@@ -59,6 +59,7 @@ struct Semaphore {
   traces::TrackId counter_track = 0;
 };
 constexpr size_t kRecentTouches = 3;
+constexpr size_t kThreadStackBytes = 512 * 1024;  // kernels call host numerics on this stack
 
 // The trace tracks of one chip, in the fixed order DESIGN.md gives.
 struct ChipTracks {
@@ -148,6 +149,7 @@ class System::Impl {
   Torus torus_;
   traces::NullTraceSink null_trace_;
   traces::TraceSink* trace_;
+  SystemCContext systemc_;  // before every SystemC object of the run, so it outlives them
   std::unique_ptr<EventQueue> events_;
   std::vector<ChipTracks> tracks_;
   std::vector<std::unique_ptr<Memory>> memories_;
@@ -219,8 +221,10 @@ class System::Impl::Core final : public CorePort {
       wait_amount_ = amount;
       wait_kind_ = kind;
       wait_what_ = what;
-      while (s.value < amount)
+      while (s.value < amount) {
         sc_core::wait(wake_);
+        stack_.Announce();
+      }
       waiting_ = nullptr;
       stats_.blocked += Now() - since;
       system_.trace_->End(system_.tracks_[chip_].core, Now());
@@ -255,6 +259,7 @@ class System::Impl::Core final : public CorePort {
         unit == ComputeUnit::kMxu ? system_.tracks_[chip_].mxu : system_.tracks_[chip_].vpu;
     system_.trace_->Begin(track, Now(), what, {{"cycles", cycles}});
     sc_core::wait(sc_core::sc_time::from_value(duration));
+    stack_.Announce();
     system_.trace_->End(track, Now());
     (unit == ComputeUnit::kMxu ? stats_.mxu_busy : stats_.vpu_busy) += duration;
   }
@@ -290,6 +295,7 @@ class System::Impl::Core final : public CorePort {
 
   // Runs the program; failures are recorded and stop the simulation.
   void Body(const CoreProgram& program) {
+    stack_ = ThreadStack(kThreadStackBytes);
     started_ = true;
     system_.trace_->Begin(system_.tracks_[chip_].core, Now(), "kernel");
     try {
@@ -297,6 +303,8 @@ class System::Impl::Core final : public CorePort {
     } catch (const Error& e) {
       system_.Fail(e.kind(), e.what());
       return;
+    } catch (const sc_core::sc_unwind_exception&) {
+      throw;  // SystemC is ending this suspended thread (SystemCContext::EndSuspendedThreads)
     } catch (const std::exception& e) {
       system_.Fail(ErrorKind::kKernelMisuse,
                    system_.torus_.Describe(chip_) + ": the kernel threw an exception: " + e.what());
@@ -336,6 +344,7 @@ class System::Impl::Core final : public CorePort {
  private:
   Impl& system_;
   ChipId chip_;
+  ThreadStack stack_;
   sc_core::sc_event wake_;
   const Semaphore* waiting_ = nullptr;
   int64_t wait_amount_ = 0;
@@ -356,7 +365,6 @@ System::Impl::Impl(const config::Topology& topology, SystemOptions options)
              std::vector<bool>(topology.mesh().wraparound().begin(),
                                topology.mesh().wraparound().end())),
       trace_(options_.trace ? options_.trace : &null_trace_) {
-  StartFreshSystemCContext();
   events_ = std::make_unique<EventQueue>();
   hop_latency_ = NanosecondsToTime(topology_.ici().hop_latency_ns());
   chunk_bytes_ = topology_.chip().dma().chunk_bytes();
@@ -449,7 +457,7 @@ void System::Impl::Fail(ErrorKind kind, const std::string& message) {
   failed_ = true;
   error_kind_ = kind;
   error_ = message;
-  sc_core::sc_stop();
+  sc_core::sc_pause();  // not sc_stop: ending the suspended threads needs one more delta
 }
 
 void System::Impl::AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch) {
@@ -854,7 +862,7 @@ RunOutcome System::Impl::Run(const CoreProgram& program) {
   if (ran_) throw Error(ErrorKind::kInvalidArgument, "a System runs once; build a new one.");
   ran_ = true;
   sc_core::sc_spawn_options thread_options;
-  thread_options.set_stack_size(512 * 1024);  // kernels call host numerics on this stack
+  thread_options.set_stack_size(kThreadStackBytes);
   for (auto& core : cores_) {
     Core* c = core.get();
     sc_core::sc_spawn([c, &program] { c->Body(program); },
@@ -862,6 +870,7 @@ RunOutcome System::Impl::Run(const CoreProgram& program) {
   }
   sc_core::sc_start(sc_core::sc_time::from_value(options_.time_limit),
                     sc_core::SC_EXIT_ON_STARVATION);
+  AnnounceMainStack();
 
   if (!failed_) {
     const bool all_finished =
@@ -920,6 +929,7 @@ RunOutcome System::Impl::Run(const CoreProgram& program) {
         PortStats{port.name(), static_cast<ChipId>(i / 3), port.busy_time(), port.bytes_moved()});
   }
   outcome.stats = stats_;
+  systemc_.EndSuspendedThreads();
   return outcome;
 }
 

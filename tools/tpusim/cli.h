@@ -26,6 +26,16 @@ std::string HumanBytes(uint64_t bytes);
 std::string HumanSeconds(double seconds);
 std::string HumanRate(double bytes_per_second);  // "45.00 GB/s"
 
+// The whole command line (argv[0] is the program). Dispatch lets every error propagate;
+// Main prints it as one sentence with a hint and returns the exit status.
+int Dispatch(int argc, char** argv);
+int Main(int argc, char** argv);
+
+// Commands stop once their arguments are parsed and checked, before they run a simulation
+// or write a file. The CLI fuzzer drives every parser in-process this way.
+void SetParseOnly(bool parse_only);
+bool ParseOnly();
+
 int RunTopologies(int argc, char** argv);
 int RunRun(int argc, char** argv);
 int RunCompare(int argc, char** argv);

@@ -156,6 +156,7 @@ int RunCompare(int argc, char** argv) {
                                       contract + "\ncompare schedules of one computation.");
     }
   }
+  if (ParseOnly()) return 0;
   if (!trace_dir.empty()) std::filesystem::create_directories(trace_dir);
 
   std::vector<Row> rows;

@@ -182,6 +182,7 @@ int RunRun(int argc, char** argv) {
   request.args.functional = !vm.count("timing-only");
   request.trace_path = trace;
   request.time_limit = static_cast<sim::Picoseconds>(time_limit_s * 1e12);
+  if (ParseOnly()) return 0;
   const KernelRunReport report = RunKernel(request);
 
   PrintSummary(report);
