@@ -59,14 +59,20 @@ StackRange BelievedStack() {
   return before;
 }
 
-// Read before any SystemC switch, while ASan still knows the main stack.
-const StackRange kMainStack = BelievedStack();
+// The stack sc_start is called on, as ASan knew it before SystemC first switched away.
+const StackRange& HostStack() {
+  thread_local const StackRange stack = BelievedStack();
+  return stack;
+}
 #endif
 }  // namespace
 
 SystemCContext::SystemCContext() {
   (void)kBannerSilenced;
   BaseContext();
+#ifdef TPUSIM_ASAN
+  HostStack();
+#endif
   context_ = new sc_core::sc_simcontext();
   sc_core::sc_curr_simcontext = context_;
   sc_core::sc_default_global_context = context_;
@@ -136,7 +142,7 @@ void ThreadStack::Announce() const {
 
 void AnnounceMainStack() {
 #ifdef TPUSIM_ASAN
-  SwitchTo(kMainStack);
+  SwitchTo(HostStack());
 #endif
 }
 
