@@ -102,7 +102,7 @@ void SystemCContext::EndSuspendedThreads() {
   // cycle, in which the methods go first so none of them runs again.
   sc_core::sc_spawn_options options;
   options.spawn_method();
-  sc_core::sc_spawn(
+  sc_core::sc_process_handle killer = sc_core::sc_spawn(
       [&] {
         for (auto& method : methods)
           method.kill();
@@ -112,6 +112,9 @@ void SystemCContext::EndSuspendedThreads() {
       "tpusim_end_suspended_threads", &options);
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
   AnnounceMainStack();
+  // Spawned while the simulation runs, it is not in the context's process table, which
+  // frees the others; once killed, the last handle frees it.
+  killer.kill();
 }
 
 ThreadStack::ThreadStack([[maybe_unused]] size_t stack_bytes) {

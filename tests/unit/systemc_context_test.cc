@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <ostream>
 
 #include "sim/system.h"
 #include "topologies/topology_loader.h"
@@ -25,6 +26,7 @@ struct FailingKernel {
   const char* name;
   ErrorKind expected;
   std::function<void(CorePort&)> after_guard;
+  friend void PrintTo(const FailingKernel& kernel, std::ostream* out) { *out << kernel.name; }
 };
 
 class SuspendedThreadsTest : public testing::TestWithParam<FailingKernel> {};
