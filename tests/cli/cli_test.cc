@@ -82,7 +82,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 64K --dtype f64",
                 "unknown dtype 'f64'"},
         BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 64K --frobnicate",
-                "unrecognised option '--frobnicate'"}));
+                "unrecognised option '--frobnicate'"},
+        BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 64K --time-limit inf",
+                "--time-limit inf is not a time limit"},
+        BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 64K --time-limit 3e7",
+                "up to 1.8e7"},
+        BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 64K --time-limit 0",
+                "positive number of seconds"}));
 
 TEST(Cli, MalformedTopologyFileNamesFileFieldAndReason) {
   const std::string path = testing::TempPath("bad.textproto");

@@ -37,6 +37,16 @@ uint64_t ParseBytes(const std::string& command, const std::string& option,
   return std::stoull(text.substr(0, digits)) * multiplier;
 }
 
+sim::Picoseconds TimeLimit(const std::string& command, double seconds) {
+  constexpr double kMaxSeconds = 1.8e7;  // 2^64 ps is 1.8447e7 s
+  if (!(seconds > 0) || !(seconds <= kMaxSeconds)) {
+    throw UsageError(command, "--time-limit " + std::to_string(seconds) +
+                                  " is not a time limit; give a positive number of seconds up to " +
+                                  "1.8e7 (the simulated clock counts picoseconds in 64 bits).");
+  }
+  return static_cast<sim::Picoseconds>(seconds * 1e12);
+}
+
 std::string HumanBytes(uint64_t bytes) {
   char text[64];
   if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) {

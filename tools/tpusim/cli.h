@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/time.h"
+
 namespace tpusim::cli {
 
 // A bad command line: printed as one line plus a hint at `tpusim COMMAND --help`.
@@ -22,6 +24,9 @@ class UsageError : public std::runtime_error {
 
 // "16M", "1G", "4096", "64KiB": binary multiples. Throws UsageError for anything else.
 uint64_t ParseBytes(const std::string& command, const std::string& option, const std::string& text);
+// --time-limit in seconds as simulated picoseconds. Throws UsageError unless it is positive
+// and fits the 64-bit picosecond clock (about 213 days).
+sim::Picoseconds TimeLimit(const std::string& command, double seconds);
 std::string HumanBytes(uint64_t bytes);
 std::string HumanSeconds(double seconds);
 std::string HumanRate(double bytes_per_second);  // "45.00 GB/s"

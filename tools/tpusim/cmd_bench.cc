@@ -250,8 +250,7 @@ int RunBench(int argc, char** argv) {
                                   " must be an integer of at least 2 (each size is the previous "
                                   "one times the factor).");
   }
-  if (!(time_limit_s > 0))
-    throw UsageError("bench", "--time-limit must be a positive number of seconds.");
+  const sim::Picoseconds time_limit = TimeLimit("bench", time_limit_s);
   if (vm.count("max-wall") && !(max_wall > 0))
     throw UsageError("bench", "--max-wall must be a positive number of seconds.");
   if (vm.count("max-rss") && !(max_rss > 0))
@@ -263,7 +262,7 @@ int RunBench(int argc, char** argv) {
   base.args.axis = axis;
   base.args.dtype = dsl::ParseDType(dtype);
   base.args.functional = !vm.count("timing-only");
-  base.time_limit = static_cast<sim::Picoseconds>(time_limit_s * 1e12);
+  base.time_limit = time_limit;
   const dsl::Mesh mesh(base.topology);
   const int axis_index = mesh.AxisIndex(axis);  // throws for an unknown axis
 

@@ -163,8 +163,7 @@ int RunRun(int argc, char** argv) {
                                     {"--bn", bn}}) {
     if (value < 0) throw UsageError("run", std::string(flag) + " must be positive.");
   }
-  if (!(time_limit_s > 0))
-    throw UsageError("run", "--time-limit must be a positive number of seconds.");
+  const sim::Picoseconds time_limit = TimeLimit("run", time_limit_s);
 
   KernelRunRequest request;
   request.kernel = kernel;
@@ -181,7 +180,7 @@ int RunRun(int argc, char** argv) {
   request.args.dtype = dsl::ParseDType(dtype);
   request.args.functional = !vm.count("timing-only");
   request.trace_path = trace;
-  request.time_limit = static_cast<sim::Picoseconds>(time_limit_s * 1e12);
+  request.time_limit = time_limit;
   if (ParseOnly()) return 0;
   const KernelRunReport report = RunKernel(request);
 
