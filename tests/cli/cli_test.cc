@@ -90,7 +90,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 64K --time-limit 0",
                 "positive number of seconds"},
         BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 64K -%canonical_option%",
-                "'-%canonical_option%' is not an option"}));
+                "'-%canonical_option%' holds a '%'"}));
 
 TEST(Cli, MalformedTopologyFileNamesFileFieldAndReason) {
   const std::string path = testing::TempPath("bad.textproto");
