@@ -1,13 +1,14 @@
-# The two set-up commands: `make demo` and `make test`. Both install what is missing,
-# configure and build first.
+# The set-up commands: `make demo`, `make test` and `make check`. All install what is
+# missing, configure and build first.
 BUILD ?= build
 JOBS ?= 2
 BUILD_TYPE ?= RelWithDebInfo
 # A second tree built in Release by `make test`, so -O3-only warnings cannot creep in.
 RELEASE_BUILD ?= $(BUILD)-release
 TPUSIM := $(BUILD)/tools/tpusim/tpusim
+CCACHE_LAUNCHER := $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
-.PHONY: all bootstrap configure build release-build demo test bench clean format
+.PHONY: all bootstrap configure build release-build demo test check bench clean format
 
 all: build
 
@@ -33,6 +34,18 @@ release-build: bootstrap
 test: build release-build
 	@ctest --test-dir $(BUILD) -j$(JOBS) --output-on-failure --timeout 300
 
+# The whole suite again, built by clang with AddressSanitizer and UBSan in its own tree,
+# leak detection on, plus the libFuzzer targets of fuzz/: their corpora replayed and a
+# short seeded run of each. Any sanitizer report fails the test that caused it.
+CHECK_BUILD ?= build-check
+CHECK_ENV := ASAN_OPTIONS=detect_leaks=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+check: bootstrap
+	@CC=clang CXX=clang++ cmake -S . -B $(CHECK_BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+		-DTPUSIM_SANITIZE=ON -DTPUSIM_FUZZ=ON $(CCACHE_LAUNCHER) >/dev/null
+	@cmake --build $(CHECK_BUILD) -j$(JOBS)
+	@$(CHECK_ENV) ctest --test-dir $(CHECK_BUILD) -j$(JOBS) --output-on-failure --timeout 600
+
 # The simulator's speed targets, checked by tpusim bench itself (a row over budget fails):
 # a 16-chip axis of v5e-16x16 up to V = 1 GiB in under 2 s per run, and one axis of
 # v4-16x16x16 (4096 chips) at 1 GiB in under 60 s and 4 GiB of memory.
@@ -44,4 +57,4 @@ format:
 	@git ls-files '*.cc' '*.h' | xargs clang-format -i
 
 clean:
-	@rm -rf $(BUILD) $(RELEASE_BUILD)
+	@rm -rf $(BUILD) $(RELEASE_BUILD) $(CHECK_BUILD)

@@ -61,6 +61,7 @@ struct Semaphore {
   traces::TrackId counter_track = 0;
 };
 constexpr size_t kRecentTouches = 3;
+constexpr size_t kThreadStackBytes = 512 * 1024;  // kernels call host numerics on this stack
 
 // What semaphore_read costs the core: a scalar load of the semaphore's sync flag. No public
 // figure; modelled as a few cycles of the chip clock, like a scalar-memory load.
@@ -156,6 +157,7 @@ class System::Impl {
   Torus torus_;
   traces::NullTraceSink null_trace_;
   traces::TraceSink* trace_;
+  SystemCContext systemc_;  // before every SystemC object of the run, so it outlives them
   std::unique_ptr<EventQueue> events_;
   std::vector<ChipTracks> tracks_;
   std::vector<std::unique_ptr<Memory>> memories_;
@@ -247,8 +249,10 @@ class System::Impl::Core final : public CorePort {
       wait_amount_ = amount;
       wait_kind_ = kind;
       wait_what_ = what;
-      while (s.value < amount)
+      while (s.value < amount) {
         sc_core::wait(wake_);
+        stack_.Announce();
+      }
       waiting_ = nullptr;
       stats_.blocked += Now() - since;
       system_.trace_->End(track_, Now());
@@ -316,6 +320,7 @@ class System::Impl::Core final : public CorePort {
         const Picoseconds start = free_at;
         free_at = start + duration;
         sc_core::wait(sc_core::sc_time::from_value(start - Now()));
+        stack_.Announce();
       } else {
         free_at = Now() + duration;
       }
@@ -325,6 +330,7 @@ class System::Impl::Core final : public CorePort {
     computing_on_ = track;
     sc_core::wait(sc_core::sc_time::from_value(duration));
     computing_on_ = 0;
+    stack_.Announce();
     system_.trace_->End(track, Now());
     if (unit == ComputeUnit::kMxu) stats_.mxu_busy += duration;
     if (unit == ComputeUnit::kVpu) stats_.vpu_busy += duration;
@@ -405,13 +411,16 @@ class System::Impl::Core final : public CorePort {
     s.waiters_[chip_].push_back(child);
     ++unjoined_;
     sc_core::sc_spawn_options options;
-    options.set_stack_size(kStackBytes);
+    options.set_stack_size(kThreadStackBytes);
     sc_core::sc_spawn([child, body = std::move(body)] { child->Body(body); },
                       ("activity_" + std::to_string(id)).c_str(), &options);
     return id;
   }
 
-  void YieldToSameTime() override { sc_core::wait(sc_core::SC_ZERO_TIME); }
+  void YieldToSameTime() override {
+    sc_core::wait(sc_core::SC_ZERO_TIME);
+    stack_.Announce();
+  }
 
   void Join(ActivityId id) override {
     if (id >= system_.activities_.size() || system_.activities_[id]->chip_ != chip_ ||
@@ -427,8 +436,10 @@ class System::Impl::Core final : public CorePort {
     const Picoseconds since = Now();
     system_.trace_->Begin(track_, since, "join " + child.name_);
     joining_ = &child;
-    while (!child.finished_)
+    while (!child.finished_) {
       sc_core::wait(child.done_);
+      stack_.Announce();
+    }
     joining_ = nullptr;
     stats_.blocked += Now() - since;
     system_.trace_->End(track_, Now());
@@ -437,6 +448,7 @@ class System::Impl::Core final : public CorePort {
   // Runs the program (or a spawned activity's body); failures are recorded and stop the
   // simulation.
   void Body(const CoreProgram& program) {
+    stack_ = ThreadStack(kThreadStackBytes);
     started_ = true;
     system_.trace_->Begin(track_, Now(), root_ ? name_ : std::string("kernel"));
     try {
@@ -450,6 +462,8 @@ class System::Impl::Core final : public CorePort {
     } catch (const Error& e) {
       system_.Fail(e.kind(), e.what());
       return;
+    } catch (const sc_core::sc_unwind_exception&) {
+      throw;  // SystemC is ending this suspended thread (SystemCContext::EndSuspendedThreads)
     } catch (const std::exception& e) {
       system_.Fail(ErrorKind::kKernelMisuse,
                    system_.torus_.Describe(chip_) + ": the kernel threw an exception: " + e.what());
@@ -502,8 +516,7 @@ class System::Impl::Core final : public CorePort {
   const CoreStats& stats() const { return stats_; }
 
  private:
-  static constexpr int kActivityTrackRank = 900;     // after the chip's fixed tracks
-  static constexpr size_t kStackBytes = 512 * 1024;  // kernels call host numerics on it
+  static constexpr int kActivityTrackRank = 900;  // after the chip's fixed tracks
 
   Impl& system_;
   ChipId chip_;
@@ -522,12 +535,14 @@ class System::Impl::Core final : public CorePort {
     const Picoseconds polled = ahead_;
     ahead_ = 0;
     sc_core::wait(sc_core::sc_time::from_value(polled));
+    stack_.Announce();
     stats_.blocked += polled;  // polling is waiting for a semaphore, as a blocking wait is
     system_.trace_->End(track_, Now());
     polling_ = nullptr;
   }
 
   static constexpr Picoseconds kNever = ~Picoseconds{0};
+  ThreadStack stack_;
   sc_core::sc_event wake_;
   Picoseconds read_cost_ = 0;
   Picoseconds ahead_ = 0;    // reads done but not yet waited out
@@ -553,7 +568,6 @@ System::Impl::Impl(const config::Topology& topology, SystemOptions options)
              std::vector<bool>(topology.mesh().wraparound().begin(),
                                topology.mesh().wraparound().end())),
       trace_(options_.trace ? options_.trace : &null_trace_) {
-  StartFreshSystemCContext();
   events_ = std::make_unique<EventQueue>();
   hop_latency_ = NanosecondsToTime(topology_.ici().hop_latency_ns());
   chunk_bytes_ = topology_.chip().dma().chunk_bytes();
@@ -675,7 +689,7 @@ void System::Impl::Fail(ErrorKind kind, const std::string& message) {
   failed_ = true;
   error_kind_ = kind;
   error_ = message;
-  sc_core::sc_stop();
+  sc_core::sc_pause();  // not sc_stop: ending the suspended threads needs one more delta
 }
 
 void System::Impl::AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch) {
@@ -1125,7 +1139,7 @@ RunOutcome System::Impl::Run(const CoreProgram& program) {
   if (ran_) throw Error(ErrorKind::kInvalidArgument, "a System runs once; build a new one.");
   ran_ = true;
   sc_core::sc_spawn_options thread_options;
-  thread_options.set_stack_size(512 * 1024);  // kernels call host numerics on this stack
+  thread_options.set_stack_size(kThreadStackBytes);
   for (auto& core : cores_) {
     Core* c = core.get();
     sc_core::sc_spawn([c, &program] { c->Body(program); },
@@ -1133,6 +1147,7 @@ RunOutcome System::Impl::Run(const CoreProgram& program) {
   }
   sc_core::sc_start(sc_core::sc_time::from_value(options_.time_limit),
                     sc_core::SC_EXIT_ON_STARVATION);
+  AnnounceMainStack();
 
   if (!failed_) {
     const bool all_finished =
@@ -1194,6 +1209,7 @@ RunOutcome System::Impl::Run(const CoreProgram& program) {
         PortStats{port.name(), static_cast<ChipId>(i / 3), port.busy_time(), port.bytes_moved()});
   }
   outcome.stats = stats_;
+  systemc_.EndSuspendedThreads();
   return outcome;
 }
 

@@ -1,7 +1,23 @@
 #include "sim/systemc_context.h"
 
+#include <unistd.h>
+#include <cstdint>
 #include <cstdlib>
+
+#include <vector>
+#define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <systemc>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TPUSIM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TPUSIM_ASAN 1
+#endif
+#endif
+#ifdef TPUSIM_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
 
 namespace tpusim::sim {
 
@@ -13,17 +29,124 @@ const bool kBannerSilenced = [] {
   setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1);
   return true;
 }();
+
+// The context that was current before tpusim made its own (libsystemc makes one while it
+// loads); it is current again between runs.
+sc_core::sc_simcontext* BaseContext() {
+  static sc_core::sc_simcontext* const base = sc_core::sc_get_curr_simcontext();
+  return base;
+}
+
+#ifdef TPUSIM_ASAN
+struct StackRange {
+  const void* bottom = nullptr;
+  size_t size = 0;
+};
+
+// Tells ASan the code runs on `to` from now on: a switch from a stack to itself. Returns
+// what ASan believed before.
+StackRange SwitchTo(StackRange to) {
+  void* fake_stack = nullptr;
+  StackRange before;
+  __sanitizer_start_switch_fiber(&fake_stack, to.bottom, to.size);
+  __sanitizer_finish_switch_fiber(fake_stack, &before.bottom, &before.size);
+  return before;
+}
+
+StackRange BelievedStack() {
+  const StackRange before = SwitchTo({});
+  SwitchTo(before);
+  return before;
+}
+
+// The stack sc_start is called on, as ASan knew it before SystemC first switched away.
+const StackRange& HostStack() {
+  thread_local const StackRange stack = BelievedStack();
+  return stack;
+}
+#endif
 }  // namespace
 
-void StartFreshSystemCContext() {
+SystemCContext::SystemCContext() {
   (void)kBannerSilenced;
-  // The previous context is leaked on purpose: its suspended threads (after a deadlock)
-  // own stacks whose C++ objects cannot be unwound safely.
-  sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
-  sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+  BaseContext();
+#ifdef TPUSIM_ASAN
+  HostStack();
+#endif
+  context_ = new sc_core::sc_simcontext();
+  sc_core::sc_curr_simcontext = context_;
+  sc_core::sc_default_global_context = context_;
   sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
-  // A stopped simulation is how tpusim ends a failed run; it is not news.
+  // A paused simulation is how tpusim ends a failed run; it is not news.
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+}
+
+SystemCContext::~SystemCContext() {
+  delete context_;
+  if (sc_core::sc_curr_simcontext == context_) {
+    sc_core::sc_curr_simcontext = BaseContext();
+    sc_core::sc_default_global_context = BaseContext();
+  }
+}
+
+void SystemCContext::EndSuspendedThreads() {
+  std::vector<sc_core::sc_process_handle> threads;
+  std::vector<sc_core::sc_process_handle> methods;
+  for (sc_core::sc_object* object : sc_core::sc_get_top_level_objects(context_)) {
+    sc_core::sc_process_handle process(object);
+    if (!process.valid() || process.terminated()) continue;
+    (process.proc_kind() == sc_core::SC_METHOD_PROC_ ? methods : threads).push_back(process);
+  }
+  if (threads.empty() || !sc_core::sc_is_running()) return;
+  // kill() needs a running simulation and a process to call it from: one more delta
+  // cycle, in which the methods go first so none of them runs again.
+  sc_core::sc_spawn_options options;
+  options.spawn_method();
+  sc_core::sc_process_handle killer = sc_core::sc_spawn(
+      [&] {
+        for (auto& method : methods)
+          method.kill();
+        for (auto& thread : threads)
+          thread.kill();
+      },
+      "tpusim_end_suspended_threads", &options);
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  AnnounceMainStack();
+  // Spawned while the simulation runs, it is not in the context's process table, which
+  // frees the others; once killed, the last handle frees it.
+  killer.kill();
+}
+
+ThreadStack::ThreadStack([[maybe_unused]] size_t stack_bytes) {
+#ifdef TPUSIM_ASAN
+  const auto here = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  const StackRange believed = BelievedStack();
+  const auto believed_bottom = reinterpret_cast<uintptr_t>(believed.bottom);
+  if (here >= believed_bottom && here - believed_bottom < believed.size) {
+    bottom_ = believed.bottom;
+    size_ = believed.size;
+    return;
+  }
+  // SystemC entered this thread without telling ASan. Its stacks are mmap'ed whole pages
+  // with the entry frames (a few hundred bytes) at the top.
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t top = (here + page - 1) & ~(page - 1);
+  size_ = (stack_bytes + page - 1) & ~(page - 1);
+  bottom_ = reinterpret_cast<const void*>(top - size_);
+  Announce();
+#endif
+}
+
+void ThreadStack::Announce() const {
+#ifdef TPUSIM_ASAN
+  SwitchTo({bottom_, size_});
+#endif
+}
+
+void AnnounceMainStack() {
+#ifdef TPUSIM_ASAN
+  SwitchTo(HostStack());
+#endif
 }
 
 }  // namespace tpusim::sim

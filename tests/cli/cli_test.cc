@@ -86,7 +86,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadArgs{"run all_gather_ring --topology v5e-2x2 --bytes 64K --uninitialized-memory ones",
                 "--uninitialized-memory is 'ones'; use nan or zero."},
         BadArgs{"run all_gather_ring --topology v5e-2x2 --bytes 64K --grid-seed -3",
-                "--grid-seed is '-3'; give a whole number"}));
+                "--grid-seed is '-3'; give a whole number"},
+        BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 64K -%canonical_option%",
+                "'-%canonical_option%' holds a '%'"}));
 
 TEST(Cli, TheInterpretModeChecksAreFlags) {
   // A race-free kernel passes with every check and with each switched off or changed.

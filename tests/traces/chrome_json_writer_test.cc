@@ -122,7 +122,7 @@ TEST(ChromeJsonWriterTest, WritesExactMicroseconds) {
   EXPECT_THAT(text, HasSubstr("\"ts\":5,"));
   EXPECT_THAT(text, HasSubstr("\"ts\":0.000001,"));
   // The destructor finished the document.
-  EXPECT_NO_THROW(Json::parse(text));
+  EXPECT_TRUE(Json::accept(text));
 }
 
 TEST(ChromeJsonWriterTest, EscapesNamesAndNonFiniteValues) {
@@ -169,7 +169,7 @@ TEST(ChromeJsonWriterTest, RejectsMisusedTracksAndCallsAfterFinish) {
   EXPECT_THROW(writer.End(99, 0), TraceError);
   writer.Finish();
   EXPECT_THROW(writer.Begin(chip, 0, "late"), TraceError);
-  EXPECT_NO_THROW(Json::parse(out.str()));
+  EXPECT_TRUE(Json::accept(out.str()));
 }
 
 }  // namespace

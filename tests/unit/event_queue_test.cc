@@ -56,7 +56,7 @@ struct Harness {
 };
 
 void ExpectRunsInTimeThenSchedulingOrder(size_t distinct_times) {
-  StartFreshSystemCContext();
+  SystemCContext context;
   EventQueue queue;
   Harness h;
   h.queue = &queue;

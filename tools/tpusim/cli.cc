@@ -8,6 +8,17 @@
 
 namespace tpusim::cli {
 
+namespace {
+bool parse_only = false;
+}  // namespace
+
+void SetParseOnly(bool value) {
+  parse_only = value;
+}
+bool ParseOnly() {
+  return parse_only;
+}
+
 uint64_t ParseBytes(const std::string& command, const std::string& option,
                     const std::string& text) {
   size_t digits = 0;

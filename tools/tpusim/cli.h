@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/time.h"
+
 namespace tpusim::cli {
 
 // A bad command line: printed as one line plus a hint at `tpusim COMMAND --help`.
@@ -34,6 +36,16 @@ uint64_t ParseTimeLimit(const std::string& command, double seconds);
 void PrepareTraceDirectory(const std::string& command, const std::string& dir);
 std::string HumanSeconds(double seconds);
 std::string HumanRate(double bytes_per_second);  // "45.00 GB/s"
+
+// The whole command line (argv[0] is the program). Dispatch lets every error propagate;
+// Main prints it as one sentence with a hint and returns the exit status.
+int Dispatch(int argc, char** argv);
+int Main(int argc, char** argv);
+
+// Commands stop once their arguments are parsed and checked, before they run a simulation
+// or write a file. The CLI fuzzer drives every parser in-process this way.
+void SetParseOnly(bool parse_only);
+bool ParseOnly();
 
 int RunTopologies(int argc, char** argv);
 int RunRun(int argc, char** argv);

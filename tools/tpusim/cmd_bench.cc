@@ -300,6 +300,7 @@ int RunBench(int argc, char** argv) {
     if (v > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(factor)) break;
     v *= static_cast<uint64_t>(factor);
   }
+  if (ParseOnly()) return 0;
 
   const bool wraparound = base.topology.mesh().wraparound(axis_index);
   std::cout << "# tpusim bench " << kernel << " on " << base.topology.name() << " ("

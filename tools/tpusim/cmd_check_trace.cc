@@ -32,6 +32,7 @@ int RunCheckTrace(int argc, char** argv) {
     return 0;
   }
   if (file.empty()) throw UsageError("check-trace", "name the trace file to check.");
+  if (ParseOnly()) return 0;
   const auto result = traces::CheckPerfettoTraceFile(file);
   const auto& s = result.summary;
   std::cout << file << ": " << s.packets << " packets, " << s.tracks << " tracks, " << s.slices

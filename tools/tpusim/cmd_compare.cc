@@ -158,6 +158,7 @@ int RunCompare(int argc, char** argv) {
                                       contract + "\ncompare schedules of one computation.");
     }
   }
+  if (ParseOnly()) return 0;
   if (!trace_dir.empty()) PrepareTraceDirectory("compare", trace_dir);
 
   std::vector<Row> rows;

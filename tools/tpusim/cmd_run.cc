@@ -188,6 +188,7 @@ int RunRun(int argc, char** argv) {
   request.checks = InterpretChecks::Parse("run", vm);
   request.trace_path = trace;
   request.time_limit = time_limit;
+  if (ParseOnly()) return 0;
   const KernelRunReport report = RunKernel(request);
 
   PrintSummary(report);

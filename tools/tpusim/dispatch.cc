@@ -1,0 +1,126 @@
+// The command table and the one place where a command's error becomes an exit status.
+
+#include <iostream>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "kernels/registry.h"
+#include "sim/errors.h"
+#include "tools/tpusim/cli.h"
+#include "tools/tpusim/version.h"
+#include "topologies/topology_loader.h"
+
+namespace tpusim::cli {
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: tpusim [--load LIB.so]... COMMAND [options]
+       tpusim --version
+
+commands:
+  run KERNEL       run a kernel on a slice: time, bandwidth, bound, data check, trace
+  compare K1 K2... schedules of one computation side by side: time, exposed communication,
+                   MXU and ICI utilisation, % of the lower bound
+  bench KERNEL     sweep sizes, nccl-tests style: time, algbw, busbw, % of the analytic
+                   bound, and the simulator's wall time and events/s per size
+  list             the kernels (built in and loaded), one line each
+  topologies       list the slice presets
+  check-trace FILE check a Perfetto trace against the format rules
+
+--load LIB.so (anywhere on the line, repeatable) loads a shared library built against
+tpusim whose kernels register themselves; run, compare, bench and list then know them.
+`tpusim COMMAND --help` shows a command's options.
+)";
+
+// Takes every `--load PATH` / `--load=PATH` out of argv (every command accepts it, so no
+// command parses it) and returns the paths in order.
+std::vector<std::string> TakeLoadOptions(int& argc, char** argv) {
+  std::vector<std::string> paths;
+  int kept = 0;
+  for (int i = 0; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--load") {
+      if (i + 1 >= argc) throw UsageError("", "--load needs the path of a shared library.");
+      paths.push_back(argv[++i]);
+    } else if (arg.rfind("--load=", 0) == 0) {
+      paths.push_back(arg.substr(7));
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  return paths;
+}
+
+}  // namespace
+
+int Dispatch(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  const std::string command = argv[1];
+  // Boost.Program_options fills "%canonical_option%" and "%value%" into its messages over
+  // and over: an argument holding such a token never finishes its error message (found by
+  // the fuzzer). No option or value of tpusim needs a '%'.
+  for (int i = 2; i < argc; ++i) {
+    const std::string argument = argv[i];
+    if (argument.find('%') != std::string::npos)
+      throw UsageError(command, "'" + argument + "' holds a '%', which no tpusim argument uses.");
+  }
+  if (command == "run") return RunRun(argc - 1, argv + 1);
+  if (command == "compare") return RunCompare(argc - 1, argv + 1);
+  if (command == "bench") return RunBench(argc - 1, argv + 1);
+  if (command == "list") return RunList(argc - 1, argv + 1);
+  if (command == "topologies") return RunTopologies(argc - 1, argv + 1);
+  if (command == "check-trace") return RunCheckTrace(argc - 1, argv + 1);
+  if (command == "--version") {
+    std::cout << "tpusim " << kVersion << " (git " << kGitRevision << ")\n";
+    return 0;
+  }
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  std::cerr << "tpusim: unknown command '" << command << "'.\n" << kUsage;
+  return 2;
+}
+
+int Main(int argc, char** argv) {
+  std::string command;
+  try {
+    const std::vector<std::string> libraries = TakeLoadOptions(argc, argv);
+    command = argc > 1 ? argv[1] : "";
+    for (const auto& path : libraries)
+      kernels::LoadKernelLibrary(path);
+    // A kernel linked in twice (two objects registering one name) is reported here.
+    kernels::Registry::Get().CheckNoDuplicates();
+    return Dispatch(argc, argv);
+  } catch (const UsageError& e) {
+    const std::string tool = e.command().empty() ? "tpusim" : "tpusim " + e.command();
+    std::cerr << tool << ": " << e.what() << "\n"
+              << "Try '" << tool << " --help'.\n";
+    return 2;
+  } catch (const topologies::TopologyError& e) {
+    std::cerr << "tpusim " << command << ": " << e.what() << "\n"
+              << "Try 'tpusim topologies' for the presets.\n";
+    return 2;
+  } catch (const Error& e) {
+    std::cerr << "tpusim " << command << ": " << e.what() << "\n";
+    if (e.kind() != ErrorKind::kInvalidArgument) return 1;
+    std::cerr << "Try 'tpusim " << command << " --help'.\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    // A last resort: sizes are estimated before allocating, so this should not happen.
+    std::cerr << "tpusim " << command
+              << ": ran out of host memory. Run with --timing-only (no payload, the same "
+                 "timing) or choose a smaller size.\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "tpusim " << command << ": " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace tpusim::cli
