@@ -30,10 +30,14 @@ namespace {
 
 template <typename T, typename F>
 std::string ListString(const std::vector<T>& items, F item) {
+  // Appended piece by piece: GCC 12's -Wrestrict misfires on `literal + string` at -O3.
   std::string s = "[";
-  for (size_t i = 0; i < items.size(); ++i)
-    s += (i ? ", " : "") + item(items[i]);
-  return s + "]";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) s += ", ";
+    s += item(items[i]);
+  }
+  s += "]";
+  return s;
 }
 
 }  // namespace
@@ -58,7 +62,12 @@ std::string Attr::ToString() const {
       return PrecisionName(AsPrecision());
     case AttrType::kIntPairs:
       return ListString(AsIntPairs(), [](const std::pair<int64_t, int64_t>& p) {
-        return "(" + std::to_string(p.first) + ", " + std::to_string(p.second) + ")";
+        std::string pair = "(";
+        pair += std::to_string(p.first);
+        pair += ", ";
+        pair += std::to_string(p.second);
+        pair += ")";
+        return pair;
       });
   }
   return "?";
@@ -66,8 +75,12 @@ std::string Attr::ToString() const {
 
 std::string AttributesString(const Attributes& attrs) {
   std::string s;
-  for (const auto& [name, value] : attrs)
-    s += (s.empty() ? "" : ", ") + name + "=" + value.ToString();
+  for (const auto& [name, value] : attrs) {
+    if (!s.empty()) s += ", ";
+    s += name;
+    s += "=";
+    s += value.ToString();
+  }
   return s;
 }
 

@@ -75,7 +75,8 @@ std::optional<Attr> Coerce(const Attr& given, AttrType want) {
 }  // namespace
 
 Attributes ResolveAttributes(const OpDef& op, const Attributes& attrs) {
-  for (const auto& [name, value] : attrs) {
+  for (const auto& entry : attrs) {
+    const std::string& name = entry.first;  // a plain reference: clang 14 cannot capture a binding
     const bool known = std::any_of(op.attributes.begin(), op.attributes.end(),
                                    [&](const AttrSpec& a) { return a.name == name; });
     if (!known) {
