@@ -4,11 +4,11 @@
 
 #include <Eigen/Core>
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "dsl/cost.h"
 #include "dsl/kernel.h"
+#include "dsl/mxu_numerics.h"
 #include "sim/core_port.h"
 #include "sim/errors.h"
 #include "topologies/topology.pb.h"
@@ -17,40 +17,16 @@ namespace tpusim::dsl {
 
 namespace {
 
-using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using Matrix = HostMatrix;
 
 int64_t CeilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
+// Vectors (rank 1) are one row.
 Matrix ToMatrix(const Array& a) {
-  const int64_t rows = a.shape().size() == 2 ? a.shape()[0] : 1;
-  const int64_t cols = a.shape().size() == 2 ? a.shape()[1] : a.size();
-  Matrix m(rows, cols);
-  if (a.dtype() == DType::kF32) {
-    std::memcpy(m.data(), a.data(), a.nbytes());
-  } else if (a.dtype() == DType::kBF16) {
-    const auto* p = reinterpret_cast<const bf16*>(a.data());
-    for (int64_t i = 0; i < a.size(); ++i)
-      m.data()[i] = static_cast<float>(p[i]);
-  } else {
-    for (int64_t i = 0; i < a.size(); ++i)
-      m.data()[i] = static_cast<float>(a.GetFlat(i));
-  }
-  return m;
-}
-
-void FromMatrix(const Matrix& m, Array& out) {
-  if (out.dtype() == DType::kF32) {
-    std::memcpy(out.data(), m.data(), out.nbytes());
-  } else if (out.dtype() == DType::kBF16) {
-    auto* p = reinterpret_cast<bf16*>(out.data());
-    for (int64_t i = 0; i < out.size(); ++i)
-      p[i] = bf16(m.data()[i]);
-  } else {
-    for (int64_t i = 0; i < out.size(); ++i)
-      out.SetFlat(i, m.data()[i]);
-  }
+  const bool matrix = a.shape().size() == 2;
+  return ToHostMatrix(a, matrix ? a.shape()[0] : 1, matrix ? a.shape()[1] : a.size());
 }
 
 // A compute op's read or write of a VMEM/SMEM ref, named after the op for race reports.
@@ -90,62 +66,6 @@ bool IsInteger(DType dtype) {
 DType PromotedOperands(DType a, DType b) {
   if (a == b) return a;
   return IsInteger(a) ? DType::kInt32 : DType::kF32;
-}
-
-Matrix RoundToBf16(const Matrix& x) {
-  return x.unaryExpr([](float v) { return static_cast<float>(bf16(v)); });
-}
-
-// x as the sum of `count` bf16-valued pieces, largest first: each piece rounds what the
-// earlier ones left over.
-std::vector<Matrix> SplitBf16(const Matrix& x, int count) {
-  std::vector<Matrix> pieces;
-  Matrix rest = x;
-  for (int i = 0; i < count; ++i) {
-    pieces.push_back(RoundToBf16(rest));
-    rest -= pieces.back();
-  }
-  return pieces;
-}
-
-// The MXU's float product: bf16 x bf16 products accumulated in f32, as many as the
-// precision's passes (docs/references.md §1). The small terms are summed first, as XLA does.
-Matrix FloatProduct(const Matrix& a, const Matrix& b, Precision precision) {
-  if (precision == Precision::kDefault) return RoundToBf16(a) * RoundToBf16(b);
-  if (precision == Precision::kHigh) {
-    const auto x = SplitBf16(a, 2), y = SplitBf16(b, 2);
-    Matrix sum = x[1] * y[0];
-    sum += x[0] * y[1];
-    sum += x[0] * y[0];
-    return sum;
-  }
-  const auto x = SplitBf16(a, 3), y = SplitBf16(b, 3);
-  Matrix sum = x[1] * y[1];
-  sum += x[2] * y[0];
-  sum += x[0] * y[2];
-  sum += x[1] * y[0];
-  sum += x[0] * y[1];
-  sum += x[0] * y[0];
-  return sum;
-}
-
-// Integer dots accumulate exactly, modulo 2^32 as int32 hardware wraps: unsigned 64-bit
-// arithmetic is exact modulo 2^64, so its low 32 bits are the int32 result.
-using IntMatrix = Eigen::Matrix<uint64_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-IntMatrix ToIntMatrix(const Array& a) {
-  IntMatrix m(a.shape()[0], a.shape()[1]);
-  for (int64_t i = 0; i < a.size(); ++i)
-    m.data()[i] = static_cast<uint64_t>(static_cast<int64_t>(a.GetFlat(i)));
-  return m;
-}
-
-Array FromIntMatrix(const IntMatrix& m) {
-  Array out({m.rows(), m.cols()}, DType::kInt32);
-  auto* p = reinterpret_cast<int32_t*>(out.data());
-  for (int64_t i = 0; i < out.size(); ++i)
-    p[i] = static_cast<int32_t>(static_cast<uint32_t>(m.data()[i]));
-  return out;
 }
 
 }  // namespace
@@ -188,18 +108,10 @@ void Kernel::dot(const Ref& a, const Ref& b, const Ref& acc, bool accumulate, Pr
   }
   const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
   Array result;
-  if (port_.functional() && integer) {
-    IntMatrix product = ToIntMatrix(Read(*this, a, "dot")) * ToIntMatrix(Read(*this, b, "dot"));
-    if (accumulate) product += ToIntMatrix(Read(*this, acc, "dot"));
-    result = FromIntMatrix(product);
-  } else if (port_.functional()) {
-    Matrix product = operands == DType::kBF16
-                         ? Matrix(ToMatrix(Read(*this, a, "dot")) * ToMatrix(Read(*this, b, "dot")))
-                         : FloatProduct(ToMatrix(Read(*this, a, "dot")),
-                                        ToMatrix(Read(*this, b, "dot")), precision);
-    if (accumulate) product += ToMatrix(Read(*this, acc, "dot"));
-    result = Array(acc.shape(), acc.dtype());
-    FromMatrix(product, result);
+  if (port_.functional()) {
+    const Array accumulator = accumulate ? Read(*this, acc, "dot") : Array();
+    result = MxuMatmul(Read(*this, a, "dot"), Read(*this, b, "dot"), operands, precision,
+                       acc.dtype(), accumulate ? &accumulator : nullptr);
   }
   std::string what = "dot " + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
   if (operands != DType::kBF16) what += std::string(" ") + DTypeName(operands);
@@ -237,7 +149,7 @@ void Kernel::ElementwiseOp(Elementwise op, const Ref& out, const Ref& a, const R
         break;
     }
     result = Array(out.shape(), out.dtype());
-    FromMatrix(z, result);
+    FromHostMatrix(z, result);
   }
   port_.Compute(sim::ComputeUnit::kVpu, VpuCycles(out.size(), out.dtype()), name);
   if (port_.functional()) Write(*this, out, result, name);
@@ -270,7 +182,7 @@ void Kernel::cast(const Ref& out, const Ref& in) {
       for (int64_t i = 0; i < value.size(); ++i)
         result.SetFlat(i, value.GetFlat(i));
     } else {
-      FromMatrix(ToMatrix(value), result);
+      FromHostMatrix(ToMatrix(value), result);
     }
   }
   port_.Compute(sim::ComputeUnit::kVpu, VpuCycles(out.size(), in.dtype()), "cast");

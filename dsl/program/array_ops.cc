@@ -1,20 +1,20 @@
 // The array ops of a program (jax.lax / jax.numpy names): shape functions that check
 // operands the way JAX does (no implicit broadcasting or promotion), host numerics with
-// Eigen in functional mode, and XLA's fused-op time (op_cost.h) on the chip's MXU (dot)
-// or VPU (everything else).
+// Eigen in functional mode (a dot's numerics are the MXU's: dsl/mxu_numerics.h), and XLA's
+// fused-op time (dsl/cost.h) on the chip's MXU (dot) or VPU (everything else).
 
 #include <Eigen/Core>
 #include <algorithm>
 
+#include "dsl/cost.h"
+#include "dsl/mxu_numerics.h"
 #include "dsl/program/context.h"
-#include "dsl/program/op_cost.h"
 #include "dsl/program/op_registry.h"
 
 namespace tpusim::dsl {
 
 namespace {
 
-using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 Eigen::ArrayXd ToEigen(const Array& a) {
   Eigen::ArrayXd v(a.size());
@@ -45,8 +45,7 @@ void ChargeMemoryOp(OpRun& r, const std::string& what) {
     bytes += static_cast<double>(v.nbytes());
   for (const Value& v : r.results)
     bytes += static_cast<double>(v.nbytes());
-  r.ctx.Charge(sim::ComputeUnit::kVpu,
-               ProgramOpSeconds(Chip(r.ctx), 0, DType::kBF16, Precision::kDefault, bytes), what);
+  r.ctx.Charge(sim::ComputeUnit::kVpu, XlaElementwiseSeconds(Chip(r.ctx), bytes), what);
 }
 
 std::vector<ShapeDtype> SameTypes(const OpTyping& t) {
@@ -109,29 +108,15 @@ OpDef Dot() {
     const Value& a = r.operands[0];
     const Value& b = r.operands[1];
     const Value& out = r.results[0];
+    const Precision precision = r.attrs.at("precision").AsPrecision();
     if (r.ctx.functional()) {
-      const Eigen::ArrayXd av = ToEigen(r.ctx.Read(a));
-      const Eigen::ArrayXd bv = ToEigen(r.ctx.Read(b));
-      const Matrix am =
-          Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
-              av.data(), a.shape()[0], a.shape()[1])
-              .cast<float>();
-      const Matrix bm =
-          Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
-              bv.data(), b.shape()[0], b.shape()[1])
-              .cast<float>();
-      const Matrix product = am * bm;
-      const Eigen::ArrayXd flat =
-          Eigen::Map<const Eigen::ArrayXf>(product.data(), product.size()).cast<double>();
-      r.ctx.Write(out, FromEigen(flat, out.shape(), out.dtype()));
+      r.ctx.Write(out, MxuMatmul(r.ctx.Read(a), r.ctx.Read(b), a.dtype(), precision, out.dtype()));
     }
     const double flops = 2.0 * static_cast<double>(a.shape()[0]) *
                          static_cast<double>(a.shape()[1]) * static_cast<double>(b.shape()[1]);
     const double bytes = static_cast<double>(a.nbytes() + b.nbytes() + out.nbytes());
     r.ctx.Charge(sim::ComputeUnit::kMxu,
-                 ProgramOpSeconds(Chip(r.ctx), flops, a.dtype(),
-                                  r.attrs.at("precision").AsPrecision(), bytes),
-                 "dot");
+                 XlaOpSeconds(Chip(r.ctx), flops, a.dtype(), precision, bytes), "dot");
   };
   return def;
 }
@@ -214,10 +199,10 @@ OpDef DynamicSlice() {
                           Shape(sizes.begin(), sizes.end())));
     }
     // A copy of the slice: read it, write it.
-    r.ctx.Charge(sim::ComputeUnit::kVpu,
-                 ProgramOpSeconds(Chip(r.ctx), 0, DType::kBF16, Precision::kDefault,
-                                  2.0 * static_cast<double>(r.results[0].nbytes())),
-                 "dynamic_slice");
+    r.ctx.Charge(
+        sim::ComputeUnit::kVpu,
+        XlaElementwiseSeconds(Chip(r.ctx), 2.0 * static_cast<double>(r.results[0].nbytes())),
+        "dynamic_slice");
   };
   return def;
 }

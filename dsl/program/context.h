@@ -18,7 +18,7 @@
 //
 // Ops are called by name (Call) with attributes; the typed methods below are thin
 // wrappers. Array ops compute with host numerics in functional mode and cost what XLA's
-// fused op would (dsl/program/op_cost.h); collectives are Pallas kernels
+// fused op would (dsl/cost.h); collectives are Pallas kernels
 // (kernels/lax/collectives.h) that run on this core; pallas_call runs any kernel with
 // its ANY operands bound to the values' HBM buffers.
 
