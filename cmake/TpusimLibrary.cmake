@@ -1,7 +1,7 @@
 include(GNUInstallDirs)
 
-# libtpusim: every layer (topologies, traces, sim, dsl, kernels) in one shared library,
-# exported as tpusim::tpusim.
+# libtpusim: every layer (topologies, traces, sim, dsl, kernels, programs) in one shared
+# library, exported as tpusim::tpusim.
 #
 # Why shared: kernels register themselves from static initialisers into one Registry.
 # A shared library keeps every registration (no archive member is dropped, so no
@@ -20,7 +20,7 @@ set_target_properties(tpusim_library PROPERTIES
   SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
 # Object libraries linked directly contribute their objects.
 target_link_libraries(tpusim_library PRIVATE
-  tpusim_topologies tpusim_traces tpusim_sim tpusim_dsl tpusim_kernels)
+  tpusim_topologies tpusim_traces tpusim_sim tpusim_dsl tpusim_kernels tpusim_programs)
 # What the public headers need (dsl/dtype.h uses Eigen; topology.pb.h protobuf). SystemC is
 # a link dependency only: no public header includes it.
 target_link_libraries(tpusim_library PUBLIC protobuf::libprotobuf Eigen3::Eigen

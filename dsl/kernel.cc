@@ -166,6 +166,10 @@ sim::SemaphoreHandle Kernel::ResolveSemaphore(const Ref& sem, int device, const 
                     std::to_string(sem.size()) + " semaphores; pick one with " + sem.name() +
                     ".at(i).");
   }
+  if (sem.binding().slot == layout_.barrier_slot && !layout_.barrier_by_device.empty()) {
+    return sim::SemaphoreHandle{static_cast<sim::ChipId>(device),
+                                layout_.barrier_by_device[static_cast<size_t>(device)]};
+  }
   const SlotBinding& slot = BindingOf(layout_, sem, device);
   return sim::SemaphoreHandle{static_cast<sim::ChipId>(device),
                               slot.semaphore_base + static_cast<uint32_t>(sem.binding().offset)};

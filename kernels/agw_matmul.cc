@@ -22,6 +22,7 @@
 
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
+#include "kernels/agw_matmul.h"
 #include "kernels/registry.h"
 #include "sim/errors.h"
 
@@ -432,42 +433,11 @@ KernelFn Fused(Blocks b) {
 
 Workload Make(const Mesh& mesh, const CollectiveArgs& args, bool fused) {
   const Blocks b = BlocksFor(mesh, args);
-  const int64_t steps = std::max(2 * (b.y - 1), 1);
-  GridSpec grid;
-  grid.in_specs = {BlockSpec::Any(), BlockSpec::Any()};
-  grid.out_specs = {BlockSpec::Any()};
-  grid.scratch_shapes = {
-      ScratchSpec::VMEM({b.bm, b.kk}, b.dtype, "a_vmem"),
-      ScratchSpec::VMEM({2, b.kk, b.nc}, b.dtype, "w_bufs"),
-      ScratchSpec::VMEM({2, b.y, b.bm, b.nb}, DType::kF32, "partial"),
-      ScratchSpec::VMEM({2, steps, b.bm, b.nb}, DType::kF32, "ar_recv"),
-      ScratchSpec::DMA({2, steps}, "ar_send_sems"),
-      ScratchSpec::DMA({2, steps}, "ar_recv_sems"),
-      ScratchSpec::REGULAR({2}, "ar_credit"),
-      ScratchSpec::VMEM({2, b.y, b.bm, b.nb}, b.dtype, "out_vmem"),
-      ScratchSpec::DMA({2, b.y}, "store_sems"),
-      ScratchSpec::DMA({3}, "local_sems"),
-  };
-  if (fused) {
-    grid.scratch_shapes.push_back(ScratchSpec::DMA({2, b.x}, "w_send_sems"));
-    grid.scratch_shapes.push_back(ScratchSpec::DMA({2, b.x}, "w_recv_sems"));
-    grid.scratch_shapes.push_back(ScratchSpec::REGULAR({2}, "w_credit"));
-  } else {
-    // The gathered weights stay in HBM (Pallas's ANY scratch): all of W need not fit VMEM.
-    grid.scratch_shapes.push_back(
-        ScratchSpec{MemorySpace::kAny, {args.k, b.n}, b.dtype, SemaphoreType::kDma, "w_full"});
-    const int64_t gather_steps = std::max(b.x - 1, 1);
-    grid.scratch_shapes.push_back(ScratchSpec::DMA({gather_steps}, "gather_send"));
-    grid.scratch_shapes.push_back(ScratchSpec::DMA({gather_steps}, "gather_recv"));
-  }
-  PallasCall call = pallas_call(fused ? "agw_matmul_ar_fused" : "agw_matmul_ar",
-                                fused ? Fused(b) : Blocking(b), grid, {{{b.bm, b.n}, b.dtype}});
-  call.in_names = {"inputs", "weights"};
-  call.out_names = {"out"};
   const P in_spec{b.x_axis, b.y_axis};
   const P w_spec{b.x_axis, nullptr};
   const P out_spec{b.x_axis, nullptr};
-  Workload wl{shard_map(mesh, {in_spec, w_spec}, {out_spec}, call), {}, {}};
+  Workload wl{
+      shard_map(mesh, {in_spec, w_spec}, {out_spec}, AgwMatmulCall(mesh, args, fused)), {}, {}};
   AddMatmulOperands(wl, args, 5);
   return wl;
 }
@@ -519,4 +489,42 @@ const Registration fused(KernelInfo{
     NoBusFactor, FlopsPerChip});
 
 }  // namespace
+
+PallasCall AgwMatmulCall(const Mesh& mesh, const CollectiveArgs& args, bool fused) {
+  const Blocks b = BlocksFor(mesh, args);
+  const int64_t steps = std::max(2 * (b.y - 1), 1);
+  GridSpec grid;
+  grid.in_specs = {BlockSpec::Any(), BlockSpec::Any()};
+  grid.out_specs = {BlockSpec::Any()};
+  grid.scratch_shapes = {
+      ScratchSpec::VMEM({b.bm, b.kk}, b.dtype, "a_vmem"),
+      ScratchSpec::VMEM({2, b.kk, b.nc}, b.dtype, "w_bufs"),
+      ScratchSpec::VMEM({2, b.y, b.bm, b.nb}, DType::kF32, "partial"),
+      ScratchSpec::VMEM({2, steps, b.bm, b.nb}, DType::kF32, "ar_recv"),
+      ScratchSpec::DMA({2, steps}, "ar_send_sems"),
+      ScratchSpec::DMA({2, steps}, "ar_recv_sems"),
+      ScratchSpec::REGULAR({2}, "ar_credit"),
+      ScratchSpec::VMEM({2, b.y, b.bm, b.nb}, b.dtype, "out_vmem"),
+      ScratchSpec::DMA({2, b.y}, "store_sems"),
+      ScratchSpec::DMA({3}, "local_sems"),
+  };
+  if (fused) {
+    grid.scratch_shapes.push_back(ScratchSpec::DMA({2, b.x}, "w_send_sems"));
+    grid.scratch_shapes.push_back(ScratchSpec::DMA({2, b.x}, "w_recv_sems"));
+    grid.scratch_shapes.push_back(ScratchSpec::REGULAR({2}, "w_credit"));
+  } else {
+    // The gathered weights stay in HBM (Pallas's ANY scratch): all of W need not fit VMEM.
+    grid.scratch_shapes.push_back(
+        ScratchSpec{MemorySpace::kAny, {args.k, b.n}, b.dtype, SemaphoreType::kDma, "w_full"});
+    const int64_t gather_steps = std::max(b.x - 1, 1);
+    grid.scratch_shapes.push_back(ScratchSpec::DMA({gather_steps}, "gather_send"));
+    grid.scratch_shapes.push_back(ScratchSpec::DMA({gather_steps}, "gather_recv"));
+  }
+  PallasCall call = pallas_call(fused ? "agw_matmul_ar_fused" : "agw_matmul_ar",
+                                fused ? Fused(b) : Blocking(b), grid, {{{b.bm, b.n}, b.dtype}});
+  call.in_names = {"inputs", "weights"};
+  call.out_names = {"out"};
+  return call;
+}
+
 }  // namespace tpusim::kernels

@@ -13,6 +13,7 @@ namespace {
 
 using namespace dsl;
 
+// `shard`: the extent of dimension 0 of each device's block; the halves split it.
 KernelFn BidiAllGather(std::string axis, int64_t shard) {
   return [axis, shard](Kernel& k, const Refs& refs) {
     const Ref& x = refs[0];
@@ -66,20 +67,8 @@ KernelFn BidiAllGather(std::string axis, int64_t shard) {
 Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
   const int n = CheckCollectiveArgs(mesh, args);
   const int64_t elements = static_cast<int64_t>(args.bytes / SizeOf(args.dtype));
-  const int64_t shard = elements / n;
-  const int64_t steps = std::max(n - 1, 1);
-  GridSpec grid;
-  grid.in_specs = {BlockSpec::Any()};
-  grid.out_specs = {BlockSpec::Any()};
-  grid.scratch_shapes = {ScratchSpec::DMA({}, "local_sem"), ScratchSpec::DMA({steps}, "send_right"),
-                         ScratchSpec::DMA({steps}, "recv_from_left"),
-                         ScratchSpec::DMA({steps}, "send_left"),
-                         ScratchSpec::DMA({steps}, "recv_from_right")};
-  PallasCall call = pallas_call("all_gather_bidi", BidiAllGather(args.axis, shard), grid,
-                                {{{elements}, args.dtype}});
-  call.in_names = {"x"};
-  call.out_names = {"out"};
-  return AllGatherWorkload(mesh, args, std::move(call));
+  return AllGatherWorkload(mesh, args,
+                           BidiAllGatherCall(args.axis, n, {{elements / n}, args.dtype}));
 }
 
 const Registration registration(KernelInfo{
@@ -87,4 +76,23 @@ const Registration registration(KernelInfo{
     BidiAllGatherBound, AllGatherBusFactor});
 
 }  // namespace
+
+PallasCall BidiAllGatherCall(const std::string& axis, int axis_size, const ShapeDtype& block) {
+  const int64_t steps = std::max(axis_size - 1, 1);
+  GridSpec grid;
+  grid.in_specs = {BlockSpec::Any()};
+  grid.out_specs = {BlockSpec::Any()};
+  grid.scratch_shapes = {ScratchSpec::DMA({}, "local_sem"), ScratchSpec::DMA({steps}, "send_right"),
+                         ScratchSpec::DMA({steps}, "recv_from_left"),
+                         ScratchSpec::DMA({steps}, "send_left"),
+                         ScratchSpec::DMA({steps}, "recv_from_right")};
+  Shape gathered = block.shape;
+  gathered[0] *= axis_size;
+  PallasCall call = pallas_call("all_gather_bidi", BidiAllGather(axis, block.shape[0]), grid,
+                                {{gathered, block.dtype}});
+  call.in_names = {"x"};
+  call.out_names = {"out"};
+  return call;
+}
+
 }  // namespace tpusim::kernels

@@ -13,6 +13,7 @@ namespace {
 
 using namespace dsl;
 
+// `shard`: the extent of dimension 0 of each device's block (elements of a 1-D one).
 KernelFn RingAllGather(std::string axis, int64_t shard) {
   return [axis, shard](Kernel& k, const Refs& refs) {
     const Ref& x = refs[0];
@@ -52,18 +53,8 @@ KernelFn RingAllGather(std::string axis, int64_t shard) {
 Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
   const int n = CheckCollectiveArgs(mesh, args);
   const int64_t elements = static_cast<int64_t>(args.bytes / SizeOf(args.dtype));
-  const int64_t shard = elements / n;
-  const int64_t steps = std::max(n - 1, 1);
-  GridSpec grid;
-  grid.in_specs = {BlockSpec::Any()};
-  grid.out_specs = {BlockSpec::Any()};
-  grid.scratch_shapes = {ScratchSpec::DMA({}, "local_sem"), ScratchSpec::DMA({steps}, "send_sems"),
-                         ScratchSpec::DMA({steps}, "recv_sems")};
-  PallasCall call = pallas_call("all_gather_ring", RingAllGather(args.axis, shard), grid,
-                                {{{elements}, args.dtype}});
-  call.in_names = {"x"};
-  call.out_names = {"out"};
-  return AllGatherWorkload(mesh, args, std::move(call));
+  return AllGatherWorkload(mesh, args,
+                           RingAllGatherCall(args.axis, n, {{elements / n}, args.dtype}));
 }
 
 const Registration registration(KernelInfo{
@@ -71,4 +62,21 @@ const Registration registration(KernelInfo{
     RingAllGatherBound, AllGatherBusFactor});
 
 }  // namespace
+
+PallasCall RingAllGatherCall(const std::string& axis, int axis_size, const ShapeDtype& block) {
+  const int64_t steps = std::max(axis_size - 1, 1);
+  GridSpec grid;
+  grid.in_specs = {BlockSpec::Any()};
+  grid.out_specs = {BlockSpec::Any()};
+  grid.scratch_shapes = {ScratchSpec::DMA({}, "local_sem"), ScratchSpec::DMA({steps}, "send_sems"),
+                         ScratchSpec::DMA({steps}, "recv_sems")};
+  Shape gathered = block.shape;
+  gathered[0] *= axis_size;
+  PallasCall call = pallas_call("all_gather_ring", RingAllGather(axis, block.shape[0]), grid,
+                                {{gathered, block.dtype}});
+  call.in_names = {"x"};
+  call.out_names = {"out"};
+  return call;
+}
+
 }  // namespace tpusim::kernels

@@ -8,6 +8,7 @@
 
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
+#include "kernels/lax/views.h"
 #include "kernels/reduce_scatter.h"
 #include "kernels/registry.h"
 #include "kernels/ring.h"
@@ -64,23 +65,8 @@ KernelFn RingAllReduce(std::string axis, RingReducePlan plan) {
 
 Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
   const int64_t elements = CheckReductionArgs(mesh, args);
-  const int n = mesh.AxisSize(args.axis);
-  const int64_t block = elements / n;
-  const int64_t steps = std::max(n - 1, 1);
-  const RingReducePlan plan = PlanRingReduce(mesh, args, block, 0, block, 1);
-  GridSpec grid;
-  grid.in_specs = {BlockSpec::Any()};
-  grid.out_specs = {BlockSpec::Any()};
-  grid.scratch_shapes = {ScratchSpec::DMA({}, "copy_sem")};
-  for (auto& spec : RingReduceScratch(plan, args.dtype))
-    grid.scratch_shapes.push_back(spec);
-  grid.scratch_shapes.push_back(ScratchSpec::DMA({steps}, "gather_send"));
-  grid.scratch_shapes.push_back(ScratchSpec::DMA({steps}, "gather_recv"));
-  PallasCall call = pallas_call("all_reduce_ring", RingAllReduce(args.axis, plan), grid,
-                                {{{elements}, args.dtype}});
-  call.in_names = {"x"};
-  call.out_names = {"out"};
-  return ReductionWorkload(mesh, args, /*replicated=*/true, std::move(call));
+  return ReductionWorkload(mesh, args, /*replicated=*/true,
+                           RingAllReduceCall(mesh, args.axis, {{elements}, args.dtype}));
 }
 
 KernelInfo Info() {
@@ -96,4 +82,40 @@ KernelInfo Info() {
 const Registration registration(Info());
 
 }  // namespace
+
+PallasCall RingAllReduceCall(const Mesh& mesh, const std::string& axis, const ShapeDtype& x) {
+  CollectiveArgs args;
+  args.axis = axis;
+  args.dtype = x.dtype;
+  int64_t elements = 1;
+  for (int64_t d : x.shape)
+    elements *= d;
+  args.bytes = static_cast<uint64_t>(elements) * SizeOf(x.dtype);
+  CheckReductionArgs(mesh, args);
+  const int n = mesh.AxisSize(axis);
+  const int64_t block = elements / n;
+  const int64_t steps = std::max(n - 1, 1);
+  const RingReducePlan plan = PlanRingReduce(mesh, args, block, 0, block, 1);
+  GridSpec grid;
+  grid.in_specs = {BlockSpec::Any()};
+  grid.out_specs = {BlockSpec::Any()};
+  grid.scratch_shapes = {ScratchSpec::DMA({}, "copy_sem")};
+  for (auto& spec : RingReduceScratch(plan, args.dtype))
+    grid.scratch_shapes.push_back(spec);
+  grid.scratch_shapes.push_back(ScratchSpec::DMA({steps}, "gather_send"));
+  grid.scratch_shapes.push_back(ScratchSpec::DMA({steps}, "gather_recv"));
+  // The ring works on the flat, row-major elements of an operand of any rank.
+  KernelFn ring = RingAllReduce(axis, plan);
+  KernelFn flat = [ring, elements](Kernel& k, const Refs& refs) {
+    Refs viewed = refs;
+    viewed[0] = lax::Reshape(refs[0], {elements});
+    viewed[1] = lax::Reshape(refs[1], {elements});
+    ring(k, viewed);
+  };
+  PallasCall call = pallas_call("all_reduce_ring", flat, grid, {x});
+  call.in_names = {"x"};
+  call.out_names = {"out"};
+  return call;
+}
+
 }  // namespace tpusim::kernels

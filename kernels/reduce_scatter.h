@@ -144,6 +144,13 @@ double ReductionTolerance(dsl::DType dtype, int axis_size);
 // whole-element blocks, and the dtype can hold a sum (int8 would overflow).
 int64_t CheckReductionArgs(const dsl::Mesh& mesh, const CollectiveArgs& args);
 
+// The pallas_call of all_reduce_ring over `axis` for a per-device operand `x` of any rank
+// (reduced as its flat elements, which must split into X blocks): x in HBM, out (x's type,
+// in HBM) the sum of x over the axis on every device. Throws Error(kInvalidArgument) as
+// CheckReductionArgs does.
+dsl::PallasCall RingAllReduceCall(const dsl::Mesh& mesh, const std::string& axis,
+                                  const dsl::ShapeDtype& x);
+
 // Reduce-scatter = all-gather time (docs/references.md §3).
 Bound RingReduceScatterBound(const dsl::Mesh& mesh, const CollectiveArgs& args);
 Bound BidiReduceScatterBound(const dsl::Mesh& mesh, const CollectiveArgs& args);

@@ -1,0 +1,131 @@
+// The two ar_vs_ag schedules (programs/ar_vs_ag.h says what and why).
+
+#include <algorithm>
+#include <string>
+
+#include "dsl/program/context.h"
+#include "dsl/shard_map.h"
+#include "kernels/registry.h"
+#include "programs/ar_vs_ag.h"
+#include "programs/host_reference.h"
+
+namespace tpusim::programs {
+namespace {
+
+using namespace dsl;
+using kernels::CollectiveArgs;
+using kernels::Workload;
+
+constexpr const char* kFamily = "ar_vs_ag";  // KernelInfo::family once task B's field lands
+
+struct Problem {
+  std::string axis;
+  int x = 1;
+  int64_t b = 0, d = 0, f = 0;
+  int64_t dx() const { return d / x; }
+};
+
+Problem ProblemFor(const std::string& name, const Mesh& mesh, const CollectiveArgs& args) {
+  Problem p;
+  p.axis = args.axis;
+  p.x = AxisSizeFor(name, mesh, args.axis);
+  if (args.m <= 0) {
+    throw Error(ErrorKind::kInvalidArgument,
+                name + " needs the batch size: give --m B (the rows of x), e.g. --m 1024.");
+  }
+  p.b = args.m;
+  p.d = SizeOr(args.k, kArVsAgD);
+  p.f = SizeOr(args.n, kArVsAgF);
+  CheckDivides(name, "D (--k)", p.d, p.x, p.axis);
+  return p;
+}
+
+// y = x @ W rounded once; the all-reduce's X partials are rounded to bf16 before the sum
+// (one ulp each, plus one of the result), the all-gather's dot rounds once.
+Workload MakeWorkload(const Problem& p, const CollectiveArgs& args, ShardMap program,
+                      bool partials) {
+  Workload w{std::move(program), {}, {}};
+  w.inputs = {Operand(p.b, p.d, DType::kBF16, args.seed * 37 + 1, args.functional),
+              Operand(p.d, p.f, DType::kBF16, args.seed * 37 + 2, args.functional)};
+  if (!args.functional) return w;
+  const HostMatrix x = ToHost(w.inputs[0]);
+  const HostMatrix weights = ToHost(w.inputs[1]);
+  HostMatrix y = HostMatrix::Zero(p.b, p.f);
+  double partial_max = 0;
+  for (int i = 0; i < p.x; ++i) {
+    const HostMatrix part =
+        x.middleCols(i * p.dx(), p.dx()) * weights.middleRows(i * p.dx(), p.dx());
+    partial_max = std::max(partial_max, MaxAbs(part));
+    y += part;
+  }
+  w.expected = {FromHost(y, DType::kBF16)};
+  w.atol = Ulp(DType::kBF16) * (MaxAbs(y) + (partials ? p.x * partial_max : 0.0));
+  return w;
+}
+
+Workload AllReduce(const Mesh& mesh, const CollectiveArgs& args) {
+  const std::string name = "ar_vs_ag/allreduce";
+  const Problem p = ProblemFor(name, mesh, args);
+  auto body = [p](ProgramContext& ctx, const std::vector<Value>& in) {
+    Value chunk = ctx.dynamic_slice(in[0], {0, ctx.axis_index(p.axis) * p.dx()}, {p.b, p.dx()});
+    return std::vector<Value>{ctx.psum(ctx.dot(chunk, in[1]), p.axis)};
+  };
+  return MakeWorkload(p, args, shard_map(mesh, {P{}, P{p.axis, nullptr}}, {P{}}, body, name), true);
+}
+
+Workload AllGather(const Mesh& mesh, const CollectiveArgs& args) {
+  const std::string name = "ar_vs_ag/allgather";
+  const Problem p = ProblemFor(name, mesh, args);
+  auto body = [p](ProgramContext& ctx, const std::vector<Value>& in) {
+    Value weights = ctx.all_gather(in[1], p.axis, /*axis=*/0, /*tiled=*/true);
+    return std::vector<Value>{ctx.dot(in[0], weights)};
+  };
+  return MakeWorkload(p, args, shard_map(mesh, {P{}, P{p.axis, nullptr}}, {P{}}, body, name),
+                      false);
+}
+
+// docs/references.md §4 (overlapped, so a lower bound for these blocking schedules):
+// all-gather T = max(2BDF/C, V_W/W), all-reduce T = max(2BDF/(XC), 2 V_y/W), with the
+// collective's (X-1)/X and W = W_ici (both directions) with wraparound, else W_oneway
+// (docs/references.md §3).
+kernels::Bound MakeBound(const Mesh& mesh, const CollectiveArgs& args, bool all_reduce) {
+  const Problem p =
+      ProblemFor(all_reduce ? "ar_vs_ag/allreduce" : "ar_vs_ag/allgather", mesh, args);
+  const kernels::AxisLinks links = kernels::LinksOf(mesh, p.axis);
+  const double w = links.link_bytes_per_s * (links.wraparound ? 2 : 1);
+  const double share = static_cast<double>(p.x - 1) / p.x;
+  kernels::Bound b;
+  b.peak_flops = kernels::PeakMxuFlops(mesh);
+  b.flops = 2.0 * p.b * p.d * p.f / (all_reduce ? p.x : 1);
+  const double comm =
+      all_reduce ? 2 * (2.0 * p.b * p.f) * share / w : (2.0 * p.d * p.f) * share / w;
+  b.seconds = std::max(b.flops / b.peak_flops, comm);
+  b.formula = all_reduce ? "max(2BDF/(X C), 2 (2BF bytes)(X-1)/X / W)"
+                         : "max(2BDF/C, (2DF bytes)(X-1)/X / W)";
+  return b;
+}
+
+kernels::KernelInfo Info(const std::string& schedule, const std::string& summary,
+                         std::function<Workload(const Mesh&, const CollectiveArgs&)> make,
+                         bool all_reduce) {
+  kernels::KernelInfo info;
+  info.name = std::string(kFamily) + "/" + schedule;  // kind: program, family: ar_vs_ag
+  info.summary = summary;
+  info.make = std::move(make);
+  info.bound = [all_reduce](const Mesh& mesh, const CollectiveArgs& args) {
+    return MakeBound(mesh, args, all_reduce);
+  };
+  info.flops_per_chip = [all_reduce](const Mesh& mesh, const CollectiveArgs& args) {
+    return MakeBound(mesh, args, all_reduce).flops;
+  };
+  return info;
+}
+
+const kernels::Registration all_reduce(
+    Info("allreduce", "y = x @ W, W sharded on K: dot the local shards, psum the partials (--m B)",
+         AllReduce, true));
+const kernels::Registration all_gather(Info(
+    "allgather", "y = x @ W, W sharded on K: all_gather W, then dot (--m B)", AllGather, false));
+
+}  // namespace
+}  // namespace tpusim::programs

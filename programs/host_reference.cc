@@ -1,0 +1,70 @@
+#include "programs/host_reference.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "dsl/shard_map.h"  // tpusim::Error
+
+namespace tpusim::programs {
+
+dsl::Array Operand(int64_t rows, int64_t cols, dsl::DType dtype, uint64_t seed, bool functional) {
+  return functional ? dsl::Array::Random({rows, cols}, dtype, seed)
+                    : dsl::Array::Placeholder({rows, cols}, dtype);
+}
+
+HostMatrix ToHost(const dsl::Array& a) {
+  HostMatrix m(a.shape()[0], a.shape()[1]);
+  for (int64_t i = 0; i < a.size(); ++i)
+    m.data()[i] = a.GetFlat(i);
+  return m;
+}
+
+dsl::Array FromHost(const HostMatrix& m, dsl::DType dtype) {
+  dsl::Array out({m.rows(), m.cols()}, dtype);
+  for (int64_t i = 0; i < out.size(); ++i)
+    out.SetFlat(i, m.data()[i]);
+  return out;
+}
+
+HostMatrix Relu(const HostMatrix& m) {
+  return m.cwiseMax(0.0);
+}
+
+HostMatrix Rounded(const HostMatrix& m, dsl::DType dtype) {
+  return ToHost(FromHost(m, dtype));
+}
+
+double MaxAbs(const HostMatrix& m) {
+  return m.size() ? m.cwiseAbs().maxCoeff() : 0.0;
+}
+
+double Ulp(dsl::DType dtype) {
+  return dtype == dsl::DType::kBF16 ? std::ldexp(1.0, -7) : std::ldexp(1.0, -23);
+}
+
+void CheckDivides(const std::string& program, const std::string& dimension, int64_t extent,
+                  int parts, const std::string& axis) {
+  if (extent > 0 && extent % parts == 0) return;
+  throw Error(ErrorKind::kInvalidArgument,
+              program + ": " + dimension + " = " + std::to_string(extent) +
+                  " does not split into " + std::to_string(parts) + " equal blocks over axis '" +
+                  axis + "'; give a positive multiple of " + std::to_string(parts) + ".");
+}
+
+int AxisSizeFor(const std::string& program, const dsl::Mesh& mesh, const std::string& axis) {
+  for (const auto& name : mesh.axis_names()) {
+    if (name == axis) return mesh.AxisSize(axis);
+  }
+  std::string axes;
+  for (const auto& name : mesh.axis_names()) {
+    axes += axes.empty() ? "'" : ", '";
+    axes += name;
+    axes += "'";
+  }
+  throw Error(ErrorKind::kInvalidArgument, program + " runs over mesh axis '" + axis + "', which " +
+                                               mesh.Describe() + " does not have; its axes are " +
+                                               axes +
+                                               ". Pick one of them (--axis) or another slice.");
+}
+
+}  // namespace tpusim::programs

@@ -1,0 +1,50 @@
+#pragma once
+
+// What the example programs share: random operands (or timing-only placeholders), host
+// matrices in double precision (Eigen) rounded once to an output dtype, and the
+// tolerances the programs' roundings allow.
+
+#include <Eigen/Core>
+#include <cstdint>
+#include <string>
+
+#include "dsl/array.h"
+#include "dsl/mesh.h"
+
+namespace tpusim::programs {
+
+using HostMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// A [rows, cols] operand: uniform in [-1, 1) from `seed`, or a placeholder when not
+// functional (timing-only runs move no payload).
+dsl::Array Operand(int64_t rows, int64_t cols, dsl::DType dtype, uint64_t seed, bool functional);
+
+HostMatrix ToHost(const dsl::Array& a);
+// Rounds every element once to `dtype`.
+dsl::Array FromHost(const HostMatrix& m, dsl::DType dtype);
+HostMatrix Relu(const HostMatrix& m);
+// The matrix with every element rounded to `dtype` (what a program array of it holds).
+HostMatrix Rounded(const HostMatrix& m, dsl::DType dtype);
+double MaxAbs(const HostMatrix& m);
+
+// The most one rounding to `dtype` moves a value of magnitude 1, relative: one unit in the
+// last place (2^-7 for bf16's 8 significant bits, 2^-23 for f32). A result computed with
+// f32 accumulation and rounded once can differ from the exact product rounded once by one
+// such ulp (the two roundings may fall on either side of a tie).
+double Ulp(dsl::DType dtype);
+
+// Sizes: `given` when set (> 0), else the program's default.
+inline int64_t SizeOr(int64_t given, int64_t fallback) {
+  return given > 0 ? given : fallback;
+}
+
+// Throws Error(kInvalidArgument) unless `extent` splits evenly over `parts`, naming the
+// program, the dimension (and its flag) and the mesh axis.
+void CheckDivides(const std::string& program, const std::string& dimension, int64_t extent,
+                  int parts, const std::string& axis);
+
+// Throws Error(kInvalidArgument) naming `program`'s needs and the mesh's axes when `axis`
+// is not one of them.
+int AxisSizeFor(const std::string& program, const dsl::Mesh& mesh, const std::string& axis);
+
+}  // namespace tpusim::programs

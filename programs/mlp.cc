@@ -1,0 +1,164 @@
+// mlp: y = relu(X @ W1) @ W2 on one mesh axis (8-way on v5e-8x16's 'x'), X bf16[B, D],
+// W1 bf16[D, H], W2 bf16[H, D], y bf16[B, D], in four layouts:
+//   mlp/replicated: every device holds everything and computes all of y (no communication,
+//                   every chip does all the FLOPs and holds all the weights);
+//   mlp/dp:         X and y split on the batch, weights replicated (no communication);
+//   mlp/fsdp:       X and y split on the batch, W1 and W2 split on their rows and
+//                   all_gathered just before use (weights move, each chip stores 1/X);
+//   mlp/tp:         W1 split on its columns and W2 on its rows (Megatron): each device
+//                   computes its slice of the hidden layer, then psums its [B, D] partial.
+// args.m = B (default 1024), args.k = D (default 1024), args.n = H (default 4096),
+// args.axis the axis.
+
+#include <algorithm>
+#include <string>
+
+#include "dsl/program/context.h"
+#include "dsl/shard_map.h"
+#include "kernels/registry.h"
+#include "programs/host_reference.h"
+
+namespace tpusim::programs {
+namespace {
+
+using namespace dsl;
+using kernels::CollectiveArgs;
+using kernels::Workload;
+
+constexpr const char* kFamily = "mlp";  // KernelInfo::family once task B's field lands
+
+enum class Layout { kReplicated, kDp, kFsdp, kTp };
+
+struct Mlp {
+  std::string name, axis;
+  int x = 1;
+  int64_t b = 0, d = 0, h = 0;
+};
+
+Mlp MlpFor(const std::string& name, const Mesh& mesh, const CollectiveArgs& args, Layout layout) {
+  Mlp p;
+  p.name = name;
+  p.axis = args.axis;
+  p.x = AxisSizeFor(name, mesh, args.axis);
+  p.b = SizeOr(args.m, 1024);
+  p.d = SizeOr(args.k, 1024);
+  p.h = SizeOr(args.n, 4096);
+  if (layout == Layout::kDp || layout == Layout::kFsdp)
+    CheckDivides(name, "B (--m)", p.b, p.x, p.axis);
+  if (layout == Layout::kFsdp) {
+    CheckDivides(name, "D (--k)", p.d, p.x, p.axis);
+    CheckDivides(name, "H (--n)", p.h, p.x, p.axis);
+  }
+  if (layout == Layout::kTp) CheckDivides(name, "H (--n)", p.h, p.x, p.axis);
+  return p;
+}
+
+// The reference rounds the hidden layer to bf16 as the program stores it. A device's h
+// may differ from it by one bf16 ulp (f32 accumulation in another order), which moves y
+// by at most one ulp of |h| @ |W2|; y itself is rounded once more, and under TP each of
+// the X partials is rounded to bf16 and the ring rounds each partial sum (X - 1 times),
+// each bounded by |h| @ |W2| too.
+Workload MlpWorkload(const Mlp& p, const CollectiveArgs& args, ShardMap program, Layout layout) {
+  Workload w{std::move(program), {}, {}};
+  w.inputs = {Operand(p.b, p.d, DType::kBF16, args.seed * 41 + 1, args.functional),
+              Operand(p.d, p.h, DType::kBF16, args.seed * 41 + 2, args.functional),
+              Operand(p.h, p.d, DType::kBF16, args.seed * 41 + 3, args.functional)};
+  if (!args.functional) return w;
+  const HostMatrix x = ToHost(w.inputs[0]);
+  const HostMatrix w1 = ToHost(w.inputs[1]);
+  const HostMatrix w2 = ToHost(w.inputs[2]);
+  const HostMatrix hidden = Relu(Rounded(x * w1, DType::kBF16));
+  const HostMatrix y = hidden * w2;
+  const double spread = MaxAbs(hidden.cwiseAbs() * w2.cwiseAbs());
+  w.expected = {FromHost(y, DType::kBF16)};
+  const double roundings = 1 + (layout == Layout::kTp ? 2 * p.x - 1 : 0);
+  w.atol = Ulp(DType::kBF16) * (MaxAbs(y) + roundings * spread);
+  return w;
+}
+
+Workload Make(const std::string& name, const Mesh& mesh, const CollectiveArgs& args,
+              Layout layout) {
+  const Mlp p = MlpFor(name, mesh, args, layout);
+  const std::string axis = p.axis;
+  const P batch{axis, nullptr};
+  ProgramBody body;
+  std::vector<PartitionSpec> in_specs;
+  PartitionSpec out_spec;
+  switch (layout) {
+    case Layout::kReplicated:
+    case Layout::kDp:
+      in_specs = layout == Layout::kDp ? std::vector<PartitionSpec>{batch, P{}, P{}}
+                                       : std::vector<PartitionSpec>{P{}, P{}, P{}};
+      out_spec = layout == Layout::kDp ? batch : P{};
+      body = [](ProgramContext& ctx, const std::vector<Value>& in) {
+        return std::vector<Value>{ctx.dot(ctx.relu(ctx.dot(in[0], in[1])), in[2])};
+      };
+      break;
+    case Layout::kFsdp:
+      in_specs = {batch, P{axis, nullptr}, P{axis, nullptr}};
+      out_spec = batch;
+      body = [axis](ProgramContext& ctx, const std::vector<Value>& in) {
+        Value w1 = ctx.all_gather(in[1], axis, /*axis=*/0, /*tiled=*/true);
+        Value hidden = ctx.relu(ctx.dot(in[0], w1));
+        w1 = Value();  // the gathered weights live only as long as their layer
+        Value w2 = ctx.all_gather(in[2], axis, /*axis=*/0, /*tiled=*/true);
+        return std::vector<Value>{ctx.dot(hidden, w2)};
+      };
+      break;
+    case Layout::kTp:
+      in_specs = {P{}, P{nullptr, axis}, P{axis, nullptr}};
+      out_spec = P{};
+      body = [axis](ProgramContext& ctx, const std::vector<Value>& in) {
+        Value hidden = ctx.relu(ctx.dot(in[0], in[1]));
+        return std::vector<Value>{ctx.psum(ctx.dot(hidden, in[2]), axis)};
+      };
+      break;
+  }
+  return MlpWorkload(p, args, shard_map(mesh, in_specs, {out_spec}, body, name), layout);
+}
+
+// Compute only: each chip's share of the 4 B D H FLOPs at the MXU peak
+// (docs/references.md §1); replicated does all of them on every chip.
+kernels::Bound MlpBound(const Mesh& mesh, const CollectiveArgs& args, Layout layout) {
+  const Mlp p = MlpFor("mlp", mesh, args, layout);
+  kernels::Bound b;
+  b.flops = 4.0 * p.b * p.d * p.h / (layout == Layout::kReplicated ? 1 : p.x);
+  b.peak_flops = kernels::PeakMxuFlops(mesh);
+  b.seconds = b.flops / b.peak_flops;
+  b.formula = layout == Layout::kReplicated ? "4 B D H / peak FLOP/s (compute only)"
+                                            : "4 B D H / (X peak FLOP/s) (compute only)";
+  return b;
+}
+
+kernels::KernelInfo Info(const std::string& layout_name, const std::string& summary,
+                         Layout layout) {
+  kernels::KernelInfo info;
+  info.name = std::string(kFamily) + "/" + layout_name;  // kind: program, family: mlp
+  info.summary = summary;
+  const std::string name = info.name;
+  info.make = [name, layout](const Mesh& mesh, const CollectiveArgs& args) {
+    return Make(name, mesh, args, layout);
+  };
+  info.bound = [layout](const Mesh& mesh, const CollectiveArgs& args) {
+    return MlpBound(mesh, args, layout);
+  };
+  info.flops_per_chip = [layout](const Mesh& mesh, const CollectiveArgs& args) {
+    return MlpBound(mesh, args, layout).flops;
+  };
+  return info;
+}
+
+const kernels::Registration replicated(
+    Info("replicated", "relu(X @ W1) @ W2, everything on every chip (--m B --k D --n H)",
+         Layout::kReplicated));
+const kernels::Registration dp(Info("dp",
+                                    "relu(X @ W1) @ W2, X split on the batch, weights replicated",
+                                    Layout::kDp));
+const kernels::Registration fsdp(
+    Info("fsdp", "relu(X @ W1) @ W2, X on the batch, weights split on rows, all_gather before use",
+         Layout::kFsdp));
+const kernels::Registration tp(Info(
+    "tp", "relu(X @ W1) @ W2, W1 column- and W2 row-split, psum of the partials", Layout::kTp));
+
+}  // namespace
+}  // namespace tpusim::programs

@@ -1,0 +1,215 @@
+// seed003: out = inputs @ weights on a 2-D mesh ('x', 'y'), v5e 2x2 in the issue:
+// inputs bf16[2048, 2048] P('x', 'y'), weights bf16[2048, 1024] P('x', None), out
+// P('x', None). Device (i, j) holds inputs[rows i, K-chunk j] and weights[K-block i, :];
+// its rows of out are the sum over j of inputs[rows i, K-chunk j] @ weights[K-chunk j, :].
+// Six versions of the same computation, as a user would write them in turn:
+//   a  lax only: all_gather both operands, then one dot (no partial sums, X*Y-fold
+//      redundant FLOPs along y);
+//   b  lax: all_gather the weights over x, dynamic_slice K-chunk y, dot, psum over y;
+//   c  b with preferred_element_type f32: the partials and the psum are f32;
+//   d  b with Pallas kernels: all_gather_ring's pallas_call, dynamic_slice, the tiled
+//      matmul pallas_call, all_reduce_ring's pallas_call;
+//   e  d with the bidirectional all-gather kernel;
+//   f  one fused kernel (agw_matmul_ar_fused): only the needed weight rows move, the MXU
+//      multiplies while they arrive, and each column chunk is all-reduced over y while the
+//      next one is multiplied.
+
+#include <cmath>
+#include <string>
+
+#include "dsl/program/context.h"
+#include "dsl/shard_map.h"
+#include "kernels/agw_matmul.h"
+#include "kernels/all_gather.h"
+#include "kernels/matmul.h"
+#include "kernels/reduce_scatter.h"
+#include "kernels/registry.h"
+#include "programs/host_reference.h"
+
+namespace tpusim::programs {
+namespace {
+
+using namespace dsl;
+using kernels::CollectiveArgs;
+using kernels::Workload;
+
+constexpr const char* kFamily = "seed003";  // KernelInfo::family once task B's field lands
+
+// The global problem and its blocks on this mesh.
+struct Seed {
+  int64_t m = 0, k = 0, n = 0;
+  int x = 1, y = 1;
+  int64_t rows() const { return m / x; }  // rows of inputs and out per device
+  int64_t kx() const { return k / x; }    // rows of weights per device
+  int64_t ky() const { return k / y; }    // the K-chunk of inputs per device
+};
+
+Seed SeedFor(const std::string& name, const Mesh& mesh, const CollectiveArgs& args) {
+  Seed s;
+  s.m = SizeOr(args.m, 2048);
+  s.k = SizeOr(args.k, 2048);
+  s.n = SizeOr(args.n, 1024);
+  s.x = AxisSizeFor(name, mesh, "x");
+  s.y = AxisSizeFor(name, mesh, "y");
+  CheckDivides(name, "M (--m)", s.m, s.x, "x");
+  CheckDivides(name, "K (--k)", s.k, s.x, "x");
+  CheckDivides(name, "K (--k)", s.k, s.y, "y");
+  return s;
+}
+
+enum class Partials { kNone, kBf16, kF32 };
+
+// inputs, weights, their product and the tolerance for a result in `out` dtype whose
+// partial sums over y were rounded as `partials` says: one ulp of the result, plus one
+// ulp of each of the Y partials when they are rounded to bf16 before the sum. f32 results
+// differ from the exact product by f32 accumulation: six standard deviations of K
+// roundings of products up to 1 (sqrt(K) x 2^-24 x K bounds it loosely and cheaply).
+Workload SeedWorkload(const Seed& s, const CollectiveArgs& args, ShardMap program, DType out,
+                      Partials partials) {
+  Workload w{std::move(program), {}, {}};
+  w.inputs = {Operand(s.m, s.k, DType::kBF16, args.seed * 31 + 1, args.functional),
+              Operand(s.k, s.n, DType::kBF16, args.seed * 31 + 2, args.functional)};
+  if (!args.functional) return w;
+  const HostMatrix a = ToHost(w.inputs[0]);
+  const HostMatrix b = ToHost(w.inputs[1]);
+  HostMatrix product = HostMatrix::Zero(s.m, s.n);
+  double partial_max = 0;
+  for (int j = 0; j < s.y; ++j) {
+    const HostMatrix part = a.middleCols(j * s.ky(), s.ky()) * b.middleRows(j * s.ky(), s.ky());
+    partial_max = std::max(partial_max, MaxAbs(part));
+    product += part;
+  }
+  w.expected = {FromHost(product, out)};
+  if (out == DType::kF32) {
+    w.atol = 6 * std::sqrt(static_cast<double>(s.k)) * std::ldexp(1.0, -24) * s.k;
+  } else {
+    w.atol = Ulp(out) * MaxAbs(product);
+    if (partials == Partials::kBf16) w.atol += Ulp(DType::kBF16) * s.y * partial_max;
+  }
+  return w;
+}
+
+ShardMap SeedProgram(const Mesh& mesh, const std::string& name, ProgramBody body) {
+  return shard_map(mesh, {P{"x", "y"}, P{"x", nullptr}}, {P{"x", nullptr}}, std::move(body), name);
+}
+
+// (b) and (c): the lax schedule, with the dot's result (and the psum) in `partial` dtype.
+Workload LaxSliced(const std::string& name, const Mesh& mesh, const CollectiveArgs& args,
+                   DType partial) {
+  const Seed s = SeedFor(name, mesh, args);
+  auto body = [s, partial](ProgramContext& ctx, const std::vector<Value>& in) {
+    Value weights = ctx.all_gather(in[1], "x", /*axis=*/0, /*tiled=*/true);
+    Value rows = ctx.dynamic_slice(weights, {ctx.axis_index("y") * s.ky(), 0}, {s.ky(), s.n});
+    return std::vector<Value>{ctx.psum(ctx.dot(in[0], rows, partial), "y")};
+  };
+  return SeedWorkload(s, args, SeedProgram(mesh, name, body), partial,
+                      partial == DType::kBF16 ? Partials::kBf16 : Partials::kF32);
+}
+
+Workload LaxOnly(const Mesh& mesh, const CollectiveArgs& args) {
+  const std::string name = "seed003/a";
+  const Seed s = SeedFor(name, mesh, args);
+  auto body = [](ProgramContext& ctx, const std::vector<Value>& in) {
+    Value rows = ctx.all_gather(in[0], "y", /*axis=*/1, /*tiled=*/true);
+    Value weights = ctx.all_gather(in[1], "x", /*axis=*/0, /*tiled=*/true);
+    return std::vector<Value>{ctx.dot(rows, weights)};
+  };
+  return SeedWorkload(s, args, SeedProgram(mesh, name, body), DType::kBF16, Partials::kNone);
+}
+
+// (d) and (e): the same steps as (b), each a Pallas kernel from kernels/.
+Workload ComposedPallas(const std::string& name, const Mesh& mesh, const CollectiveArgs& args,
+                        bool bidirectional) {
+  const Seed s = SeedFor(name, mesh, args);
+  const ShapeDtype weights_block{{s.kx(), s.n}, DType::kBF16};
+  const PallasCall gather = bidirectional ? kernels::BidiAllGatherCall("x", s.x, weights_block)
+                                          : kernels::RingAllGatherCall("x", s.x, weights_block);
+  CollectiveArgs local;
+  local.m = s.rows();
+  local.k = s.ky();
+  local.n = s.n;
+  const PallasCall matmul = kernels::MatmulCall(kernels::PlanMatmul(local));
+  const PallasCall all_reduce =
+      kernels::RingAllReduceCall(mesh, "y", {{s.rows(), s.n}, DType::kBF16});
+  auto body = [s, gather, matmul, all_reduce](ProgramContext& ctx, const std::vector<Value>& in) {
+    Value weights = ctx.pallas_call(gather, {in[1]})[0];
+    Value rows = ctx.dynamic_slice(weights, {ctx.axis_index("y") * s.ky(), 0}, {s.ky(), s.n});
+    Value partial = ctx.pallas_call(matmul, {in[0], rows})[0];
+    return ctx.pallas_call(all_reduce, {partial});
+  };
+  return SeedWorkload(s, args, SeedProgram(mesh, name, body), DType::kBF16, Partials::kBf16);
+}
+
+Workload Fused(const Mesh& mesh, const CollectiveArgs& args) {
+  const std::string name = "seed003/f";
+  const Seed s = SeedFor(name, mesh, args);
+  CollectiveArgs problem = args;
+  problem.axis = "x";
+  problem.axis2 = "y";
+  problem.m = s.m;
+  problem.k = s.k;
+  problem.n = s.n;
+  problem.dtype = DType::kBF16;
+  const PallasCall fused = kernels::AgwMatmulCall(mesh, problem, /*fused=*/true);
+  auto body = [fused](ProgramContext& ctx, const std::vector<Value>& in) {
+    return ctx.pallas_call(fused, in);
+  };
+  // The kernel's partials travel in f32; the one rounding is the bf16 result's.
+  return SeedWorkload(s, args, SeedProgram(mesh, name, body), DType::kBF16, Partials::kF32);
+}
+
+// Every version does at least each device's share of the FLOPs, 2 (M/X)(K/Y) N, at the
+// MXU peak (docs/references.md §1); (a) does Y times that.
+kernels::Bound SeedBound(const Mesh& mesh, const CollectiveArgs& args) {
+  const Seed s = SeedFor("seed003", mesh, args);
+  kernels::Bound b;
+  b.flops =
+      2.0 * static_cast<double>(s.rows()) * static_cast<double>(s.ky()) * static_cast<double>(s.n);
+  b.peak_flops = kernels::PeakMxuFlops(mesh);
+  b.seconds = b.flops / b.peak_flops;
+  b.formula = "2 (M/X)(K/Y) N / peak FLOP/s (compute only)";
+  return b;
+}
+
+double SeedFlops(const Mesh& mesh, const CollectiveArgs& args) {
+  return SeedBound(mesh, args).flops;
+}
+
+kernels::KernelInfo Seed003(const std::string& version, const std::string& summary,
+                            std::function<Workload(const Mesh&, const CollectiveArgs&)> make) {
+  kernels::KernelInfo info;
+  info.name = std::string(kFamily) + "/" + version;  // kind: program, family: seed003
+  info.summary = summary;
+  info.make = std::move(make);
+  info.bound = SeedBound;
+  info.flops_per_chip = SeedFlops;
+  return info;
+}
+
+const kernels::Registration a(Seed003("a", "lax only: all_gather both operands, then dot",
+                                      LaxOnly));
+const kernels::Registration b(
+    Seed003("b", "lax: all_gather weights over x, dynamic_slice K-chunk y, dot, psum over y",
+            [](const Mesh& mesh, const CollectiveArgs& args) {
+              return LaxSliced("seed003/b", mesh, args, DType::kBF16);
+            }));
+const kernels::Registration c(
+    Seed003("c", "(b) with preferred_element_type f32: f32 partials and psum, f32 out",
+            [](const Mesh& mesh, const CollectiveArgs& args) {
+              return LaxSliced("seed003/c", mesh, args, DType::kF32);
+            }));
+const kernels::Registration d(Seed003(
+    "d", "Pallas kernels composed: ring all-gather, dynamic_slice, tiled matmul, all-reduce",
+    [](const Mesh& mesh, const CollectiveArgs& args) {
+      return ComposedPallas("seed003/d", mesh, args, false);
+    }));
+const kernels::Registration e(Seed003("e", "(d) with the bidirectional all-gather kernel",
+                                      [](const Mesh& mesh, const CollectiveArgs& args) {
+                                        return ComposedPallas("seed003/e", mesh, args, true);
+                                      }));
+const kernels::Registration f(Seed003(
+    "f", "one fused kernel: weight rows move while the MXU multiplies, all-reduce overlapped",
+    Fused));
+
+}  // namespace
+}  // namespace tpusim::programs

@@ -1,0 +1,128 @@
+// The example programs of programs/ (registry entries): each matches its host reference,
+// the ar_vs_ag crossover falls where the bytes-vs-FLOPs argument puts it, and the mlp
+// layouts differ in time, ICI bytes and peak HBM as their shardings say.
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "kernels/registry.h"
+#include "programs/ar_vs_ag.h"
+#include "tests/support/test_support.h"
+#include "topologies/topology_loader.h"
+
+namespace tpusim {
+namespace {
+
+using kernels::CollectiveArgs;
+
+const kernels::KernelInfo& Entry(const std::string& name) {
+  const kernels::KernelInfo* info = kernels::Registry::Get().Find(name);
+  if (!info) throw std::runtime_error("no registry entry named " + name);
+  return *info;
+}
+
+// Runs the entry's workload functionally (with a checked trace) and compares it with the
+// workload's own host reference and tolerance.
+dsl::RunResult RunAndCompare(const std::string& name, const dsl::Mesh& mesh,
+                             const CollectiveArgs& args) {
+  kernels::Workload w = Entry(name).make(mesh, args);
+  EXPECT_FALSE(w.program.is_kernel()) << name << " should be a program";
+  EXPECT_EQ(w.expected.size(), 1u);
+  EXPECT_GT(w.atol, 0) << name << ": a tolerance of 0 would not survive bf16 rounding";
+  testing::CheckedRun run = testing::RunWorkload(w, true, name.substr(name.find('/') + 1));
+  EXPECT_TRUE(run.result.ok) << name << ": " << run.result.error;
+  if (!run.result.ok) return run.result;
+  const dsl::Comparison c =
+      dsl::CheckAgainstReference(w.program, run.result, w.expected, w.rtol, w.atol);
+  EXPECT_TRUE(c.equal) << name << " (atol " << w.atol << "): " << c.detail;
+  return run.result;
+}
+
+class Seed003 : public ::testing::TestWithParam<const char*> {};
+
+// At the sizes: inputs bf16[2048, 2048] P('x', 'y'), weights bf16[2048, 1024]
+// P('x', None) on v5e 2x2.
+TEST_P(Seed003, MatchesTheHostReferenceOnV5e2x2) {
+  const dsl::Mesh mesh(topologies::LoadTopology("v5e-2x2"));
+  const std::string name = std::string("seed003/") + GetParam();
+  const dsl::RunResult r = RunAndCompare(name, mesh, CollectiveArgs{});
+  std::printf("%s: %.1f us\n", name.c_str(), static_cast<double>(r.time()) * 1e-6);
+}
+
+INSTANTIATE_TEST_SUITE_P(Versions, Seed003, ::testing::Values("a", "b", "c", "d", "e", "f"));
+
+// A wrong answer must fail the comparison: the tolerance is far below the values.
+TEST(Seed003Reference, RejectsAResultMissingOnePartialSum) {
+  const dsl::Mesh mesh(topologies::LoadTopology("v5e-2x2"));
+  CollectiveArgs args;
+  args.m = 256;
+  args.k = 512;
+  args.n = 256;
+  kernels::Workload w = Entry("seed003/b").make(mesh, args);
+  testing::CheckedRun run = testing::RunWorkload(w);
+  ASSERT_TRUE(run.result.ok) << run.result.error;
+  ASSERT_TRUE(dsl::CheckAgainstReference(w.program, run.result, w.expected, w.rtol, w.atol).equal);
+  // The product of the first K-chunk alone, as a psum that skipped y = 1 would give.
+  const dsl::Array& a = w.inputs[0];
+  const dsl::Array& b = w.inputs[1];
+  dsl::Array wrong({256, 256}, dsl::DType::kBF16);
+  for (int64_t i = 0; i < 256; ++i) {
+    for (int64_t j = 0; j < 256; ++j) {
+      double acc = 0;
+      for (int64_t p = 0; p < 256; ++p)
+        acc += a.GetFlat(i * 512 + p) * b.GetFlat(p * 256 + j);
+      wrong.SetFlat(i * 256 + j, acc);
+    }
+  }
+  EXPECT_FALSE(dsl::CompareClose(wrong, w.expected[0], w.rtol, w.atol).equal);
+}
+
+// The 8-way axis of the ar_vs_ag and mlp programs: one x-row of v5e-8x16 (8 chips, no
+// wraparound, as every v5e axis shorter than 16), alone so the tests stay small.
+dsl::Mesh EightChipRow() {
+  return dsl::Mesh(testing::MakeTopology({8}, {false}));
+}
+
+TEST(ArVsAg, BothSchedulesMatchTheHostReference) {
+  CollectiveArgs args;
+  args.m = 64;
+  args.k = 512;
+  args.n = 256;
+  RunAndCompare("ar_vs_ag/allreduce", EightChipRow(), args);
+  RunAndCompare("ar_vs_ag/allgather", EightChipRow(), args);
+}
+
+TEST(ArVsAg, NeedsTheBatchSize) {
+  try {
+    Entry("ar_vs_ag/allreduce").make(EightChipRow(), CollectiveArgs{});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--m"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Mlp, EveryLayoutMatchesTheHostReference) {
+  CollectiveArgs args;
+  args.m = 64;
+  args.k = 256;
+  args.n = 512;
+  for (const char* layout : {"replicated", "dp", "fsdp", "tp"})
+    RunAndCompare(std::string("mlp/") + layout, EightChipRow(), args);
+}
+
+TEST(Mlp, NamesTheAxisItNeeds) {
+  CollectiveArgs args;
+  args.axis = "z";
+  try {
+    Entry("mlp/tp").make(EightChipRow(), args);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("axis 'z'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'x'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tpusim
