@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "dsl/cost.h"
 #include "dsl/program/context.h"
-#include "dsl/program/op_cost.h"
 #include "dsl/shard_map.h"
 #include "kernels/registry.h"
 #include "tests/support/test_support.h"
@@ -18,15 +18,15 @@ namespace {
 
 using namespace dsl;
 
-// The chip's rates as the program layer achieves them (dsl/program/op_cost.h) and the
+// The chip's rates as the program layer achieves them (dsl/cost.h) and the
 // axis's links (docs/references.md §1, §2).
 struct Rates {
   double mxu, hbm, w_ici, hop;
   double x = 16;
   explicit Rates(const Mesh& mesh) {
     const auto& t = mesh.topology();
-    mxu = kernels::PeakMxuFlops(mesh) * kProgramMxuFraction;
-    hbm = t.chip().hbm().bandwidth_bytes_per_s() * kProgramHbmFraction;
+    mxu = kernels::PeakMxuFlops(mesh) * kXlaMxuFraction;
+    hbm = t.chip().hbm().bandwidth_bytes_per_s() * kXlaHbmFraction;
     w_ici = 2 * t.ici().link_bandwidth_bytes_per_s();
     hop = t.ici().hop_latency_ns() * 1e-9;
     x = mesh.AxisSize("x");
@@ -62,8 +62,8 @@ double TimingOnlySeconds(const std::string& name, const Mesh& mesh, kernels::Col
 //   multiply the local shards, then all-reduce:  T = 2BDF/(X C) + 2 (2BF)(X-1)/(X W_ici)
 //   all-gather W, then multiply:                 T = (2DF)(X-1)/(X W_ici) + 2BDF/C
 // with C the achieved MXU rate (or the HBM roofline when the dot is memory-bound), the
-// all-reduce = reduce-scatter + all-gather of §3, and a hop latency per gather step. The ar_vs_ag programs
-// are these schedules (the first is seed003/b's: a dot of local shards, then psum).
+// all-reduce = reduce-scatter + all-gather of §3, and a hop latency per gather step. The ar_vs_ag
+// programs are these schedules (the first is seed003/b's: a dot of local shards, then psum).
 // Tolerance: 95-115% of the formula: the psum's reduce-scatter also pays its chunk
 // pipeline's fill and VPU adds (tests/fidelity/lax_fidelity_test.cc allows it 10%).
 TEST(ProgramFidelity, BlockingShardedMatmulMatchesSection4) {
