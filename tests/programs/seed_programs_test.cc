@@ -79,6 +79,32 @@ TEST(Seed003Reference, RejectsAResultMissingOnePartialSum) {
   EXPECT_FALSE(dsl::CompareClose(wrong, w.expected[0], w.rtol, w.atol).equal);
 }
 
+TEST(Seed003Errors, NamesTheSizeThatDoesNotSplit) {
+  const dsl::Mesh mesh(topologies::LoadTopology("v5e-2x2"));
+  CollectiveArgs args;
+  args.m = 2047;
+  try {
+    Entry("seed003/d").make(mesh, args);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("seed003/d: M (--m) = 2047 does not split into 2 equal blocks over "
+                           "axis 'x'; give a positive multiple of 2."),
+              std::string::npos)
+        << message;
+  }
+}
+
+TEST(Seed003Errors, NeedsAMeshWithAxesXAndY) {
+  try {
+    Entry("seed003/b").make(dsl::Mesh(testing::MakeTopology({4}, {false})), CollectiveArgs{});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("seed003/b runs over mesh axis 'y'"), std::string::npos)
+        << e.what();
+  }
+}
+
 // The 8-way axis of the ar_vs_ag and mlp programs: one x-row of v5e-8x16 (8 chips, no
 // wraparound, as every v5e axis shorter than 16), alone so the tests stay small.
 dsl::Mesh EightChipRow() {
