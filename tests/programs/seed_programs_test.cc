@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
+#include "dsl/program/context.h"
 #include "kernels/registry.h"
 #include "programs/ar_vs_ag.h"
 #include "tests/support/test_support.h"
@@ -136,6 +138,29 @@ TEST(Mlp, EveryLayoutMatchesTheHostReference) {
   args.n = 512;
   for (const char* layout : {"replicated", "dp", "fsdp", "tp"})
     RunAndCompare(std::string("mlp/") + layout, EightChipRow(), args);
+}
+
+// On an axis without wraparound the ring all-gather ends at different times on different
+// devices, so in a second collective a device may signal its neighbour's barrier semaphore
+// before that neighbour has entered the call. The barrier semaphore is the chip's for the
+// whole program (collective_id 0), as on a TPU, so the start barrier holds the signal
+// instead of failing (mlp/fsdp does exactly this).
+TEST(Programs, ACollectiveAfterUnevenWorkMeetsItsNeighbours) {
+  const dsl::Mesh mesh = EightChipRow();
+  const dsl::Array x = dsl::Array::Random({64, 128}, dsl::DType::kBF16, 3);
+  auto program = dsl::shard_map(
+      mesh, {dsl::P{"x", nullptr}}, {dsl::P{}},
+      [](dsl::ProgramContext& ctx, const std::vector<dsl::Value>& in) {
+        dsl::Value once = ctx.all_gather(in[0], "x", 0, /*tiled=*/true);
+        dsl::Value slice = ctx.dynamic_slice(once, {ctx.axis_index("x") * 8, 0}, {8, 128});
+        return std::vector<dsl::Value>{ctx.all_gather(ctx.relu(slice), "x", 0, /*tiled=*/true)};
+      });
+  testing::CheckedRun run = testing::RunAndCheckTrace(program, {x});
+  ASSERT_TRUE(run.result.ok) << run.result.error;
+  dsl::Array relu({64, 128}, dsl::DType::kBF16);
+  for (int64_t i = 0; i < x.size(); ++i)
+    relu.SetFlat(i, std::max(0.0, x.GetFlat(i)));
+  EXPECT_TRUE(dsl::CompareExact(run.result.outputs[0], relu).equal);
 }
 
 TEST(Mlp, NamesTheAxisItNeeds) {
