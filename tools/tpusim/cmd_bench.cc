@@ -284,7 +284,7 @@ int RunBench(int argc, char** argv) {
   std::string sweep_text, min_text, max_text, csv;
   int64_t factor = 2;
   double max_wall = 0, max_rss = 0;
-  po::options_description options(std::string(kHelp) + "options");
+  po::options_description options(kHelp);
   CommonOptions common;
   common.Add(options, kAllCommonOptions & ~kBlockOptions);
   options.add_options()("sweep", po::value(&sweep_text),

@@ -108,7 +108,8 @@ void PrintTable(const Contract& contract, const std::vector<Row>& rows) {
                 HumanSeconds(row.exposed_seconds).c_str(), ExposedPercent(row),
                 100 * row.mxu_utilisation, 100 * row.busiest_link_utilisation,
                 HumanBytes(static_cast<uint64_t>(r.ici_bytes_per_chip)).c_str(),
-                HumanBytes(r.peak_hbm_bytes).c_str(), HumanSeconds(r.bound_seconds).c_str(),
+                HumanBytes(r.peak_hbm_bytes).c_str(),
+                r.bound_seconds > 0 ? HumanSeconds(r.bound_seconds).c_str() : "-",
                 r.percent_of_bound());
     if (dtypes_differ) std::printf("  %-9s", r.out_dtype.c_str());
     std::printf("  %s\n", data.c_str());
