@@ -84,10 +84,16 @@ void PrintTable(const Contract& contract, const std::vector<Row>& rows) {
   bool dtypes_differ = false;
   for (const auto& row : rows)
     dtypes_differ = dtypes_differ || row.report.out_dtype != r0.out_dtype;
-  std::printf("%s on %s, axis '%s' (%d chips%s), %s %s%s\n",
+  // The problem as the options gave it: V for collectives, m/k/n for matmuls and programs.
+  std::string problem = r0.bytes ? HumanBytes(r0.bytes) + " " : "";
+  for (const auto& [name, value] :
+       {std::pair<const char*, int64_t>{"m", r0.m}, {"k", r0.k}, {"n", r0.n}}) {
+    if (value) problem += std::string(name) + "=" + std::to_string(value) + " ";
+  }
+  std::printf("%s on %s, axis '%s' (%d chips%s), %s%s%s\n",
               (dtypes_differ ? contract.Shapes() : contract.Describe()).c_str(),
               r0.topology.c_str(), r0.axis.c_str(), r0.axis_size,
-              r0.wraparound ? ", wraparound" : "", HumanBytes(r0.bytes).c_str(), r0.dtype.c_str(),
+              r0.wraparound ? ", wraparound" : "", problem.c_str(), r0.dtype.c_str(),
               r0.functional ? "" : ", timing only");
   size_t width = 6;
   for (const auto& row : rows)
