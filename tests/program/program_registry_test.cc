@@ -79,5 +79,22 @@ TEST(ProgramTrace, StepsAreNamedSlicesAndTheAsyncGatherOverlapsTheDot) {
   EXPECT_GT(gather->end_ns, first_dot->end_ns);
 }
 
+TEST(ProgramTrace, ABlockingCollectiveIsAStepOnTheCoreTrack) {
+  const dsl::Mesh mesh(testing::MakeTopology({4}, {true}));
+  kernels::CollectiveArgs args;
+  args.functional = false;
+  kernels::Workload w = kernels::Registry::Get().Find("tiny/sync")->make(mesh, args);
+  auto run = testing::RunWorkload(w, false, "tiny_sync_trace");
+  ASSERT_TRUE(run.result.ok) << run.result.error;
+  std::vector<std::string> steps;
+  for (const auto& s :
+       traces::PairSlices(traces::DecodePerfettoTrace(traces::ReadTraceFile(run.trace_path)))) {
+    if (s.track.rfind("chip 0 ", 0) == 0 && s.track.substr(s.track.size() - 5) == "/core" &&
+        s.depth == 1)
+      steps.push_back(s.name);
+  }
+  EXPECT_THAT(steps, ElementsAre("all_gather x", "dot"));
+}
+
 }  // namespace
 }  // namespace tpusim
