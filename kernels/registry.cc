@@ -21,6 +21,7 @@ void Registry::Add(KernelInfo info) {
     duplicates_.push_back(info.name);
     return;
   }
+  registration_order_.push_back(info.name);
   kernels_.push_back(std::move(info));
   std::sort(kernels_.begin(), kernels_.end(),
             [](const KernelInfo& a, const KernelInfo& b) { return a.name < b.name; });
@@ -38,6 +39,41 @@ std::vector<std::string> Registry::Names() const {
   for (const auto& k : kernels_)
     names.push_back(k.name);
   return names;
+}
+
+std::vector<std::string> Registry::FamilyMembers(const std::string& family) const {
+  std::vector<std::string> members;
+  if (family.empty()) return members;
+  for (const auto& name : registration_order_) {
+    if (Find(name)->family == family) members.push_back(name);
+  }
+  return members;
+}
+
+std::vector<std::string> Registry::Families() const {
+  std::set<std::string> families;
+  for (const auto& k : kernels_) {
+    if (!k.family.empty()) families.insert(k.family);
+  }
+  return {families.begin(), families.end()};
+}
+
+std::vector<std::string> Registry::ExpandFamilies(const std::vector<std::string>& names) const {
+  std::vector<std::string> expanded;
+  for (const auto& name : names) {
+    const std::vector<std::string> members =
+        Find(name) ? std::vector<std::string>{} : FamilyMembers(name);
+    if (members.empty()) {
+      expanded.push_back(name);
+    } else {
+      expanded.insert(expanded.end(), members.begin(), members.end());
+    }
+  }
+  return expanded;
+}
+
+const char* EntryKindName(EntryKind kind) {
+  return kind == EntryKind::kProgram ? "program" : "kernel";
 }
 
 void Registry::CheckNoDuplicates() const {

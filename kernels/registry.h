@@ -1,8 +1,10 @@
 #pragma once
 
-// The kernel library: every kernel registers itself by name with a factory that builds a
-// runnable workload (program, inputs, host reference) and the analytic time bound from
-// docs/references.md §3 that its simulated time is judged against.
+// The kernel library: every kernel, and every shard_map program, registers itself by name
+// with a factory that builds a runnable workload (program, inputs, host reference) and the
+// analytic time bound from docs/references.md §3 that its simulated time is judged against.
+// Entries may belong to a family (the schedules of one computation, e.g. "seed003"), which
+// `tpusim compare FAMILY` runs side by side.
 
 #include <functional>
 #include <string>
@@ -37,11 +39,17 @@ struct CollectiveArgs {
 };
 
 struct Workload {
+  // A kernel (a shard_map of one pallas_call) or a program (a shard_map body).
   dsl::ShardMap program;
   std::vector<dsl::Array> inputs;
   std::vector<dsl::Array> expected;  // global reference outputs; empty when not functional
   double rtol = 0;
   double atol = 0;
+  // A program's global output types. A program body's outputs are only known once it
+  // runs, so `compare` checks contracts from these (or from `expected`, when the workload
+  // is functional) before running anything. Kernels leave it empty: their pallas_call
+  // declares its outputs.
+  std::vector<dsl::ShapeDtype> out_types = {};
 };
 
 struct Bound {
@@ -55,6 +63,9 @@ struct Bound {
   std::vector<int64_t> blocks = {};  // the blocking the bound assumes: (bm, bk, bn)
 };
 
+// What a registry entry is: `tpusim list` shows the two in separate sections.
+enum class EntryKind { kKernel, kProgram };
+
 struct KernelInfo {
   std::string name;
   std::string summary;
@@ -65,7 +76,12 @@ struct KernelInfo {
   std::function<double(int axis_size)> bus_factor;
   // MXU FLOPs each chip must do (empty: none), for the compute part of compare's bound.
   std::function<double(const dsl::Mesh&, const CollectiveArgs&)> flops_per_chip = nullptr;
+  EntryKind kind = EntryKind::kKernel;
+  // The schedules of one computation share a family name; empty: in no family.
+  std::string family = {};
 };
+
+const char* EntryKindName(EntryKind kind);  // "kernel" or "program"
 
 // One instance per process, inside libtpusim: the CLI, user binaries and plugins share it.
 class Registry {
@@ -79,11 +95,18 @@ class Registry {
   const KernelInfo* Find(const std::string& name) const;
   std::vector<std::string> Names() const;
   const std::vector<KernelInfo>& kernels() const { return kernels_; }
+  // The members of `family` in registration order; empty when no entry belongs to it.
+  std::vector<std::string> FamilyMembers(const std::string& family) const;
+  // Every family name, sorted.
+  std::vector<std::string> Families() const;
+  // Each name that is a family becomes its members, in place; other names stay.
+  std::vector<std::string> ExpandFamilies(const std::vector<std::string>& names) const;
   // Throws Error(kInvalidArgument) naming every kernel registered twice.
   void CheckNoDuplicates() const;
 
  private:
-  std::vector<KernelInfo> kernels_;
+  std::vector<KernelInfo> kernels_;  // sorted by name
+  std::vector<std::string> registration_order_;
   std::vector<std::string> duplicates_;
 };
 

@@ -16,7 +16,7 @@ using namespace dsl;
 using kernels::CollectiveArgs;
 using kernels::Workload;
 
-constexpr const char* kFamily = "ar_vs_ag";  // KernelInfo::family once task B's field lands
+constexpr const char* kFamily = "ar_vs_ag";
 
 struct Problem {
   std::string axis;
@@ -109,7 +109,9 @@ kernels::KernelInfo Info(const std::string& schedule, const std::string& summary
                          std::function<Workload(const Mesh&, const CollectiveArgs&)> make,
                          bool all_reduce) {
   kernels::KernelInfo info;
-  info.name = std::string(kFamily) + "/" + schedule;  // kind: program, family: ar_vs_ag
+  info.name = std::string(kFamily) + "/" + schedule;
+  info.kind = kernels::EntryKind::kProgram;
+  info.family = kFamily;
   info.summary = summary;
   info.make = std::move(make);
   info.bound = [all_reduce](const Mesh& mesh, const CollectiveArgs& args) {

@@ -25,7 +25,7 @@ using namespace dsl;
 using kernels::CollectiveArgs;
 using kernels::Workload;
 
-constexpr const char* kFamily = "mlp";  // KernelInfo::family once task B's field lands
+constexpr const char* kFamily = "mlp";
 
 enum class Layout { kReplicated, kDp, kFsdp, kTp };
 
@@ -133,7 +133,9 @@ kernels::Bound MlpBound(const Mesh& mesh, const CollectiveArgs& args, Layout lay
 kernels::KernelInfo Info(const std::string& layout_name, const std::string& summary,
                          Layout layout) {
   kernels::KernelInfo info;
-  info.name = std::string(kFamily) + "/" + layout_name;  // kind: program, family: mlp
+  info.name = std::string(kFamily) + "/" + layout_name;
+  info.kind = kernels::EntryKind::kProgram;
+  info.family = kFamily;
   info.summary = summary;
   const std::string name = info.name;
   info.make = [name, layout](const Mesh& mesh, const CollectiveArgs& args) {

@@ -33,7 +33,7 @@ using namespace dsl;
 using kernels::CollectiveArgs;
 using kernels::Workload;
 
-constexpr const char* kFamily = "seed003";  // KernelInfo::family once task B's field lands
+constexpr const char* kFamily = "seed003";
 
 // The global problem and its blocks on this mesh.
 struct Seed {
@@ -178,7 +178,9 @@ double SeedFlops(const Mesh& mesh, const CollectiveArgs& args) {
 kernels::KernelInfo Seed003(const std::string& version, const std::string& summary,
                             std::function<Workload(const Mesh&, const CollectiveArgs&)> make) {
   kernels::KernelInfo info;
-  info.name = std::string(kFamily) + "/" + version;  // kind: program, family: seed003
+  info.name = std::string(kFamily) + "/" + version;
+  info.kind = kernels::EntryKind::kProgram;
+  info.family = kFamily;
   info.summary = summary;
   info.make = std::move(make);
   info.bound = SeedBound;

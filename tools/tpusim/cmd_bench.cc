@@ -1,5 +1,6 @@
-// tpusim bench KERNEL: a sweep of sizes in the style of nccl-tests, one row per size, each
-// judged against the kernel's analytic bound, with the simulator's own speed beside it.
+// tpusim bench ENTRY...: a sweep of one problem parameter (bytes, m, k or n) in the style of
+// nccl-tests, one row per size, each judged against the kernel's analytic bound, with the
+// simulator's own speed beside it.
 
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -17,44 +18,56 @@
 #include "dsl/mesh.h"
 #include "sim/errors.h"
 #include "tools/tpusim/cli.h"
+#include "tools/tpusim/common_options.h"
 #include "tools/tpusim/kernel_run.h"
-#include "topologies/topology_loader.h"
+#include "tools/tpusim/sweep.h"
 
 namespace tpusim::cli {
 
 namespace {
 
 constexpr const char* kHelp =
-    R"(tpusim bench KERNEL --topology T --min-bytes B --max-bytes E [options]
+    R"(tpusim bench ENTRY... --topology T --sweep PARAM=FROM:TO[:xF] [options]
+tpusim bench KERNEL --topology T --min-bytes B --max-bytes E [--factor F] [options]
 
-Runs KERNEL once per size V = B, B*F, B*F^2, ... up to E (V is the full, gathered array
-as in docs/references.md §3) and prints one row per size, as nccl-tests does:
-  size        V in bytes
+Runs each ENTRY (a kernel or a program; a family name stands for its members) once per
+value of one problem parameter and prints one row per value (and entry), as nccl-tests
+does. Every sweep has one spelling, --sweep PARAM=FROM:TO[:xF]: PARAM is bytes (V, the
+full, gathered array, as in docs/references.md §3), m (the batch size of programs; the rows
+of matmuls), k or n; the values are FROM, FROM*F, FROM*F^2, ... up to TO (F: an integer
+of at least 2, default 2). FROM and TO take K, M, G suffixes (powers of 1024). The other
+parameters stay as --bytes, --m, --k, --n give them. --min-bytes B --max-bytes E
+--factor F is the same as --sweep bytes=B:E:xF.
+  size        the swept value (bytes, or m, k, n)
   time        simulated time (the last chip to finish)
   algbw       V / time
   busbw       algbw x the kernel's bus factor ((X-1)/X for all-gather)
   bound       the kernel's analytic bound (docs/references.md §3); its formula is in the header
   %bound      bound / time: 100% means the kernel reaches the bound
+  ICI/chip    bytes each chip's ICI links carried, mean over chips (MiB)
+  HBM         peak HBM per chip, max over chips (MiB)
   data        ok, WRONG, or - (timing-only: not checked)
   wall        host seconds the simulation took; events: model events; Mev/s: their rate
   RSS         peak resident memory of the run, MiB
 The last line sums up: average bus bandwidth, min/max % of bound, total wall time.
 While it runs, a progress line is shown on stderr when stderr is a terminal.
 
-Sizes are never rounded. Since F is an integer, every size in the sweep divides into
-shards when B does, so a B that does not split into whole elements per shard is an error
-naming the nearest sizes that do. A larger size the kernel rejects for another reason is
-skipped with a note. Each size runs in a child process, so rows do not share memory and
-RSS is per row. --max-wall and --max-rss turn the simulator's own speed targets into a
-check: a row whose run (set-up, simulation and check, in its child process) takes longer,
-or peaks higher, fails. Exits 0 when every row completed (and, in functional mode,
-matched the host reference) within those budgets, 1 otherwise, 2 for bad arguments.
+Values are never rounded. Since F is an integer, every byte size in the sweep divides
+into shards when FROM does, so a FROM that does not split into whole elements per shard
+is an error naming the nearest sizes that do. A larger value an entry rejects for
+another reason is skipped with a note. Each row runs in a child process, so rows do not
+share memory and RSS is per row. --max-wall and --max-rss turn the simulator's own speed
+targets into a check: a row whose run (set-up, simulation and check, in its child
+process) takes longer, or peaks higher, fails. Exits 0 when every row completed (and, in
+functional mode, matched the host reference) within those budgets, 1 otherwise, 2 for
+bad arguments.
 
 options)";
 
 struct Row {
-  uint64_t bytes = 0;
-  bool ran = false;  // false: the child died or the run threw; `problem` says why
+  std::string entry;
+  uint64_t value = 0;  // the swept parameter's value
+  bool ran = false;    // false: the child died or the run threw; `problem` says why
   std::string problem;
   nlohmann::ordered_json report;  // KernelRunReport::ToJson()
   double rss_mib = 0;
@@ -76,9 +89,10 @@ struct Row {
 };
 
 // Runs one size in a child process and reads its report back through a pipe.
-Row RunInChild(const KernelRunRequest& request) {
+Row RunInChild(const KernelRunRequest& request, uint64_t value) {
   Row row;
-  row.bytes = request.args.bytes;
+  row.entry = request.kernel;
+  row.value = value;
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error("bench: cannot create a pipe");
   std::cout.flush();
@@ -154,31 +168,38 @@ std::string DataColumn(const Row& row) {
   return row.correct().get<bool>() ? "ok" : "WRONG";
 }
 
-void PrintRow(std::ostream& out, const Row& row) {
+void PrintRow(std::ostream& out, const Row& row, const Sweep& sweep) {
   const double time_us = row.Number("sim_time_ns") / 1e3;
   const double bound_us = row.Number("analytic_ns") / 1e3;
   const double wall = row.Number("wall_seconds");
   const double events = row.Number("events");
-  char line[256];
-  std::snprintf(
-      line, sizeof line, "%14llu %12.3f %9.2f %9.2f %12.3f %7.1f %6s %8.3f %10.0f %7.2f %8.1f",
-      static_cast<unsigned long long>(row.bytes), time_us, row.Number("algbw_gbps"),
-      row.Number("busbw_gbps"), bound_us, row.Number("percent_of_bound"), DataColumn(row).c_str(),
-      wall, events, wall > 0 ? events / wall / 1e6 : 0, row.rss_mib);
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "%-*s%14llu %12.3f %9.2f %9.2f %12.3f %7.1f %9.2f %9.2f %6s %8.3f %10.0f %7.2f "
+                "%8.1f",
+                sweep.entry_width, sweep.entry_width ? row.entry.c_str() : "",
+                static_cast<unsigned long long>(row.value), time_us, row.Number("algbw_gbps"),
+                row.Number("busbw_gbps"), bound_us, row.Number("percent_of_bound"),
+                row.Number("ici_bytes_per_chip") / (1 << 20),
+                row.Number("peak_hbm_bytes") / (1 << 20), DataColumn(row).c_str(), wall, events,
+                wall > 0 ? events / wall / 1e6 : 0, row.rss_mib);
   out << line << "\n";
 }
 
-constexpr const char* kCsvHeader =
-    "bytes,sim_time_us,algbw_gbps,busbw_gbps,bound_us,percent_of_bound,data,wall_seconds,"
-    "events,events_per_second,peak_rss_mib";
+constexpr const char* kCsvColumns =
+    ",sim_time_us,algbw_gbps,busbw_gbps,bound_us,percent_of_bound,ici_bytes_per_chip,"
+    "peak_hbm_bytes,data,wall_seconds,events,events_per_second,peak_rss_mib";
 
-void CsvRow(std::ostream& out, const Row& row) {
+void CsvRow(std::ostream& out, const Row& row, const Sweep& sweep) {
   const double wall = row.Number("wall_seconds");
   const double events = row.Number("events");
-  out << row.bytes << "," << Format("%.6f", row.Number("sim_time_ns") / 1e3) << ","
+  if (sweep.entry_width) out << row.entry << ",";
+  out << row.value << "," << Format("%.6f", row.Number("sim_time_ns") / 1e3) << ","
       << Format("%.4f", row.Number("algbw_gbps")) << "," << Format("%.4f", row.Number("busbw_gbps"))
       << "," << Format("%.6f", row.Number("analytic_ns") / 1e3) << ","
-      << Format("%.3f", row.Number("percent_of_bound")) << "," << DataColumn(row) << ","
+      << Format("%.3f", row.Number("percent_of_bound")) << ","
+      << Format("%.0f", row.Number("ici_bytes_per_chip")) << ","
+      << Format("%.0f", row.Number("peak_hbm_bytes")) << "," << DataColumn(row) << ","
       << Format("%.6f", wall) << "," << static_cast<uint64_t>(events) << ","
       << Format("%.0f", wall > 0 ? events / wall : 0) << "," << Format("%.1f", row.rss_mib) << "\n";
 }
@@ -194,145 +215,166 @@ int RunBench(int argc, char** argv) {
     }
   }
   namespace po = boost::program_options;
-  std::string kernel, topology, axis, min_text, max_text, dtype, csv;
+  std::string sweep_text, min_text, max_text, csv;
   int64_t factor = 2;
-  double time_limit_s = 60, max_wall = 0, max_rss = 0;
+  double max_wall = 0, max_rss = 0;
   po::options_description options(kHelp);
-  options.add_options()("help,h", "show this help")(
-      "topology,t", po::value(&topology),
-      "preset name (see `tpusim topologies`) or .textproto path")(
-      "axis,a", po::value(&axis)->default_value("x"), "mesh axis the collective runs over")(
-      "min-bytes,b", po::value(&min_text), "smallest V: 4096, 64K, 16M, 1G")(
+  CommonOptions common;
+  common.Add(options, kAllCommonOptions & ~kBlockOptions);
+  options.add_options()("sweep", po::value(&sweep_text),
+                        "PARAM=FROM:TO[:xF]: sweep bytes, m, k or n, e.g. m=256:16384:x2")(
+      "min-bytes", po::value(&min_text), "same as --sweep bytes=B:E:xF: the smallest V")(
       "max-bytes,e", po::value(&max_text), "largest V (the sweep stops at or below it)")(
       "factor,f", po::value(&factor)->default_value(2),
-      "integer growth factor between sizes, >= 2")(
-      "dtype", po::value(&dtype)->default_value("bf16"), "element type: bf16 or f32")(
-      "timing-only", "move no payload: same timing, no data check, memory independent of V")(
-      "time-limit", po::value(&time_limit_s)->default_value(60),
-      "stop each run after this many seconds of simulated time")(
-      "csv", po::value(&csv), "also write the rows to this CSV file")(
+      "integer growth factor between byte sizes, >= 2")("csv", po::value(&csv),
+                                                        "also write the rows to this CSV file")(
       "max-wall", po::value(&max_wall),
       "fail a row whose run takes more than this many host seconds")(
       "max-rss", po::value(&max_rss), "fail a row whose run peaks above this many MiB")(
       "json", "end the output with the rows as one JSON array on the last line");
-  po::options_description hidden;
-  hidden.add_options()("kernel", po::value(&kernel));
-  po::options_description all;
-  all.add(options).add(hidden);
-  po::positional_options_description positional;
-  positional.add("kernel", 1);
+  std::vector<std::string> names;
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError("bench", e.what());
-  }
-  if (vm.count("help")) {
-    std::cout << options << "\n";
-    return 0;
-  }
-  if (kernel.empty())
+  if (!ParseCommandLine("bench", argc, argv, options, -1, names, vm)) return 0;
+  if (names.empty())
     throw UsageError("bench", "name the kernel to run, e.g. tpusim bench all_gather_bidi.");
-  const kernels::KernelInfo* info = kernels::Registry::Get().Find(kernel);
-  if (!info) {
-    std::string known;
-    for (const auto& n : kernels::Registry::Get().Names())
-      known += (known.empty() ? "" : ", ") + n;
-    throw UsageError("bench", "unknown kernel '" + kernel + "'; known kernels: " + known + ".");
-  }
-  if (topology.empty())
+  const std::vector<std::string> entries = kernels::Registry::Get().ExpandFamilies(names);
+  std::vector<const kernels::KernelInfo*> infos;
+  for (const auto& name : entries)
+    infos.push_back(&FindEntry("bench", name));
+  if (!vm.count("topology"))
     throw UsageError("bench", "--topology is required, e.g. --topology v5e-16x16.");
-  if (min_text.empty()) throw UsageError("bench", "--min-bytes is required, e.g. --min-bytes 1K.");
-  if (max_text.empty()) throw UsageError("bench", "--max-bytes is required, e.g. --max-bytes 1G.");
-  const uint64_t min_bytes = ParseBytes("bench", "--min-bytes", min_text);
-  const uint64_t max_bytes = ParseBytes("bench", "--max-bytes", max_text);
-  if (min_bytes == 0) throw UsageError("bench", "--min-bytes must be at least 1 byte.");
-  if (min_bytes > max_bytes) {
-    throw UsageError("bench", "--min-bytes " + min_text + " is above --max-bytes " + max_text +
-                                  "; the sweep runs from the smaller to the larger size.");
+  Sweep sweep;
+  if (!sweep_text.empty()) {
+    if (!min_text.empty() || !max_text.empty())
+      throw UsageError("bench", "give either --sweep or --min-bytes/--max-bytes, not both.");
+    sweep = ParseSweep(sweep_text);
+    CheckSweep(sweep, "--sweep " + sweep.param + " FROM", "TO", "--sweep's factor");
+  } else {
+    if (min_text.empty() && max_text.empty()) {
+      throw UsageError("bench",
+                       "give the sweep: --sweep m=256:16384:x2 (bytes, m, k or n), or "
+                       "--min-bytes B --max-bytes E.");
+    }
+    if (min_text.empty())
+      throw UsageError("bench", "--min-bytes is required, e.g. --min-bytes 1K.");
+    if (max_text.empty())
+      throw UsageError("bench", "--max-bytes is required, e.g. --max-bytes 1G.");
+    sweep.from = ParseBytes("bench", "--min-bytes", min_text);
+    sweep.to = ParseBytes("bench", "--max-bytes", max_text);
+    sweep.factor = factor < 2 ? 0 : static_cast<uint64_t>(factor);
+    if (sweep.from == 0) throw UsageError("bench", "--min-bytes must be at least 1 byte.");
+    if (sweep.from > sweep.to) {
+      throw UsageError("bench", "--min-bytes " + min_text + " is above --max-bytes " + max_text +
+                                    "; the sweep runs from the smaller to the larger size.");
+    }
+    if (factor < 2) {
+      throw UsageError("bench", "--factor " + std::to_string(factor) +
+                                    " must be an integer of at least 2 (each size is the "
+                                    "previous one times the factor).");
+    }
   }
-  if (factor < 2) {
-    throw UsageError("bench", "--factor " + std::to_string(factor) +
-                                  " must be an integer of at least 2 (each size is the previous "
-                                  "one times the factor).");
-  }
-  const uint64_t time_limit = ParseTimeLimit("bench", time_limit_s);
   if (vm.count("max-wall") && !(max_wall > 0))
     throw UsageError("bench", "--max-wall must be a positive number of seconds.");
   if (vm.count("max-rss") && !(max_rss > 0))
     throw UsageError("bench", "--max-rss must be a positive number of MiB.");
 
-  KernelRunRequest base;
-  base.kernel = kernel;
-  base.topology = topologies::LoadTopology(topology);
-  base.args.axis = axis;
-  base.args.dtype = dsl::ParseDType(dtype);
-  base.args.functional = !vm.count("timing-only");
-  base.time_limit = time_limit;
+  const KernelRunRequest base = common.Request("bench", vm);
   const dsl::Mesh mesh(base.topology);
-  const int axis_index = mesh.AxisIndex(axis);  // throws for an unknown axis
+  const int axis_index = mesh.AxisIndex(base.args.axis);  // throws for an unknown axis
+  if (entries.size() > 1) {
+    for (const auto& name : entries)
+      sweep.entry_width = std::max(sweep.entry_width, static_cast<int>(name.size()) + 1);
+  }
 
-  // The sweep, checked before anything runs: the first size must split (an error that
-  // names the nearest valid sizes); a later one the kernel rejects is skipped with a note.
-  std::vector<uint64_t> sizes;
+  // The sweep, checked before anything runs: the first value must be one every entry
+  // takes (an error that names the nearest valid sizes); a later one an entry rejects is
+  // skipped with a note.
+  struct Planned {
+    size_t entry;
+    uint64_t value;
+  };
+  std::vector<Planned> plan;
   std::vector<std::string> notes;
-  kernels::Bound bound;
-  for (uint64_t v = min_bytes; v <= max_bytes;) {
-    kernels::CollectiveArgs args = base.args;
-    args.bytes = v;
-    args.functional = false;  // placeholders: checks the shapes without making data
-    try {
-      info->make(mesh, args);
-      bound = info->bound(mesh, args);
-      sizes.push_back(v);
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::kInvalidArgument) throw;
-      if (sizes.empty() && v == min_bytes) {
-        std::string message = e.what();
-        const std::string option = "--bytes " + std::to_string(v);
-        if (message.rfind(option, 0) == 0)
-          message = "--min-bytes " + std::to_string(v) + message.substr(option.size());
-        throw UsageError("bench", message);
+  std::vector<kernels::Bound> bounds(entries.size());
+  for (const uint64_t v : sweep.Values()) {
+    for (size_t e = 0; e < entries.size(); ++e) {
+      kernels::CollectiveArgs args = base.args;
+      sweep.Set(args, v);
+      args.functional = false;  // placeholders: checks the shapes without making data
+      try {
+        infos[e]->make(mesh, args);
+        if (infos[e]->bound) bounds[e] = infos[e]->bound(mesh, args);
+        plan.push_back({e, v});
+      } catch (const Error& error) {
+        if (error.kind() != ErrorKind::kInvalidArgument) throw;
+        if (v == sweep.from) {
+          std::string message = error.what();
+          const std::string option = "--bytes " + std::to_string(v);
+          if (sweep.param == "bytes" && message.rfind(option, 0) == 0) {
+            message = (sweep_text.empty() ? "--min-bytes " : "--sweep bytes FROM ") +
+                      std::to_string(v) + message.substr(option.size());
+          }
+          throw UsageError("bench", (entries.size() > 1 ? entries[e] + ": " : "") + message);
+        }
+        notes.push_back("skipped " + entries[e] + " at " + sweep.param + " " + std::to_string(v) +
+                        ": " + error.what());
       }
-      notes.push_back("skipped " + std::to_string(v) + " bytes: " + e.what());
     }
-    if (v > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(factor)) break;
-    v *= static_cast<uint64_t>(factor);
   }
   if (ParseOnly()) return 0;
 
   const bool wraparound = base.topology.mesh().wraparound(axis_index);
-  std::cout << "# tpusim bench " << kernel << " on " << base.topology.name() << " ("
-            << mesh.devices() << " chips), axis '" << axis << "' of " << mesh.shape()[axis_index]
-            << (wraparound ? " with" : " without") << " wraparound, " << dtype
-            << (base.args.functional ? ", data checked" : ", timing only") << "\n"
-            << "# bound: " << bound.formula << " (docs/references.md §3)\n";
+  std::cout << "# tpusim bench "
+            << (entries.size() == 1 ? entries[0]
+                                    : "of " + std::to_string(entries.size()) + " entries")
+            << " on " << base.topology.name() << " (" << mesh.devices() << " chips), axis '"
+            << base.args.axis << "' of " << mesh.shape()[axis_index]
+            << (wraparound ? " with" : " without") << " wraparound, "
+            << dsl::DTypeName(base.args.dtype)
+            << (base.args.functional ? ", data checked" : ", timing only") << ", sweeping "
+            << sweep.param << "\n";
+  for (size_t e = 0; e < entries.size(); ++e) {
+    std::cout << "# bound" << (entries.size() > 1 ? " of " + entries[e] : "") << ": "
+              << (bounds[e].formula.empty() ? "none given" : bounds[e].formula)
+              << (infos[e]->kind == kernels::EntryKind::kKernel ? " (docs/references.md §3)" : "")
+              << "\n";
+  }
   for (const auto& note : notes)
     std::cout << "# " << note << "\n";
-  std::cout << "#\n"
-            << "#         size         time     algbw     busbw        bound  %bound   data     "
-               "wall     events   Mev/s      RSS\n"
-            << "#          (B)         (us)    (GB/s)    (GB/s)         (us)       %          "
-               "(s)                         (MiB)\n";
+  const std::string entry_column(static_cast<size_t>(sweep.entry_width), ' ');
+  std::string entry_title = "entry";
+  entry_title.resize(entry_column.size(), ' ');
+  std::printf("#\n# %s%12s %12s %9s %9s %12s %7s %9s %9s %6s %8s %10s %7s %8s\n",
+              sweep.entry_width ? entry_title.c_str() : "",
+              sweep.param == "bytes" ? "size" : sweep.param.c_str(), "time", "algbw", "busbw",
+              "bound", "%bound", "ICI/chip", "HBM", "data", "wall", "events", "Mev/s", "RSS");
+  std::printf("# %s%12s %12s %9s %9s %12s %7s %9s %9s %6s %8s %10s %7s %8s\n", entry_column.c_str(),
+              sweep.param == "bytes" ? "(B)" : "", "(us)", "(GB/s)", "(GB/s)", "(us)", "%", "(MiB)",
+              "(MiB)", "", "(s)", "", "", "(MiB)");
+  std::fflush(stdout);
 
   std::ofstream csv_file;
   if (!csv.empty()) {
     csv_file.open(csv);
     if (!csv_file) throw UsageError("bench", "cannot write the CSV file '" + csv + "'.");
-    csv_file << kCsvHeader << "\n";
+    csv_file << (sweep.entry_width ? "entry," : "") << sweep.param << kCsvColumns << "\n";
   }
   const bool progress = isatty(STDERR_FILENO);
   std::vector<Row> rows;
   const auto started = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < sizes.size(); ++i) {
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const std::string& entry = entries[plan[i].entry];
+    const std::string label = sweep.param == "bytes"
+                                  ? HumanBytes(plan[i].value)
+                                  : sweep.param + "=" + std::to_string(plan[i].value);
     if (progress) {
-      std::cerr << "\r\033[K[" << i + 1 << "/" << sizes.size() << "] " << kernel << " "
-                << HumanBytes(sizes[i]) << " ..." << std::flush;
+      std::cerr << "\r\033[K[" << i + 1 << "/" << plan.size() << "] " << entry << " " << label
+                << " ..." << std::flush;
     }
     KernelRunRequest request = base;
-    request.args.bytes = sizes[i];
-    rows.push_back(RunInChild(request));
+    request.kernel = entry;
+    sweep.Set(request.args, plan[i].value);
+    rows.push_back(RunInChild(request, plan[i].value));
     Row& row = rows.back();
     if (max_wall > 0 && row.process_seconds > max_wall) {
       row.over_budget = true;
@@ -346,11 +388,11 @@ int RunBench(int argc, char** argv) {
                      Format(", over --max-rss %g MiB", max_rss);
     }
     if (progress) std::cerr << "\r\033[K" << std::flush;
-    PrintRow(std::cout, rows.back());
-    if (!rows.back().problem.empty())
-      std::cout << "#   " << HumanBytes(sizes[i]) << ": " << rows.back().problem << "\n";
+    PrintRow(std::cout, row, sweep);
+    if (!row.problem.empty())
+      std::cout << "#   " << entry << " " << label << ": " << row.problem << "\n";
     std::cout.flush();
-    if (csv_file) CsvRow(csv_file, rows.back());
+    if (csv_file) CsvRow(csv_file, row, sweep);
   }
   const double total_wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -371,17 +413,18 @@ int RunBench(int argc, char** argv) {
   }
   char summary[320];
   std::snprintf(summary, sizeof summary,
-                "# %d of %zu sizes completed%s; avg bus bandwidth %.2f GB/s; %% of bound "
+                "# %d of %zu %s completed%s; avg bus bandwidth %.2f GB/s; %% of bound "
                 "min %.1f%% max %.1f%%; wall %.3f s total (%.3f s simulating, %.2f M events/s)",
-                completed, rows.size(), all_ok ? "" : " (FAILURES above)",
-                completed ? busbw_sum / completed : 0.0, min_pct, max_pct, total_wall, sim_wall,
-                sim_wall > 0 ? events / sim_wall / 1e6 : 0.0);
+                completed, rows.size(), entries.size() > 1 ? "rows" : "sizes",
+                all_ok ? "" : " (FAILURES above)", completed ? busbw_sum / completed : 0.0, min_pct,
+                max_pct, total_wall, sim_wall, sim_wall > 0 ? events / sim_wall / 1e6 : 0.0);
   std::cout << summary << "\n";
   if (vm.count("json")) {
     nlohmann::ordered_json array = nlohmann::ordered_json::array();
     for (const Row& row : rows) {
       nlohmann::ordered_json j =
-          row.ran ? row.report : nlohmann::ordered_json{{"bytes", row.bytes}};
+          row.ran ? row.report : nlohmann::ordered_json{{"kernel", row.entry}};
+      j[sweep.param] = row.value;
       j["peak_rss_mib"] = row.rss_mib;
       j["process_seconds"] = row.process_seconds;
       if (!row.problem.empty()) j["problem"] = row.problem;

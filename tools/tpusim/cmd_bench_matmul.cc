@@ -11,8 +11,8 @@
 #include "dsl/cost.h"
 #include "dsl/dtype.h"
 #include "tools/tpusim/cli.h"
+#include "tools/tpusim/common_options.h"
 #include "tools/tpusim/kernel_run.h"
-#include "topologies/topology_loader.h"
 
 namespace tpusim::cli {
 
@@ -47,61 +47,36 @@ std::vector<Blocks> ParseBlocks(const std::string& text) {
 
 int RunBenchMatmul(int argc, char** argv) {
   namespace po = boost::program_options;
-  std::string topology, dtype, precision, blocks_text, kernel;
-  int64_t m = 0, k = 0, n = 0;
+  std::string blocks_text;
   po::options_description options(
       "tpusim bench matmul --topology T --m M --k K --n N [--blocks LIST] [options]\n\n"
       "Runs the tiled matmul [M, K] @ [K, N] once per block size (bm, bk, bn) and prints,\n"
       "per row: grid steps, simulated time, TFLOP/s, % of the MXU peak, the share of the\n"
       "time spent in per-grid-step cost, and how many times slower than the fastest row.\n"
       "Blocks that do not tile the problem are errors.\n\noptions");
-  options.add_options()("help,h", "show this help")("topology,t", po::value(&topology),
-                                                    "preset name or .textproto path")(
-      "m", po::value(&m), "rows of A")("k", po::value(&k), "contracting dim")("n", po::value(&n),
-                                                                              "columns of B")(
+  CommonOptions common;
+  common.Add(options, kTopologyOption | kProblemOptions | kNumericOptions | kRunOptions |
+                          kCheckOptions | kLoadOption);
+  options.add_options()(
       "blocks",
       po::value(&blocks_text)->default_value("128x128x128,256x256x256,512x512x512,512x1024x1024"),
-      "comma-separated BMxBKxBN block sizes")("dtype", po::value(&dtype)->default_value("bf16"),
-                                              "bf16, f32, int8 or int32")(
-      "precision", po::value(&precision)->default_value("DEFAULT"),
-      "f32 dots: DEFAULT, HIGH or HIGHEST")("timing-only", "move no payload, check no data")(
+      "comma-separated BMxBKxBN block sizes")(
       "json", "end the output with the rows as one JSON array on the last line");
-  po::options_description hidden;
-  hidden.add_options()("kernel", po::value(&kernel));
-  po::options_description all;
-  all.add(options).add(hidden);
-  po::positional_options_description positional;
-  positional.add("kernel", 1);
+  std::vector<std::string> entries;
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError("bench", e.what());
-  }
-  if (vm.count("help")) {
-    std::cout << options << "\n";
-    return 0;
-  }
-  if (topology.empty())
-    throw UsageError("bench", "--topology is required, e.g. --topology v5e-2x2.");
+  if (!ParseCommandLine("bench", argc, argv, options, 1, entries, vm)) return 0;
+  KernelRunRequest base = common.Request("bench", vm);
+  const int64_t m = base.args.m, k = base.args.k, n = base.args.n;
   if (m <= 0 || k <= 0 || n <= 0)
     throw UsageError("bench", "bench matmul needs the problem size: --m M --k K --n N.");
-
-  KernelRunRequest base;
   base.kernel = "matmul";
-  base.topology = topologies::LoadTopology(topology);
-  base.args.m = m;
-  base.args.k = k;
-  base.args.n = n;
-  base.args.dtype = dsl::ParseDType(dtype);
-  base.args.precision = dsl::ParsePrecision(precision);
-  base.args.functional = !vm.count("timing-only");
   const double step_seconds = static_cast<double>(dsl::GridStepCycles(base.topology.chip())) /
                               base.topology.chip().clock_hz();
 
+  const std::vector<Blocks> block_list = ParseBlocks(blocks_text);
+  if (ParseOnly()) return 0;
   std::vector<KernelRunReport> reports;
-  for (const Blocks& b : ParseBlocks(blocks_text)) {
+  for (const Blocks& b : block_list) {
     KernelRunRequest request = base;
     request.args.bm = b.bm;
     request.args.bk = b.bk;
@@ -113,7 +88,7 @@ int RunBenchMatmul(int argc, char** argv) {
     if (r.completed && (best == 0 || r.sim_seconds < best)) best = r.sim_seconds;
   }
   std::printf("# tpusim bench matmul on %s: %s [%ld, %ld] @ [%ld, %ld], precision %s\n",
-              base.topology.name().c_str(), dtype.c_str(), static_cast<long>(m),
+              base.topology.name().c_str(), dsl::DTypeName(base.args.dtype), static_cast<long>(m),
               static_cast<long>(k), static_cast<long>(k), static_cast<long>(n),
               dsl::PrecisionName(base.args.precision));
   std::printf("# %-16s %8s %12s %9s %7s %10s %9s %s\n", "blocks", "steps", "time (us)", "TFLOP/s",

@@ -1,4 +1,4 @@
-// tpusim run KERNEL: one kernel on one slice, with a human summary and optional JSON.
+// tpusim run KERNEL: one kernel (or program) on one slice, with a human summary and optional JSON.
 
 #include <boost/program_options.hpp>
 #include <iostream>
@@ -6,8 +6,8 @@
 #include "dsl/cost.h"
 #include "dsl/dtype.h"
 #include "tools/tpusim/cli.h"
+#include "tools/tpusim/common_options.h"
 #include "tools/tpusim/kernel_run.h"
-#include "topologies/topology_loader.h"
 
 namespace tpusim::cli {
 
@@ -23,6 +23,16 @@ std::string FlopRate(double flops_per_s) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f TFLOP/s", flops_per_s / 1e12);
   return text;
+}
+
+void PrintDataCheck(const KernelRunReport& r) {
+  if (!r.functional) {
+    std::cout << "  data             not checked (timing-only run)\n";
+  } else if (r.correct) {
+    std::cout << "  data             matches the reference on all " << r.chips << " chips\n";
+  } else {
+    std::cout << "  data             WRONG: " << r.mismatch << "\n";
+  }
 }
 
 // Compute kernels: FLOP/s against the MXU peak and the roofline of docs/references.md §1.
@@ -47,13 +57,7 @@ void PrintRooflineSummary(const KernelRunReport& r) {
               << ", docs/references.md §1\n"
               << "  of bound         " << Percent(r.percent_of_bound())
               << "   (bound / simulated time)\n";
-    if (!r.functional) {
-      std::cout << "  data             not checked (timing-only run)\n";
-    } else if (r.correct) {
-      std::cout << "  data             matches the reference on all " << r.chips << " chips\n";
-    } else {
-      std::cout << "  data             WRONG: " << r.mismatch << "\n";
-    }
+    PrintDataCheck(r);
   }
 }
 
@@ -73,21 +77,43 @@ void PrintCollectiveSummary(const KernelRunReport& r) {
               << "  analytic bound   " << HumanSeconds(r.bound_seconds) << "   " << r.bound_formula
               << ", docs/references.md §3\n"
               << "  of bound         " << pct << "   (bound / simulated time)\n";
-    if (!r.functional) {
-      std::cout << "  data             not checked (timing-only run)\n";
-    } else if (r.correct) {
-      std::cout << "  data             matches the reference on all " << r.chips << " chips\n";
-    } else {
-      std::cout << "  data             WRONG: " << r.mismatch << "\n";
-    }
+    PrintDataCheck(r);
   }
 }
 
+// Programs: the steps' time, where communication went and the memory the arrays needed.
+void PrintProgramSummary(const KernelRunReport& r) {
+  std::cout << r.kernel << " (program) on " << r.topology << " (" << r.chips << " chips)"
+            << (r.functional ? "" : ", timing only") << "\n";
+  if (!r.contract.empty()) std::cout << "  computes         " << r.contract << "\n";
+  if (!r.completed) {
+    std::cout << "  FAILED (" << ErrorKindName(*r.error_kind) << ")\n" << r.error << "\n";
+    return;
+  }
+  std::cout << "  simulated time   " << HumanSeconds(r.sim_seconds) << "\n"
+            << "  async waits      " << HumanSeconds(r.async_wait_seconds)
+            << "   (exposed async collectives, mean over chips)\n";
+  if (r.bound_seconds > 0) {
+    std::cout << "  bound            " << HumanSeconds(r.bound_seconds) << "   " << r.bound_formula
+              << "\n"
+              << "  of bound         " << Percent(r.percent_of_bound())
+              << "   (bound / simulated time)\n";
+  }
+  PrintDataCheck(r);
+}
+
 void PrintSummary(const KernelRunReport& r) {
-  if (r.roofline) {
+  if (r.kind == "program") {
+    PrintProgramSummary(r);
+  } else if (r.roofline) {
     PrintRooflineSummary(r);
   } else {
     PrintCollectiveSummary(r);
+  }
+  if (r.completed) {
+    std::cout << "  ICI bytes/chip   " << HumanBytes(static_cast<uint64_t>(r.ici_bytes_per_chip))
+              << "   (sent over each chip's links, mean)\n"
+              << "  peak HBM/chip    " << HumanBytes(r.peak_hbm_bytes) << "   (max over chips)\n";
   }
   if (!r.trace_path.empty()) {
     std::cout << "  trace            " << r.trace_path
@@ -101,93 +127,37 @@ void PrintSummary(const KernelRunReport& r) {
 
 int RunRun(int argc, char** argv) {
   namespace po = boost::program_options;
-  std::string kernel, topology, axis, bytes_text, dtype, trace, axis2, precision;
-  double time_limit_s = 60;
-  int64_t m = 0, k = 0, n = 0, bm = 0, bk = 0, bn = 0;
+  std::string trace;
   po::options_description options(
       "tpusim run KERNEL --topology T --axis A --bytes V [options]\n"
-      "tpusim run matmul --topology T --m M --k K --n N [--bm --bk --bn] [options]\n\n"
-      "Runs KERNEL on every chip of slice T. V is the size in bytes of the full (gathered)\n"
-      "array, as in docs/references.md §3. A matmul computes [M, K] @ [K, N] on each chip and\n"
-      "is judged against the roofline of docs/references.md §1. Exits 0 only when the run\n"
-      "completed and the data matches the host reference.\n\noptions");
-  options.add_options()("help,h", "show this help")(
-      "topology,t", po::value(&topology),
-      "preset name (see `tpusim topologies`) or .textproto path")(
-      "axis,a", po::value(&axis)->default_value("x"), "mesh axis the collective runs over")(
-      "axis2", po::value(&axis2),
-      "second mesh axis of two-axis kernels (all_gather_2d, agw_matmul_*); default: the "
-      "first other axis")("bytes,b", po::value(&bytes_text),
-                          "V, the full array size: 4096, 64K, 16M, 1G")(
-      "dtype", po::value(&dtype)->default_value("bf16"),
-      "element type: bf16 or f32 (matmul also int8, int32)")(
-      "precision", po::value(&precision)->default_value("DEFAULT"),
-      "matmul dots on f32: DEFAULT (one bf16 pass), HIGH (three) or HIGHEST (six)")(
-      "trace", po::value(&trace), "write a trace here (.pftrace: Perfetto; .json: Chrome JSON)")(
-      "timing-only", "move no payload: same timing, no data check, memory independent of V")(
-      "time-limit", po::value(&time_limit_s)->default_value(60),
-      "stop a run after this many seconds of simulated time")(
-      "json", "end the output with one JSON object on the last line")(
-      "m", po::value(&m), "matmuls: rows of A and of the output")("k", po::value(&k),
-                                                                  "matmuls: the contracting dim")(
-      "n", po::value(&n), "matmuls: columns of B and of the output")(
-      "bm", po::value(&bm), "matmul block rows (default: up to 512)")(
-      "bk", po::value(&bk), "matmul block contracting dim (default: up to 1024)")(
-      "bn", po::value(&bn), "matmul block columns (default: up to 1024)");
-  InterpretChecks::AddOptions(options);
-  po::options_description hidden;
-  hidden.add_options()("kernel", po::value(&kernel));
-  po::options_description all;
-  all.add(options).add(hidden);
-  po::positional_options_description positional;
-  positional.add("kernel", 1);
+      "tpusim run matmul --topology T --m M --k K --n N [--bm --bk --bn] [options]\n"
+      "tpusim run PROGRAM --topology T [--m M --k K --n N | --bytes V] [options]\n\n"
+      "Runs KERNEL (or PROGRAM, a shard_map program; see `tpusim list`) on every chip of\n"
+      "slice T. V is the size in bytes of the full (gathered) array, as in\n"
+      "docs/references.md §3. A matmul computes [M, K] @ [K, N] on each chip and is judged\n"
+      "against the roofline of docs/references.md §1. Programs take their problem size from\n"
+      "the same options (each documents which). Every run reports the bytes each chip sent\n"
+      "over ICI and the peak HBM per chip. Exits 0 only when the run completed and the data\n"
+      "matches the host reference.\n\noptions");
+  CommonOptions common;
+  common.Add(options, kAllCommonOptions);
+  options.add_options()("trace", po::value(&trace),
+                        "write a trace here (.pftrace: Perfetto; .json: Chrome JSON)")(
+      "json", "end the output with one JSON object on the last line");
+  std::vector<std::string> entries;
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError("run", e.what());
-  }
-  if (vm.count("help")) {
-    std::cout << options << "\n";
-    return 0;
-  }
-  if (kernel.empty())
+  if (!ParseCommandLine("run", argc, argv, options, 1, entries, vm)) return 0;
+  if (entries.empty())
     throw UsageError("run", "name the kernel to run, e.g. tpusim run all_gather_ring.");
-  if (topology.empty()) throw UsageError("run", "--topology is required, e.g. --topology v5e-4x4.");
-  const bool matmul_problem = m != 0 || k != 0 || n != 0;
-  if (bytes_text.empty() && !matmul_problem) {
+  const bool sized = vm.count("bytes") || vm.count("m") || vm.count("k") || vm.count("n");
+  if (!sized && vm.count("topology") &&
+      FindEntry("run", entries[0]).kind == kernels::EntryKind::kKernel) {
     throw UsageError("run",
                      "--bytes is required, e.g. --bytes 16M (matmuls take --m --k --n instead).");
   }
-  for (const auto& [flag, value] : {std::pair<const char*, int64_t>{"--m", m},
-                                    {"--k", k},
-                                    {"--n", n},
-                                    {"--bm", bm},
-                                    {"--bk", bk},
-                                    {"--bn", bn}}) {
-    if (value < 0) throw UsageError("run", std::string(flag) + " must be positive.");
-  }
-  const uint64_t time_limit = ParseTimeLimit("run", time_limit_s);
-
-  KernelRunRequest request;
-  request.kernel = kernel;
-  request.topology = topologies::LoadTopology(topology);
-  request.args.axis = axis;
-  request.args.axis2 = axis2;
-  if (!bytes_text.empty()) request.args.bytes = ParseBytes("run", "--bytes", bytes_text);
-  request.args.m = m;
-  request.args.k = k;
-  request.args.n = n;
-  request.args.bm = bm;
-  request.args.bk = bk;
-  request.args.bn = bn;
-  request.args.dtype = dsl::ParseDType(dtype);
-  request.args.precision = dsl::ParsePrecision(precision);
-  request.args.functional = !vm.count("timing-only");
-  request.checks = InterpretChecks::Parse("run", vm);
+  KernelRunRequest request = common.Request("run", vm);
+  request.kernel = entries[0];
   request.trace_path = trace;
-  request.time_limit = time_limit;
   if (ParseOnly()) return 0;
   const KernelRunReport report = RunKernel(request);
 

@@ -1,5 +1,6 @@
 #include "tools/tpusim/kernel_run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
@@ -12,6 +13,7 @@ namespace tpusim::cli {
 nlohmann::ordered_json KernelRunReport::ToJson() const {
   nlohmann::ordered_json j;
   j["kernel"] = kernel;
+  j["kind"] = kind;
   j["topology"] = topology;
   j["chips"] = chips;
   j["axis"] = axis;
@@ -27,10 +29,14 @@ nlohmann::ordered_json KernelRunReport::ToJson() const {
   j["percent_of_bound"] = percent_of_bound();
   j["algbw_gbps"] = algbw / 1e9;
   j["busbw_gbps"] = busbw / 1e9;
+  j["m"] = m;
+  j["k"] = k;
+  j["n"] = n;
+  j["out_dtype"] = out_dtype;
+  j["ici_bytes_per_chip"] = ici_bytes_per_chip;
+  j["peak_hbm_bytes"] = peak_hbm_bytes;
+  if (kind == "program") j["async_wait_ns"] = async_wait_seconds * 1e9;
   if (roofline) {
-    j["m"] = m;
-    j["k"] = k;
-    j["n"] = n;
     j["blocks"] = blocks;
     j["flops"] = flops;
     j["achieved_flops_per_s"] = achieved_flops;
@@ -97,27 +103,114 @@ InterpretChecks InterpretChecks::Parse(const std::string& command,
   return checks;
 }
 
-std::string ShardingContract(const dsl::ShardMap& program, const std::vector<dsl::Array>& inputs) {
-  std::string text = "(";
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    text += (i ? ", " : "") + dsl::TypeString(inputs[i].dtype(), inputs[i].shape()) + " " +
-            program.in_specs()[i].Describe();
+namespace {
+
+// The global shape of an output whose per-device block is `block` under `spec`.
+dsl::Shape GlobalShape(const dsl::Mesh& mesh, const dsl::PartitionSpec& spec, dsl::Shape block) {
+  for (size_t d = 0; d < spec.entries().size() && d < block.size(); ++d) {
+    for (const auto& axis : spec.entries()[d].axes)
+      block[d] *= mesh.AxisSize(axis);
   }
-  text += ") -> (";
-  const auto& outs = program.call().out_shape;
-  for (size_t i = 0; i < outs.size(); ++i) {
-    text += (i ? ", " : "") + std::string(dsl::DTypeName(outs[i].dtype)) + " block " +
-            dsl::ShapeString(outs[i].shape) + " " + program.out_specs()[i].Describe();
+  return block;
+}
+
+std::string Join(const std::vector<std::string>& parts) {
+  std::string text;
+  for (size_t i = 0; i < parts.size(); ++i)
+    text += (i ? ", " : "") + parts[i];
+  return text;
+}
+
+}  // namespace
+
+std::string Contract::Shapes() const {
+  return inputs + " -> (" + Join(out_shapes) + ")";
+}
+
+std::string Contract::Describe() const {
+  std::vector<std::string> outputs;
+  for (size_t i = 0; i < out_shapes.size(); ++i)
+    outputs.push_back(out_dtypes[i] + out_shapes[i]);
+  return inputs + " -> (" + Join(outputs) + ")";
+}
+
+std::string Contract::OutDtypes() const {
+  return Join(out_dtypes);
+}
+
+std::optional<Contract> WorkloadContract(const kernels::Workload& workload) {
+  const dsl::ShardMap& program = workload.program;
+  std::vector<dsl::ShapeDtype> outputs = workload.out_types;
+  if (program.is_kernel()) {
+    outputs.clear();
+    for (size_t i = 0; i < program.call().out_shape.size(); ++i) {
+      const auto& block = program.call().out_shape[i];
+      outputs.push_back(
+          {GlobalShape(program.mesh(), program.out_specs()[i], block.shape), block.dtype});
+    }
+  } else if (outputs.empty()) {
+    for (const auto& expected : workload.expected)
+      outputs.push_back({expected.shape(), expected.dtype()});
   }
-  return text + ")";
+  if (outputs.size() != program.out_specs().size()) return std::nullopt;
+  Contract contract;
+  std::vector<std::string> inputs;
+  for (size_t i = 0; i < workload.inputs.size(); ++i) {
+    const auto& input = workload.inputs[i];
+    inputs.push_back(dsl::TypeString(input.dtype(), input.shape()) + " " +
+                     program.in_specs()[i].Describe());
+  }
+  contract.inputs = "(" + Join(inputs) + ")";
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string dtype = dsl::DTypeName(outputs[i].dtype);
+    // TypeString spells "bf16[2048,1024]"; the shape alone is what follows the dtype.
+    contract.out_shapes.push_back(
+        dsl::TypeString(outputs[i].dtype, outputs[i].shape).substr(dtype.size()) + " " +
+        program.out_specs()[i].Describe());
+    contract.out_dtypes.push_back(dtype);
+  }
+  return contract;
+}
+
+Contract EntryContract(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
+                       const kernels::CollectiveArgs& args) {
+  kernels::CollectiveArgs shapes_only = args;
+  shapes_only.functional = false;
+  if (auto contract = WorkloadContract(info.make(mesh, shapes_only))) return *contract;
+  kernels::CollectiveArgs functional = args;
+  functional.functional = true;
+  if (auto contract = WorkloadContract(info.make(mesh, functional))) return *contract;
+  throw Error(ErrorKind::kInvalidArgument,
+              "program '" + info.name +
+                  "' does not say what it returns: its workload has neither out_types nor "
+                  "reference outputs. Set kernels::Workload::out_types to the global output "
+                  "types in its make function.");
+}
+
+const kernels::KernelInfo& FindEntry(const std::string& command, const std::string& name) {
+  const kernels::Registry& registry = kernels::Registry::Get();
+  if (const kernels::KernelInfo* info = registry.Find(name)) return *info;
+  std::string kernel_names, programs, families;
+  for (const auto& entry : registry.kernels()) {
+    std::string& list = entry.kind == kernels::EntryKind::kProgram ? programs : kernel_names;
+    list += (list.empty() ? "" : ", ") + entry.name;
+  }
+  for (const auto& family : registry.Families())
+    families += (families.empty() ? "" : ", ") + family;
+  throw UsageError(command, "unknown kernel '" + name + "'; known kernels: " + kernel_names +
+                                (programs.empty() ? "" : "; programs: " + programs) +
+                                (families.empty() ? "" : "; families: " + families) +
+                                ". `tpusim list` says what each one is.");
 }
 
 namespace {
 
 // A functional run copies each input block into every chip's HBM, reads every output block
 // back and assembles the global outputs: refuse it up front when that would not fit.
-void RequireRunMemory(const dsl::ShardMap& program, const std::vector<dsl::Array>& inputs) {
+void RequireRunMemory(const kernels::Workload& workload) {
+  const dsl::ShardMap& program = workload.program;
   const dsl::Mesh& mesh = program.mesh();
+  const auto& inputs = workload.inputs;
   const double devices = mesh.devices();
   double bytes = 0;  // double: a sum of huge sizes saturates instead of wrapping
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -125,9 +218,16 @@ void RequireRunMemory(const dsl::ShardMap& program, const std::vector<dsl::Array
     bytes +=
         devices * static_cast<double>(dsl::NumElements(block)) * dsl::SizeOf(inputs[i].dtype());
   }
-  for (const auto& out : program.call().out_shape) {
-    const double block = static_cast<double>(dsl::NumElements(out.shape)) * dsl::SizeOf(out.dtype);
-    bytes += 3 * devices * block;  // in HBM, read back per chip, and assembled
+  if (program.is_kernel()) {
+    for (const auto& out : program.call().out_shape) {
+      const double block =
+          static_cast<double>(dsl::NumElements(out.shape)) * dsl::SizeOf(out.dtype);
+      bytes += 3 * devices * block;  // in HBM, read back per chip, and assembled
+    }
+  } else {
+    // A program's output blocks are at most its global outputs; the reference holds one.
+    for (const auto& out : workload.expected)
+      bytes += (2 * devices + 1) * static_cast<double>(out.nbytes());
   }
   const double most = static_cast<double>(~uint64_t{0});
   dsl::RequireHostMemory(bytes < most ? static_cast<uint64_t>(bytes) : ~uint64_t{0},
@@ -138,19 +238,13 @@ void RequireRunMemory(const dsl::ShardMap& program, const std::vector<dsl::Array
 }  // namespace
 
 KernelRunReport RunKernel(const KernelRunRequest& request) {
-  const kernels::KernelInfo* info = kernels::Registry::Get().Find(request.kernel);
-  if (!info) {
-    std::string known;
-    for (const auto& n : kernels::Registry::Get().Names())
-      known += (known.empty() ? "" : ", ") + n;
-    throw UsageError("run",
-                     "unknown kernel '" + request.kernel + "'; known kernels: " + known + ".");
-  }
+  const kernels::KernelInfo* info = &FindEntry("run", request.kernel);
   const dsl::Mesh mesh(request.topology);
   const int axis_index = mesh.AxisIndex(request.args.axis);
 
   KernelRunReport report;
   report.kernel = request.kernel;
+  report.kind = kernels::EntryKindName(info->kind);
   report.topology = request.topology.name();
   report.chips = static_cast<uint64_t>(mesh.devices());
   report.axis = request.args.axis;
@@ -162,21 +256,21 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   report.trace_path = request.trace_path;
 
   kernels::Workload workload = info->make(mesh, request.args);
-  const kernels::Bound bound = info->bound(mesh, request.args);
+  const kernels::Bound bound = info->bound ? info->bound(mesh, request.args) : kernels::Bound{};
   report.bound_seconds = bound.seconds;
   report.bound_formula = bound.formula;
+  report.m = request.args.m;
+  report.k = request.args.k;
+  report.n = request.args.n;
   if (bound.peak_flops > 0) {
     report.roofline = true;
-    report.m = request.args.m;
-    report.k = request.args.k;
-    report.n = request.args.n;
     report.blocks = bound.blocks;
     report.flops = bound.flops;
     report.peak_flops = bound.peak_flops;
     report.hbm_bytes = bound.hbm_bytes;
   }
 
-  if (request.args.functional) RequireRunMemory(workload.program, workload.inputs);
+  if (request.args.functional) RequireRunMemory(workload);
 
   std::unique_ptr<traces::TraceSink> trace;
   if (!request.trace_path.empty()) trace = traces::OpenTraceFile(request.trace_path);
@@ -199,7 +293,20 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   report.error = result.error;
   report.events = result.stats.events;
   report.stats = result.stats;
-  report.contract = ShardingContract(workload.program, workload.inputs);
+  if (const auto contract = WorkloadContract(workload)) {
+    report.contract = contract->Describe();
+    report.out_dtype = contract->OutDtypes();
+  }
+  double ici_bytes = 0;
+  for (const auto& link : result.stats.links)
+    ici_bytes += static_cast<double>(link.bytes);
+  report.ici_bytes_per_chip = ici_bytes / static_cast<double>(mesh.devices());
+  for (const uint64_t peak : result.peak_hbm_bytes)
+    report.peak_hbm_bytes = std::max(report.peak_hbm_bytes, peak);
+  double async_wait = 0;
+  for (const sim::Picoseconds wait : result.async_wait)
+    async_wait += static_cast<double>(wait) * 1e-12;
+  if (!result.async_wait.empty()) report.async_wait_seconds = async_wait / result.async_wait.size();
   report.sim_seconds = static_cast<double>(result.time()) * 1e-12;
   if (report.sim_seconds > 0) {
     report.algbw = static_cast<double>(report.bytes) / report.sim_seconds;

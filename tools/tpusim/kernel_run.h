@@ -1,7 +1,8 @@
 #pragma once
 
-// Runs one registered kernel on one slice and gathers what every subcommand reports:
-// simulated time, bandwidths, the analytic bound, the data check and the trace path.
+// Runs one registry entry (a kernel or a program) on one slice and gathers what every
+// subcommand reports: simulated time, bandwidths, the analytic bound, bytes over ICI, peak
+// HBM, the data check and the trace path.
 
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
@@ -38,6 +39,7 @@ struct KernelRunRequest {
 
 struct KernelRunReport {
   std::string kernel;
+  std::string kind;  // "kernel" or "program"
   std::string topology;
   uint64_t chips = 0;
   std::string axis;
@@ -62,8 +64,15 @@ struct KernelRunReport {
   double wall_seconds = 0;
   uint64_t events = 0;
   std::string trace_path;
-  sim::RunStats stats;   // per-core blocked/MXU time, per-link busy time
-  std::string contract;  // inputs, specs and outputs: what the kernel computes
+  sim::RunStats stats;    // per-core blocked/MXU time, per-link busy time
+  std::string contract;   // inputs, specs and outputs: what the kernel computes
+  std::string out_dtype;  // the outputs' element types, e.g. "bf16" or "f32, bf16"
+  // Bytes each chip's outbound ICI links carried (forwarded hops included), mean over
+  // chips; and the most HBM one chip's arrays held at once, max over chips.
+  double ici_bytes_per_chip = 0;
+  uint64_t peak_hbm_bytes = 0;
+  // Programs: time the cores waited in async collectives' *_done, mean over chips.
+  double async_wait_seconds = 0;
 
   // Compute kernels with a roofline bound (kernels::Bound::peak_flops > 0), per chip.
   bool roofline = false;
@@ -82,9 +91,30 @@ struct KernelRunReport {
   nlohmann::ordered_json ToJson() const;
 };
 
-// What a kernel computes, as its global input types, PartitionSpecs and output blocks;
-// kernels compared side by side must agree on it.
-std::string ShardingContract(const dsl::ShardMap& program, const std::vector<dsl::Array>& inputs);
+// What an entry computes: its global input types and PartitionSpecs, and its global
+// outputs' shapes, specs and dtypes. Schedules compared side by side must agree on all of
+// it except the output dtypes (accumulating in f32 or bf16 is a schedule's choice).
+struct Contract {
+  std::string inputs;                   // "(bf16[2048,2048] P('x', 'y'), ...)"
+  std::vector<std::string> out_shapes;  // "[2048,1024] P('x', None)", one per output
+  std::vector<std::string> out_dtypes;  // "bf16", one per output
+
+  // What must agree: "(bf16[2048,2048] P('x', 'y')) -> ([2048,1024] P('x', None))".
+  std::string Shapes() const;
+  // All of it: "(bf16[2048,2048] P('x', 'y')) -> (bf16[2048,1024] P('x', None))".
+  std::string Describe() const;
+  std::string OutDtypes() const;  // "bf16" or "f32, bf16"
+};
+// Empty when a program's outputs are unknown before it runs (no Workload::out_types, and
+// no reference outputs because the workload is not functional).
+std::optional<Contract> WorkloadContract(const kernels::Workload& workload);
+// The contract of entry `info` for `args`: from a shapes-only workload when it tells,
+// otherwise from a functional one (whose reference outputs give a program's outputs).
+Contract EntryContract(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
+                       const kernels::CollectiveArgs& args);
+// The registry entry called `name`; throws UsageError for `command` listing the known
+// entries (and families) when there is none.
+const kernels::KernelInfo& FindEntry(const std::string& command, const std::string& name);
 
 // Throws Error / UsageError for bad arguments; failures during the run are in the report.
 KernelRunReport RunKernel(const KernelRunRequest& request);

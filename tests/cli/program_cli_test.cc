@@ -1,0 +1,210 @@
+// Programs on the command line: list shows them in their own section with the families;
+// run, compare and bench take them as they take kernels; compare expands a family, allows
+// a different output dtype and refuses a different contract. The tiny programs come from
+// tests/program/tiny_programs.cc, built as a plugin.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/test_support.h"
+
+namespace tpusim {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::LastLineJson;
+using ::testing::Not;
+using testing::RunTpusim;
+
+const std::string kTiny = std::string(" --load ") + TPUSIM_TINY_PROGRAMS;
+
+TEST(ProgramCli, ListShowsKernelsProgramsAndFamiliesInSections) {
+  const auto r = RunTpusim("list" + kTiny);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t kernels = r.out.find("kernels:");
+  const size_t programs = r.out.find("programs:");
+  const size_t families = r.out.find("families");
+  ASSERT_NE(kernels, std::string::npos) << r.out;
+  ASSERT_NE(programs, std::string::npos) << r.out;
+  ASSERT_NE(families, std::string::npos) << r.out;
+  EXPECT_LT(kernels, programs);
+  EXPECT_LT(programs, families);
+  // Kernels above the programs heading, programs below it.
+  EXPECT_LT(r.out.find("all_gather_ring"), programs);
+  EXPECT_GT(r.out.find("tiny/sync"), programs);
+  EXPECT_THAT(r.out.substr(families), HasSubstr("tiny/sync tiny/async tiny/f32"));
+}
+
+TEST(ProgramCli, RunReportsAProgramWithIciBytesAndPeakHbm) {
+  const std::string trace = testing::TempPath("tiny.pftrace");
+  const auto r =
+      RunTpusim("run tiny/async --topology v5e-2x2 --m 64 --trace " + trace + " --json" + kTiny);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("tiny/async (program)"));
+  EXPECT_THAT(r.out, HasSubstr("ICI bytes/chip"));
+  EXPECT_THAT(r.out, HasSubstr("peak HBM/chip"));
+  const auto j = LastLineJson(r.out);
+  EXPECT_EQ(j["kind"], "program");
+  EXPECT_EQ(j["correct"], true);
+  // Each chip sends its 32 x 128 bf16 half of x to the other chip of the axis: 8 KiB.
+  EXPECT_DOUBLE_EQ(j["ici_bytes_per_chip"].get<double>(), 32 * 128 * 2);
+  // At least x's block, w, the gathered x and the output live at once.
+  EXPECT_GE(j["peak_hbm_bytes"].get<double>(), (32 * 128 + 128 * 128 + 64 * 128 * 2) * 2);
+  testing::ExpectTraceValid(trace);
+}
+
+TEST(ProgramCli, KernelsReportIciBytesAndPeakHbmToo) {
+  const auto r = RunTpusim("run all_gather_ring --topology v5e-2x2 --bytes 64K --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto j = LastLineJson(r.out);
+  EXPECT_EQ(j["kind"], "kernel");
+  // A 2-chip ring along x: each chip sends its 32 KiB shard once.
+  EXPECT_DOUBLE_EQ(j["ici_bytes_per_chip"].get<double>(), 32 * 1024);
+  EXPECT_GE(j["peak_hbm_bytes"].get<double>(), 64 * 1024 + 32 * 1024);
+}
+
+TEST(ProgramCli, CompareExpandsAFamilyAndShowsDifferingOutputDtypes) {
+  const std::string dir = testing::TempPath("tiny-traces");
+  const auto r =
+      RunTpusim("compare tiny --topology v5e-2x2 --m 64 --json --trace-dir " + dir + kTiny);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("ICI/chip"));
+  EXPECT_THAT(r.out, HasSubstr("peak HBM"));
+  EXPECT_THAT(r.out, HasSubstr("out dtype"));
+  const auto rows = LastLineJson(r.out);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0]["kernel"], "tiny/sync");  // registration order
+  EXPECT_EQ(rows[1]["kernel"], "tiny/async");
+  EXPECT_EQ(rows[2]["kernel"], "tiny/f32");
+  EXPECT_EQ(rows[0]["out_dtype"], "bf16");
+  EXPECT_EQ(rows[2]["out_dtype"], "f32");
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["correct"], true) << row.dump();
+    EXPECT_GT(row["ici_bytes_per_chip"].get<double>(), 0);
+    EXPECT_GT(row["peak_hbm_bytes"].get<double>(), 0);
+    std::string file = row["kernel"].get<std::string>();
+    std::replace(file.begin(), file.end(), '/', '_');
+    testing::ExpectTraceValid(dir + "/" + file + ".pftrace");
+  }
+}
+
+TEST(ProgramCli, CompareWithOneOutputDtypeShowsNoDtypeColumn) {
+  const auto r = RunTpusim("compare tiny/sync tiny/async --topology v5e-2x2 --timing-only" + kTiny);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("out dtype")));
+}
+
+TEST(ProgramCli, CompareRefusesProgramsWithDifferentContracts) {
+  const auto r = RunTpusim("compare tiny/sync tiny_rows --topology v5e-2x2" + kTiny);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out, "");  // refused before running
+  EXPECT_THAT(r.err, HasSubstr("'tiny/sync' and 'tiny_rows' have different sharding contracts"));
+  EXPECT_THAT(r.err, HasSubstr("tiny_rows: (bf16[64,128] P('x', None), bf16[128,128] P(None, "
+                               "None)) -> (bf16[64,128] P('x', None))"));
+  EXPECT_THAT(r.err, HasSubstr("tpusim compare --help"));
+}
+
+TEST(ProgramCli, CompareRefusesAKernelAndAProgramThatComputeDifferentThings) {
+  const auto r =
+      RunTpusim("compare all_gather_ring tiny/sync --topology v5e-2x2 --bytes 64K" + kTiny);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("different sharding contracts"));
+}
+
+TEST(ProgramCli, BenchSweepsTheBatchSizeOfSeveralPrograms) {
+  const std::string csv = testing::TempPath("tiny.csv");
+  const auto r = RunTpusim(
+      "bench tiny/sync tiny/async --topology v5e-2x2 --sweep m=64:256:x2 --timing-only --json "
+      "--csv " +
+      csv + kTiny);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("sweeping m"));
+  const auto rows = LastLineJson(r.out);
+  ASSERT_EQ(rows.size(), 6u);  // m = 64, 128, 256 for each program
+  const int64_t ms[] = {64, 64, 128, 128, 256, 256};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i]["m"], ms[i]);
+    EXPECT_EQ(rows[i]["kernel"], i % 2 ? "tiny/async" : "tiny/sync");
+    EXPECT_EQ(rows[i]["completed"], true);
+  }
+  // A bigger batch gathers more rows: more time and more bytes over ICI.
+  EXPECT_GT(rows[4]["sim_time_ns"].get<double>(), rows[0]["sim_time_ns"].get<double>());
+  EXPECT_GT(rows[4]["ici_bytes_per_chip"].get<double>(),
+            rows[0]["ici_bytes_per_chip"].get<double>());
+  std::ifstream file(csv);
+  std::string header;
+  std::getline(file, header);
+  EXPECT_EQ(header.rfind("entry,m,sim_time_us", 0), 0u) << header;
+}
+
+TEST(ProgramCli, SweepsAreSpelledOneWayForBytesToo) {
+  const auto r = RunTpusim(
+      "bench all_gather_ring --topology v5e-2x2 --sweep bytes=64K:128K --timing-only --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto rows = LastLineJson(r.out);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1]["bytes"], 131072);
+}
+
+struct BadProgramArgs {
+  std::string args;
+  std::string message;
+  std::string command;
+};
+
+void PrintTo(const BadProgramArgs& b, std::ostream* os) {
+  *os << "tpusim " << b.args;
+}
+
+class ProgramCliBadArguments : public ::testing::TestWithParam<BadProgramArgs> {};
+
+TEST_P(ProgramCliBadArguments, FailWithOneReasonAndAUsageHint) {
+  const auto r = RunTpusim(GetParam().args + kTiny);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(GetParam().message));
+  EXPECT_THAT(r.err, HasSubstr("tpusim " + GetParam().command + " --help"));
+  EXPECT_EQ(r.out, "");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Programs, ProgramCliBadArguments,
+    ::testing::Values(
+        BadProgramArgs{"bench tiny/sync --topology v5e-2x2 --sweep q=1:2",
+                       "--sweep cannot sweep 'q'; write PARAM=FROM:TO[:xF]", "bench"},
+        BadProgramArgs{"bench tiny/sync --topology v5e-2x2 --sweep m=64",
+                       "--sweep 'm=64' is not a sweep", "bench"},
+        BadProgramArgs{"bench tiny/sync --topology v5e-2x2 --sweep m=256:64",
+                       "--sweep m FROM is above TO", "bench"},
+        BadProgramArgs{"bench tiny/sync --topology v5e-2x2 --sweep m=64:256:2",
+                       "the factor is written xF", "bench"},
+        BadProgramArgs{"bench tiny/sync --topology v5e-2x2 --sweep m=64:256:x1",
+                       "--sweep's factor must be an integer of at least 2", "bench"},
+        BadProgramArgs{"bench tiny/sync --topology v5e-2x2 --sweep m=63:256",
+                       "tiny programs: --m 63 does not split over the 2 devices", "bench"},
+        BadProgramArgs{"bench tiny/sync --topology v5e-2x2 --sweep m=64:256 --min-bytes 1K",
+                       "give either --sweep or --min-bytes/--max-bytes", "bench"},
+        BadProgramArgs{"bench tiny/sync --topology v5e-2x2", "give the sweep: --sweep", "bench"},
+        BadProgramArgs{"run tiny/synk --topology v5e-2x2",
+                       "unknown kernel 'tiny/synk'; known kernels:", "run"},
+        BadProgramArgs{"compare tiny/synk --topology v5e-2x2", "families: tiny", "compare"}));
+
+TEST(ProgramCli, TheSharedOptionsHaveOneHelpTextInEveryCommand) {
+  std::vector<std::string> helps;
+  for (const char* command : {"run", "compare", "bench", "bench matmul"})
+    helps.push_back(RunTpusim(std::string(command) + " --help").out);
+  // Boost wraps the help at 80 columns: each text is checked up to where it may wrap.
+  for (const char* line :
+       {"-t [ --topology ] arg", "preset name (see `tpusim topologies`)", "--dtype arg (=bf16)",
+        "element type: bf16 or f32", "--time-limit arg (=60)", "stop a run after this many seconds",
+        "--no-race-check", "--load arg", "load a shared library of kernels or"}) {
+    for (const auto& help : helps)
+      EXPECT_THAT(help, HasSubstr(line)) << help;
+  }
+  EXPECT_THAT(helps[2], HasSubstr("--sweep PARAM=FROM:TO[:xF]"));
+}
+
+}  // namespace
+}  // namespace tpusim

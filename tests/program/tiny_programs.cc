@@ -1,0 +1,91 @@
+// Tiny programs for the registry and CLI tests (family "tiny"): y = all_gather(x) @ w with
+// x row-sharded over args.axis, scheduled three ways, and one entry that computes something
+// else. Compiled into program_tests and into a plugin that the CLI tests --load.
+
+#include "dsl/program/context.h"
+#include "kernels/registry.h"
+#include "sim/errors.h"
+
+namespace tpusim::kernels {
+namespace {
+
+using dsl::AsyncValues;
+using dsl::DType;
+using dsl::P;
+using dsl::ProgramContext;
+using dsl::Value;
+
+enum class Schedule { kSync, kAsync, kF32, kRowSharded };
+
+// args.m is the batch size (rows of x); k and n default to 128.
+CollectiveArgs Sized(const dsl::Mesh& mesh, CollectiveArgs args) {
+  if (args.m == 0) args.m = 64;
+  if (args.k == 0) args.k = 128;
+  if (args.n == 0) args.n = 128;
+  const int devices = mesh.AxisSize(args.axis);
+  if (args.m % devices != 0) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "tiny programs: --m " + std::to_string(args.m) + " does not split over the " +
+                    std::to_string(devices) + " devices of axis '" + args.axis +
+                    "'; use a multiple of " + std::to_string(devices) + ".");
+  }
+  return args;
+}
+
+Workload Make(Schedule schedule, const dsl::Mesh& mesh, const CollectiveArgs& given) {
+  const CollectiveArgs args = Sized(mesh, given);
+  const std::string axis = args.axis;
+  dsl::ProgramBody body = [schedule, axis](ProgramContext& ctx, const std::vector<Value>& in) {
+    const Value& x = in[0];
+    const Value& w = in[1];
+    if (schedule == Schedule::kRowSharded) return std::vector<Value>{ctx.dot(x, w)};
+    if (schedule == Schedule::kAsync) {
+      AsyncValues started = ctx.all_gather_start(x, axis, 0, /*tiled=*/true);
+      Value local = ctx.dot(x, w);  // issued while the gather moves
+      Value gathered = ctx.all_gather_done(started);
+      return std::vector<Value>{ctx.dot(gathered, w)};
+    }
+    Value gathered = ctx.all_gather(x, axis, 0, /*tiled=*/true);
+    if (schedule == Schedule::kF32) return std::vector<Value>{ctx.dot(gathered, w, DType::kF32)};
+    return std::vector<Value>{ctx.dot(gathered, w)};
+  };
+  const dsl::PartitionSpec out =
+      schedule == Schedule::kRowSharded ? P{axis, nullptr} : P{nullptr, nullptr};
+  Workload w{dsl::shard_map(mesh, {P{axis, nullptr}, P{nullptr, nullptr}}, {out}, body, "tiny")};
+  AddMatmulOperands(w, args, 11);
+  const DType out_dtype = schedule == Schedule::kF32 ? DType::kF32 : args.dtype;
+  if (!w.expected.empty() && out_dtype != args.dtype) {
+    dsl::Array converted(w.expected[0].shape(), out_dtype);
+    for (int64_t i = 0; i < converted.size(); ++i)
+      converted.SetFlat(i, w.expected[0].GetFlat(i));
+    w.expected[0] = std::move(converted);
+  }
+  // One entry declares its outputs; the others leave compare to learn them from a
+  // functional workload's reference.
+  if (schedule == Schedule::kF32) w.out_types = {{{args.m, args.n}, out_dtype}};
+  return w;
+}
+
+KernelInfo Program(const std::string& name, const std::string& summary, Schedule schedule,
+                   const std::string& family) {
+  KernelInfo info{name, summary,
+                  [schedule](const dsl::Mesh& mesh, const CollectiveArgs& args) {
+                    return Make(schedule, mesh, args);
+                  },
+                  nullptr, nullptr};
+  info.kind = EntryKind::kProgram;
+  info.family = family;
+  return info;
+}
+
+// Registration order, not name order, is the family's order.
+const Registration sync(Program("tiny/sync", "all_gather x, then dot", Schedule::kSync, "tiny"));
+const Registration async(Program("tiny/async", "all_gather_start x, a dot, done, then dot",
+                                 Schedule::kAsync, "tiny"));
+const Registration f32(Program("tiny/f32", "all_gather x, then dot into f32", Schedule::kF32,
+                               "tiny"));
+const Registration rows(Program("tiny_rows", "dot of the local rows: y stays row-sharded",
+                                Schedule::kRowSharded, ""));
+
+}  // namespace
+}  // namespace tpusim::kernels
