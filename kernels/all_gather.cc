@@ -13,6 +13,25 @@ Workload AllGatherWorkload(const Mesh& mesh, const CollectiveArgs& args, PallasC
   return w;
 }
 
+PallasCall RingAllGatherCall(const Mesh& mesh, const CollectiveArgs& args, const std::string& name,
+                             const std::function<KernelFn(int64_t shard)>& kernel, int divisor,
+                             const std::vector<std::string>& step_semaphores) {
+  const int n = CheckCollectiveArgs(mesh, args, divisor);
+  const int64_t elements = static_cast<int64_t>(args.bytes / SizeOf(args.dtype));
+  const int64_t shard = elements / n;
+  const int64_t steps = std::max(n - 1, 1);
+  GridSpec grid;
+  grid.in_specs = {BlockSpec::Any()};
+  grid.out_specs = {BlockSpec::Any()};
+  grid.scratch_shapes = {ScratchSpec::DMA({}, "local_sem")};
+  for (const std::string& sems : step_semaphores)
+    grid.scratch_shapes.push_back(ScratchSpec::DMA({steps}, sems));
+  PallasCall call = pallas_call(name, kernel(shard), grid, {{{elements}, args.dtype}});
+  call.in_names = {"x"};
+  call.out_names = {"out"};
+  return call;
+}
+
 Bound RingAllGatherBound(const Mesh& mesh, const CollectiveArgs& args) {
   const AxisLinks a = LinksOf(mesh, args.axis);
   const double v = static_cast<double>(args.bytes);

@@ -13,6 +13,7 @@
 
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
+#include "kernels/all_gather.h"
 #include "kernels/registry.h"
 #include "sim/errors.h"
 
@@ -29,12 +30,12 @@ struct Quarter {
 };
 
 KernelFn AllGather2d(std::string axis_a, std::string axis_b, int64_t block) {
-  return [=](Kernel& k, const Refs& refs) {
-    const Ref& x = refs[0];    // (1, 1, n): this device's block
-    const Ref& out = refs[1];  // (X, Y, n)
-    const Ref& local_sem = refs[2];
-    const Ref& send_sems = refs[3];  // [4 quarters, steps]
-    const Ref& recv_sems = refs[4];
+  return [=](Kernel& k, const Refs&) {
+    const Ref& x = k.ref("x");      // (1, 1, n): this device's block
+    const Ref& out = k.ref("out");  // (X, Y, n)
+    const Ref& local_sem = k.ref("local_sem");
+    const Ref& send_sems = k.ref("send_sems");  // [4 quarters, steps]
+    const Ref& recv_sems = k.ref("recv_sems");
     const int nx = k.axis_size(axis_a);
     const int ny = k.axis_size(axis_b);
     const std::vector<int> here = k.mesh().CoordsOf(k.device_id());
@@ -184,20 +185,12 @@ Bound Analytic(const Mesh& mesh, const CollectiveArgs& args) {
   return b;
 }
 
-KernelInfo Info() {
-  KernelInfo info;
-  info.name = "all_gather_2d";
-  info.summary =
-      "all-gather over two mesh axes at once: --axis and the first other axis (or axis2)";
-  info.make = Make;
-  info.bound = Analytic;
-  // The registry's factor sees one axis size; (N-1)/N of the N = X*Y devices is what
-  // nccl-tests would report, which this approximates with X.
-  info.bus_factor = [](int axis_size) { return static_cast<double>(axis_size - 1) / axis_size; };
-  return info;
-}
-
-const Registration registration(Info());
+// The registry's factor sees one axis size; (N-1)/N of the N = X*Y devices is what
+// nccl-tests would report, which this approximates with X.
+const Registration registration(KernelInfo{
+    "all_gather_2d",
+    "all-gather over two mesh axes at once: --axis and the first other axis (or axis2)", Make,
+    Analytic, AllGatherBusFactor});
 
 }  // namespace
 }  // namespace tpusim::kernels

@@ -8,6 +8,7 @@
 
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
+#include "kernels/all_gather.h"
 #include "kernels/registry.h"
 #include "kernels/ring.h"
 
@@ -17,14 +18,17 @@ namespace {
 using namespace dsl;
 
 KernelFn AllToAll(std::string axis, int64_t block, bool relay) {
-  return [axis, block, relay](Kernel& k, const Refs& refs) {
-    const Ref& x = refs[0];
-    const Ref& out = refs[1];
-    const Ref& local_sem = refs[2];
-    const Ref& send_sems = refs[3];   // [X]: one per destination
-    const Ref& recv_sems = refs[4];   // [X]: one per source, so each wait names its sender
-    const Ref& relay_buf = refs[5];   // VMEM: the half block we pass on for our right neighbour
-    const Ref& relay_sems = refs[6];  // DMA [3]: relay send, relay receive, forward send
+  return [axis, block, relay](Kernel& k, const Refs&) {
+    const Ref& x = k.ref("x");
+    const Ref& out = k.ref("out");
+    const Ref& local_sem = k.ref("local_sem");
+    const Ref& send_sems = k.ref("send_sems");  // [X]: one per destination
+    const Ref& recv_sems =
+        k.ref("recv_sems");  // [X]: one per source, so each wait names its sender
+    const Ref& relay_buf =
+        k.ref("relay_buf");  // VMEM: the half block we pass on for our right neighbour
+    const Ref& relay_sems =
+        k.ref("relay_sems");  // DMA [3]: relay send, relay receive, forward send
     const int n = k.axis_size(axis);
     const int me = k.axis_index(axis);
     auto part = [&](const Ref& ref, int index) { return ref.at(ds(index * block, block)); };
@@ -161,17 +165,10 @@ Bound Analytic(const Mesh& mesh, const CollectiveArgs& args) {
   return b;
 }
 
-KernelInfo Info() {
-  KernelInfo info;
-  info.name = "all_to_all";
-  info.summary = "device i's block j goes to device j: one remote DMA per destination";
-  info.make = Make;
-  info.bound = Analytic;
-  info.bus_factor = [](int axis_size) { return static_cast<double>(axis_size - 1) / axis_size; };
-  return info;
-}
-
-const Registration registration(Info());
+// nccl-tests' alltoall bus factor is all-gather's, (X-1)/X.
+const Registration registration(KernelInfo{
+    "all_to_all", "device i's block j goes to device j: one remote DMA per destination", Make,
+    Analytic, AllGatherBusFactor});
 
 }  // namespace
 }  // namespace tpusim::kernels

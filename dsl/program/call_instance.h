@@ -32,8 +32,9 @@ class CallInstance {
   const PallasCall& call() const { return call_; }
 
   // On `port`'s core: `operands` are the HBM buffers of the inputs, then the outputs.
+  // `barrier_semaphores` are every device's, by device.
   void Run(sim::CorePort& port, const std::vector<sim::BufferHandle>& operands,
-           uint32_t barrier_semaphore);
+           const std::vector<uint32_t>& barrier_semaphores);
 
  private:
   PallasCall call_;
