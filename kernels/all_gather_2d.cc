@@ -36,18 +36,12 @@ KernelFn AllGather2d(std::string axis_a, std::string axis_b, int64_t block) {
     const Ref& local_sem = k.ref("local_sem");
     const Ref& send_sems = k.ref("send_sems");  // [4 quarters, steps]
     const Ref& recv_sems = k.ref("recv_sems");
-    const int nx = k.axis_size(axis_a);
-    const int ny = k.axis_size(axis_b);
-    const std::vector<int> here = k.mesh().CoordsOf(k.device_id());
-    const int ia = k.mesh().AxisIndex(axis_a);
-    const int ib = k.mesh().AxisIndex(axis_b);
-    const int i = here[ia];
-    const int j = here[ib];
-    // A neighbour as full mesh coordinates: ours, moved along one of the two axes.
-    auto neighbour = [&](int axis, int size, int delta) {
-      std::vector<int> coords = here;
-      coords[axis] = ((coords[axis] + delta) % size + size) % size;
-      return DeviceId(coords);
+    const Ring ring_a = k.ring(axis_a), ring_b = k.ring(axis_b);
+    const int nx = ring_a.size, ny = ring_b.size;
+    const int i = ring_a.index, j = ring_b.index;
+    // The next device along a ring, in direction +1 (right) or -1 (left).
+    auto neighbour = [](const Ring& ring, int direction) {
+      return direction > 0 ? ring.right_device() : ring.left_device();
     };
 
     {
@@ -59,10 +53,10 @@ KernelFn AllGather2d(std::string axis_a, std::string axis_b, int64_t block) {
 
     const Ref barrier = k.barrier_semaphore();
     int expected = 0;
-    for (auto [axis, size] : {std::pair{ia, nx}, std::pair{ib, ny}}) {
-      if (size < 2) continue;
-      k.signal(barrier, 1, neighbour(axis, size, +1));
-      k.signal(barrier, 1, neighbour(axis, size, -1));
+    for (const Ring* ring : {&ring_a, &ring_b}) {
+      if (ring->size < 2) continue;
+      k.signal(barrier, 1, ring->right_device());
+      k.signal(barrier, 1, ring->left_device());
       expected += 2;
     }
     if (expected > 0) k.wait(barrier, expected);
@@ -87,26 +81,23 @@ KernelFn AllGather2d(std::string axis_a, std::string axis_b, int64_t block) {
         const int s = first_phase ? step : step - (first_size - 1);
         const int d = quarter.direction;
         Ref region;
-        int axis;
-        int size;
+        const Ring* ring;
         if (first_phase == a_first) {
           // Along a: in phase 1 our line's block (i - d s, j) moves on; in phase 2 the whole
           // row of blocks (i - d s, *) gathered along b.
-          axis = ia;
-          size = nx;
-          const int from = ((i - d * s) % nx + nx) % nx;
+          ring = &ring_a;
+          const int from = ring_a.index_at(-d * s);
           region = first_phase ? out.at(from, ds(j, 1), ds(quarter.begin, quarter.size))
                                : out.at(from, ds(0, ny), ds(quarter.begin, quarter.size));
         } else {
           // Along b, the same with the roles swapped.
-          axis = ib;
-          size = ny;
-          const int from = ((j - d * s) % ny + ny) % ny;
+          ring = &ring_b;
+          const int from = ring_b.index_at(-d * s);
           region = first_phase ? out.at(ds(i, 1), from, ds(quarter.begin, quarter.size))
                                : out.at(ds(0, nx), from, ds(quarter.begin, quarter.size));
         }
         copies.push_back(k.async_remote_copy(region, region, send_sems.at(q, step),
-                                             recv_sems.at(q, step), neighbour(axis, size, d)));
+                                             recv_sems.at(q, step), neighbour(*ring, d)));
         copies.back().start();
       }
       for (AsyncCopy& c : copies)
