@@ -18,7 +18,6 @@
 #include "kernels/matmul.h"
 #include "kernels/registry.h"
 #include "kernels/ring.h"
-#include "sim/errors.h"
 
 namespace tpusim::kernels {
 namespace {
