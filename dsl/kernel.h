@@ -54,6 +54,10 @@ class DeviceId {
   int logical_ = -1;
 };
 
+// A struct of Refs that Kernel::operands fills in order.
+template <typename T>
+concept RefStruct = std::is_aggregate_v<T>;
+
 // This device's place on the ring that a mesh axis forms (the axis wraps around in the
 // kernel's index arithmetic whether or not its links do). `left` and `right` are logical
 // device ids, for DeviceId::Logical; the other mesh coordinates are this device's.
@@ -145,15 +149,12 @@ class Kernel {
       bound[i] = Operands()[i];
     return bound;
   }
-  template <typename Struct>
-  requires std::is_aggregate_v<Struct> Struct operands()
-  const {
+  template <RefStruct Struct>
+  Struct operands() const {
     constexpr size_t n = RefMembers<Struct>();
+    static_assert(n > 0, "k.operands<Struct>(): Struct's members must all be dsl::Ref");
     CheckOperandCount(n);
-    return [&]<size_t... I>(std::index_sequence<I...>) {
-      return Struct{Operands()[I]...};
-    }
-    (std::make_index_sequence<n>{});
+    return BindInOrder<Struct>(std::make_index_sequence<n>{});
   }
   // For the DSL's machinery: the current step's operands, valid while the step runs.
   void set_operands(const Refs& refs) { operands_ = &refs; }
@@ -224,6 +225,10 @@ class Kernel {
 
  private:
   friend class AsyncCopy;
+  template <typename Struct, size_t... I>
+  Struct BindInOrder(std::index_sequence<I...>) const {
+    return Struct{Operands()[I]...};
+  }
   // How many Refs brace-initialise Struct: its member count when they are all Refs.
   template <typename Struct, typename... Taken>
   static constexpr size_t RefMembers() {
