@@ -25,10 +25,10 @@ struct CallLayout {
   // pipeline buffers) as a stack.
   std::vector<std::vector<SlotBinding>> per_device;
   int barrier_slot = -1;
-  // [device]: the chip's barrier semaphore (collective_id 0). It lives for the whole
-  // program, so a peer may signal it before this device enters the call, as on a TPU:
-  // that is what the start barrier is for.
-  std::vector<uint32_t> barrier_by_device;
+  // By device. The barrier semaphore is the chip's (collective_id 0) and outlives every
+  // call: a neighbour's start-barrier signal may reach a device that is still in the
+  // program's previous op, which is what the barrier is for.
+  std::vector<uint32_t> barrier_semaphores;
   bool zero_uninitialized = false;  // RunOptions::uninitialized_memory is kZero
 };
 

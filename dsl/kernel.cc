@@ -63,8 +63,13 @@ NamedScope::~NamedScope() {
   if (port_) port_->EndScope();
 }
 
-Kernel::Kernel(sim::CorePort& port, CallLayout& layout, std::vector<int> grid)
-    : port_(port), layout_(layout), grid_(std::move(grid)), program_ids_(grid_.size(), 0) {}
+Kernel::Kernel(sim::CorePort& port, CallLayout& layout, std::vector<int> grid,
+               std::string call_name)
+    : port_(port),
+      layout_(layout),
+      grid_(std::move(grid)),
+      call_name_(std::move(call_name)),
+      program_ids_(grid_.size(), 0) {}
 
 int Kernel::program_id(int axis) const {
   if (axis < 0 || axis >= static_cast<int>(grid_.size())) {
@@ -166,13 +171,15 @@ sim::SemaphoreHandle Kernel::ResolveSemaphore(const Ref& sem, int device, const 
                     std::to_string(sem.size()) + " semaphores; pick one with " + sem.name() +
                     ".at(i).");
   }
-  if (sem.binding().slot == layout_.barrier_slot && !layout_.barrier_by_device.empty()) {
+  const uint32_t offset = static_cast<uint32_t>(sem.binding().offset);
+  if (sem.binding().slot == layout_.barrier_slot &&
+      device < static_cast<int>(layout_.barrier_semaphores.size())) {
+    // The chip's own: signalling it is safe before `device` enters this call.
     return sim::SemaphoreHandle{static_cast<sim::ChipId>(device),
-                                layout_.barrier_by_device[static_cast<size_t>(device)]};
+                                layout_.barrier_semaphores[device] + offset};
   }
   const SlotBinding& slot = BindingOf(layout_, sem, device);
-  return sim::SemaphoreHandle{static_cast<sim::ChipId>(device),
-                              slot.semaphore_base + static_cast<uint32_t>(sem.binding().offset)};
+  return sim::SemaphoreHandle{static_cast<sim::ChipId>(device), slot.semaphore_base + offset};
 }
 
 void Kernel::CheckCopyOperands(const Ref& src, const Ref& dst) const {

@@ -4,12 +4,15 @@
 // semaphores and named scopes, with Pallas's names and semantics (docs/references.md §5).
 // Blocking calls (waits, compute) advance simulated time for this device only.
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -27,6 +30,7 @@ namespace tpusim::dsl {
 
 class Kernel;
 struct CallLayout;
+using Refs = std::vector<Ref>;
 
 // The device a remote copy or signal targets: mesh coordinates, {axis: index} (other axes
 // default to the caller's), or a logical id (row-major over the mesh).
@@ -48,6 +52,25 @@ class DeviceId {
   std::vector<std::pair<std::string, int>> axes_;
   bool by_axes_ = false;
   int logical_ = -1;
+};
+
+// A struct of Refs that Kernel::operands fills in order.
+template <typename T>
+concept RefStruct = std::is_aggregate_v<T>;
+
+// This device's place on the ring that a mesh axis forms (the axis wraps around in the
+// kernel's index arithmetic whether or not its links do). `left` and `right` are logical
+// device ids, for DeviceId::Logical; the other mesh coordinates are this device's.
+struct Ring {
+  int size = 1;   // devices on the axis (lax.psum(1, axis))
+  int index = 0;  // this device's index along it (lax.axis_index)
+  int left = 0;   // the device at index - 1, wrapping
+  int right = 0;  // the device at index + 1, wrapping
+  // The axis index `offset` places to the right (negative: to the left), wrapping: e.g.
+  // the shard that reached this device after `step` hops rightwards is index_at(-step).
+  int index_at(int offset) const { return ((index + offset) % size + size) % size; }
+  DeviceId left_device() const { return DeviceId::Logical(left); }
+  DeviceId right_device() const { return DeviceId::Logical(right); }
 };
 
 // A DMA descriptor (make_async_copy / make_async_remote_copy). The receiver of a remote
@@ -86,7 +109,8 @@ class NamedScope {
 
 class Kernel {
  public:
-  Kernel(sim::CorePort& port, CallLayout& layout, std::vector<int> grid);
+  Kernel(sim::CorePort& port, CallLayout& layout, std::vector<int> grid,
+         std::string call_name = "");
 
   // Grid position of the current step, as pl.program_id / pl.num_programs.
   int program_id(int axis) const;
@@ -99,6 +123,44 @@ class Kernel {
   void set_dimension_semantics(std::vector<std::string> semantics) {
     dimension_semantics_ = std::move(semantics);
   }
+
+  // The operands the pallas_call passes (inputs, outputs, then scratch_shapes), by the
+  // names it gives them: in_names, out_names and the ScratchSpecs' names (unnamed ones are
+  // "in0", "out0", "scratch0", ...). Within a grid step, pipelined operands are the step's
+  // blocks. A name the call does not have, or has twice, is an error listing its operands.
+  //   const Ref& x = k.ref("x");
+  //   auto [x, out, sem] = k.refs("x", "out", "local_sem");
+  const Ref& ref(std::string_view name) const;
+  template <typename... Names>
+  std::array<Ref, sizeof...(Names)> refs(const Names&... names) const {
+    return {ref(names)...};
+  }
+  // All of them in order, as a Pallas kernel's parameters: into N names, or into a struct
+  // whose members are all Refs (which inner lambdas can capture, unlike structured
+  // bindings in clang 14). A count other than the call's is an error naming both.
+  //   auto [x, out, local_sem, send_sems, recv_sems] = k.operands<5>();
+  //   struct Operands { Ref x, out, local_sem, send_sems, recv_sems; };
+  //   const auto r = k.operands<Operands>();  // r.x, r.out, ...
+  template <size_t N>
+  std::array<Ref, N> operands() const {
+    CheckOperandCount(N);
+    std::array<Ref, N> bound;
+    for (size_t i = 0; i < N; ++i)
+      bound[i] = Operands()[i];
+    return bound;
+  }
+  template <RefStruct Struct>
+  Struct operands() const {
+    constexpr size_t n = RefMembers<Struct>();
+    static_assert(n > 0, "k.operands<Struct>(): Struct's members must all be dsl::Ref");
+    CheckOperandCount(n);
+    return BindInOrder<Struct>(std::make_index_sequence<n>{});
+  }
+  // For the DSL's machinery: the current step's operands, valid while the step runs.
+  void set_operands(const Refs& refs) { operands_ = &refs; }
+
+  // This device's neighbours, index and ring size along a mesh axis.
+  Ring ring(const std::string& axis) const;
 
   // This device's index along a mesh axis, and the axis's size (lax.axis_index / psum(1)).
   int axis_index(const std::string& axis) const;
@@ -163,7 +225,25 @@ class Kernel {
 
  private:
   friend class AsyncCopy;
+  template <typename Struct, size_t... I>
+  Struct BindInOrder(std::index_sequence<I...>) const {
+    return Struct{Operands()[I]...};
+  }
+  // How many Refs brace-initialise Struct: its member count when they are all Refs.
+  template <typename Struct, typename... Taken>
+  static constexpr size_t RefMembers() {
+    if constexpr (sizeof...(Taken) < 64 && requires {
+                    Struct{std::declval<Taken>()..., std::declval<Ref>()};
+                  }) {
+      return RefMembers<Struct, Taken..., Ref>();
+    } else {
+      return sizeof...(Taken);
+    }
+  }
   void CheckCopyOperands(const Ref& src, const Ref& dst) const;
+  const Refs& Operands() const;
+  void CheckOperandCount(size_t bound) const;
+  std::string DescribeOperands() const;
   void CheckLocalAccess(const Ref& ref, const char* verb) const;
   enum class Elementwise { kAdd, kMultiply, kMaximum };
   void ElementwiseOp(Elementwise op, const Ref& out, const Ref& a, const Ref& b);
@@ -171,12 +251,13 @@ class Kernel {
   sim::CorePort& port_;
   CallLayout& layout_;
   std::vector<int> grid_;
+  std::string call_name_;
+  const Refs* operands_ = nullptr;
   std::vector<int> program_ids_;
   std::vector<std::string> dimension_semantics_;
   uint64_t copies_ = 0;
 };
 
-using Refs = std::vector<Ref>;
 using KernelFn = std::function<void(Kernel&, const Refs&)>;
 
 }  // namespace tpusim::dsl

@@ -15,9 +15,9 @@
 
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
+#include "kernels/matmul.h"
 #include "kernels/registry.h"
 #include "kernels/ring.h"
-#include "sim/errors.h"
 
 namespace tpusim::kernels {
 namespace {
@@ -37,44 +37,25 @@ struct Blocks {
 };
 
 Blocks BlocksFor(const Mesh& mesh, const CollectiveArgs& args) {
-  Blocks b;
-  b.ring = args.axis;
-  b.y = mesh.AxisSize(args.axis);
-  b.others = OtherAxes(mesh, args.axis);
-  int64_t x = 1;
-  for (const auto& name : b.others)
-    x *= mesh.AxisSize(name);
-  if (args.m <= 0 || args.k <= 0 || args.n <= 0) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "the all-gather matmul needs the problem size: give --m B --k D --n F.");
-  }
-  if (args.m % x || args.k % b.y || args.n % b.y) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "A[" + std::to_string(args.m) + ", " + std::to_string(args.k) + "] x W[" +
-                    std::to_string(args.k) + ", " + std::to_string(args.n) +
-                    "] does not shard evenly: B (--m) must be a multiple of " + std::to_string(x) +
-                    " (the other axes), and D (--k) and F (--n) of " + std::to_string(b.y) +
-                    " (axis '" + args.axis + "').");
-  }
-  b.bm = args.m / x;
-  b.dk = args.k / b.y;
-  b.d = args.k;
-  b.fn = args.n / b.y;
-  b.dtype = args.dtype;
-  return b;
+  const RingMatmulShards s =
+      ShardRingMatmul(mesh, args, {"the all-gather matmul", "A", "W", "D", "F"});
+  return {s.ring, s.others, s.y, s.rows, s.k_chunk, args.k, s.n_chunk, args.dtype};
 }
 
 // Refs: a (HBM [bm, dk]), w (HBM [d, fn]), out (HBM [bm, fn]), then the scratch below.
 // Both schedules stream W through two VMEM chunk buffers, so its HBM reads hide behind
 // the MXU; they differ only in how A's D-chunks arrive.
 KernelFn Blocking(Blocks b) {
-  return [b](Kernel& k, const Refs& r) {
-    const Ref &a = r[0], &w = r[1], &out = r[2];
-    const Ref &a_full = r[3], &w_bufs = r[4], &acc = r[5], &out_vmem = r[6];
-    const Ref &local_sems = r[7], &send_sems = r[8], &recv_sems = r[9];
-    const int n = b.y;
-    const int me = k.axis_index(b.ring);
-    const int right = (me + 1) % n;
+  return [b](Kernel& k, const Refs&) {
+    const Ref &a = k.ref("a"), &w = k.ref("w"), &out = k.ref("out");
+    const Ref &a_full = k.ref("a_full"), &w_bufs = k.ref("w_bufs"), &acc = k.ref("acc"),
+              &out_vmem = k.ref("out_vmem");
+    const Ref &local_sems = k.ref("local_sems"), &send_sems = k.ref("send_sems"),
+              &recv_sems = k.ref("recv_sems");
+    const Ring ring = k.ring(b.ring);
+    const int n = ring.size;
+    const int me = ring.index;
+    const DeviceId right = ring.right_device();
     auto chunk = [&](int j) { return a_full.at(ds(0, b.bm), ds(j * b.dk, b.dk)); };
     auto load_w = [&](int j, int slot) {
       return k.async_copy(w.at(ds(j * b.dk, b.dk), ds(0, b.fn)), w_bufs.at(slot),
@@ -88,9 +69,9 @@ KernelFn Blocking(Blocks b) {
       auto scope = k.named_scope("all-gather A");
       MeetRingNeighbours(k, b.ring);
       for (int step = 0; step < n - 1; ++step) {
-        const int held = (me - step + n) % n;
+        const int held = ring.index_at(-step);
         AsyncCopy copy = k.async_remote_copy(chunk(held), chunk(held), send_sems.at(step),
-                                             recv_sems.at(step), {{b.ring, right}});
+                                             recv_sems.at(step), right);
         copy.start();
         copy.wait_send();
         copy.wait_recv();
@@ -116,17 +97,18 @@ KernelFn Blocking(Blocks b) {
 }
 
 KernelFn Collective(Blocks b) {
-  return [b](Kernel& k, const Refs& r) {
-    const Ref &a = r[0], &w = r[1], &out = r[2];
-    const Ref &a_bufs = r[3], &w_bufs = r[4], &acc = r[5], &out_vmem = r[6];
-    const Ref &local_sems = r[7], &send_sems = r[8], &recv_sems = r[9], &free_slots = r[10];
-    const int n = b.y;
-    const int me = k.axis_index(b.ring);
-    const int right = (me + 1) % n;
-    const int left = (me + n - 1) % n;
+  return [b](Kernel& k, const Refs&) {
+    const Ref &a = k.ref("a"), &w = k.ref("w"), &out = k.ref("out");
+    const Ref &a_bufs = k.ref("a_bufs"), &w_bufs = k.ref("w_bufs"), &acc = k.ref("acc"),
+              &out_vmem = k.ref("out_vmem");
+    const Ref &local_sems = k.ref("local_sems"), &send_sems = k.ref("send_sems"),
+              &recv_sems = k.ref("recv_sems"), &free_slots = k.ref("free_slots");
+    const Ring ring = k.ring(b.ring);
+    const int n = ring.size;
+    const DeviceId right = ring.right_device(), left = ring.left_device();
     auto buf = [&](int step) { return a_bufs.at(step % 2); };
     // At step s this device holds the D-chunk that started on device me - s.
-    auto held = [&](int step) { return (me - step + n) % n; };
+    auto held = [&](int step) { return ring.index_at(-step); };
     auto load_w = [&](int step) {
       return k.async_copy(w.at(ds(held(step) * b.dk, b.dk), ds(0, b.fn)), w_bufs.at(step % 2),
                           local_sems.at(step % 2));
@@ -142,7 +124,7 @@ KernelFn Collective(Blocks b) {
       auto scope = k.named_scope("step " + std::to_string(step));
       const bool forward = step < n - 1;
       AsyncCopy pass = k.async_remote_copy(buf(step), buf(step + 1), send_sems.at(step % 2),
-                                           recv_sems.at(step % 2), {{b.ring, right}});
+                                           recv_sems.at(step % 2), right);
       if (forward) {
         // The right neighbour's buf(step + 1) held its previous chunk until it said it was
         // done with it; overwriting it sooner is the hazard docs/references.md §5 names.
@@ -160,7 +142,7 @@ KernelFn Collective(Blocks b) {
       // the left neighbour may refill it. Saying so before waiting for our own receive
       // keeps the ring from serialising.
       if (forward) pass.wait_send();
-      if (step + 2 <= n - 1) k.signal(free_slots, 1, {{b.ring, left}});
+      if (step + 2 <= n - 1) k.signal(free_slots, 1, left);
       if (forward) pass.wait_recv();  // the next chunk, from the left
     }
     k.cast(out_vmem, acc);
@@ -180,17 +162,19 @@ KernelFn Collective(Blocks b) {
 // chunk). Step s multiplies the two parts that arrived at step s-1 (the own chunk at step
 // 0) while the next two parts are on the wire.
 KernelFn CollectiveBidi(Blocks b) {
-  return [b](Kernel& k, const Refs& r) {
-    const Ref &a = r[0], &w = r[1], &out = r[2];
+  return [b](Kernel& k, const Refs&) {
+    const Ref &a = k.ref("a"), &w = k.ref("w"), &out = k.ref("out");
     // own: this device's chunk; a_bufs[dir][parity]: the two streams, double-buffered;
     // w_bufs[parity][dir]: the rows of W matching each part.
-    const Ref &own = r[3], &a_bufs = r[4], &w_bufs = r[5], &acc = r[6], &out_vmem = r[7];
-    const Ref &local_sems = r[8], &send_sems = r[9], &recv_sems = r[10], &free_slots = r[11];
+    const Ref &own = k.ref("own"), &a_bufs = k.ref("a_bufs"), &w_bufs = k.ref("w_bufs"),
+              &acc = k.ref("acc"), &out_vmem = k.ref("out_vmem");
+    const Ref &local_sems = k.ref("local_sems"), &send_sems = k.ref("send_sems"),
+              &recv_sems = k.ref("recv_sems"), &free_slots = k.ref("free_slots");
     constexpr int kRight = 0, kLeft = 1;
-    const int n = b.y;
-    const int me = k.axis_index(b.ring);
-    const int right = (me + 1) % n;
-    const int left = (me + n - 1) % n;
+    const Ring ring = k.ring(b.ring);
+    const int n = ring.size;
+    const int me = ring.index;
+    const DeviceId right = ring.right_device(), left = ring.left_device();
     const int last = n / 2;  // S: the last step; sends happen at steps 0 .. S-1
     const bool split_last = n % 2 == 0;
     const int64_t half = b.dk / 2;
@@ -200,7 +184,7 @@ KernelFn CollectiveBidi(Blocks b) {
     };
     // The part stream `dir` holds at step s >= 1.
     auto part = [&](int dir, int s) {
-      const int chunk = dir == kRight ? (me - s + n) % n : (me + s) % n;
+      const int chunk = dir == kRight ? ring.index_at(-s) : ring.index_at(s);
       if (split_last && s == last) {
         return dir == kRight ? Part{chunk, 0, half} : Part{chunk, half, b.dk - half};
       }
@@ -232,7 +216,7 @@ KernelFn CollectiveBidi(Blocks b) {
           if (s >= 2) k.wait(free_slots.at(dir), 1);
           passes.push_back(k.async_remote_copy(
               cols(held(dir, s), p), cols(a_bufs.at(dir, (s + 1) % 2), p), send_sems.at(dir, s % 2),
-              recv_sems.at(dir, s % 2), {{b.ring, dir == kRight ? right : left}}));
+              recv_sems.at(dir, s % 2), dir == kRight ? right : left));
           passes.back().start();
         }
       }
@@ -256,8 +240,8 @@ KernelFn CollectiveBidi(Blocks b) {
       // Both slots of step s are multiplied and forwarded: each sender may refill its slot,
       // if it will send again (at step s+1, landing at s+2 <= S).
       if (s >= 1 && s + 2 <= last) {
-        k.signal(free_slots.at(kRight), 1, {{b.ring, left}});
-        k.signal(free_slots.at(kLeft), 1, {{b.ring, right}});
+        k.signal(free_slots.at(kRight), 1, left);
+        k.signal(free_slots.at(kLeft), 1, right);
       }
       for (AsyncCopy& pass : passes)
         pass.wait_recv();  // the next parts, one from each side

@@ -160,10 +160,11 @@ class ChunkAllReduce {
         chunk_(chunk),
         par_(static_cast<int>(chunk % 2)),
         stores_(stores) {
-    n_ = b.y;
-    me_ = k.axis_index(b.y_axis);
-    right_ = (me_ + 1) % n_;
-    left_ = (me_ + n_ - 1) % n_;
+    const Ring ring = k.ring(b.y_axis);
+    n_ = ring.size;
+    me_ = ring.index;
+    right_ = ring.index_at(1);
+    left_ = ring.index_at(-1);
     steps_ = 2 * (n_ - 1);
   }
 

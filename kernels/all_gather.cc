@@ -13,6 +13,31 @@ Workload AllGatherWorkload(const Mesh& mesh, const CollectiveArgs& args, PallasC
   return w;
 }
 
+PallasCall AllGatherCallOf(const std::string& name, int axis_size, const ShapeDtype& block,
+                           KernelFn kernel, const std::vector<std::string>& step_semaphores) {
+  const int64_t steps = std::max(axis_size - 1, 1);
+  GridSpec grid;
+  grid.in_specs = {BlockSpec::Any()};
+  grid.out_specs = {BlockSpec::Any()};
+  grid.scratch_shapes = {ScratchSpec::DMA({}, "local_sem")};
+  for (const std::string& sems : step_semaphores)
+    grid.scratch_shapes.push_back(ScratchSpec::DMA({steps}, sems));
+  Shape gathered = block.shape;
+  gathered[0] *= axis_size;
+  PallasCall call = pallas_call(name, std::move(kernel), grid, {{gathered, block.dtype}});
+  call.in_names = {"x"};
+  call.out_names = {"out"};
+  return call;
+}
+
+PallasCall AllGatherCall(const Mesh& mesh, const CollectiveArgs& args, const std::string& name,
+                         const std::function<KernelFn(int64_t shard)>& kernel, int divisor,
+                         const std::vector<std::string>& step_semaphores) {
+  const int n = CheckCollectiveArgs(mesh, args, divisor);
+  const int64_t shard = static_cast<int64_t>(args.bytes / SizeOf(args.dtype)) / n;
+  return AllGatherCallOf(name, n, {{shard}, args.dtype}, kernel(shard), step_semaphores);
+}
+
 Bound RingAllGatherBound(const Mesh& mesh, const CollectiveArgs& args) {
   const AxisLinks a = LinksOf(mesh, args.axis);
   const double v = static_cast<double>(args.bytes);

@@ -13,6 +13,7 @@
 
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
+#include "kernels/all_gather.h"
 #include "kernels/registry.h"
 #include "sim/errors.h"
 
@@ -29,24 +30,18 @@ struct Quarter {
 };
 
 KernelFn AllGather2d(std::string axis_a, std::string axis_b, int64_t block) {
-  return [=](Kernel& k, const Refs& refs) {
-    const Ref& x = refs[0];    // (1, 1, n): this device's block
-    const Ref& out = refs[1];  // (X, Y, n)
-    const Ref& local_sem = refs[2];
-    const Ref& send_sems = refs[3];  // [4 quarters, steps]
-    const Ref& recv_sems = refs[4];
-    const int nx = k.axis_size(axis_a);
-    const int ny = k.axis_size(axis_b);
-    const std::vector<int> here = k.mesh().CoordsOf(k.device_id());
-    const int ia = k.mesh().AxisIndex(axis_a);
-    const int ib = k.mesh().AxisIndex(axis_b);
-    const int i = here[ia];
-    const int j = here[ib];
-    // A neighbour as full mesh coordinates: ours, moved along one of the two axes.
-    auto neighbour = [&](int axis, int size, int delta) {
-      std::vector<int> coords = here;
-      coords[axis] = ((coords[axis] + delta) % size + size) % size;
-      return DeviceId(coords);
+  return [=](Kernel& k, const Refs&) {
+    const Ref& x = k.ref("x");      // (1, 1, n): this device's block
+    const Ref& out = k.ref("out");  // (X, Y, n)
+    const Ref& local_sem = k.ref("local_sem");
+    const Ref& send_sems = k.ref("send_sems");  // [4 quarters, steps]
+    const Ref& recv_sems = k.ref("recv_sems");
+    const Ring ring_a = k.ring(axis_a), ring_b = k.ring(axis_b);
+    const int nx = ring_a.size, ny = ring_b.size;
+    const int i = ring_a.index, j = ring_b.index;
+    // The next device along a ring, in direction +1 (right) or -1 (left).
+    auto neighbour = [](const Ring& ring, int direction) {
+      return direction > 0 ? ring.right_device() : ring.left_device();
     };
 
     {
@@ -58,10 +53,10 @@ KernelFn AllGather2d(std::string axis_a, std::string axis_b, int64_t block) {
 
     const Ref barrier = k.barrier_semaphore();
     int expected = 0;
-    for (auto [axis, size] : {std::pair{ia, nx}, std::pair{ib, ny}}) {
-      if (size < 2) continue;
-      k.signal(barrier, 1, neighbour(axis, size, +1));
-      k.signal(barrier, 1, neighbour(axis, size, -1));
+    for (const Ring* ring : {&ring_a, &ring_b}) {
+      if (ring->size < 2) continue;
+      k.signal(barrier, 1, ring->right_device());
+      k.signal(barrier, 1, ring->left_device());
       expected += 2;
     }
     if (expected > 0) k.wait(barrier, expected);
@@ -86,26 +81,23 @@ KernelFn AllGather2d(std::string axis_a, std::string axis_b, int64_t block) {
         const int s = first_phase ? step : step - (first_size - 1);
         const int d = quarter.direction;
         Ref region;
-        int axis;
-        int size;
+        const Ring* ring;
         if (first_phase == a_first) {
           // Along a: in phase 1 our line's block (i - d s, j) moves on; in phase 2 the whole
           // row of blocks (i - d s, *) gathered along b.
-          axis = ia;
-          size = nx;
-          const int from = ((i - d * s) % nx + nx) % nx;
+          ring = &ring_a;
+          const int from = ring_a.index_at(-d * s);
           region = first_phase ? out.at(from, ds(j, 1), ds(quarter.begin, quarter.size))
                                : out.at(from, ds(0, ny), ds(quarter.begin, quarter.size));
         } else {
           // Along b, the same with the roles swapped.
-          axis = ib;
-          size = ny;
-          const int from = ((j - d * s) % ny + ny) % ny;
+          ring = &ring_b;
+          const int from = ring_b.index_at(-d * s);
           region = first_phase ? out.at(ds(i, 1), from, ds(quarter.begin, quarter.size))
                                : out.at(ds(0, nx), from, ds(quarter.begin, quarter.size));
         }
         copies.push_back(k.async_remote_copy(region, region, send_sems.at(q, step),
-                                             recv_sems.at(q, step), neighbour(axis, size, d)));
+                                             recv_sems.at(q, step), neighbour(*ring, d)));
         copies.back().start();
       }
       for (AsyncCopy& c : copies)
@@ -184,20 +176,12 @@ Bound Analytic(const Mesh& mesh, const CollectiveArgs& args) {
   return b;
 }
 
-KernelInfo Info() {
-  KernelInfo info;
-  info.name = "all_gather_2d";
-  info.summary =
-      "all-gather over two mesh axes at once: --axis and the first other axis (or axis2)";
-  info.make = Make;
-  info.bound = Analytic;
-  // The registry's factor sees one axis size; (N-1)/N of the N = X*Y devices is what
-  // nccl-tests would report, which this approximates with X.
-  info.bus_factor = [](int axis_size) { return static_cast<double>(axis_size - 1) / axis_size; };
-  return info;
-}
-
-const Registration registration(Info());
+// The registry's factor sees one axis size; (N-1)/N of the N = X*Y devices is what
+// nccl-tests would report, which this approximates with X.
+const Registration registration(KernelInfo{
+    "all_gather_2d",
+    "all-gather over two mesh axes at once: --axis and the first other axis (or axis2)", Make,
+    Analytic, AllGatherBusFactor});
 
 }  // namespace
 }  // namespace tpusim::kernels

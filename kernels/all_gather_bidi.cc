@@ -13,47 +13,41 @@ namespace {
 
 using namespace dsl;
 
-// `shard`: the extent of dimension 0 of each device's block; the halves split it.
+struct BidiRefs {
+  Ref x, out, local_sem, send_right, recv_from_left, send_left, recv_from_right;
+};
+
 KernelFn BidiAllGather(std::string axis, int64_t shard) {
-  return [axis, shard](Kernel& k, const Refs& refs) {
-    const Ref& x = refs[0];
-    const Ref& out = refs[1];
-    const Ref& local_sem = refs[2];
-    const Ref& send_right = refs[3];
-    const Ref& recv_from_left = refs[4];
-    const Ref& send_left = refs[5];
-    const Ref& recv_from_right = refs[6];
-    const int n = k.axis_size(axis);
-    const int me = k.axis_index(axis);
-    const int right = (me + 1) % n;
-    const int left = (me + n - 1) % n;
+  return [axis, shard](Kernel& k, const Refs&) {
+    const auto r = k.operands<BidiRefs>();
+    const Ring ring = k.ring(axis);
     const int64_t first_half = shard / 2;
     const int64_t second_half = shard - first_half;
-    auto rightward = [&](int device) { return out.at(ds(device * shard, first_half)); };
+    auto rightward = [&](int device) { return r.out.at(ds(device * shard, first_half)); };
     auto leftward = [&](int device) {
-      return out.at(ds(device * shard + first_half, second_half));
+      return r.out.at(ds(device * shard + first_half, second_half));
     };
 
     {
       auto scope = k.named_scope("own shard");
-      AsyncCopy own = k.async_copy(x, out.at(ds(me * shard, shard)), local_sem);
+      AsyncCopy own = k.async_copy(r.x, r.out.at(ds(ring.index * shard, shard)), r.local_sem);
       own.start();
       own.wait();
     }
-    if (n == 1) return;
+    if (ring.size == 1) return;
 
     MeetRingNeighbours(k, axis);
 
-    for (int step = 0; step < n - 1; ++step) {
+    for (int step = 0; step < ring.size - 1; ++step) {
       auto scope = k.named_scope("bidi step " + std::to_string(step));
-      const int from_left = (me - step + n) % n;  // first halves move right
-      const int from_right = (me + step) % n;     // second halves move left
+      const int from_left = ring.index_at(-step);  // first halves move right
+      const int from_right = ring.index_at(step);  // second halves move left
       AsyncCopy to_right =
-          k.async_remote_copy(rightward(from_left), rightward(from_left), send_right.at(step),
-                              recv_from_left.at(step), {{axis, right}});
+          k.async_remote_copy(rightward(from_left), rightward(from_left), r.send_right.at(step),
+                              r.recv_from_left.at(step), ring.right_device());
       AsyncCopy to_left =
-          k.async_remote_copy(leftward(from_right), leftward(from_right), send_left.at(step),
-                              recv_from_right.at(step), {{axis, left}});
+          k.async_remote_copy(leftward(from_right), leftward(from_right), r.send_left.at(step),
+                              r.recv_from_right.at(step), ring.left_device());
       to_right.start();
       to_left.start();
       to_right.wait_send();
@@ -64,11 +58,15 @@ KernelFn BidiAllGather(std::string axis, int64_t shard) {
   };
 }
 
+const std::vector<std::string> kBidiSemaphores = {"send_right", "recv_from_left", "send_left",
+                                                  "recv_from_right"};
+
 Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
-  const int n = CheckCollectiveArgs(mesh, args);
-  const int64_t elements = static_cast<int64_t>(args.bytes / SizeOf(args.dtype));
-  return AllGatherWorkload(mesh, args,
-                           BidiAllGatherCall(args.axis, n, {{elements / n}, args.dtype}));
+  return AllGatherWorkload(
+      mesh, args,
+      AllGatherCall(
+          mesh, args, "all_gather_bidi",
+          [&](int64_t shard) { return BidiAllGather(args.axis, shard); }, 1, kBidiSemaphores));
 }
 
 const Registration registration(KernelInfo{
@@ -78,21 +76,8 @@ const Registration registration(KernelInfo{
 }  // namespace
 
 PallasCall BidiAllGatherCall(const std::string& axis, int axis_size, const ShapeDtype& block) {
-  const int64_t steps = std::max(axis_size - 1, 1);
-  GridSpec grid;
-  grid.in_specs = {BlockSpec::Any()};
-  grid.out_specs = {BlockSpec::Any()};
-  grid.scratch_shapes = {ScratchSpec::DMA({}, "local_sem"), ScratchSpec::DMA({steps}, "send_right"),
-                         ScratchSpec::DMA({steps}, "recv_from_left"),
-                         ScratchSpec::DMA({steps}, "send_left"),
-                         ScratchSpec::DMA({steps}, "recv_from_right")};
-  Shape gathered = block.shape;
-  gathered[0] *= axis_size;
-  PallasCall call = pallas_call("all_gather_bidi", BidiAllGather(axis, block.shape[0]), grid,
-                                {{gathered, block.dtype}});
-  call.in_names = {"x"};
-  call.out_names = {"out"};
-  return call;
+  return AllGatherCallOf("all_gather_bidi", axis_size, block, BidiAllGather(axis, block.shape[0]),
+                         kBidiSemaphores);
 }
 
 }  // namespace tpusim::kernels

@@ -13,35 +13,28 @@ namespace {
 
 using namespace dsl;
 
-// `shard`: the extent of dimension 0 of each device's block (elements of a 1-D one).
 KernelFn RingAllGather(std::string axis, int64_t shard) {
-  return [axis, shard](Kernel& k, const Refs& refs) {
-    const Ref& x = refs[0];
-    const Ref& out = refs[1];
-    const Ref& local_sem = refs[2];
-    const Ref& send_sems = refs[3];
-    const Ref& recv_sems = refs[4];
-    const int n = k.axis_size(axis);
-    const int me = k.axis_index(axis);
-    const int right = (me + 1) % n;
-    auto slot = [&](int device) { return out.at(ds(device * shard, shard)); };
+  return [axis, shard](Kernel& k, const Refs&) {
+    const auto r = k.operands<RingAllGatherRefs>();
+    const Ring ring = k.ring(axis);
+    auto slot = [&](int index) { return r.out.at(ds(index * shard, shard)); };
 
     {
       auto scope = k.named_scope("own shard");
-      AsyncCopy own = k.async_copy(x, slot(me), local_sem);
+      AsyncCopy own = k.async_copy(r.x, slot(ring.index), r.local_sem);
       own.start();
       own.wait();
     }
-    if (n == 1) return;
+    if (ring.size == 1) return;
 
     // Nobody may DMA into a device that has not entered the kernel yet.
     MeetRingNeighbours(k, axis);
 
-    for (int step = 0; step < n - 1; ++step) {
+    for (int step = 0; step < ring.size - 1; ++step) {
       auto scope = k.named_scope("ring step " + std::to_string(step));
-      const int forwarded = (me - step + n) % n;  // arrived from the left last step
-      AsyncCopy copy = k.async_remote_copy(slot(forwarded), slot(forwarded), send_sems.at(step),
-                                           recv_sems.at(step), {{axis, right}});
+      const int forwarded = ring.index_at(-step);  // arrived from the left last step
+      AsyncCopy copy = k.async_remote_copy(slot(forwarded), slot(forwarded), r.send_sems.at(step),
+                                           r.recv_sems.at(step), ring.right_device());
       copy.start();
       copy.wait_send();
       // The left neighbour's copy of the same size lands on our recv_sems[step].
@@ -51,10 +44,10 @@ KernelFn RingAllGather(std::string axis, int64_t shard) {
 }
 
 Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
-  const int n = CheckCollectiveArgs(mesh, args);
-  const int64_t elements = static_cast<int64_t>(args.bytes / SizeOf(args.dtype));
   return AllGatherWorkload(mesh, args,
-                           RingAllGatherCall(args.axis, n, {{elements / n}, args.dtype}));
+                           AllGatherCall(mesh, args, "all_gather_ring", [&](int64_t shard) {
+                             return RingAllGather(args.axis, shard);
+                           }));
 }
 
 const Registration registration(KernelInfo{
@@ -64,19 +57,7 @@ const Registration registration(KernelInfo{
 }  // namespace
 
 PallasCall RingAllGatherCall(const std::string& axis, int axis_size, const ShapeDtype& block) {
-  const int64_t steps = std::max(axis_size - 1, 1);
-  GridSpec grid;
-  grid.in_specs = {BlockSpec::Any()};
-  grid.out_specs = {BlockSpec::Any()};
-  grid.scratch_shapes = {ScratchSpec::DMA({}, "local_sem"), ScratchSpec::DMA({steps}, "send_sems"),
-                         ScratchSpec::DMA({steps}, "recv_sems")};
-  Shape gathered = block.shape;
-  gathered[0] *= axis_size;
-  PallasCall call = pallas_call("all_gather_ring", RingAllGather(axis, block.shape[0]), grid,
-                                {{gathered, block.dtype}});
-  call.in_names = {"x"};
-  call.out_names = {"out"};
-  return call;
+  return AllGatherCallOf("all_gather_ring", axis_size, block, RingAllGather(axis, block.shape[0]));
 }
 
 }  // namespace tpusim::kernels

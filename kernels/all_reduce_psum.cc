@@ -29,21 +29,21 @@ namespace {
 using namespace dsl;
 
 KernelFn Psum(std::string axis, int64_t elements, int64_t piece, DType dtype, bool capacity) {
-  return [=](Kernel& k, const Refs& refs) {
-    const Ref& x = refs[0];
-    const Ref& out = refs[1];
-    const Ref& buf = refs[2];     // VMEM [2, piece]: working slot and receiving slot
-    const Ref& acc = refs[3];     // VMEM f32 [piece]
-    const Ref& result = refs[4];  // VMEM [piece] in the output dtype (bf16 outputs)
-    const Ref& load_sem = refs[5];
-    const Ref& store_sem = refs[6];
-    const Ref& send_sem = refs[7];
-    const Ref& recv_sems = refs[8];  // one per slot: a slot is filled by one DMA at a time
-    const Ref& capacity_sem = refs[9];
-    const int n = k.axis_size(axis);
-    const int me = k.axis_index(axis);
-    const int right = (me + 1) % n;
-    const int left = (me + n - 1) % n;
+  return [=](Kernel& k, const Refs&) {
+    const Ref& x = k.ref("x");
+    const Ref& out = k.ref("out");
+    const Ref& buf = k.ref("buf");        // VMEM [2, piece]: working slot and receiving slot
+    const Ref& acc = k.ref("acc");        // VMEM f32 [piece]
+    const Ref& result = k.ref("result");  // VMEM [piece] in the output dtype (bf16 outputs)
+    const Ref& load_sem = k.ref("load_sem");
+    const Ref& store_sem = k.ref("store_sem");
+    const Ref& send_sem = k.ref("send_sem");
+    const Ref& recv_sems =
+        k.ref("recv_sems");  // one per slot: a slot is filled by one DMA at a time
+    const Ref& capacity_sem = k.ref("capacity_sem");
+    const Ring ring = k.ring(axis);
+    const int n = ring.size;
+    const DeviceId right = ring.right_device(), left = ring.left_device();
     const int round = k.program_id(0);
     const int step = k.program_id(1);
     const int64_t begin = round * piece;
@@ -73,11 +73,11 @@ KernelFn Psum(std::string axis, int64_t elements, int64_t piece, DType dtype, bo
         auto scope = k.named_scope("capacity");
         // Our receiving slot was last read at the previous step, which is over: the left
         // neighbour may fill it. Then wait until the right neighbour says the same.
-        k.signal(capacity_sem, 1, {{axis, left}});
+        k.signal(capacity_sem, 1, left);
         k.wait(capacity_sem, 1);
       }
       send = k.async_remote_copy(slot(working), slot(receiving), send_sem, recv_sems.at(receiving),
-                                 {{axis, right}});
+                                 right);
       send->start();
     }
     // Add while the same slot streams out to the right.
@@ -133,32 +133,24 @@ Workload MakeWith(const Mesh& mesh, const CollectiveArgs& args, bool capacity) {
   return ReductionWorkload(mesh, args, /*replicated=*/true, std::move(call));
 }
 
-KernelInfo Info(bool capacity) {
-  KernelInfo info;
-  if (capacity) {
-    info.name = "all_reduce_psum";
-    info.summary =
-        "Pallas-guide psum: inputs pass round the ring X-1 times into an f32 accumulator; "
-        "double-buffered, REGULAR capacity semaphores";
-    info.make = [](const Mesh& mesh, const CollectiveArgs& args) {
-      return MakeWith(mesh, args, true);
-    };
-  } else {
-    info.name = "all_reduce_psum_no_capacity";
-    info.summary =
-        "BROKEN ON PURPOSE (teaching example): all_reduce_psum without its capacity "
-        "semaphores; gives wrong data when one chip runs slow";
-    info.make = [](const Mesh& mesh, const CollectiveArgs& args) {
-      return MakeWith(mesh, args, false);
-    };
-  }
-  info.bound = RingAllReduceBound;
-  info.bus_factor = AllReduceBusFactor;
-  return info;
+KernelInfo Variant(std::string name, std::string summary, bool capacity) {
+  return {std::move(name), std::move(summary),
+          [capacity](const Mesh& mesh, const CollectiveArgs& args) {
+            return MakeWith(mesh, args, capacity);
+          },
+          RingAllReduceBound, AllReduceBusFactor};
 }
 
-const Registration registration(Info(true));
-const Registration broken_registration(Info(false));
+const Registration registration(
+    Variant("all_reduce_psum",
+            "Pallas-guide psum: inputs pass round the ring X-1 times into an f32 accumulator; "
+            "double-buffered, REGULAR capacity semaphores",
+            true));
+const Registration broken_registration(
+    Variant("all_reduce_psum_no_capacity",
+            "BROKEN ON PURPOSE (teaching example): all_reduce_psum without its capacity "
+            "semaphores; gives wrong data when one chip runs slow",
+            false));
 
 }  // namespace
 }  // namespace tpusim::kernels

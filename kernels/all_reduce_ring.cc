@@ -25,9 +25,10 @@ KernelFn RingAllReduce(std::string axis, RingReducePlan plan) {
     const Ref& copy_sem = refs[2];
     const Ref& gather_send = refs[3 + kRingReduceScratchCount];
     const Ref& gather_recv = refs[4 + kRingReduceScratchCount];
-    const int n = k.axis_size(axis);
-    const int me = k.axis_index(axis);
-    const int right = (me + 1) % n;
+    const Ring ring = k.ring(axis);
+    const int n = ring.size;
+    const int me = ring.index;
+    const DeviceId right = ring.right_device();
     const int64_t block = plan.block;
     auto slot = [&](int device) { return out.at(ds(device * block, block)); };
     if (n == 1) {
@@ -41,11 +42,11 @@ KernelFn RingAllReduce(std::string axis, RingReducePlan plan) {
 
     {
       auto scope = k.named_scope("reduce-scatter");
-      RingReducer ring(k, axis, +1, plan, x, slot(me), refs, 3);
-      ring.Begin();
-      while (!ring.Done())
-        ring.Step();
-      ring.Finish();  // our reduced block is in out before we pass it on
+      RingReducer reducer(k, axis, +1, plan, x, slot(me), refs, 3);
+      reducer.Begin();
+      while (!reducer.Done())
+        reducer.Step();
+      reducer.Finish();  // our reduced block is in out before we pass it on
     }
 
     // The left neighbour may already be gathering into our other slots: they are disjoint
@@ -53,9 +54,9 @@ KernelFn RingAllReduce(std::string axis, RingReducePlan plan) {
     auto gather = k.named_scope("all-gather");
     for (int step = 0; step < n - 1; ++step) {
       auto scope = k.named_scope("ring step " + std::to_string(step));
-      const int forwarded = (me - step + n) % n;  // reduced here, or arrived last step
+      const int forwarded = ring.index_at(-step);  // reduced here, or arrived last step
       AsyncCopy copy = k.async_remote_copy(slot(forwarded), slot(forwarded), gather_send.at(step),
-                                           gather_recv.at(step), {{axis, right}});
+                                           gather_recv.at(step), right);
       copy.start();
       copy.wait_send();
       copy.wait_recv();
@@ -69,17 +70,9 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
                            RingAllReduceCall(mesh, args.axis, {{elements}, args.dtype}));
 }
 
-KernelInfo Info() {
-  KernelInfo info;
-  info.name = "all_reduce_ring";
-  info.summary = "ring all-reduce: chunked ring reduce-scatter, then ring all-gather";
-  info.make = Make;
-  info.bound = RingAllReduceBound;
-  info.bus_factor = AllReduceBusFactor;
-  return info;
-}
-
-const Registration registration(Info());
+const Registration registration(KernelInfo{
+    "all_reduce_ring", "ring all-reduce: chunked ring reduce-scatter, then ring all-gather", Make,
+    RingAllReduceBound, AllReduceBusFactor});
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
+#include "kernels/all_gather.h"
 #include "kernels/registry.h"
 #include "kernels/ring.h"
 
@@ -17,16 +18,17 @@ namespace {
 using namespace dsl;
 
 KernelFn AllToAll(std::string axis, int64_t block, bool relay) {
-  return [axis, block, relay](Kernel& k, const Refs& refs) {
-    const Ref& x = refs[0];
-    const Ref& out = refs[1];
-    const Ref& local_sem = refs[2];
-    const Ref& send_sems = refs[3];   // [X]: one per destination
-    const Ref& recv_sems = refs[4];   // [X]: one per source, so each wait names its sender
-    const Ref& relay_buf = refs[5];   // VMEM: the half block we pass on for our right neighbour
-    const Ref& relay_sems = refs[6];  // DMA [3]: relay send, relay receive, forward send
-    const int n = k.axis_size(axis);
-    const int me = k.axis_index(axis);
+  return [axis, block, relay](Kernel& k, const Refs&) {
+    const Ref& x = k.ref("x");
+    const Ref& out = k.ref("out");
+    const Ref& local_sem = k.ref("local_sem");
+    // send_sems [X]: one per destination; recv_sems [X]: one per source, so each wait
+    // names its sender; relay_buf (VMEM): the half block we pass on for our right
+    // neighbour; relay_sems DMA [3]: relay send, relay receive, forward send.
+    const Ref &send_sems = k.ref("send_sems"), &recv_sems = k.ref("recv_sems");
+    const Ref &relay_buf = k.ref("relay_buf"), &relay_sems = k.ref("relay_sems");
+    const Ring ring = k.ring(axis);
+    const int n = ring.size, me = ring.index;
     auto part = [&](const Ref& ref, int index) { return ref.at(ds(index * block, block)); };
 
     AsyncCopy own = k.async_copy(part(x, me), part(out, me), local_sem);
@@ -37,7 +39,7 @@ KernelFn AllToAll(std::string axis, int64_t block, bool relay) {
     // torus routes such ties one way (+). With `relay`, the second half of that block goes
     // the other way instead: one hop left into the left neighbour's relay buffer, which
     // forwards it (X/2 - 1 hops, also leftwards). Both directions then carry X^2/8 blocks.
-    const int opposite = (me + n / 2) % n;
+    const int opposite = ring.index_at(n / 2);
     const int64_t direct = relay ? block / 2 : block;
     const int64_t relayed = block - direct;
 
@@ -55,11 +57,11 @@ KernelFn AllToAll(std::string axis, int64_t block, bool relay) {
       if (relay) {
         sends.push_back(k.async_remote_copy(x.at(ds(opposite * block + direct, relayed)), relay_buf,
                                             relay_sems.at(0), relay_sems.at(1),
-                                            {{axis, (me + n - 1) % n}}));
+                                            ring.left_device()));
         sends.back().start();
       }
       for (int offset : order) {
-        const int to = (me + offset) % n;
+        const int to = ring.index_at(offset);
         const int64_t size = to == opposite ? direct : block;
         sends.push_back(k.async_remote_copy(x.at(ds(to * block, size)),
                                             out.at(ds(me * block, size)), send_sems.at(to),
@@ -71,8 +73,8 @@ KernelFn AllToAll(std::string axis, int64_t block, bool relay) {
       auto scope = k.named_scope("relay");
       // Our right neighbour's half block for the device opposite it: pass it on, to land on
       // that device's receive semaphore for our right neighbour, next to the direct half.
-      const int source = (me + 1) % n;
-      const int target = (source + n / 2) % n;
+      const int source = ring.index_at(1);
+      const int target = ring.index_at(1 + n / 2);
       AsyncCopy arrived = k.async_remote_copy(relay_buf, relay_buf, relay_sems.at(0),
                                               relay_sems.at(1), {{axis, source}});
       arrived.wait_recv();
@@ -89,7 +91,7 @@ KernelFn AllToAll(std::string axis, int64_t block, bool relay) {
       // Block `from` of our output arrives from device `from` (and, for the opposite
       // device, half of it through our left neighbour) on recv_sems[from]: one wait with a
       // descriptor of the whole block covers both.
-      const int from = (me - offset + n) % n;
+      const int from = ring.index_at(-offset);
       AsyncCopy incoming = k.async_remote_copy(part(out, from), part(out, from), send_sems.at(from),
                                                recv_sems.at(from), {{axis, from}});
       incoming.wait_recv();
@@ -161,17 +163,10 @@ Bound Analytic(const Mesh& mesh, const CollectiveArgs& args) {
   return b;
 }
 
-KernelInfo Info() {
-  KernelInfo info;
-  info.name = "all_to_all";
-  info.summary = "device i's block j goes to device j: one remote DMA per destination";
-  info.make = Make;
-  info.bound = Analytic;
-  info.bus_factor = [](int axis_size) { return static_cast<double>(axis_size - 1) / axis_size; };
-  return info;
-}
-
-const Registration registration(Info());
+// nccl-tests' alltoall bus factor is all-gather's, (X-1)/X.
+const Registration registration(KernelInfo{
+    "all_to_all", "device i's block j goes to device j: one remote DMA per destination", Make,
+    Analytic, AllGatherBusFactor});
 
 }  // namespace
 }  // namespace tpusim::kernels

@@ -59,11 +59,8 @@ std::string Dims(int64_t a, int64_t b, int64_t c) {
 }
 
 KernelFn MatmulKernel(Precision precision, DType acc_dtype) {
-  return [precision, acc_dtype](Kernel& k, const Refs& r) {
-    const Ref& a = r[0];
-    const Ref& b = r[1];
-    const Ref& out = r[2];
-    const Ref& acc = r[3];
+  return [precision, acc_dtype](Kernel& k, const Refs&) {
+    const auto [a, b, out, acc] = k.refs("a", "b", "out", "acc");
     const int kk = k.program_id(2);
     if (kk == 0) k.fill(acc, 0);
     k.dot(a, b, acc, /*accumulate=*/true, precision, acc_dtype);
@@ -200,6 +197,36 @@ PallasCall MatmulCall(const MatmulPlan& p) {
   call.in_names = {"a", "b"};
   call.out_names = {"out"};
   return call;
+}
+
+RingMatmulShards ShardRingMatmul(const Mesh& mesh, const CollectiveArgs& args,
+                                 const RingMatmulNames& names) {
+  RingMatmulShards s;
+  s.ring = args.axis;
+  s.y = mesh.AxisSize(args.axis);
+  s.others = OtherAxes(mesh, args.axis);
+  int64_t x = 1;
+  for (const auto& name : s.others)
+    x *= mesh.AxisSize(name);
+  const std::string k = names.k, n = names.n;
+  if (args.m <= 0 || args.k <= 0 || args.n <= 0) {
+    throw Error(ErrorKind::kInvalidArgument, std::string(names.kernel) +
+                                                 " needs the problem size: give --m B --k " + k +
+                                                 " --n " + n + ".");
+  }
+  if (args.m % x || args.k % s.y || args.n % s.y) {
+    throw Error(ErrorKind::kInvalidArgument,
+                std::string(names.lhs) + "[" + std::to_string(args.m) + ", " +
+                    std::to_string(args.k) + "] x " + names.rhs + "[" + std::to_string(args.k) +
+                    ", " + std::to_string(args.n) +
+                    "] does not shard evenly: B (--m) must be a multiple of " + std::to_string(x) +
+                    " (the other axes), and " + k + " (--k) and " + n + " (--n) of " +
+                    std::to_string(s.y) + " (axis '" + args.axis + "').");
+  }
+  s.rows = args.m / x;
+  s.k_chunk = args.k / s.y;
+  s.n_chunk = args.n / s.y;
+  return s;
 }
 
 Bound MatmulRoofline(const Mesh& mesh, const MatmulPlan& p) {

@@ -41,4 +41,27 @@ dsl::PallasCall MatmulCall(const MatmulPlan& plan);
 // about n/bn times, B about m/bm times, and the output written once.
 Bound MatmulRoofline(const dsl::Mesh& mesh, const MatmulPlan& plan);
 
+// How a [B, K] x [K, N] matmul splits for a ring along args.axis (Y devices): its rows
+// over the other mesh axes (X devices), K and N over the ring.
+struct RingMatmulShards {
+  std::string ring;                 // the ring axis (Y)
+  std::vector<std::string> others;  // the axes the rows split over (X)
+  int y = 1;
+  int64_t rows = 0;     // B / X
+  int64_t k_chunk = 0;  // K / Y
+  int64_t n_chunk = 0;  // N / Y
+};
+// What an error calls the operands and dimensions, e.g. {"the all-gather matmul", "A", "W",
+// "D", "F"} for A[B, D] x W[D, F].
+struct RingMatmulNames {
+  const char* kernel;
+  const char* lhs;
+  const char* rhs;
+  const char* k;
+  const char* n;
+};
+// Throws Error(kInvalidArgument) when the size is missing or a dimension does not split.
+RingMatmulShards ShardRingMatmul(const dsl::Mesh& mesh, const CollectiveArgs& args,
+                                 const RingMatmulNames& names);
+
 }  // namespace tpusim::kernels

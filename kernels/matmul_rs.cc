@@ -19,9 +19,9 @@
 
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
+#include "kernels/matmul.h"
 #include "kernels/registry.h"
 #include "kernels/ring.h"
-#include "sim/errors.h"
 
 namespace tpusim::kernels {
 namespace {
@@ -41,38 +41,9 @@ struct Blocks {
 };
 
 Blocks BlocksFor(const Mesh& mesh, const CollectiveArgs& args) {
-  Blocks b;
-  b.ring = args.axis;
-  b.y = mesh.AxisSize(args.axis);
-  b.others = OtherAxes(mesh, args.axis);
-  int64_t x = 1;
-  for (const auto& name : b.others)
-    x *= mesh.AxisSize(name);
-  if (args.m <= 0 || args.k <= 0 || args.n <= 0) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "the reduce-scatter matmul needs the problem size: give --m B --k F --n D.");
-  }
-  if (args.m % x || args.k % b.y || args.n % b.y) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "Tmp[" + std::to_string(args.m) + ", " + std::to_string(args.k) + "] x W2[" +
-                    std::to_string(args.k) + ", " + std::to_string(args.n) +
-                    "] does not shard evenly: B (--m) must be a multiple of " + std::to_string(x) +
-                    " (the other axes), and F (--k) and D (--n) of " + std::to_string(b.y) +
-                    " (axis '" + args.axis + "').");
-  }
-  b.bm = args.m / x;
-  b.fk = args.k / b.y;
-  b.d = args.n;
-  b.dn = args.n / b.y;
-  b.dtype = args.dtype;
-  return b;
-}
-
-// The D-chunk whose partial sum a device sends at ring step s (received at step s + 1 by
-// the right neighbour, which adds its own partial of the same chunk). At s = Y-1 it is
-// the device's own chunk: Y-1 hops have summed every other device's partial into it.
-int ChunkAt(int me, int s, int n) {
-  return ((me - s - 1) % n + n) % n;
+  const RingMatmulShards s =
+      ShardRingMatmul(mesh, args, {"the reduce-scatter matmul", "Tmp", "W2", "F", "D"});
+  return {s.ring, s.others, s.y, s.rows, s.k_chunk, args.n, s.n_chunk, args.dtype};
 }
 
 // Refs: tmp (HBM [bm, fk]), w2 (HBM [fk, D]), out (HBM [bm, dn]), then tmp_vmem, w_bufs
@@ -86,25 +57,31 @@ int ChunkAt(int me, int s, int n) {
 // sender first takes a credit the neighbour gives back after that add (the capacity
 // hazard of docs/references.md §5). Only the first two fills are free.
 KernelFn RsKernel(Blocks b, bool collective) {
-  return [b, collective](Kernel& k, const Refs& r) {
-    const Ref &tmp = r[0], &w2 = r[1], &out = r[2];
-    const Ref &tmp_vmem = r[3], &w_bufs = r[4], &sums = r[5], &recv = r[6], &out_vmem = r[7];
-    const Ref &local_sems = r[8], &send_sems = r[9], &recv_sems = r[10], &credit = r[11];
-    const int n = b.y;
-    const int me = k.axis_index(b.ring);
-    const int right = (me + 1) % n;
-    const int left = (me + n - 1) % n;
+  return [b, collective](Kernel& k, const Refs&) {
+    const Ring ring = k.ring(b.ring);
+    const int n = ring.size;
+    const DeviceId right = ring.right_device(), left = ring.left_device();
+    const Ref &tmp = k.ref("tmp"), &w2 = k.ref("w2"), &out = k.ref("out");
+    const Ref &tmp_vmem = k.ref("tmp_vmem"), &w_bufs = k.ref("w_bufs"),
+              &sums = k.ref(collective ? "sums" : "partial"), &recv = k.ref("recv"),
+              &out_vmem = k.ref("out_vmem");
+    const Ref &local_sems = k.ref("local_sems"), &send_sems = k.ref("send_sems"),
+              &recv_sems = k.ref("recv_sems"), &credit = k.ref("credit");
     auto load_w = [&](int chunk, int slot) {
       return k.async_copy(w2.at(ds(0, b.fk), ds(chunk * b.dn, b.dn)), w_bufs.at(slot),
                           local_sems.at(slot));
     };
     // Where step s's partial sum lives: one slot per chunk (blocking), or per step parity.
-    auto sum_at = [&](int s) { return collective ? sums.at(s % 2) : sums.at(ChunkAt(me, s, n)); };
+    // The D-chunk whose partial sum this device sends at ring step s (received at step s + 1
+    // by the right neighbour, which adds its own partial of the same chunk). At s = Y-1 it
+    // is the device's own chunk: Y-1 hops have summed every other device's partial into it.
+    auto chunk_at = [&](int s) { return ring.index_at(-s - 1); };
+    auto sum_at = [&](int s) { return collective ? sums.at(s % 2) : sums.at(chunk_at(s)); };
 
     AsyncCopy load_tmp = k.async_copy(tmp, tmp_vmem, local_sems.at(2));
     load_tmp.start();
     // Blocking computes chunks in index order; collective in the order the ring sends them.
-    auto chunk_of = [&](int j) { return collective ? ChunkAt(me, j, n) : j; };
+    auto chunk_of = [&](int j) { return collective ? chunk_at(j) : j; };
     AsyncCopy next_w = load_w(chunk_of(0), 0);
     next_w.start();
     MeetRingNeighbours(k, b.ring);
@@ -139,18 +116,17 @@ KernelFn RsKernel(Blocks b, bool collective) {
       if (s > 0) {
         // Our own descriptor of the same size: the left neighbour's step s-1 send lands
         // on our recv_sems[(s-1) % 2].
-        AsyncCopy incoming =
-            k.async_remote_copy(sum, recv.at((s - 1) % 2), send_sems.at((s - 1) % 2),
-                                recv_sems.at((s - 1) % 2), {{b.ring, left}});
+        AsyncCopy incoming = k.async_remote_copy(
+            sum, recv.at((s - 1) % 2), send_sems.at((s - 1) % 2), recv_sems.at((s - 1) % 2), left);
         incoming.wait_recv();
         k.add(sum, sum, recv.at((s - 1) % 2));
         // recv[(s-1) % 2] is free: the left neighbour refills it at its step s + 1, if any.
-        if (s + 1 <= n - 2) k.signal(credit, 1, {{b.ring, left}});
+        if (s + 1 <= n - 2) k.signal(credit, 1, left);
       }
       if (s < n - 1) {
         if (s >= 2) k.wait(credit, 1);
         AsyncCopy send = k.async_remote_copy(sum, recv.at(s % 2), send_sems.at(s % 2),
-                                             recv_sems.at(s % 2), {{b.ring, right}});
+                                             recv_sems.at(s % 2), right);
         send.start();
         if (collective) {
           sends[s % 2] = send;  // waited for two steps on, or at the end

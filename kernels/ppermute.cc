@@ -14,20 +14,14 @@ namespace {
 using namespace dsl;
 
 KernelFn RightShift(std::string axis) {
-  return [axis](Kernel& k, const Refs& refs) {
-    const Ref& x = refs[0];
-    const Ref& out = refs[1];
-    const Ref& send_sem = refs[2];
-    const Ref& recv_sem = refs[3];
-    const int n = k.axis_size(axis);
-    const int me = k.axis_index(axis);
-    const int right = (me + 1) % n;
+  return [axis](Kernel& k, const Refs&) {
+    const auto [x, out, send_sem, recv_sem] = k.refs("x", "out", "send_sem", "recv_sem");
 
     // A DMA into a device that has not entered the kernel is unsafe: meet the neighbours
     // we talk to first.
     MeetRingNeighbours(k, axis);
 
-    AsyncCopy copy = k.async_remote_copy(x, out, send_sem, recv_sem, {{axis, right}});
+    AsyncCopy copy = k.async_remote_copy(x, out, send_sem, recv_sem, k.ring(axis).right_device());
     copy.start();
     copy.wait_send();
     copy.wait_recv();  // our own receive semaphore counts the block arriving from the left

@@ -79,10 +79,11 @@ RingReducer::RingReducer(Kernel& k, std::string axis, int direction, const RingR
       send_sems_(scratch[first + 4]),
       local_sems_(scratch[first + 5]),
       credit_(scratch[first + 6]) {
-  n_ = k.axis_size(axis_);
-  me_ = k.axis_index(axis_);
-  to_ = (me_ + direction_ + n_) % n_;
-  from_ = (me_ - direction_ + n_) % n_;
+  const Ring ring = k.ring(axis_);
+  n_ = ring.size;
+  me_ = ring.index;
+  to_ = ring.index_at(direction_);
+  from_ = ring.index_at(-direction_);
   steps_per_round_ = n_ - 1;
   const int64_t c = plan_.chunks_per_round;
   rounds_ = CeilDiv(plan_.chunks, c);

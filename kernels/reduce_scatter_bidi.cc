@@ -55,17 +55,9 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
   return ReductionWorkload(mesh, args, /*replicated=*/false, std::move(call));
 }
 
-KernelInfo Info() {
-  KernelInfo info;
-  info.name = "reduce_scatter_bidi";
-  info.summary = "bidirectional ring reduce-scatter, half of each block each way";
-  info.make = Make;
-  info.bound = BidiReduceScatterBound;
-  info.bus_factor = ReduceScatterBusFactor;
-  return info;
-}
-
-const Registration registration(Info());
+const Registration registration(KernelInfo{
+    "reduce_scatter_bidi", "bidirectional ring reduce-scatter, half of each block each way", Make,
+    BidiReduceScatterBound, ReduceScatterBusFactor});
 
 }  // namespace
 }  // namespace tpusim::kernels

@@ -56,17 +56,10 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
   return ReductionWorkload(mesh, args, /*replicated=*/false, std::move(call));
 }
 
-KernelInfo Info() {
-  KernelInfo info;
-  info.name = "reduce_scatter_ring";
-  info.summary = "unidirectional ring reduce-scatter: partial sums travel, VPU adds in VMEM";
-  info.make = Make;
-  info.bound = RingReduceScatterBound;
-  info.bus_factor = ReduceScatterBusFactor;
-  return info;
-}
-
-const Registration registration(Info());
+const Registration registration(KernelInfo{
+    "reduce_scatter_ring",
+    "unidirectional ring reduce-scatter: partial sums travel, VPU adds in VMEM", Make,
+    RingReduceScatterBound, ReduceScatterBusFactor});
 
 }  // namespace
 }  // namespace tpusim::kernels

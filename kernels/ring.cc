@@ -3,23 +3,24 @@
 namespace tpusim::kernels {
 
 void MeetRingNeighbours(dsl::Kernel& k, const std::string& axis) {
-  const int n = k.axis_size(axis);
-  if (n < 2) return;
-  const int me = k.axis_index(axis);
-  const dsl::Ref barrier = k.barrier_semaphore();
-  k.signal(barrier, 1, {{axis, (me + n - 1) % n}});
-  k.signal(barrier, 1, {{axis, (me + 1) % n}});
-  k.wait(barrier, 2);
+  MeetRingNeighbours(k, axis, k.barrier_semaphore());
+}
+
+void MeetRingNeighbours(dsl::Kernel& k, const std::string& axis, const dsl::Ref& sem) {
+  const dsl::Ring ring = k.ring(axis);
+  if (ring.size < 2) return;
+  k.signal(sem, 1, ring.left_device());
+  k.signal(sem, 1, ring.right_device());
+  k.wait(sem, 2);
 }
 
 void MeetEveryoneOnAxis(dsl::Kernel& k, const std::string& axis) {
-  const int n = k.axis_size(axis);
-  if (n < 2) return;
-  const int me = k.axis_index(axis);
+  const dsl::Ring ring = k.ring(axis);
+  if (ring.size < 2) return;
   const dsl::Ref barrier = k.barrier_semaphore();
-  for (int d = 1; d < n; ++d)
-    k.signal(barrier, 1, {{axis, (me + d) % n}});
-  k.wait(barrier, n - 1);
+  for (int d = 1; d < ring.size; ++d)
+    k.signal(barrier, 1, {{axis, ring.index_at(d)}});
+  k.wait(barrier, ring.size - 1);
 }
 
 }  // namespace tpusim::kernels

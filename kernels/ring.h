@@ -12,6 +12,9 @@ namespace tpusim::kernels {
 // (docs/references.md §5), so every device first meets its left and right neighbours on
 // `axis` through the barrier semaphore. A no-op on a ring of one.
 void MeetRingNeighbours(dsl::Kernel& k, const std::string& axis);
+// The same through `sem` (a REGULAR semaphore): meeting again later in the kernel, e.g.
+// between two stages, when the barrier semaphore's count is already spent.
+void MeetRingNeighbours(dsl::Kernel& k, const std::string& axis, const dsl::Ref& sem);
 
 // The same for kernels in which every device on `axis` writes to every other (all-to-all):
 // each device meets all of them.

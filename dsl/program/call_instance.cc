@@ -130,8 +130,9 @@ CallInstance::CallInstance(const Mesh& mesh, PallasCall call, const std::vector<
 CallInstance::~CallInstance() = default;
 
 void CallInstance::Run(sim::CorePort& port, const std::vector<sim::BufferHandle>& operands,
-                       uint32_t barrier_semaphore) {
+                       const std::vector<uint32_t>& barrier_semaphores) {
   const int device = static_cast<int>(port.chip());
+  layout_.barrier_semaphores = barrier_semaphores;
   auto& bindings = layout_.per_device[device];
   for (const Ref& slot : layout_.slots) {
     SlotBinding binding;
@@ -140,7 +141,7 @@ void CallInstance::Run(sim::CorePort& port, const std::vector<sim::BufferHandle>
       binding.buffer = operands[index];
     } else if (static_cast<int>(index) == layout_.barrier_slot) {
       binding.semaphore = true;
-      binding.semaphore_base = barrier_semaphore;
+      binding.semaphore_base = barrier_semaphores[device];
     } else if (slot.is_semaphore()) {
       binding.semaphore = true;
       for (int64_t j = 0; j < slot.size(); ++j) {
@@ -161,7 +162,7 @@ void CallInstance::Run(sim::CorePort& port, const std::vector<sim::BufferHandle>
   const GridSpec& g = call_.grid_spec;
   const Refs scratch_refs(layout_.slots.begin() + static_cast<std::ptrdiff_t>(operand_count_),
                           layout_.slots.begin() + layout_.barrier_slot);
-  Kernel kernel(port, layout_, g.grid);
+  Kernel kernel(port, layout_, g.grid, call_.name);
   kernel.set_dimension_semantics(g.dimension_semantics);
   Refs refs;
   pipeline_->Run(
@@ -170,6 +171,7 @@ void CallInstance::Run(sim::CorePort& port, const std::vector<sim::BufferHandle>
         kernel.set_program_ids(ids);
         refs.assign(operand_refs.begin(), operand_refs.end());
         refs.insert(refs.end(), scratch_refs.begin(), scratch_refs.end());
+        kernel.set_operands(refs);
         call_.kernel(kernel, refs);
       },
       "step");

@@ -31,14 +31,10 @@ class CallInstance {
   ~CallInstance();
 
   const PallasCall& call() const { return call_; }
-  // Each device's barrier semaphore, by device, before any of them enters the call.
-  void SetBarrierSemaphores(std::vector<uint32_t> by_device) {
-    layout_.barrier_by_device = std::move(by_device);
-  }
-
   // On `port`'s core: `operands` are the HBM buffers of the inputs, then the outputs.
+  // `barrier_semaphores` are every device's, by device.
   void Run(sim::CorePort& port, const std::vector<sim::BufferHandle>& operands,
-           uint32_t barrier_semaphore);
+           const std::vector<uint32_t>& barrier_semaphores);
 
  private:
   PallasCall call_;

@@ -181,7 +181,7 @@ void ProgramContext::RunPallasCall(const PallasCall& call, const std::vector<Val
   for (const Value& v : outputs)
     buffers.push_back(v.buffer());
   CallInstance& instance = run_.CallAt(step_, call, types);
-  instance.Run(port_, buffers, run_.barrier[device_]);
+  instance.Run(port_, buffers, run_.barrier);
 }
 
 Array ProgramContext::Read(const Value& v) {

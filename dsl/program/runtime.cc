@@ -96,10 +96,8 @@ void ProgramRun::CheckSpmd(int device, int step, const std::string& signature) {
 CallInstance& ProgramRun::CallAt(int step, const PallasCall& call,
                                  const std::vector<ShapeDtype>& inputs) {
   auto& instance = calls_[step];
-  if (!instance) {
+  if (!instance)
     instance = std::make_unique<CallInstance>(mesh, call, inputs, zero_uninitialized, grid_seed);
-    instance->SetBarrierSemaphores(barrier);
-  }
   return *instance;
 }
 

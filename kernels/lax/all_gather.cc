@@ -17,19 +17,18 @@ PallasCall MakeAllGather(const Mesh& mesh, const CollectiveSpec& spec, const Sha
   const int dim = spec.axis;
   const bool tiled = spec.tiled;
   const int64_t tile = tiled ? x.shape[dim] : 1;
-  KernelFn kernel = [axis, dim, tiled, tile](Kernel& k, const Refs& refs) {
-    const Ref& x = refs[0];
-    const Ref& out = refs[1];
+  KernelFn kernel = [axis, dim, tiled, tile](Kernel& k, const Refs&) {
+    const Ref &x = k.ref("x"), &out = k.ref("out");
     // Block i of out: where device i's x goes.
     auto block = [&](int i) {
       return tiled ? SliceDim(out, dim, i * tile, tile) : IndexDim(out, dim, i);
     };
     {
       auto scope = k.named_scope("own shard");
-      CopyLocal(k, x, block(k.axis_index(axis)), refs[2]);
+      CopyLocal(k, x, block(k.axis_index(axis)), k.ref("local_sem"));
     }
     MeetRingNeighbours(k, axis);
-    BidiRingGather(k, axis, block, refs[3], refs[4]);
+    BidiRingGather(k, axis, block, k.ref("send_sems"), k.ref("recv_sems"));
   };
   const int64_t steps = std::max(mesh.AxisSize(axis) - 1, 1);
   GridSpec grid;

@@ -56,9 +56,10 @@ PallasCall MakePpermute(const Mesh& mesh, const CollectiveSpec& spec, const Shap
   const int64_t elements = NumElements(x.shape);
   const int64_t zero_chunk = std::clamp<int64_t>(
       static_cast<int64_t>(kZeroChunkBytes / SizeOf(x.dtype)), 1, std::max<int64_t>(elements, 1));
-  KernelFn kernel = [axis, destination, source](Kernel& k, const Refs& refs) {
-    const Ref& x = refs[0];
-    const Ref& out = refs[1];
+  KernelFn kernel = [axis, destination, source](Kernel& k, const Refs&) {
+    const Ref &x = k.ref("x"), &out = k.ref("out");
+    const Ref &send_sem = k.ref("send_sem"), &recv_sem = k.ref("recv_sem");
+    const Ref& local_sem = k.ref("local_sem");
     const int me = k.axis_index(axis);
     const int to = destination[me];
     const int from = source[me];
@@ -68,16 +69,16 @@ PallasCall MakePpermute(const Mesh& mesh, const CollectiveSpec& spec, const Shap
     if (to >= 0 && to != me) k.wait(barrier, 1);
     std::optional<AsyncCopy> send;
     if (to == me) {
-      CopyLocal(k, x, out, refs[4]);
+      CopyLocal(k, x, out, local_sem);
     } else if (to >= 0) {
-      send = k.async_remote_copy(x, out, refs[2], refs[3], {{axis, to}});
+      send = k.async_remote_copy(x, out, send_sem, recv_sem, {{axis, to}});
       send->start();
     }
-    if (from < 0) Zero(k, out, refs[5], refs[4]);
+    if (from < 0) Zero(k, out, k.ref("zeros"), local_sem);
     if (send) send->wait_send();
     if (from >= 0 && from != me) {
       // Our own descriptor of the same size: the source's copy lands on our semaphore.
-      k.async_remote_copy(x, out, refs[2], refs[3], {{axis, from}}).wait_recv();
+      k.async_remote_copy(x, out, send_sem, recv_sem, {{axis, from}}).wait_recv();
     }
   };
   GridSpec grid =
@@ -96,9 +97,9 @@ PallasCall MakeAllToAll(const Mesh& mesh, const CollectiveSpec& spec, const Shap
   const bool tiled = spec.tiled;
   const int64_t split_tile = tiled ? x.shape[split] / n : 1;
   const int64_t concat_tile = tiled ? out.shape[concat] / n : 1;
-  KernelFn kernel = [=](Kernel& k, const Refs& refs) {
-    const Ref& x = refs[0];
-    const Ref& out = refs[1];
+  KernelFn kernel = [=](Kernel& k, const Refs&) {
+    const Ref &x = k.ref("x"), &out = k.ref("out");
+    const Ref &send_sems = k.ref("send_sems"), &recv_sem = k.ref("recv_sem");
     const int me = k.axis_index(axis);
     // Chunk j of x goes to device j; the chunk from device i lands at block i of out.
     auto chunk = [&](int j) {
@@ -107,7 +108,7 @@ PallasCall MakeAllToAll(const Mesh& mesh, const CollectiveSpec& spec, const Shap
     auto block = [&](int i) {
       return tiled ? SliceDim(out, concat, i * concat_tile, concat_tile) : IndexDim(out, concat, i);
     };
-    AsyncCopy own = k.async_copy(chunk(me), block(me), refs[4]);
+    AsyncCopy own = k.async_copy(chunk(me), block(me), k.ref("local_sem"));
     own.start();
     MeetEveryoneOnAxis(k, axis);  // everyone on the axis writes to us
     std::vector<AsyncCopy> sends;
@@ -120,7 +121,7 @@ PallasCall MakeAllToAll(const Mesh& mesh, const CollectiveSpec& spec, const Shap
         if (n - hops != hops) targets.push_back((me + n - hops) % n);
         for (int to : targets) {
           sends.push_back(
-              k.async_remote_copy(chunk(to), block(me), refs[2].at(to), refs[3], {{axis, to}}));
+              k.async_remote_copy(chunk(to), block(me), send_sems.at(to), recv_sem, {{axis, to}}));
           sends.back().start();
         }
       }
@@ -130,7 +131,8 @@ PallasCall MakeAllToAll(const Mesh& mesh, const CollectiveSpec& spec, const Shap
       s.wait_send();
     // Every chunk that lands here has one size: wait for each with our own descriptor.
     for (int d = 1; d < n; ++d)
-      k.async_remote_copy(chunk(me), block(me), refs[2].at(me), refs[3], {{axis, me}}).wait_recv();
+      k.async_remote_copy(chunk(me), block(me), send_sems.at(me), recv_sem, {{axis, me}})
+          .wait_recv();
   };
   GridSpec grid = AnyOperands({ScratchSpec::DMA({n}, "send_sems"), ScratchSpec::DMA({}, "recv_sem"),
                                ScratchSpec::DMA({}, "local_sem")});

@@ -60,23 +60,23 @@ dsl::AttrSpec Tiled() {
           "concatenate/split the dimension instead of adding/removing one"};
 }
 
-const dsl::OpRegistration kAllGather(CollectiveOp(
+const dsl::OpRegistration all_gather_op(CollectiveOp(
     "all_gather", Collective::kAllGather, "every device's x along `axis` (lax.all_gather)",
     {AxisName(), {"axis", AttrType::kInt, Attr(0), "where the gathered dimension goes"}, Tiled()}));
-const dsl::OpRegistration kPsum(CollectiveOp(
+const dsl::OpRegistration psum_op(CollectiveOp(
     "psum", Collective::kPsum, "the sum of x over the named axes (lax.psum)",
     {{"axis_name", AttrType::kStrings, std::nullopt, "the mesh axis or axes to sum over"}}));
-const dsl::OpRegistration kPsumScatter(CollectiveOp(
+const dsl::OpRegistration psum_scatter_op(CollectiveOp(
     "psum_scatter", Collective::kPsumScatter,
     "the sum of x over the axis, each device keeping its block (lax.psum_scatter)",
     {AxisName(),
      {"scatter_dimension", AttrType::kInt, Attr(0), "the dimension split between devices"},
      Tiled()}));
-const dsl::OpRegistration kPpermute(CollectiveOp(
+const dsl::OpRegistration ppermute_op(CollectiveOp(
     "ppermute", Collective::kPpermute, "x sent along (source, destination) pairs (lax.ppermute)",
     {AxisName(),
      {"perm", AttrType::kIntPairs, std::nullopt, "(source, destination) axis indices"}}));
-const dsl::OpRegistration kAllToAll(
+const dsl::OpRegistration all_to_all_op(
     CollectiveOp("all_to_all", Collective::kAllToAll,
                  "x split along split_axis, chunk j sent to device j, joined along concat_axis "
                  "(lax.all_to_all)",

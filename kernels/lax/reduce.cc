@@ -53,17 +53,6 @@ GridSpec AnyOperands() {
   return grid;
 }
 
-// Meets the ring neighbours on `axis` again between two stages of a multi-axis psum,
-// through a REGULAR semaphore of this stage: a neighbour that has not finished the
-// previous stage may still be writing the out blocks this stage reads.
-void MeetAgain(Kernel& k, const std::string& axis, const Ref& sem) {
-  const int n = k.axis_size(axis);
-  const int me = k.axis_index(axis);
-  k.signal(sem, 1, {{axis, (me + n - 1) % n}});
-  k.signal(sem, 1, {{axis, (me + 1) % n}});
-  k.wait(sem, 2);
-}
-
 // One axis of a psum, as planned at trace time: scratch from `first` on.
 struct PsumStage {
   std::string axis;
@@ -159,7 +148,9 @@ PallasCall MakePsum(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDty
     for (size_t s = 0; s < plan.size(); ++s) {
       const PsumStage& st = plan[s];
       auto scope = k.named_scope("psum over " + st.axis);
-      if (s > 0) MeetAgain(k, st.axis, refs[3].at(static_cast<int64_t>(s)));
+      // A neighbour that has not finished the previous stage may still be writing the
+      // out blocks this stage reads.
+      if (s > 0) MeetRingNeighbours(k, st.axis, refs[3].at(static_cast<int64_t>(s)));
       if (st.remainder > 0) SumRemainder(k, st, in, out, refs);
       if (st.block > 0) {
         const int me = k.axis_index(st.axis);

@@ -59,20 +59,19 @@ Ref Reshape(const Ref& operand, const Shape& shape) {
 
 void BidiRingGather(Kernel& k, const std::string& axis, const std::function<Ref(int)>& block,
                     const Ref& send_sems, const Ref& recv_sems) {
-  const int n = k.axis_size(axis);
-  const int me = k.axis_index(axis);
-  for (int step = 0; step < n - 1; ++step) {
+  const Ring ring = k.ring(axis);
+  for (int step = 0; step < ring.size - 1; ++step) {
     auto scope = k.named_scope("gather step " + std::to_string(step));
     // At step s the block that left device me - s (rightwards) or me + s (leftwards) moves
     // on one more hop.
-    const auto [first, unused] = Halves(block((me - step + n) % n));
-    const auto [ignored, second] = Halves(block((me + step) % n));
+    const auto [first, unused] = Halves(block(ring.index_at(-step)));
+    const auto [ignored, second] = Halves(block(ring.index_at(step)));
     std::vector<AsyncCopy> copies;
     copies.push_back(k.async_remote_copy(first, first, send_sems.at(0, step), recv_sems.at(0, step),
-                                         {{axis, (me + 1) % n}}));
+                                         ring.right_device()));
     if (second) {
       copies.push_back(k.async_remote_copy(*second, *second, send_sems.at(1, step),
-                                           recv_sems.at(1, step), {{axis, (me + n - 1) % n}}));
+                                           recv_sems.at(1, step), ring.left_device()));
     }
     for (AsyncCopy& c : copies)
       c.start();

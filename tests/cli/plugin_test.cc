@@ -16,13 +16,14 @@ using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 using testing::RunTpusim;
 
-const std::string kPlugin = TPUSIM_TEST_PLUGIN;  // examples/user_kernel's kernel
+const std::string kPlugin = TPUSIM_TEST_PLUGIN;  // examples/user_kernel's kernel and program
 
 TEST(Plugin, ListShowsBuiltInAndLoadedKernelsWithSummaries) {
   const auto r = RunTpusim("list --load " + kPlugin);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("all_gather_ring_left_chunked"));
   EXPECT_THAT(r.out, HasSubstr("ring all-gather to the left"));
+  EXPECT_THAT(r.out, HasSubstr("gather_sum"));  // the example's program
   EXPECT_THAT(r.out, HasSubstr("all_gather_bidi"));
   EXPECT_THAT(r.out, HasSubstr("unidirectional ring all-gather"));
 }

@@ -49,6 +49,13 @@ RunResult RunChecked(const ShardMap& program, const std::string& name, RunOption
   return testing::RunAndCheckTrace(program, {Input()}, options, name).result;
 }
 
+// A kernel without the race runs, and its output is x.
+void ExpectCopiesX(KernelFn body, const std::string& name) {
+  auto result = RunChecked(Program(std::move(body)), name);
+  ASSERT_TRUE(result.ok) << result.error;
+  EXPECT_TRUE(CompareExact(result.outputs[0], Input()).equal);
+}
+
 void ExpectRace(const RunResult& result) {
   ASSERT_FALSE(result.ok);
   EXPECT_EQ(result.error_kind, ErrorKind::kRace) << result.error;
@@ -72,6 +79,35 @@ void LoadIntoAcc(Kernel& k, const Refs& r) {
   k.store(r[kAcc], k.load(r[kBuf]));
 }
 
+// A local copy, waited for at once.
+void CopyNow(Kernel& k, const Ref& src, const Ref& dst, const Ref& sem) {
+  AsyncCopy copy = k.async_copy(src, dst, sem);
+  copy.start();
+  copy.wait();
+}
+
+// What the two-chip kernels below do around the copy under test: chip 1 receives x from
+// chip 0 into its buf; chip 0 writes its own x as its output (XToOut), chip 1 its acc
+// (AccToOut).
+AsyncCopy XToChip1Buf(Kernel& k, const Refs& r) {
+  return k.async_remote_copy(r[kX], r[kBuf], r[kSend], r[kRecv], DeviceId::Logical(1));
+}
+void XToOut(Kernel& k, const Refs& r) {
+  CopyNow(k, r[kX], r[kOut], r[kSems].at(0));
+}
+void AccToOut(Kernel& k, const Refs& r) {
+  CopyNow(k, r[kAcc], r[kOut], r[kSems].at(1));
+}
+
+// `chip` runs a million times slower than the other.
+RunOptions SlowChip(int chip, bool race_check = true) {
+  RunOptions options;
+  options.chip_slowdown = {1, 1};
+  options.chip_slowdown[chip] = 1e6;
+  options.race_check = race_check;
+  return options;
+}
+
 // Every chip of these kernels races alike; the report names whichever chip met it first.
 std::string RaceChip(const std::string& error) {
   const size_t begin = error.find("race on ");
@@ -93,9 +129,7 @@ TEST(Races, LoadWhileACopyIntoTheBufferIsInFlight) {
 }
 
 TEST(Races, LoadAfterWaitingForTheCopyIsFine) {
-  auto result = RunChecked(Program(CopyInThen(true, LoadIntoAcc)), "race_load_fixed");
-  ASSERT_TRUE(result.ok) << result.error;
-  EXPECT_TRUE(CompareExact(result.outputs[0], Input()).equal);
+  ExpectCopiesX(CopyInThen(true, LoadIntoAcc), "race_load_fixed");
 }
 
 void AddIntoAcc(Kernel& k, const Refs& r) {
@@ -150,9 +184,7 @@ TEST(Races, StoreWhileACopyOutOfTheBufferIsInFlight) {
 }
 
 TEST(Races, StoreAfterWaitingForTheCopyOutIsFine) {
-  auto result = RunChecked(Program(StoreDuringCopyOut(true)), "race_store_fixed");
-  ASSERT_TRUE(result.ok) << result.error;
-  EXPECT_TRUE(CompareExact(result.outputs[0], Input()).equal);
+  ExpectCopiesX(StoreDuringCopyOut(true), "race_store_fixed");
 }
 
 // Copies x into buf and buf on to out, waiting for the first copy only with `wait_first`.
@@ -176,9 +208,7 @@ TEST(Races, CopyOutStartedWhileACopyIntoTheBufferIsInFlight) {
 }
 
 TEST(Races, CopyOutAfterWaitingForTheCopyInIsFine) {
-  auto result = RunChecked(Program(CopyOutDuringCopyIn(true)), "race_dma_dma_fixed");
-  ASSERT_TRUE(result.ok) << result.error;
-  EXPECT_TRUE(CompareExact(result.outputs[0], Input()).equal);
+  ExpectCopiesX(CopyOutDuringCopyIn(true), "race_dma_dma_fixed");
 }
 
 TEST(Races, TheTraceMarksBothAccesses) {
@@ -210,40 +240,29 @@ TEST(Races, TheCheckCanBeSwitchedOff) {
 // before it loads.
 KernelFn ReadRemoteCopy(bool wait_recv) {
   return [=](Kernel& k, const Refs& r) {
-    AsyncCopy copy = k.async_remote_copy(r[kX], r[kBuf], r[kSend], r[kRecv], DeviceId::Logical(1));
+    AsyncCopy copy = XToChip1Buf(k, r);
     if (k.device_id() == 0) {
       copy.start();
       copy.wait_send();
-      AsyncCopy own = k.async_copy(r[kX], r[kOut], r[kSems].at(0));
-      own.start();
-      own.wait();
+      XToOut(k, r);
       return;
     }
     if (wait_recv) copy.wait_recv();
     k.fill(r[kAcc], 0);  // long on a slow chip
     LoadIntoAcc(k, r);
     if (!wait_recv) copy.wait_recv();
-    AsyncCopy out = k.async_copy(r[kAcc], r[kOut], r[kSems].at(1));
-    out.start();
-    out.wait();
+    AccToOut(k, r);
   };
-}
-
-RunOptions SlowChip1(bool race_check = true) {
-  RunOptions options;
-  options.chip_slowdown = {1, 1e6};
-  options.race_check = race_check;
-  return options;
 }
 
 TEST(Races, ARemoteCopyThatLandsFirstOnlyByTimingIsStillARace) {
   const ShardMap program = Program(ReadRemoteCopy(false));
   // Timing luck: the data is right...
-  auto lucky = RunChecked(program, "race_lucky_unchecked", SlowChip1(false));
+  auto lucky = RunChecked(program, "race_lucky_unchecked", SlowChip(1, false));
   ASSERT_TRUE(lucky.ok) << lucky.error;
   EXPECT_TRUE(CompareExact(lucky.device_outputs[0][1], Input().Slice({0, 0}, {8, 128})).equal);
   // ... but no wait orders the load after the copy.
-  auto checked = RunChecked(program, "race_lucky", SlowChip1());
+  auto checked = RunChecked(program, "race_lucky", SlowChip(1));
   ExpectRace(checked);
   EXPECT_THAT(checked.error, HasSubstr("race on chip 1 (x=1)"));
   EXPECT_THAT(checked.error,
@@ -252,7 +271,7 @@ TEST(Races, ARemoteCopyThatLandsFirstOnlyByTimingIsStillARace) {
 }
 
 TEST(Races, WaitingForTheRemoteCopyOrdersIt) {
-  auto result = RunChecked(Program(ReadRemoteCopy(true)), "race_remote_fixed", SlowChip1());
+  auto result = RunChecked(Program(ReadRemoteCopy(true)), "race_remote_fixed", SlowChip(1));
   ASSERT_TRUE(result.ok) << result.error;
 }
 
@@ -261,7 +280,7 @@ TEST(Races, WaitingForTheRemoteCopyOrdersIt) {
 // Without it the result is right only because chip 0 is slower than chip 1.
 KernelFn SendTwice(bool capacity) {
   return [=](Kernel& k, const Refs& r) {
-    AsyncCopy copy = k.async_remote_copy(r[kX], r[kBuf], r[kSend], r[kRecv], DeviceId::Logical(1));
+    AsyncCopy copy = XToChip1Buf(k, r);
     if (k.device_id() == 0) {
       for (int round = 0; round < 2; ++round) {
         if (round > 0) k.fill(r[kAcc], 0);  // long on a slow chip
@@ -269,9 +288,7 @@ KernelFn SendTwice(bool capacity) {
         copy.start();
         copy.wait_send();
       }
-      AsyncCopy own = k.async_copy(r[kX], r[kOut], r[kSems].at(0));
-      own.start();
-      own.wait();
+      XToOut(k, r);
       return;
     }
     for (int round = 0; round < 2; ++round) {
@@ -280,25 +297,16 @@ KernelFn SendTwice(bool capacity) {
       if (round == 1) k.add(r[kAcc], r[kAcc], r[kBuf]);
       if (round == 0 && capacity) k.signal(r[kFree], 1, DeviceId::Logical(0));
     }
-    AsyncCopy out = k.async_copy(r[kAcc], r[kOut], r[kSems].at(1));
-    out.start();
-    out.wait();
+    AccToOut(k, r);
   };
-}
-
-RunOptions SlowChip0(bool race_check = true) {
-  RunOptions options;
-  options.chip_slowdown = {1e6, 1};
-  options.race_check = race_check;
-  return options;
 }
 
 TEST(Races, ASenderThatIsSlowerOnlyByTimingIsStillARace) {
   const ShardMap program = Program(SendTwice(false));
-  auto lucky = RunChecked(program, "race_send_twice_unchecked", SlowChip0(false));
+  auto lucky = RunChecked(program, "race_send_twice_unchecked", SlowChip(0, false));
   ASSERT_TRUE(lucky.ok) << lucky.error;
   EXPECT_EQ(lucky.device_outputs[0][1].GetFlat(5), 2 * Input().GetFlat(5));
-  auto checked = RunChecked(program, "race_send_twice", SlowChip0());
+  auto checked = RunChecked(program, "race_send_twice", SlowChip(0));
   ExpectRace(checked);
   EXPECT_THAT(checked.error, HasSubstr("race on chip 1 (x=1)"));
   EXPECT_THAT(checked.error, HasSubstr("load of 'buf', by chip 1 (x=1)"));
@@ -309,7 +317,7 @@ TEST(Races, ASenderThatIsSlowerOnlyByTimingIsStillARace) {
 }
 
 TEST(Races, ACapacitySemaphoreOrdersTheSecondCopyAcrossChips) {
-  auto result = RunChecked(Program(SendTwice(true)), "race_send_twice_fixed", SlowChip0());
+  auto result = RunChecked(Program(SendTwice(true)), "race_send_twice_fixed", SlowChip(0));
   ASSERT_TRUE(result.ok) << result.error;
   EXPECT_EQ(result.device_outputs[0][1].GetFlat(5), 2 * Input().GetFlat(5));
 }

@@ -22,10 +22,6 @@ namespace {
 using namespace dsl;
 using ::testing::HasSubstr;
 
-Mesh OneChip() {
-  return Mesh(testing::MakeTopology({1}, {false}));
-}
-
 int Count(const std::string& text, const std::string& what) {
   int n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
@@ -53,7 +49,7 @@ TEST(GridStepCost, ShowsInsideEveryStepOfAPipelinedGrid) {
   grid.in_specs = {BlockSpec({8, 128}, [](int i) { return BlockIndex{i, 0}; })};
   grid.out_specs = {BlockSpec({8, 128}, [](int i) { return BlockIndex{i, 0}; })};
   auto body = [](Kernel& k, const Refs& r) { k.cast(r[1], r[0]); };
-  const ShardMap program = shard_map(OneChip(), {P{}}, {P{}},
+  const ShardMap program = shard_map(testing::OneChipMesh(), {P{}}, {P{}},
                                      pallas_call("steps", body, grid, {{{24, 128}, DType::kF32}}));
   const std::string text = TraceOf(program, {Array({24, 128}, DType::kF32)});
   EXPECT_THAT(text, HasSubstr("step (2,)"));
@@ -68,7 +64,7 @@ TEST(GridStepCost, AGridThatPipelinesNothingIsNotCharged) {
   grid.in_specs = {BlockSpec::Any()};
   grid.out_specs = {BlockSpec::Any()};
   const ShardMap program =
-      shard_map(OneChip(), {P{}}, {P{}},
+      shard_map(testing::OneChipMesh(), {P{}}, {P{}},
                 pallas_call("own dmas", [](Kernel&, const Refs&) {}, grid, {{{8}, DType::kF32}}));
   const std::string text = TraceOf(program, {Array({8}, DType::kF32)});
   EXPECT_THAT(text, HasSubstr("step (2,)"));
@@ -89,7 +85,7 @@ TEST(GridStepCost, PrologueAndEpilogueCopiesAreExposed) {
     k.dot(r[0], r[0], r[2], false);
     k.cast(r[1], r[2]);
   };
-  const Mesh mesh = OneChip();
+  const Mesh mesh = testing::OneChipMesh();
   const ShardMap program = shard_map(
       mesh, {P{}}, {P{}}, pallas_call("chain", body, grid, {{{512 * kSteps, 512}, DType::kBF16}}));
   RunOptions options;
@@ -130,7 +126,7 @@ Array Dot(const Array& a, const Array& b, DType acc, Precision precision) {
     k.dot(r[0], r[1], r[2], false, precision, acc);
   };
   const ShardMap program =
-      shard_map(OneChip(), {P{}, P{}}, {P{}},
+      shard_map(testing::OneChipMesh(), {P{}, P{}}, {P{}},
                 pallas_call("dot", body, grid, {{{a.shape()[0], b.shape()[1]}, acc}}));
   auto run = testing::RunAndCheckTrace(program, {a, b});
   EXPECT_TRUE(run.result.ok) << run.result.error;
@@ -194,7 +190,7 @@ TEST(DotPrecision, MixedFloatAndIntegerOperandsAreRefused) {
   grid.in_specs = {BlockSpec(), BlockSpec()};
   grid.out_specs = {BlockSpec()};
   auto body = [](Kernel& k, const Refs& r) { k.dot(r[0], r[1], r[2], false); };
-  const ShardMap program = shard_map(OneChip(), {P{}, P{}}, {P{}},
+  const ShardMap program = shard_map(testing::OneChipMesh(), {P{}, P{}}, {P{}},
                                      pallas_call("mixed", body, grid, {{{8, 128}, DType::kF32}}));
   auto run = testing::RunAndCheckTrace(
       program, {Array({8, 128}, DType::kInt8), Array({128, 128}, DType::kF32)});
@@ -210,7 +206,7 @@ TEST(DotPrecision, APreferredTypeOtherThanTheAccumulatorsIsRefused) {
   auto body = [](Kernel& k, const Refs& r) {
     k.dot(r[0], r[1], r[2], false, Precision::kDefault, DType::kBF16);
   };
-  const ShardMap program = shard_map(OneChip(), {P{}, P{}}, {P{}},
+  const ShardMap program = shard_map(testing::OneChipMesh(), {P{}, P{}}, {P{}},
                                      pallas_call("pref", body, grid, {{{8, 128}, DType::kF32}}));
   auto run = testing::RunAndCheckTrace(
       program, {Array({8, 128}, DType::kBF16), Array({128, 128}, DType::kBF16)});

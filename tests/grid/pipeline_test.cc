@@ -21,10 +21,6 @@ namespace {
 using namespace dsl;
 using ::testing::HasSubstr;
 
-Mesh OneChip() {
-  return Mesh(testing::MakeTopology({1}, {false}));
-}
-
 // x + y elementwise, on the host.
 Array Add(const Array& x, const Array& y) {
   Array out(x.shape(), x.dtype());
@@ -47,7 +43,7 @@ TEST(Grid, PipelinedBlocksReachTheKernelAsVmemRefs) {
     k.add(r[1], r[0], r[0]);
   };
   PallasCall call = pallas_call("double", body, grid, {{{256, 256}, DType::kF32}});
-  const ShardMap program = shard_map(OneChip(), {P{}}, {P{}}, call);
+  const ShardMap program = shard_map(testing::OneChipMesh(), {P{}}, {P{}}, call);
   const Array x = Array::Random({256, 256}, DType::kF32, 3);
   auto run = testing::RunAndCheckTrace(program, {x});
   ASSERT_TRUE(run.result.ok) << run.result.error;
@@ -68,7 +64,7 @@ TEST(Grid, SqueezedDimsAreDroppedFromTheKernelsRef) {
     k.cast(r[1], r[0]);
   };
   PallasCall call = pallas_call("reverse", body, grid, {{{4, 8, 128}, DType::kBF16}});
-  const ShardMap program = shard_map(OneChip(), {P{}}, {P{}}, call);
+  const ShardMap program = shard_map(testing::OneChipMesh(), {P{}}, {P{}}, call);
   const Array x = Array::Random({4, 8, 128}, DType::kBF16, 4);
   auto run = testing::RunAndCheckTrace(program, {x});
   ASSERT_TRUE(run.result.ok) << run.result.error;
@@ -109,7 +105,7 @@ TEST(Grid, CopiesAreSkippedWhileTheBlockStaysTheSame) {
                                 {{{16, 384}, DType::kF32}, {{16, 128}, DType::kF32}});
   call.in_names = {"x", "w"};
   call.out_names = {"out", "rows"};
-  const ShardMap program = shard_map(OneChip(), {P{}, P{}}, {P{}, P{}}, call);
+  const ShardMap program = shard_map(testing::OneChipMesh(), {P{}, P{}}, {P{}, P{}}, call);
   const Array x = Array::Random({16, 128}, DType::kF32, 5);
   const Array w = Array::Random({8, 384}, DType::kF32, 6);
   auto run = testing::RunAndCheckTrace(program, {x, w});
@@ -138,7 +134,7 @@ TEST(Grid, AWholeArrayBlockIsCopiedOnce) {
     if (k.program_id(0) == 4) k.cast(r[1], r[0]);
   };
   PallasCall call = pallas_call("copy", body, grid, {{{8, 100}, DType::kF32}});
-  const ShardMap program = shard_map(OneChip(), {P{}}, {P{}}, call);
+  const ShardMap program = shard_map(testing::OneChipMesh(), {P{}}, {P{}}, call);
   const Array x = Array::Random({8, 100}, DType::kF32, 9);
   auto run = testing::RunAndCheckTrace(program, {x});
   ASSERT_TRUE(run.result.ok) << run.result.error;
@@ -165,7 +161,7 @@ TEST(Grid, PrefetchOverlapsTheNextCopyWithCompute) {
     k.cast(r[2], r[3]);
   };
   PallasCall call = pallas_call("chain", body, grid, {{{4096, 512}, DType::kBF16}});
-  const ShardMap program = shard_map(OneChip(), {P{}, P{}}, {P{}}, call);
+  const ShardMap program = shard_map(testing::OneChipMesh(), {P{}, P{}}, {P{}}, call);
   RunOptions options;
   options.functional = false;
   auto run = testing::RunAndCheckTrace(
@@ -178,7 +174,7 @@ TEST(Grid, PrefetchOverlapsTheNextCopyWithCompute) {
   const double copy = 512.0 * 512 * 2 / 8.19e11 * 1e12;  // one bf16 block over HBM, ps
   // Prologue (x and w blocks), then compute-bound steps, each with its fixed step cost,
   // then the last write-back.
-  const auto& chip = OneChip().topology().chip();
+  const auto& chip = testing::OneChipMesh().topology().chip();
   const double steps = 8 * static_cast<double>(GridStepCycles(chip)) / chip.clock_hz() * 1e12;
   EXPECT_LT(static_cast<double>(run.result.time()), compute + steps + 4 * copy);
   EXPECT_GT(static_cast<double>(run.result.time()), compute);
@@ -199,7 +195,7 @@ TEST(Grid, PipelineCopiesShowOnTheTrace) {
   };
   PallasCall call = pallas_call("traced", body, grid, {{{16, 128}, DType::kF32}});
   call.in_names = {"x", "unused"};
-  const ShardMap program = shard_map(OneChip(), {P{}, P{}}, {P{}}, call);
+  const ShardMap program = shard_map(testing::OneChipMesh(), {P{}, P{}}, {P{}}, call);
   const std::string path = testing::TempPath("trace.json");
   auto sink = traces::OpenTraceFile(path);
   RunOptions options;
@@ -224,7 +220,7 @@ TEST(Grid, AnIndexMapForTheWrongNumberOfAxesSaysSo) {
   grid.in_specs = {BlockSpec({8, 128}, [](int i) { return BlockIndex{i, 0}; })};
   grid.out_specs = {BlockSpec::Any()};
   const ShardMap program =
-      shard_map(OneChip(), {P{}}, {P{}},
+      shard_map(testing::OneChipMesh(), {P{}}, {P{}},
                 pallas_call("arity", [](Kernel&, const Refs&) {}, grid, {{{8}, DType::kF32}}));
   auto run = testing::RunAndCheckTrace(program, {Array({16, 128}, DType::kF32)});
   ASSERT_FALSE(run.result.ok);
@@ -242,7 +238,7 @@ ShardMap TwoInputs(const std::vector<BlockSpec>& in_specs,
       pallas_call("blocks", [](Kernel&, const Refs&) {}, grid, {{{256, 128}, DType::kF32}});
   call.in_names = {"a", "b"};
   call.out_names = {"out"};
-  return shard_map(OneChip(), {P{}, P{}}, {P{}}, call);
+  return shard_map(testing::OneChipMesh(), {P{}, P{}}, {P{}}, call);
 }
 
 std::string RunError(const ShardMap& program) {
@@ -273,7 +269,7 @@ TEST(BlockSpecRules, BlocksBreakingTheEightBy128RuleNameTheOperandAndTheRule) {
   grid.in_specs = {whole};
   grid.out_specs = {whole};
   const ShardMap program =
-      shard_map(OneChip(), {P{}}, {P{}},
+      shard_map(testing::OneChipMesh(), {P{}}, {P{}},
                 pallas_call("whole", [](Kernel& k, const Refs& r) { k.cast(r[1], r[0]); }, grid,
                             {{{8, 100}, DType::kF32}}));
   EXPECT_TRUE(program.Run({Array({8, 100}, DType::kF32)}, {}).ok);
@@ -305,7 +301,7 @@ TEST(BlockSpecRules, AnIndexMapOutsideTheArrayFailsTheRunWithATrace) {
   PallasCall call =
       pallas_call("overrun", [](Kernel&, const Refs&) {}, grid, {{{128, 128}, DType::kF32}});
   call.in_names = {"x"};
-  const ShardMap program = shard_map(OneChip(), {P{}}, {P{}}, call);
+  const ShardMap program = shard_map(testing::OneChipMesh(), {P{}}, {P{}}, call);
   auto run = testing::RunAndCheckTrace(program, {Array({256, 128}, DType::kF32)});
   ASSERT_FALSE(run.result.ok);
   EXPECT_EQ(run.result.error_kind, ErrorKind::kOutOfBounds);
@@ -324,7 +320,7 @@ TEST(VmemCapacity, PipelineBuffersCountAndTheErrorListsThem) {
   PallasCall call =
       pallas_call("big", [](Kernel&, const Refs&) {}, grid, {{{4096, 4096}, DType::kF32}});
   call.in_names = {"x"};
-  const ShardMap program = shard_map(OneChip(), {P{}}, {P{}}, call);
+  const ShardMap program = shard_map(testing::OneChipMesh(), {P{}}, {P{}}, call);
   RunOptions options;
   options.functional = false;
   auto run =
@@ -362,7 +358,7 @@ TEST(Grid, SmemBlocksArePipelinedIntoSmem) {
     EXPECT_EQ(r[0].memory_space(), MemorySpace::kSmem);
     k.store(r[1], k.load(r[0]));
   };
-  const ShardMap program = shard_map(OneChip(), {P{}}, {P{}},
+  const ShardMap program = shard_map(testing::OneChipMesh(), {P{}}, {P{}},
                                      pallas_call("smem", body, grid, {{{4, 4}, DType::kInt32}}));
   const Array x = Array::Iota({4, 4}, DType::kInt32);
   auto run = testing::RunAndCheckTrace(program, {x});
@@ -378,8 +374,8 @@ TEST(SmemCapacity, ScopedSmemOverflowListsTheAllocations) {
   auto body = [](Kernel& k, const Refs&) {
     run_scoped(k, [](const Refs&) {}, {ScratchSpec::SMEM({1 << 18}, DType::kInt32, "table")});
   };
-  const ShardMap program =
-      shard_map(OneChip(), {P{}}, {P{}}, pallas_call("smem", body, grid, {{{8}, DType::kF32}}));
+  const ShardMap program = shard_map(testing::OneChipMesh(), {P{}}, {P{}},
+                                     pallas_call("smem", body, grid, {{{8}, DType::kF32}}));
   auto run = testing::RunAndCheckTrace(program, {Array({8}, DType::kF32)});
   ASSERT_FALSE(run.result.ok);
   EXPECT_EQ(run.result.error_kind, ErrorKind::kCapacity);
@@ -401,8 +397,8 @@ TEST(Grid, DimensionSemanticsAreRecorded) {
     if (k.program_id(0) == 0 && k.program_id(1) == 0)
       seen = {k.dimension_semantics(0), k.dimension_semantics(1)};
   };
-  const ShardMap program =
-      shard_map(OneChip(), {P{}}, {P{}}, pallas_call("sem", body, grid, {{{8}, DType::kF32}}));
+  const ShardMap program = shard_map(testing::OneChipMesh(), {P{}}, {P{}},
+                                     pallas_call("sem", body, grid, {{{8}, DType::kF32}}));
   auto run = testing::RunAndCheckTrace(program, {Array({8}, DType::kF32)});
   ASSERT_TRUE(run.result.ok) << run.result.error;
   EXPECT_EQ(seen, (std::vector<std::string>{"parallel", "arbitrary"}));
@@ -430,8 +426,9 @@ TEST(EmitPipeline, RunsANestedPipelineOverHbmRefs) {
                   },
                   {2, 2}, {spec}, {spec}, {x}, {out});
   };
-  const ShardMap program = shard_map(
-      OneChip(), {P{}}, {P{}}, pallas_call("nested", body, grid, {{{256, 256}, DType::kF32}}));
+  const ShardMap program =
+      shard_map(testing::OneChipMesh(), {P{}}, {P{}},
+                pallas_call("nested", body, grid, {{{256, 256}, DType::kF32}}));
   const Array x = Array::Random({256, 256}, DType::kF32, 11);
   auto run = testing::RunAndCheckTrace(program, {x});
   ASSERT_TRUE(run.result.ok) << run.result.error;
@@ -449,8 +446,9 @@ TEST(EmitPipeline, BlockRulesApplyToTheNestedSpecs) {
     emit_pipeline(k, [](const std::vector<int>&, const Refs&) {}, {2}, {spec}, {spec}, {r[0]},
                   {r[1]});
   };
-  const ShardMap program = shard_map(
-      OneChip(), {P{}}, {P{}}, pallas_call("nested", body, grid, {{{120, 128}, DType::kF32}}));
+  const ShardMap program =
+      shard_map(testing::OneChipMesh(), {P{}}, {P{}},
+                pallas_call("nested", body, grid, {{{120, 128}, DType::kF32}}));
   auto run = testing::RunAndCheckTrace(program, {Array({120, 128}, DType::kF32)});
   ASSERT_FALSE(run.result.ok);
   EXPECT_EQ(run.result.error_kind, ErrorKind::kKernelMisuse);
@@ -464,7 +462,7 @@ ShardMap ScopedProgram(KernelFn body) {
   grid.in_specs = {BlockSpec::Any()};
   grid.out_specs = {BlockSpec::Any()};
   grid.scratch_shapes = {ScratchSpec::DMA({}, "sem")};
-  return shard_map(OneChip(), {P{}}, {P{}},
+  return shard_map(testing::OneChipMesh(), {P{}}, {P{}},
                    pallas_call("scoped", std::move(body), grid, {{{64, 128}, DType::kF32}}));
 }
 

@@ -1,7 +1,7 @@
 # cmake -DBUILD_DIR=.. -DSOURCE_DIR=.. -DWORK_DIR=.. [-DCXX=..] [-DLAUNCHER=..] -P this
 # The package from a clean prefix: install the build into WORK_DIR/prefix, build
-# examples/user_kernel against it alone, run its binary, then the installed CLI on its
-# plugin (list, and compare against the built-in ring).
+# examples/user_kernel against it alone, run its binary (the kernel and the program), then
+# the installed CLI on its plugin (list both, compare the kernel against the built-in ring).
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 set(example ${WORK_DIR}/example)
@@ -71,12 +71,16 @@ step("configure the example" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/user_ker
 step("build the example" ${CMAKE_COMMAND} --build ${example} -j2)
 
 step("run the example binary" ${example}/user_kernel_demo v5e-4x4 1048576)
-expect_in("${output}" "all_gather_ring_left_chunked on v5e-4x4")
-expect_in("${output}" "data correct")
+foreach(name all_gather_ring_left_chunked gather_sum)
+  if(NOT output MATCHES "${name} on v5e-4x4[^\n]* data correct")
+    message(FATAL_ERROR "the example binary did not run ${name} correctly:\n${output}")
+  endif()
+endforeach()
 
 set(plugin ${example}/libuser_kernel_plugin.so)
 step("tpusim list --load" ${prefix}/bin/tpusim list --load ${plugin})
 expect_in("${output}" "all_gather_ring_left_chunked")
+expect_in("${output}" "gather_sum")
 expect_in("${output}" "all_gather_bidi")
 step("tpusim compare --load" ${prefix}/bin/tpusim compare all_gather_ring
      all_gather_ring_left_chunked --load ${plugin} --topology v5e-4x4 --bytes 1M)

@@ -30,6 +30,10 @@ config::Topology MakeTopology(const std::vector<int>& shape, const std::vector<b
   return t;
 }
 
+dsl::Mesh OneChipMesh() {
+  return dsl::Mesh(MakeTopology({1}, {false}));
+}
+
 std::string TempPath(const std::string& name) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::string dir = std::filesystem::temp_directory_path() / "tpusim-tests";

@@ -17,6 +17,8 @@ namespace tpusim::testing {
 // A v5e chip on the given mesh; `tweak` may change any field before validation.
 config::Topology MakeTopology(const std::vector<int>& shape, const std::vector<bool>& wraparound,
                               const std::function<void(config::Topology&)>& tweak = {});
+// One v5e chip: a mesh of one device on axis 'x'.
+dsl::Mesh OneChipMesh();
 // A fresh path under the test's temporary directory.
 std::string TempPath(const std::string& name);
 

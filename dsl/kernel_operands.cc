@@ -1,0 +1,72 @@
+// Named operands and ring neighbours: what lets a kernel body say k.ref("x") and
+// k.ring("x") instead of refs[7] and (me + n - 1) % n.
+
+#include "dsl/kernel.h"
+#include "sim/errors.h"
+
+namespace tpusim::dsl {
+
+const Refs& Kernel::Operands() const {
+  if (!operands_) {
+    throw Error(ErrorKind::kKernelMisuse,
+                "the kernel binds its operands outside a pallas_call step; call k.operands() "
+                "or k.ref() from the kernel body.");
+  }
+  return *operands_;
+}
+
+std::string Kernel::DescribeOperands() const {
+  std::string names;
+  for (const Ref& r : *operands_)
+    names += (names.empty() ? "" : ", ") + r.name();
+  return std::to_string(operands_->size()) + " (" + names + ")";
+}
+
+void Kernel::CheckOperandCount(size_t bound) const {
+  if (Operands().size() == bound) return;
+  throw Error(ErrorKind::kKernelMisuse,
+              "pallas_call '" + call_name_ + "': the kernel binds " + std::to_string(bound) +
+                  " operands, but the call passes " + DescribeOperands() +
+                  ": its inputs, outputs, then its GridSpec's scratch_shapes. Bind all of them "
+                  "in that order, or change the GridSpec.");
+}
+
+const Ref& Kernel::ref(std::string_view name) const {
+  const Ref* found = nullptr;
+  for (const Ref& r : Operands()) {
+    if (r.name() != name) continue;
+    if (found) {
+      throw Error(ErrorKind::kKernelMisuse,
+                  "pallas_call '" + call_name_ + "': the kernel asks for operand '" +
+                      std::string(name) + "', but the call names two operands '" +
+                      std::string(name) + "' among its " + DescribeOperands() +
+                      "; give each input, output and scratch a name of its own.");
+    }
+    found = &r;
+  }
+  if (!found) {
+    throw Error(ErrorKind::kKernelMisuse,
+                "pallas_call '" + call_name_ + "': the kernel asks for operand '" +
+                    std::string(name) + "', but the call has no operand of that name; its " +
+                    DescribeOperands() +
+                    " operands are named by in_names, out_names and the scratch_shapes' names. "
+                    "Fix the name in the kernel or in the call.");
+  }
+  return *found;
+}
+
+Ring Kernel::ring(const std::string& axis) const {
+  const Mesh& m = mesh();
+  const int a = m.AxisIndex(axis);
+  std::vector<int> coords = m.CoordsOf(device_id());
+  Ring r;
+  r.size = m.shape()[a];
+  r.index = coords[a];
+  coords[a] = r.index_at(-1);
+  r.left = m.DeviceAt(coords);
+  coords[a] = r.index_at(1);
+  r.right = m.DeviceAt(coords);
+  return r;
+}
+
+}  // namespace tpusim::dsl
