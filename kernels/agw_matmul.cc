@@ -464,6 +464,7 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args, bool fused) {
                                 fused ? Fused(b) : Blocking(b), grid, {{{b.bm, b.n}, b.dtype}});
   call.in_names = {"inputs", "weights"};
   call.out_names = {"out"};
+  call.compiler_params.collective_id = 0;  // for its start barrier
   const P in_spec{b.x_axis, b.y_axis};
   const P w_spec{b.x_axis, nullptr};
   const P out_spec{b.x_axis, nullptr};

@@ -63,6 +63,7 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
                                 {{{elements}, args.dtype}});
   call.in_names = {"x"};
   call.out_names = {"out"};
+  call.compiler_params.collective_id = 0;  // for its start barrier
   return AllGatherWorkload(mesh, args, std::move(call));
 }
 

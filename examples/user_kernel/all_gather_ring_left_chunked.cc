@@ -77,6 +77,7 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
                   {{{elements}, args.dtype}});
   call.in_names = {"x"};
   call.out_names = {"out"};
+  call.compiler_params.collective_id = 0;  // for its start barrier
   return tpusim::kernels::AllGatherWorkload(mesh, args, std::move(call));
 }
 

@@ -141,12 +141,12 @@ constexpr int kSteps = 8;
 ShardMap GridProgram(KernelFn body, const std::string& semantics) {
   GridSpec grid;
   grid.grid = {kSteps};
-  grid.dimension_semantics = {semantics};
   grid.in_specs = {BlockSpec::Any()};
   grid.out_specs = {BlockSpec({8, 128}, [](int i) { return BlockIndex{i, 0}; })};
   grid.scratch_shapes = {ScratchSpec::VMEM({8, 128}, DType::kF32, "carry")};
   PallasCall call =
-      pallas_call("grid_order", std::move(body), grid, {{{8 * kSteps, 128}, DType::kF32}});
+      pallas_call("grid_order", std::move(body), grid, {{{8 * kSteps, 128}, DType::kF32}},
+                  CompilerParams{.dimension_semantics = {semantics}});
   return shard_map(OneChip(), {P{}}, {P{}}, call);
 }
 

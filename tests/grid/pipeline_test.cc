@@ -393,7 +393,6 @@ TEST(SmemCapacity, ScopedSmemOverflowListsTheAllocations) {
 TEST(Grid, DimensionSemanticsAreRecorded) {
   GridSpec grid;
   grid.grid = {2, 2};
-  grid.dimension_semantics = {"parallel", "arbitrary"};
   grid.in_specs = {BlockSpec::Any()};
   grid.out_specs = {BlockSpec::Any()};
   std::vector<std::string> seen;
@@ -402,11 +401,13 @@ TEST(Grid, DimensionSemanticsAreRecorded) {
       seen = {k.dimension_semantics(0), k.dimension_semantics(1)};
   };
   const ShardMap program =
-      shard_map(OneChip(), {P{}}, {P{}}, pallas_call("sem", body, grid, {{{8}, DType::kF32}}));
+      shard_map(OneChip(), {P{}}, {P{}},
+                pallas_call("sem", body, grid, {{{8}, DType::kF32}},
+                            CompilerParams{.dimension_semantics = {"parallel", "arbitrary"}}));
   auto run = testing::RunAndCheckTrace(program, {Array({8}, DType::kF32)});
   ASSERT_TRUE(run.result.ok) << run.result.error;
   EXPECT_EQ(seen, (std::vector<std::string>{"parallel", "arbitrary"}));
-  EXPECT_EQ(program.call().grid_spec.dimension_semantics, seen);
+  EXPECT_EQ(program.call().compiler_params.dimension_semantics, seen);
 }
 
 // An outer grid over row halves, each running an inner pipeline over (64, 128) blocks of
