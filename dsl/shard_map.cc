@@ -36,13 +36,13 @@ ShardMap::ShardMap(Mesh mesh, std::vector<PartitionSpec> in_specs,
   for (size_t o = 0; o < out_specs_.size(); ++o) {
     const Shape& block = call_->out_shape[o].shape;
     if (out_specs_[o].entries().size() > block.size()) {
-      throw Error(ErrorKind::kInvalidArgument,
-                  call_->name + ": out_specs[" + std::to_string(o) + "] " +
-                      out_specs_[o].Describe() + " names " +
-                      std::to_string(out_specs_[o].entries().size()) + " dimensions, but output " +
-                      std::to_string(o) + " has rank " + std::to_string(block.size()) +
-                      " (block shape " + ShapeString(block) +
-                      "); give at most one entry per dimension.");
+      throw Error(ErrorKind::kInvalidArgument, call_->name + ": out_specs[" + std::to_string(o) +
+                                                   "] " + out_specs_[o].Describe() + " names " +
+                                                   std::to_string(out_specs_[o].entries().size()) +
+                                                   " dimensions, but output " + std::to_string(o) +
+                                                   " has rank " + std::to_string(block.size()) +
+                                                   " (block shape " + ShapeString(block) +
+                                                   "); give at most one entry per dimension.");
     }
   }
   CheckSpecAxes();

@@ -48,8 +48,10 @@ void CheckPallasCall(const PallasCall& call, size_t inputs) {
   };
   if (g.num_scalar_prefetch < 0 || static_cast<size_t>(g.num_scalar_prefetch) > inputs) {
     fail("num_scalar_prefetch is " + std::to_string(g.num_scalar_prefetch) + ", but the call has " +
-         std::to_string(inputs) + " inputs; it counts the leading inputs that are scalar "
-         "operands, from 0 to " + std::to_string(inputs) + ".");
+         std::to_string(inputs) +
+         " inputs; it counts the leading inputs that are scalar "
+         "operands, from 0 to " +
+         std::to_string(inputs) + ".");
   }
   const size_t scalars = static_cast<size_t>(g.num_scalar_prefetch);
   if (!g.in_specs.empty() && g.in_specs.size() != inputs - scalars) {
@@ -65,8 +67,9 @@ void CheckPallasCall(const PallasCall& call, size_t inputs) {
   for (const auto* specs : {&g.in_specs, &g.out_specs}) {
     for (const BlockSpec& spec : *specs) {
       if (spec.scalar_index_map && scalars == 0) {
-        fail("an index map reads scalar-prefetch operands, but num_scalar_prefetch is 0; use "
-             "PrefetchScalarGridSpec(n, grid_spec) to pass the first n inputs as scalars.");
+        fail(
+            "an index map reads scalar-prefetch operands, but num_scalar_prefetch is 0; use "
+            "PrefetchScalarGridSpec(n, grid_spec) to pass the first n inputs as scalars.");
       }
     }
   }
@@ -81,8 +84,8 @@ void CheckPallasCall(const PallasCall& call, size_t inputs) {
   }
   std::vector<int> aliased_by(call.out_shape.size(), -1);
   for (const auto& [in, out] : call.input_output_aliases) {
-    const std::string pair = "input_output_aliases {" + std::to_string(in) + ": " +
-                             std::to_string(out) + "}";
+    const std::string pair =
+        "input_output_aliases {" + std::to_string(in) + ": " + std::to_string(out) + "}";
     if (in < 0 || static_cast<size_t>(in) >= inputs) {
       fail(pair + " names input " + std::to_string(in) + ", but the call has " +
            std::to_string(inputs) + " inputs (scalar-prefetch operands included); use 0 to " +
@@ -94,7 +97,8 @@ void CheckPallasCall(const PallasCall& call, size_t inputs) {
     }
     if (aliased_by[out] >= 0) {
       fail(pair + " aliases output " + std::to_string(out) + " a second time (input " +
-           std::to_string(aliased_by[out]) + " already is it); an output can be one input's "
+           std::to_string(aliased_by[out]) +
+           " already is it); an output can be one input's "
            "buffer only.");
     }
     aliased_by[out] = in;
@@ -185,8 +189,8 @@ CallInstance::CallInstance(const Mesh& mesh, PallasCall call, const std::vector<
     const size_t spec_index = input ? i - scalar_count_ : index;
     const auto& specs = input ? g.in_specs : g.out_specs;
     operands.push_back(PipelineOperand{layout_.slots[i],
-                                       specs.empty() ? BlockSpec::Any() : specs[spec_index],
-                                       !input, OperandLabel(call_, input, index)});
+                                       specs.empty() ? BlockSpec::Any() : specs[spec_index], !input,
+                                       OperandLabel(call_, input, index)});
   }
   pipeline_ = std::make_unique<GridPipeline>(call_.name, g.grid, std::move(operands),
                                              ErrorKind::kInvalidArgument);
@@ -205,7 +209,8 @@ std::vector<Array> CallInstance::PrefetchScalars(
   const Ref& sem = layout_.slots[scalar_smem_begin_ + scalar_count_];
   std::vector<AsyncCopy> copies;
   for (size_t i = 0; i < scalar_count_; ++i) {
-    copies.push_back(kernel.async_copy(layout_.slots[i], layout_.slots[scalar_smem_begin_ + i], sem));
+    copies.push_back(
+        kernel.async_copy(layout_.slots[i], layout_.slots[scalar_smem_begin_ + i], sem));
     copies.back().start();
   }
   for (AsyncCopy& copy : copies)
@@ -260,7 +265,9 @@ void CallInstance::Run(sim::CorePort& port, const std::vector<sim::BufferHandle>
   kernel.set_dimension_semantics(call_.compiler_params.dimension_semantics);
   const std::vector<Array> scalars = PrefetchScalars(kernel, scalar_values);
   // The kernel's refs, as Pallas orders them: scalars (in SMEM), inputs, outputs, scratch.
-  const auto slot = [&](size_t i) { return layout_.slots.begin() + static_cast<std::ptrdiff_t>(i); };
+  const auto slot = [&](size_t i) {
+    return layout_.slots.begin() + static_cast<std::ptrdiff_t>(i);
+  };
   const Refs scalar_refs(slot(scalar_smem_begin_), slot(scalar_smem_begin_ + scalar_count_));
   const Refs scratch_refs(slot(operand_count_), slot(scratch_end_));
   Refs refs;

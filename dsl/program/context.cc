@@ -209,8 +209,9 @@ std::vector<Value> ProgramContext::PallasCallStep(const PallasCall& call,
   const std::vector<Value> fresh = Step(
       name, inputs, fresh_types,
       [&call, inputs, outputs](ProgramContext& ctx, const std::vector<Value>& results) {
-        ctx.RunPallasCall(call, inputs,
-                          outputs(results, [&](int in) { return inputs[static_cast<size_t>(in)]; }));
+        ctx.RunPallasCall(call, inputs, outputs(results, [&](int in) {
+                            return inputs[static_cast<size_t>(in)];
+                          }));
       },
       started, labels);
   return outputs(fresh, [&](int in) { return inputs[static_cast<size_t>(in)].Donate(name); });

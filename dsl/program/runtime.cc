@@ -32,7 +32,8 @@ ProgramRun::ProgramRun(const Mesh& mesh_, sim::System& system)
 const std::vector<uint32_t>& ProgramRun::BarrierSemaphores(int collective_id) {
   auto& semaphores = barriers_[collective_id];
   if (semaphores.empty()) {
-    const std::string name = "barrier_semaphore (collective_id " + std::to_string(collective_id) + ")";
+    const std::string name =
+        "barrier_semaphore (collective_id " + std::to_string(collective_id) + ")";
     for (int d = 0; d < mesh.devices(); ++d) {
       semaphores.push_back(
           system_.AddSemaphore(static_cast<sim::ChipId>(d), sim::SemaphoreKind::kBarrier, name)
@@ -113,7 +114,8 @@ CallInstance& ProgramRun::CallAt(int step, const PallasCall& call,
   auto& instance = calls_[step];
   if (instance) return *instance;
   std::vector<uint32_t> barriers;
-  if (call.compiler_params.collective_id) barriers = BarrierSemaphores(*call.compiler_params.collective_id);
+  if (call.compiler_params.collective_id)
+    barriers = BarrierSemaphores(*call.compiler_params.collective_id);
   instance = std::make_unique<CallInstance>(mesh, call, inputs, std::move(barriers),
                                             zero_uninitialized, grid_seed);
   return *instance;
