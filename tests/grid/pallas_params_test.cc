@@ -92,5 +92,19 @@ TEST(CollectiveId, DifferentIdsGetSeparateBarrierSemaphores) {
   EXPECT_THAT(run.error, ::testing::HasSubstr("barrier_semaphore (collective_id 3)"));
 }
 
+// A slow chip enters the all_gather long after its peer, whose start barrier signals it
+// first: the barrier semaphore belongs to the collective_id, so it is already there.
+TEST(CollectiveId, APeerMaySignalTheBarrierBeforeTheChipEntersTheCall) {
+  const Mesh mesh(testing::MakeTopology({2}, {true}));
+  auto program =
+      shard_map(mesh, {P{"x"}}, {P{}}, [](ProgramContext& ctx, const std::vector<Value>& in) {
+        return std::vector<Value>{ctx.all_gather(ctx.dot(in[0], in[0]), "x", 0, true)};
+      });
+  RunOptions options;
+  options.chip_slowdown = {1.0, 50.0};
+  const auto run = program.Run({Array::Random({256, 128}, DType::kF32, 3)}, options);
+  ASSERT_TRUE(run.ok) << run.error;
+}
+
 }  // namespace
 }  // namespace tpusim
