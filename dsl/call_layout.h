@@ -3,6 +3,8 @@
 // Where each slot of a pallas_call (inputs, outputs, scratch) lives on each device. Only
 // the DSL's machinery uses this; kernels see Refs.
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "dsl/mesh.h"
@@ -24,10 +26,11 @@ struct CallLayout {
   // [device][slot]: the slots above, then each device's live scoped allocations (run_scoped,
   // pipeline buffers) as a stack.
   std::vector<std::vector<SlotBinding>> per_device;
+  std::string call_name;
+  // The slot k.barrier_semaphore() returns (-1: the call sets no collective_id) and, by
+  // device, the barrier semaphore of the call's collective_id. It exists before a device
+  // enters the call, so peers may signal it first: that is what the start barrier is for.
   int barrier_slot = -1;
-  // By device. The barrier semaphore is the chip's (collective_id 0) and outlives every
-  // call: a neighbour's start-barrier signal may reach a device that is still in the
-  // program's previous op, which is what the barrier is for.
   std::vector<uint32_t> barrier_semaphores;
   bool zero_uninitialized = false;  // RunOptions::uninitialized_memory is kZero
 };

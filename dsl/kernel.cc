@@ -171,15 +171,15 @@ sim::SemaphoreHandle Kernel::ResolveSemaphore(const Ref& sem, int device, const 
                     std::to_string(sem.size()) + " semaphores; pick one with " + sem.name() +
                     ".at(i).");
   }
-  const uint32_t offset = static_cast<uint32_t>(sem.binding().offset);
-  if (sem.binding().slot == layout_.barrier_slot &&
-      device < static_cast<int>(layout_.barrier_semaphores.size())) {
-    // The chip's own: signalling it is safe before `device` enters this call.
+  // The barrier semaphore belongs to the collective_id, not to the call: it exists on a
+  // device that has not entered the call yet.
+  if (layout_.barrier_slot >= 0 && sem.binding().slot == layout_.barrier_slot) {
     return sim::SemaphoreHandle{static_cast<sim::ChipId>(device),
-                                layout_.barrier_semaphores[device] + offset};
+                                layout_.barrier_semaphores[device]};
   }
   const SlotBinding& slot = BindingOf(layout_, sem, device);
-  return sim::SemaphoreHandle{static_cast<sim::ChipId>(device), slot.semaphore_base + offset};
+  return sim::SemaphoreHandle{static_cast<sim::ChipId>(device),
+                              slot.semaphore_base + static_cast<uint32_t>(sem.binding().offset)};
 }
 
 void Kernel::CheckCopyOperands(const Ref& src, const Ref& dst) const {
@@ -284,6 +284,14 @@ int64_t Kernel::semaphore_read(const Ref& sem) {
 }
 
 Ref Kernel::barrier_semaphore() const {
+  if (layout_.barrier_slot < 0) {
+    throw Error(ErrorKind::kKernelMisuse,
+                "pallas_call '" + layout_.call_name +
+                    "' uses barrier_semaphore() but sets no collective_id. Barrier semaphores "
+                    "are allocated per collective_id, as in Pallas: set "
+                    "compiler_params.collective_id (pltpu.CompilerParams(collective_id=...)), "
+                    "and give calls that synchronise differently different ids.");
+  }
   return layout_.slots[layout_.barrier_slot];
 }
 

@@ -116,7 +116,7 @@ class Kernel {
   int program_id(int axis) const;
   int num_programs(int axis) const;
   void set_program_ids(std::vector<int> ids) { program_ids_ = std::move(ids); }
-  // The GridSpec's dimension_semantics of a grid axis: "parallel" or "arbitrary" (the
+  // The CompilerParams' dimension_semantics of a grid axis: "parallel" or "arbitrary" (the
   // default). One core runs every step either way, in lexicographic order unless
   // RunOptions::grid_seed shuffles the 'parallel' ones.
   const std::string& dimension_semantics(int axis) const;
@@ -177,7 +177,8 @@ class Kernel {
   void signal(const Ref& sem, int64_t inc, const DeviceId& device);
   void wait(const Ref& sem, int64_t value = 1);
   int64_t semaphore_read(const Ref& sem);
-  // A REGULAR-like semaphore shared by every kernel on the mesh, for the start barrier.
+  // pltpu.get_barrier_semaphore(): the barrier semaphore of the call's collective_id
+  // (CompilerParams), for the start barrier; a call without a collective_id may not use it.
   Ref barrier_semaphore() const;
 
   [[nodiscard]] NamedScope named_scope(const std::string& name);

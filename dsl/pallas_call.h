@@ -3,6 +3,7 @@
 // pallas_call: a kernel, its grid, how each operand is blocked, and its scratch.
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -17,6 +18,10 @@ namespace tpusim::dsl {
 // Grid indices -> block indices (scaled by block_shape), as in Pallas.
 using BlockIndex = std::vector<int64_t>;
 using IndexMap = std::function<BlockIndex(const std::vector<int>&)>;
+// With PrefetchScalarGridSpec, an index map may also read the scalar-prefetch operands, as
+// Pallas passes their refs after the grid indices: it gets this device's values of each.
+using ScalarIndexMap =
+    std::function<BlockIndex(const std::vector<int>& grid_indices, const std::vector<Array>&)>;
 
 // A block dimension of size 1 that the kernel's ref drops, like None (pl.Squeezed()) in a
 // Pallas block shape: BlockSpec({kSqueezed, 8, 128}, ...) gives the kernel an (8, 128) ref.
@@ -55,9 +60,15 @@ struct BlockSpec {
   template <IntIndexMap F>
   BlockSpec(Shape block, F map, MemorySpace space = MemorySpace::kVmem)
       : block_shape(std::move(block)), index_map(FromInts(std::move(map))), memory_space(space) {}
+  // An index map reading the scalar-prefetch operands (PrefetchScalarGridSpec):
+  //   BlockSpec({8, 128}, [](const std::vector<int>& g, const std::vector<Array>& s) {
+  //     return BlockIndex{static_cast<int64_t>(s[0].GetFlat(g[0])), 0}; })
+  BlockSpec(Shape block, ScalarIndexMap map, MemorySpace space = MemorySpace::kVmem)
+      : block_shape(std::move(block)), scalar_index_map(std::move(map)), memory_space(space) {}
 
   std::optional<Shape> block_shape;  // unset: the whole operand; kSqueezed drops a dim
   IndexMap index_map;                // unset: block (0, 0, ...)
+  ScalarIndexMap scalar_index_map;   // set instead of index_map to read scalar prefetch
   MemorySpace memory_space = MemorySpace::kVmem;
 
  private:
@@ -122,21 +133,51 @@ struct GridSpec {
   std::vector<BlockSpec> in_specs;   // empty: every input is ANY
   std::vector<BlockSpec> out_specs;  // empty: every output is ANY
   std::vector<ScratchSpec> scratch_shapes;
-  // "parallel" or "arbitrary" per grid axis; recorded, and checked for spelling.
-  std::vector<std::string> dimension_semantics;
+  // PrefetchScalarGridSpec: the first num_scalar_prefetch inputs are copied whole into
+  // SMEM before the grid starts. The kernel gets their refs first (then the inputs,
+  // outputs and scratch, as in Pallas), in_specs describe only the inputs after them, and
+  // index maps may read them (ScalarIndexMap). Index maps see the values passed in, so a
+  // timing-only run picks the same blocks as a functional one: scalar operands need data.
+  int num_scalar_prefetch = 0;
 };
+
+// pltpu.PrefetchScalarGridSpec(num_scalar_prefetch, grid, in_specs, out_specs,
+// scratch_shapes).
+inline GridSpec PrefetchScalarGridSpec(int num_scalar_prefetch, GridSpec spec) {
+  spec.num_scalar_prefetch = num_scalar_prefetch;
+  return spec;
+}
+
+// pltpu.CompilerParams: what Mosaic needs beyond the grid.
+struct CompilerParams {
+  // "parallel" or "arbitrary" per grid axis (empty: all "arbitrary"). One core runs every
+  // step either way; RunOptions::grid_seed shuffles the order of the "parallel" ones.
+  std::vector<std::string> dimension_semantics;
+  // Which barrier semaphore k.barrier_semaphore() returns: calls with the same id share
+  // one per chip, calls with different ids get separate ones. A kernel that uses the
+  // barrier semaphore must set it, as Pallas requires.
+  std::optional<int> collective_id;
+};
+
+// {input index: output index}, as pallas_call's input_output_aliases: the output is the
+// input's HBM buffer (no new allocation). Input indices count every operand, scalar
+// prefetch ones included.
+using InputOutputAliases = std::map<int, int>;
 
 struct PallasCall {
   std::string name;
   KernelFn kernel;
   GridSpec grid_spec;
   std::vector<ShapeDtype> out_shape;  // per device
+  CompilerParams compiler_params;
+  InputOutputAliases input_output_aliases;
   // Names for the kernel's operands in errors and traces; defaults to "in0", "out0".
   std::vector<std::string> in_names;
   std::vector<std::string> out_names;
 };
 
 PallasCall pallas_call(std::string name, KernelFn kernel, GridSpec grid_spec,
-                       std::vector<ShapeDtype> out_shape);
+                       std::vector<ShapeDtype> out_shape, CompilerParams compiler_params = {},
+                       InputOutputAliases input_output_aliases = {});
 
 }  // namespace tpusim::dsl

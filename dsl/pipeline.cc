@@ -165,10 +165,13 @@ uint64_t GridPipeline::BlockBytes(size_t i) const {
   return static_cast<uint64_t>(NumElements(p.block)) * SizeOf(p.operand.ref.dtype());
 }
 
-BlockIndex GridPipeline::IndexOf(const Plan& p, const std::vector<int>& ids) const {
+BlockIndex GridPipeline::IndexOf(const Plan& p, const std::vector<int>& ids,
+                                 const std::vector<Array>& scalars) const {
   const size_t rank = p.block.size();
-  if (!p.operand.spec.index_map) return BlockIndex(rank, 0);
-  BlockIndex index = p.operand.spec.index_map(ids);
+  const BlockSpec& spec = p.operand.spec;
+  if (!spec.index_map && !spec.scalar_index_map) return BlockIndex(rank, 0);
+  BlockIndex index =
+      spec.scalar_index_map ? spec.scalar_index_map(ids, scalars) : spec.index_map(ids);
   const std::string where = owner_ + ": the index_map of " + p.operand.what + " returned " +
                             ShapeString(index) + " at " + GridStepName("step", ids);
   if (index.size() != rank) {
@@ -190,7 +193,8 @@ BlockIndex GridPipeline::IndexOf(const Plan& p, const std::vector<int>& ids) con
   return index;
 }
 
-void GridPipeline::Run(Kernel& k, const Step& step, const std::string& scope) const {
+void GridPipeline::Run(Kernel& k, const Step& step, const std::string& scope,
+                       const std::vector<Array>& scalars) const {
   sim::CorePort& port = k.port();
   const int me = k.device_id();
   const size_t n = plans_.size();
@@ -260,7 +264,7 @@ void GridPipeline::Run(Kernel& k, const Step& step, const std::string& scope) co
   std::vector<int> counter(grid_.size(), 0);
   std::vector<int> ids = Visit(counter);
   for (size_t i = 0; i < n; ++i) {
-    if (plans_[i].pipelined) states[i].index = IndexOf(plans_[i], ids);
+    if (plans_[i].pipelined) states[i].index = IndexOf(plans_[i], ids, scalars);
   }
   std::vector<BlockIndex> next_index(n);
   Refs refs(n);
@@ -278,7 +282,7 @@ void GridPipeline::Run(Kernel& k, const Step& step, const std::string& scope) co
     const bool last = !NextGridPoint(grid_, next_counter);
     const std::vector<int> next = Visit(next_counter);
     for (size_t i = 0; i < n && !last; ++i) {
-      if (plans_[i].pipelined) next_index[i] = IndexOf(plans_[i], next);
+      if (plans_[i].pipelined) next_index[i] = IndexOf(plans_[i], next, scalars);
     }
     // The first step fetches its own blocks.
     for (size_t i = 0; i < n && first; ++i) {
@@ -353,6 +357,16 @@ void emit_pipeline(Kernel& k, const PipelineBody& body, const std::vector<int>& 
       throw Error(
           ErrorKind::kKernelMisuse,
           "emit_pipeline: every grid dimension must be at least 1, got " + std::to_string(g) + ".");
+    }
+  }
+  for (const auto* specs : {&in_specs, &out_specs}) {
+    for (const BlockSpec& spec : *specs) {
+      if (spec.scalar_index_map) {
+        throw Error(ErrorKind::kKernelMisuse,
+                    "emit_pipeline: an index map reads scalar-prefetch operands, but "
+                    "emit_pipeline's index maps take the grid indices only; load the scalars "
+                    "in the kernel and capture them in the index map instead.");
+      }
     }
   }
   std::vector<PipelineOperand> operands;

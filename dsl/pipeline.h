@@ -64,7 +64,9 @@ class GridPipeline {
   // Runs every grid step on k's core in lexicographic order (or as ShuffleParallelDims
   // says), each inside a trace scope "<scope> (i, j)". `operands` holds the current block
   // refs of pipelined operands and the whole refs of ANY operands, in the order given.
-  void Run(Kernel& k, const Step& step, const std::string& scope) const;
+  // `scalars`: this device's scalar-prefetch values, for ScalarIndexMaps.
+  void Run(Kernel& k, const Step& step, const std::string& scope,
+           const std::vector<Array>& scalars = {}) const;
 
   // VMEM (or SMEM) bytes of one buffer of operand i; 0 for ANY operands.
   uint64_t BlockBytes(size_t i) const;
@@ -82,7 +84,8 @@ class GridPipeline {
     Shape kernel_shape;  // what the kernel sees: squeezed dims dropped
     Shape blocks;        // number of blocks along each dim
   };
-  BlockIndex IndexOf(const Plan& plan, const std::vector<int>& ids) const;
+  BlockIndex IndexOf(const Plan& plan, const std::vector<int>& ids,
+                     const std::vector<Array>& scalars) const;
 
   // The grid point a lexicographic counter stands for.
   std::vector<int> Visit(const std::vector<int>& counter) const;

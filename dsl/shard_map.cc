@@ -7,12 +7,15 @@
 namespace tpusim::dsl {
 
 PallasCall pallas_call(std::string name, KernelFn kernel, GridSpec grid_spec,
-                       std::vector<ShapeDtype> out_shape) {
+                       std::vector<ShapeDtype> out_shape, CompilerParams compiler_params,
+                       InputOutputAliases input_output_aliases) {
   PallasCall call;
   call.name = std::move(name);
   call.kernel = std::move(kernel);
   call.grid_spec = std::move(grid_spec);
   call.out_shape = std::move(out_shape);
+  call.compiler_params = std::move(compiler_params);
+  call.input_output_aliases = std::move(input_output_aliases);
   return call;
 }
 
@@ -33,13 +36,13 @@ ShardMap::ShardMap(Mesh mesh, std::vector<PartitionSpec> in_specs,
   for (size_t o = 0; o < out_specs_.size(); ++o) {
     const Shape& block = call_->out_shape[o].shape;
     if (out_specs_[o].entries().size() > block.size()) {
-      throw Error(ErrorKind::kInvalidArgument,
-                  call_->name + ": out_specs[" + std::to_string(o) + "] " +
-                      out_specs_[o].Describe() + " names " +
-                      std::to_string(out_specs_[o].entries().size()) + " dimensions, but output " +
-                      std::to_string(o) + " has rank " + std::to_string(block.size()) +
-                      " (block shape " + ShapeString(block) +
-                      "); give at most one entry per dimension.");
+      throw Error(ErrorKind::kInvalidArgument, call_->name + ": out_specs[" + std::to_string(o) +
+                                                   "] " + out_specs_[o].Describe() + " names " +
+                                                   std::to_string(out_specs_[o].entries().size()) +
+                                                   " dimensions, but output " + std::to_string(o) +
+                                                   " has rank " + std::to_string(block.size()) +
+                                                   " (block shape " + ShapeString(block) +
+                                                   "); give at most one entry per dimension.");
     }
   }
   CheckSpecAxes();
@@ -107,6 +110,13 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
                   name_ + ": input " + input_name(i) +
                       " is a placeholder without data; functional runs need real inputs.");
     }
+    if (call_ && static_cast<int>(i) < call_->grid_spec.num_scalar_prefetch &&
+        !inputs[i].has_data()) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  name_ + ": scalar-prefetch input " + input_name(i) +
+                      " is a placeholder without data, but index maps read its values even in "
+                      "timing-only runs; pass its real values.");
+    }
     in_blocks.push_back(
         ShapeDtype{in_specs_[i].BlockShape(mesh_, inputs[i].shape(), "input " + input_name(i)),
                    inputs[i].dtype()});
@@ -130,11 +140,16 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
   std::vector<std::vector<Value>> device_inputs(mesh_.devices());
   for (int device = 0; device < mesh_.devices(); ++device) {
     for (size_t i = 0; i < inputs.size(); ++i) {
-      const Value v = Value::Allocate(run.hbm[device], in_blocks[i], input_name(i));
+      Value v = Value::Allocate(run.hbm[device], in_blocks[i], input_name(i));
+      const Array& input = inputs[i];
+      auto block = [this, &input, spec = &in_specs_[i], shape = in_blocks[i].shape, device] {
+        return input.Slice(spec->BlockOffsets(mesh_, input.shape(), device), shape);
+      };
       if (options.functional) {
-        const Array block = inputs[i].Slice(
-            in_specs_[i].BlockOffsets(mesh_, inputs[i].shape(), device), in_blocks[i].shape);
-        system.WriteHost(v.buffer(), block.data(), block.nbytes());
+        const Array values = block();
+        system.WriteHost(v.buffer(), values.data(), values.nbytes());
+      } else if (input.has_data()) {
+        v.set_host_values(block);  // for scalar prefetch in timing-only runs, sliced on demand
       }
       device_inputs[device].push_back(v);
     }

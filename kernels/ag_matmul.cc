@@ -310,6 +310,7 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args, Schedule schedule) {
   PallasCall call = pallas_call(name, kernel, grid, {{{b.bm, b.fn}, b.dtype}});
   call.in_names = {"a", "w"};
   call.out_names = {"out"};
+  call.compiler_params.collective_id = 0;  // for its start barrier
   const P a_spec{PartitionSpec::Entry(b.others), b.ring};
   const P w_spec{nullptr, b.ring};
   Workload w{shard_map(mesh, {a_spec, w_spec}, {a_spec}, call), {}, {}};

@@ -525,6 +525,7 @@ PallasCall AgwMatmulCall(const Mesh& mesh, const CollectiveArgs& args, bool fuse
                                 fused ? Fused(b) : Blocking(b), grid, {{{b.bm, b.n}, b.dtype}});
   call.in_names = {"inputs", "weights"};
   call.out_names = {"out"};
+  call.compiler_params.collective_id = 0;  // for its start barrier
   return call;
 }
 

@@ -27,6 +27,7 @@ PallasCall AllGatherCallOf(const std::string& name, int axis_size, const ShapeDt
   PallasCall call = pallas_call(name, std::move(kernel), grid, {{gathered, block.dtype}});
   call.in_names = {"x"};
   call.out_names = {"out"};
+  call.compiler_params.collective_id = 0;  // for its start barrier
   return call;
 }
 

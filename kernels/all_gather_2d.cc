@@ -142,6 +142,7 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
                                 {{global, args.dtype}});
   call.in_names = {"x"};
   call.out_names = {"out"};
+  call.compiler_params.collective_id = 0;  // for its start barrier
   Workload w{shard_map(mesh, {P{args.axis, axis_b, nullptr}}, {P{}}, std::move(call)), {}, {}};
   w.inputs.push_back(args.functional ? Array::Random(global, args.dtype, args.seed * 1000003)
                                      : Array::Placeholder(global, args.dtype));

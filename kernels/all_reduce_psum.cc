@@ -124,12 +124,13 @@ Workload MakeWith(const Mesh& mesh, const CollectiveArgs& args, bool capacity) {
                          ScratchSpec::DMA({}, "send_sem"),
                          ScratchSpec::DMA({2}, "recv_sems"),
                          ScratchSpec::REGULAR({}, "capacity_sem")};
-  grid.dimension_semantics = {"arbitrary", "arbitrary"};
   PallasCall call = pallas_call(capacity ? "all_reduce_psum" : "all_reduce_psum_no_capacity",
                                 Psum(args.axis, elements, piece, args.dtype, capacity), grid,
                                 {{{elements}, args.dtype}});
   call.in_names = {"x"};
   call.out_names = {"out"};
+  call.compiler_params.dimension_semantics = {"arbitrary", "arbitrary"};
+  call.compiler_params.collective_id = 0;  // for its start barrier
   return ReductionWorkload(mesh, args, /*replicated=*/true, std::move(call));
 }
 

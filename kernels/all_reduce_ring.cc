@@ -108,6 +108,7 @@ PallasCall RingAllReduceCall(const Mesh& mesh, const std::string& axis, const Sh
   PallasCall call = pallas_call("all_reduce_ring", flat, grid, {x});
   call.in_names = {"x"};
   call.out_names = {"out"};
+  call.compiler_params.collective_id = 0;  // for its start barrier
   return call;
 }
 

@@ -191,11 +191,11 @@ PallasCall MatmulCall(const MatmulPlan& p) {
                    })};
   grid.out_specs = {BlockSpec({p.bm, p.bn}, [](int i, int j, int) { return BlockIndex{i, j}; })};
   grid.scratch_shapes = {ScratchSpec::VMEM({p.bm, p.bn}, p.acc_dtype(), "acc")};
-  grid.dimension_semantics = {"parallel", "parallel", "arbitrary"};
   PallasCall call = pallas_call("matmul", MatmulKernel(p.precision, p.acc_dtype()), grid,
                                 {{{p.m, p.n}, p.out_dtype()}});
   call.in_names = {"a", "b"};
   call.out_names = {"out"};
+  call.compiler_params.dimension_semantics = {"parallel", "parallel", "arbitrary"};
   return call;
 }
 

@@ -167,6 +167,7 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args, bool collective) {
                                 RsKernel(b, collective), grid, {{{b.bm, b.dn}, b.dtype}});
   call.in_names = {"tmp", "w2"};
   call.out_names = {"out"};
+  call.compiler_params.collective_id = 0;  // for its start barrier
   const P row_spec{PartitionSpec::Entry(b.others), b.ring};
   const P w_spec{b.ring, nullptr};
   Workload w{shard_map(mesh, {row_spec, w_spec}, {row_spec}, call), {}, {}};

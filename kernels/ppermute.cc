@@ -39,6 +39,7 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
   PallasCall call = pallas_call("ppermute", RightShift(args.axis), grid, {{{shard}, args.dtype}});
   call.in_names = {"x"};
   call.out_names = {"out"};
+  call.compiler_params.collective_id = 0;  // for its start barrier
   Workload w{shard_map(mesh, {P{args.axis}}, {P{args.axis}}, call), {}, {}};
   w.inputs.push_back(MakeCollectiveInput(args));
   if (args.functional) {

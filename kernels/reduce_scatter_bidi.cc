@@ -52,6 +52,7 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
                                 grid, {{{block}, args.dtype}});
   call.in_names = {"x"};
   call.out_names = {"out"};
+  call.compiler_params.collective_id = 0;  // for its start barrier
   return ReductionWorkload(mesh, args, /*replicated=*/false, std::move(call));
 }
 

@@ -15,7 +15,6 @@ namespace tpusim::dsl {
 
 namespace {
 
-
 Eigen::ArrayXd ToEigen(const Array& a) {
   Eigen::ArrayXd v(a.size());
   for (int64_t i = 0; i < a.size(); ++i)

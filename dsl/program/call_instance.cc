@@ -34,55 +34,116 @@ sim::SemaphoreKind ToSim(SemaphoreType type) {
 
 }  // namespace
 
+std::string OperandLabel(const PallasCall& call, bool input, size_t index) {
+  const auto& names = input ? call.in_names : call.out_names;
+  std::string what = std::string(input ? "input " : "output ") + std::to_string(index);
+  if (index < names.size()) what += " ('" + names[index] + "')";
+  return what;
+}
+
 void CheckPallasCall(const PallasCall& call, size_t inputs) {
   const GridSpec& g = call.grid_spec;
-  if (!g.in_specs.empty() && g.in_specs.size() != inputs) {
-    throw Error(ErrorKind::kInvalidArgument,
-                call.name + ": the GridSpec has " + std::to_string(g.in_specs.size()) +
-                    " in_specs but the call has " + std::to_string(inputs) + " inputs.");
+  auto fail = [&](const std::string& what) {
+    throw Error(ErrorKind::kInvalidArgument, call.name + ": " + what);
+  };
+  if (g.num_scalar_prefetch < 0 || static_cast<size_t>(g.num_scalar_prefetch) > inputs) {
+    fail("num_scalar_prefetch is " + std::to_string(g.num_scalar_prefetch) + ", but the call has " +
+         std::to_string(inputs) +
+         " inputs; it counts the leading inputs that are scalar "
+         "operands, from 0 to " +
+         std::to_string(inputs) + ".");
+  }
+  const size_t scalars = static_cast<size_t>(g.num_scalar_prefetch);
+  if (!g.in_specs.empty() && g.in_specs.size() != inputs - scalars) {
+    fail("the GridSpec has " + std::to_string(g.in_specs.size()) + " in_specs but the call has " +
+         std::to_string(inputs - scalars) + " inputs" +
+         (scalars ? " after its " + std::to_string(scalars) + " scalar-prefetch operands" : "") +
+         "; give one BlockSpec per input.");
   }
   if (!g.out_specs.empty() && g.out_specs.size() != call.out_shape.size()) {
-    throw Error(ErrorKind::kInvalidArgument,
-                call.name + ": the GridSpec has " + std::to_string(g.out_specs.size()) +
-                    " out_specs but the call has " + std::to_string(call.out_shape.size()) +
-                    " outputs.");
+    fail("the GridSpec has " + std::to_string(g.out_specs.size()) + " out_specs but the call has " +
+         std::to_string(call.out_shape.size()) + " outputs.");
   }
-  if (g.grid.empty()) {
-    throw Error(ErrorKind::kInvalidArgument,
-                call.name + ": the grid is empty; use {1} for one step.");
-  }
-  for (int n : g.grid) {
-    if (n <= 0) {
-      throw Error(
-          ErrorKind::kInvalidArgument,
-          call.name + ": every grid dimension must be at least 1, got " + std::to_string(n) + ".");
+  for (const auto* specs : {&g.in_specs, &g.out_specs}) {
+    for (const BlockSpec& spec : *specs) {
+      if (spec.scalar_index_map && scalars == 0) {
+        fail(
+            "an index map reads scalar-prefetch operands, but num_scalar_prefetch is 0; use "
+            "PrefetchScalarGridSpec(n, grid_spec) to pass the first n inputs as scalars.");
+      }
     }
   }
-  if (g.dimension_semantics.empty()) return;
-  if (g.dimension_semantics.size() != g.grid.size()) {
-    throw Error(ErrorKind::kInvalidArgument, call.name + ": dimension_semantics names " +
-                                                 std::to_string(g.dimension_semantics.size()) +
-                                                 " axes but the grid has " +
-                                                 std::to_string(g.grid.size()) + ".");
+  if (g.grid.empty()) fail("the grid is empty; use {1} for one step.");
+  for (int n : g.grid) {
+    if (n <= 0) fail("every grid dimension must be at least 1, got " + std::to_string(n) + ".");
   }
-  for (const auto& s : g.dimension_semantics) {
+  const CompilerParams& params = call.compiler_params;
+  if (params.collective_id && *params.collective_id < 0) {
+    fail("collective_id is " + std::to_string(*params.collective_id) +
+         "; collective ids are non-negative integers.");
+  }
+  std::vector<int> aliased_by(call.out_shape.size(), -1);
+  for (const auto& [in, out] : call.input_output_aliases) {
+    const std::string pair =
+        "input_output_aliases {" + std::to_string(in) + ": " + std::to_string(out) + "}";
+    if (in < 0 || static_cast<size_t>(in) >= inputs) {
+      fail(pair + " names input " + std::to_string(in) + ", but the call has " +
+           std::to_string(inputs) + " inputs (scalar-prefetch operands included); use 0 to " +
+           std::to_string(static_cast<int64_t>(inputs) - 1) + ".");
+    }
+    if (out < 0 || static_cast<size_t>(out) >= call.out_shape.size()) {
+      fail(pair + " names output " + std::to_string(out) + ", but the call has " +
+           std::to_string(call.out_shape.size()) + " outputs.");
+    }
+    if (aliased_by[out] >= 0) {
+      fail(pair + " aliases output " + std::to_string(out) + " a second time (input " +
+           std::to_string(aliased_by[out]) +
+           " already is it); an output can be one input's "
+           "buffer only.");
+    }
+    aliased_by[out] = in;
+  }
+  const auto& semantics = params.dimension_semantics;
+  if (semantics.empty()) return;
+  if (semantics.size() != g.grid.size()) {
+    fail("dimension_semantics names " + std::to_string(semantics.size()) +
+         " axes but the grid has " + std::to_string(g.grid.size()) + ".");
+  }
+  for (const auto& s : semantics) {
     if (s != "parallel" && s != "arbitrary") {
-      throw Error(ErrorKind::kInvalidArgument, call.name + ": dimension_semantics '" + s +
-                                                   "' is neither \"parallel\" nor \"arbitrary\".");
+      fail("dimension_semantics '" + s + "' is neither \"parallel\" nor \"arbitrary\".");
     }
   }
 }
 
+void CheckAliasTypes(const PallasCall& call, const std::vector<ShapeDtype>& inputs) {
+  for (const auto& [in, out] : call.input_output_aliases) {
+    const ShapeDtype& a = inputs.at(static_cast<size_t>(in));
+    const ShapeDtype& b = call.out_shape.at(static_cast<size_t>(out));
+    if (a.shape == b.shape && a.dtype == b.dtype) continue;
+    throw Error(ErrorKind::kInvalidArgument,
+                call.name + ": input_output_aliases {" + std::to_string(in) + ": " +
+                    std::to_string(out) + "} makes " + OperandLabel(call, false, out) + " (" +
+                    TypeString(b.dtype, b.shape) + ") the buffer of " +
+                    OperandLabel(call, true, in) + " (" + TypeString(a.dtype, a.shape) +
+                    "); an aliased pair must have the same shape and dtype. Fix out_shape, or "
+                    "drop the alias.");
+  }
+}
+
 CallInstance::CallInstance(const Mesh& mesh, PallasCall call, const std::vector<ShapeDtype>& inputs,
-                           bool zero_uninitialized, std::optional<uint64_t> grid_seed)
+                           std::vector<uint32_t> barrier_semaphores, bool zero_uninitialized,
+                           std::optional<uint64_t> grid_seed)
     : call_(std::move(call)) {
   CheckPallasCall(call_, inputs.size());
+  CheckAliasTypes(call_, inputs);
   auto operand_name = [&](bool input, size_t i) {
     const auto& names = input ? call_.in_names : call_.out_names;
     if (i < names.size()) return names[i];
     return std::string(input ? "in" : "out") + std::to_string(i);
   };
   layout_.mesh = &mesh;
+  layout_.call_name = call_.name;
   layout_.zero_uninitialized = zero_uninitialized;
   auto add_slot = [&](const std::string& name, const Shape& shape, DType dtype, MemorySpace space,
                       SemaphoreType type = SemaphoreType::kDma) {
@@ -102,35 +163,76 @@ CallInstance::CallInstance(const Mesh& mesh, PallasCall call, const std::vector<
              scratch[i].shape, scratch[i].dtype, scratch[i].memory_space,
              scratch[i].semaphore_type);
   }
-  layout_.barrier_slot = static_cast<int>(layout_.slots.size());
-  add_slot("barrier_semaphore", {}, DType::kInt32, MemorySpace::kSemaphore,
-           SemaphoreType::kBarrier);
+  scratch_end_ = layout_.slots.size();
+  if (call_.compiler_params.collective_id) {
+    layout_.barrier_slot = static_cast<int>(layout_.slots.size());
+    layout_.barrier_semaphores = std::move(barrier_semaphores);
+    add_slot("barrier_semaphore", {}, DType::kInt32, MemorySpace::kSemaphore,
+             SemaphoreType::kBarrier);
+  }
+  // Scalar prefetch: each scalar operand's SMEM copy, and the semaphore of those copies.
+  scalar_count_ = static_cast<size_t>(call_.grid_spec.num_scalar_prefetch);
+  scalar_smem_begin_ = layout_.slots.size();
+  for (size_t i = 0; i < scalar_count_; ++i)
+    add_slot(operand_name(true, i), inputs[i].shape, inputs[i].dtype, MemorySpace::kSmem);
+  if (scalar_count_ > 0) add_slot("scalar prefetch", {}, DType::kInt32, MemorySpace::kSemaphore);
   layout_.per_device.resize(mesh.devices());
 
   // Inputs and outputs with VMEM/SMEM BlockSpecs are pipelined over the grid; ANY operands
-  // pass through. Empty spec lists mean every operand is ANY.
+  // pass through. Empty spec lists mean every operand is ANY. Scalar operands are not
+  // pipelined: the kernel gets their SMEM copies.
   const GridSpec& g = call_.grid_spec;
   std::vector<PipelineOperand> operands;
-  for (size_t i = 0; i < operand_count_; ++i) {
+  for (size_t i = scalar_count_; i < operand_count_; ++i) {
     const bool input = i < inputs.size();
     const size_t index = input ? i : i - inputs.size();
+    const size_t spec_index = input ? i - scalar_count_ : index;
     const auto& specs = input ? g.in_specs : g.out_specs;
-    const auto& names = input ? call_.in_names : call_.out_names;
-    std::string what = std::string(input ? "input " : "output ") + std::to_string(index);
-    if (index < names.size()) what += " ('" + names[index] + "')";
     operands.push_back(PipelineOperand{layout_.slots[i],
-                                       specs.empty() ? BlockSpec::Any() : specs[index], !input,
-                                       std::move(what)});
+                                       specs.empty() ? BlockSpec::Any() : specs[spec_index], !input,
+                                       OperandLabel(call_, input, index)});
   }
   pipeline_ = std::make_unique<GridPipeline>(call_.name, g.grid, std::move(operands),
                                              ErrorKind::kInvalidArgument);
-  if (grid_seed) pipeline_->ShuffleParallelDims(g.dimension_semantics, *grid_seed);
+  if (grid_seed) {
+    pipeline_->ShuffleParallelDims(call_.compiler_params.dimension_semantics, *grid_seed);
+  }
 }
 
 CallInstance::~CallInstance() = default;
 
+std::vector<Array> CallInstance::PrefetchScalars(
+    Kernel& kernel, const std::vector<std::optional<Array>>& host_values) {
+  std::vector<Array> values;
+  if (scalar_count_ == 0) return values;
+  auto scope = kernel.named_scope("scalar prefetch");
+  const Ref& sem = layout_.slots[scalar_smem_begin_ + scalar_count_];
+  std::vector<AsyncCopy> copies;
+  for (size_t i = 0; i < scalar_count_; ++i) {
+    copies.push_back(
+        kernel.async_copy(layout_.slots[i], layout_.slots[scalar_smem_begin_ + i], sem));
+    copies.back().start();
+  }
+  for (AsyncCopy& copy : copies)
+    copy.wait();
+  for (size_t i = 0; i < scalar_count_; ++i) {
+    if (kernel.port().functional()) {
+      values.push_back(kernel.load(layout_.slots[scalar_smem_begin_ + i]));
+    } else if (i < host_values.size() && host_values[i]) {
+      values.push_back(*host_values[i]);
+    } else {
+      throw Error(ErrorKind::kInvalidArgument,
+                  call_.name + ": scalar-prefetch " + OperandLabel(call_, true, i) +
+                      " has no values in this timing-only run (a placeholder, or computed by "
+                      "the program), but index maps read its values; pass it as a program "
+                      "input with real data, or run functionally.");
+    }
+  }
+  return values;
+}
+
 void CallInstance::Run(sim::CorePort& port, const std::vector<sim::BufferHandle>& operands,
-                       const std::vector<uint32_t>& barrier_semaphores) {
+                       const std::vector<std::optional<Array>>& scalar_values) {
   const int device = static_cast<int>(port.chip());
   layout_.barrier_semaphores = barrier_semaphores;
   auto& bindings = layout_.per_device[device];
@@ -141,7 +243,7 @@ void CallInstance::Run(sim::CorePort& port, const std::vector<sim::BufferHandle>
       binding.buffer = operands[index];
     } else if (static_cast<int>(index) == layout_.barrier_slot) {
       binding.semaphore = true;
-      binding.semaphore_base = barrier_semaphores[device];
+      binding.semaphore_base = layout_.barrier_semaphores[device];
     } else if (slot.is_semaphore()) {
       binding.semaphore = true;
       for (int64_t j = 0; j < slot.size(); ++j) {
@@ -160,21 +262,27 @@ void CallInstance::Run(sim::CorePort& port, const std::vector<sim::BufferHandle>
   port.YieldToSameTime();
 
   const GridSpec& g = call_.grid_spec;
-  const Refs scratch_refs(layout_.slots.begin() + static_cast<std::ptrdiff_t>(operand_count_),
-                          layout_.slots.begin() + layout_.barrier_slot);
   Kernel kernel(port, layout_, g.grid, call_.name);
-  kernel.set_dimension_semantics(g.dimension_semantics);
+  kernel.set_dimension_semantics(call_.compiler_params.dimension_semantics);
+  const std::vector<Array> scalars = PrefetchScalars(kernel, scalar_values);
+  // The kernel's refs, as Pallas orders them: scalars (in SMEM), inputs, outputs, scratch.
+  const auto slot = [&](size_t i) {
+    return layout_.slots.begin() + static_cast<std::ptrdiff_t>(i);
+  };
+  const Refs scalar_refs(slot(scalar_smem_begin_), slot(scalar_smem_begin_ + scalar_count_));
+  const Refs scratch_refs(slot(operand_count_), slot(scratch_end_));
   Refs refs;
   pipeline_->Run(
       kernel,
       [&](const std::vector<int>& ids, const Refs& operand_refs) {
         kernel.set_program_ids(ids);
-        refs.assign(operand_refs.begin(), operand_refs.end());
+        refs.assign(scalar_refs.begin(), scalar_refs.end());
+        refs.insert(refs.end(), operand_refs.begin(), operand_refs.end());
         refs.insert(refs.end(), scratch_refs.begin(), scratch_refs.end());
         kernel.set_operands(refs);
         call_.kernel(kernel, refs);
       },
-      "step");
+      "step", scalars);
 
   // Leaving the call: its scratch buffers go, and copies into them are errors. A buffer a
   // DMA still writes stays allocated: that DMA's semaphore is then not zero when the run

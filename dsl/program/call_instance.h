@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -18,29 +19,47 @@
 namespace tpusim::dsl {
 
 class GridPipeline;
+class Kernel;
 
-// The call's own consistency: grid, dimension_semantics, how many BlockSpecs it gives for
-// `inputs` operands. Throws Error(kInvalidArgument) naming the call.
+// The call's own consistency: grid, scalar prefetch, compiler_params, how many BlockSpecs
+// it gives for `inputs` operands, input_output_aliases indices. Throws
+// Error(kInvalidArgument) naming the call.
 void CheckPallasCall(const PallasCall& call, size_t inputs);
+// Each pair of input_output_aliases has one shape and dtype; throws
+// Error(kInvalidArgument) naming both operands.
+void CheckAliasTypes(const PallasCall& call, const std::vector<ShapeDtype>& inputs);
+// "input 1 ('b')", "output 0": how errors name a call's operand.
+std::string OperandLabel(const PallasCall& call, bool input, size_t index);
 
 class CallInstance {
  public:
   // Also checks every BlockSpec against its operand (Error(kInvalidArgument)).
+  // `barrier_semaphores`: by device, the barrier semaphore of the call's collective_id
+  // (empty when it sets none).
   CallInstance(const Mesh& mesh, PallasCall call, const std::vector<ShapeDtype>& inputs,
-               bool zero_uninitialized = false, std::optional<uint64_t> grid_seed = {});
+               std::vector<uint32_t> barrier_semaphores = {}, bool zero_uninitialized = false,
+               std::optional<uint64_t> grid_seed = {});
   ~CallInstance();
 
   const PallasCall& call() const { return call_; }
   // On `port`'s core: `operands` are the HBM buffers of the inputs, then the outputs.
-  // `barrier_semaphores` are every device's, by device.
+  // `scalar_values`: this device's values of the scalar-prefetch operands where the host
+  // knows them; index maps read them in timing-only runs (functional runs read SMEM).
   void Run(sim::CorePort& port, const std::vector<sim::BufferHandle>& operands,
-           const std::vector<uint32_t>& barrier_semaphores);
+           const std::vector<std::optional<Array>>& scalar_values);
 
  private:
+  // Copies the scalar-prefetch operands into SMEM and returns the values index maps see.
+  std::vector<Array> PrefetchScalars(Kernel& kernel,
+                                     const std::vector<std::optional<Array>>& host_values);
+
   PallasCall call_;
   CallLayout layout_;
   std::unique_ptr<GridPipeline> pipeline_;
+  size_t scalar_count_ = 0;
   size_t operand_count_ = 0;
+  size_t scratch_end_ = 0;
+  size_t scalar_smem_begin_ = 0;  // SMEM copies of the scalars, then their DMA semaphore
 };
 
 }  // namespace tpusim::dsl

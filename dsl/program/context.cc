@@ -55,6 +55,14 @@ std::vector<Value> ProgramContext::Step(const std::string& name, const std::vect
                                         const std::vector<ShapeDtype>& result_types,
                                         const StepBody& body, AsyncValues* started,
                                         const std::vector<std::string>& labels) {
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (!operands[i].defined() || operands[i].donated_to().empty()) continue;
+    ThrowOpError(name, "operand " + std::to_string(i) + " (" + operands[i].Describe() +
+                           ") was donated to '" + operands[i].donated_to() +
+                           "' by its input_output_aliases: that call's output owns the buffer "
+                           "now. Use the output instead, or drop the alias so the call writes "
+                           "a new buffer.");
+  }
   const int step = state_.next_step++;
   run_.CheckSpmd(device_, step, Signature(name, operands, result_types));
   std::vector<Value> results;
@@ -155,19 +163,58 @@ std::vector<Value> ProgramContext::CallDone(AsyncValues& started) {
 
 std::vector<Value> ProgramContext::pallas_call(const PallasCall& call,
                                                const std::vector<Value>& inputs) {
+  return PallasCallStep(call, inputs, nullptr);
+}
+
+AsyncValues ProgramContext::pallas_call_start(const PallasCall& call,
+                                              const std::vector<Value>& inputs) {
+  AsyncValues started;
+  started.results_ = PallasCallStep(call, inputs, &started);
+  return started;
+}
+
+std::vector<Value> ProgramContext::PallasCallStep(const PallasCall& call,
+                                                  const std::vector<Value>& inputs,
+                                                  AsyncValues* started) {
+  const std::string name = "pallas_call " + call.name;
   std::vector<ShapeDtype> types;
-  for (const Value& v : inputs)
-    types.push_back(v.type());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) {
+      ThrowOpError(name, "input " + std::to_string(i) +
+                             " is an empty Value; pass the result of an op or a program input.");
+    }
+    types.push_back(inputs[i].type());
+  }
   CheckPallasCall(call, inputs.size());
+  CheckAliasTypes(call, types);
+  // Aliased outputs are their inputs' buffers: only the others are new arrays.
+  std::vector<int> alias_of(call.out_shape.size(), -1);
+  for (const auto& [in, out] : call.input_output_aliases)
+    alias_of[out] = in;
+  std::vector<ShapeDtype> fresh_types;
   std::vector<std::string> labels;
-  for (size_t i = 0; i < call.out_shape.size(); ++i)
-    labels.push_back(i < call.out_names.size() ? call.out_names[i] : "out" + std::to_string(i));
-  return Step(
-      "pallas_call " + call.name, inputs, call.out_shape,
-      [&call, &inputs](ProgramContext& ctx, const std::vector<Value>& results) {
-        ctx.RunPallasCall(call, inputs, results);
+  for (size_t o = 0; o < call.out_shape.size(); ++o) {
+    if (alias_of[o] >= 0) continue;
+    fresh_types.push_back(call.out_shape[o]);
+    labels.push_back(o < call.out_names.size() ? call.out_names[o] : "out" + std::to_string(o));
+  }
+  // The outputs in order, aliased ones taken from `aliased(input)`.
+  auto outputs = [alias_of](const std::vector<Value>& fresh, const auto& aliased) {
+    std::vector<Value> all;
+    size_t next = 0;
+    for (int in : alias_of)
+      all.push_back(in >= 0 ? aliased(in) : fresh[next++]);
+    return all;
+  };
+  const std::vector<Value> fresh = Step(
+      name, inputs, fresh_types,
+      [&call, inputs, outputs](ProgramContext& ctx, const std::vector<Value>& results) {
+        ctx.RunPallasCall(call, inputs, outputs(results, [&](int in) {
+                            return inputs[static_cast<size_t>(in)];
+                          }));
       },
-      nullptr, labels);
+      started, labels);
+  return outputs(fresh, [&](int in) { return inputs[static_cast<size_t>(in)].Donate(name); });
 }
 
 void ProgramContext::RunPallasCall(const PallasCall& call, const std::vector<Value>& inputs,
@@ -180,8 +227,12 @@ void ProgramContext::RunPallasCall(const PallasCall& call, const std::vector<Val
   }
   for (const Value& v : outputs)
     buffers.push_back(v.buffer());
+  // Timing-only runs have no bytes to read: index maps see what the host knows.
+  std::vector<std::optional<Array>> scalars;
+  for (int i = 0; i < call.grid_spec.num_scalar_prefetch && !functional(); ++i)
+    scalars.push_back(inputs[static_cast<size_t>(i)].host_values());
   CallInstance& instance = run_.CallAt(step_, call, types);
-  instance.Run(port_, buffers, run_.barrier);
+  instance.Run(port_, buffers, scalars);
 }
 
 Array ProgramContext::Read(const Value& v) {

@@ -126,7 +126,12 @@ class ProgramContext {
   // new values. Its scratch, pipeline buffers and semaphores exist while the device is
   // inside the call: a remote copy into a device that has not entered the call yet is an
   // error (a missing start barrier).
+  // input_output_aliases {i: o}: output o is input i's buffer, and input i is donated
+  // (dsl/program/value.h): using it in a later op is an error naming the call.
   std::vector<Value> pallas_call(const PallasCall& call, const std::vector<Value>& inputs);
+  // The call runs beside the ops issued before pallas_call_done, like an async collective.
+  AsyncValues pallas_call_start(const PallasCall& call, const std::vector<Value>& inputs);
+  std::vector<Value> pallas_call_done(AsyncValues& started) { return CallDone(started); }
 
   // For op run functions: a value's bytes (functional mode; empty arrays otherwise), a
   // value's new contents, and the op's time on the chip's MXU or VPU.
@@ -150,6 +155,9 @@ class ProgramContext {
                           const std::vector<ShapeDtype>& result_types, const StepBody& body,
                           AsyncValues* started = nullptr,
                           const std::vector<std::string>& labels = {});
+
+  std::vector<Value> PallasCallStep(const PallasCall& call, const std::vector<Value>& inputs,
+                                    AsyncValues* started);
 
   ProgramRun& run_;
   int device_;

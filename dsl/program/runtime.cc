@@ -24,13 +24,23 @@ std::string SpecsString(const std::vector<PartitionSpec>& specs) {
 }  // namespace
 
 ProgramRun::ProgramRun(const Mesh& mesh_, sim::System& system)
-    : mesh(mesh_), devices(mesh_.devices()), outputs(mesh_.devices()) {
-  for (int d = 0; d < mesh.devices(); ++d) {
-    const auto chip = static_cast<sim::ChipId>(d);
-    hbm.push_back(std::make_shared<DeviceHbm>(system, chip));
-    barrier.push_back(
-        system.AddSemaphore(chip, sim::SemaphoreKind::kBarrier, "barrier_semaphore").index);
+    : mesh(mesh_), devices(mesh_.devices()), outputs(mesh_.devices()), system_(system) {
+  for (int d = 0; d < mesh.devices(); ++d)
+    hbm.push_back(std::make_shared<DeviceHbm>(system, static_cast<sim::ChipId>(d)));
+}
+
+const std::vector<uint32_t>& ProgramRun::BarrierSemaphores(int collective_id) {
+  auto& semaphores = barriers_[collective_id];
+  if (semaphores.empty()) {
+    const std::string name =
+        "barrier_semaphore (collective_id " + std::to_string(collective_id) + ")";
+    for (int d = 0; d < mesh.devices(); ++d) {
+      semaphores.push_back(
+          system_.AddSemaphore(static_cast<sim::ChipId>(d), sim::SemaphoreKind::kBarrier, name)
+              .index);
+    }
   }
+  return semaphores;
 }
 
 void ProgramRun::RunDevice(sim::CorePort& port, const ProgramBody& body,
@@ -52,6 +62,12 @@ void ProgramRun::RunDevice(sim::CorePort& port, const ProgramBody& body,
     if (!v.defined()) {
       throw Error(ErrorKind::kInvalidArgument,
                   "the shard_map body returned an empty Value; return the results of ops.");
+    }
+    if (!v.donated_to().empty()) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  "the shard_map body returns " + v.Describe() + ", which was donated to '" +
+                      v.donated_to() +
+                      "' by its input_output_aliases; return that call's output instead.");
     }
     state.result_types.push_back(v.type());
   }
@@ -96,8 +112,12 @@ void ProgramRun::CheckSpmd(int device, int step, const std::string& signature) {
 CallInstance& ProgramRun::CallAt(int step, const PallasCall& call,
                                  const std::vector<ShapeDtype>& inputs) {
   auto& instance = calls_[step];
-  if (!instance)
-    instance = std::make_unique<CallInstance>(mesh, call, inputs, zero_uninitialized, grid_seed);
+  if (instance) return *instance;
+  std::vector<uint32_t> barriers;
+  if (call.compiler_params.collective_id)
+    barriers = BarrierSemaphores(*call.compiler_params.collective_id);
+  instance = std::make_unique<CallInstance>(mesh, call, inputs, std::move(barriers),
+                                            zero_uninitialized, grid_seed);
   return *instance;
 }
 

@@ -31,7 +31,7 @@ struct DeviceProgramState {
 };
 
 struct ProgramRun {
-  // Makes each chip's HBM ledger and barrier semaphore (collective_id 0).
+  // Makes each chip's HBM ledger.
   ProgramRun(const Mesh& mesh, sim::System& system);
 
   // Runs `body` on `port`'s device and keeps its results (checked against out_specs).
@@ -42,6 +42,9 @@ struct ProgramRun {
   void CheckSpmd(int device, int step, const std::string& signature);
   // The pallas_call of `step`, made by the first device to reach it.
   CallInstance& CallAt(int step, const PallasCall& call, const std::vector<ShapeDtype>& inputs);
+  // By device, the barrier semaphore of `collective_id`: one per chip and id, made on every
+  // chip when a call first asks for the id, and shared by every call that names it.
+  const std::vector<uint32_t>& BarrierSemaphores(int collective_id);
   // After the run: a divergence no op could see (devices that ran different numbers of
   // steps or returned different types); empty when none.
   std::string CheckAfterRun() const;
@@ -53,7 +56,6 @@ struct ProgramRun {
   bool zero_uninitialized = false;
   std::optional<uint64_t> grid_seed;
   std::vector<std::shared_ptr<DeviceHbm>> hbm;  // by device
-  std::vector<uint32_t> barrier;                // barrier semaphore index, by device
   std::vector<DeviceProgramState> devices;
   std::vector<std::vector<Value>> outputs;  // by device
 
@@ -62,7 +64,9 @@ struct ProgramRun {
     std::string signature;
     int device;
   };
+  sim::System& system_;
   std::vector<StepRecord> steps_;
+  std::map<int, std::vector<uint32_t>> barriers_;  // collective_id -> by device
   std::map<int, std::unique_ptr<CallInstance>> calls_;
 };
 

@@ -52,4 +52,14 @@ Value Value::Allocate(const std::shared_ptr<DeviceHbm>& hbm, const ShapeDtype& t
   return v;
 }
 
+Value Value::Donate(const std::string& op) const {
+  Value v;
+  v.storage_ = std::make_shared<Storage>();
+  v.storage_->type = storage_->type;
+  v.storage_->buffer = storage_->buffer;
+  v.storage_->hbm = std::move(storage_->hbm);
+  storage_->donated_to = op;
+  return v;
+}
+
 }  // namespace tpusim::dsl

@@ -5,6 +5,7 @@
 // freed when the last handle goes away, so HBM use follows the program's live ranges.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,11 +74,27 @@ class Value {
   // For the runtime: the HBM buffer holding it.
   sim::BufferHandle buffer() const { return storage_->buffer; }
 
+  // input_output_aliases: a new value that takes over this one's buffer, which `op` then
+  // writes. This value is donated: every handle to it is dead from here on, and
+  // donated_to() names `op` for the error a later use gives.
+  Value Donate(const std::string& op) const;
+  const std::string& donated_to() const { return storage_->donated_to; }
+
+  // What the host knows this value holds (a program input given with data), so that
+  // timing-only runs can read it; nullopt for values ops computed.
+  void set_host_values(std::function<Array()> values) { storage_->host = std::move(values); }
+  std::optional<Array> host_values() const {
+    if (!storage_->host) return std::nullopt;
+    return storage_->host();
+  }
+
  private:
   struct Storage {
     ShapeDtype type;
     sim::BufferHandle buffer;
-    std::shared_ptr<DeviceHbm> hbm;
+    std::shared_ptr<DeviceHbm> hbm;  // null once donated: the new owner frees the buffer
+    std::string donated_to;
+    std::function<Array()> host;
     ~Storage() {
       if (hbm)
         hbm->Release(buffer, static_cast<uint64_t>(NumElements(type.shape)) * SizeOf(type.dtype));

@@ -211,6 +211,13 @@ PallasCall MakeCall(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDty
       break;
   }
   call.name = Describe(c);
+  // One collective_id per collective and set of axes: concurrent async collectives that
+  // synchronise different groups never share a barrier semaphore (ids from 1000 up, clear
+  // of the small ids hand-written kernels use).
+  int axes = 0;
+  for (const std::string& a : c.axes)
+    axes |= 1 << mesh.AxisIndex(a);
+  call.compiler_params.collective_id = 1000 + static_cast<int>(c.kind) * 256 + axes;
   call.in_names = {"x"};
   call.out_names = {"out"};
   return call;

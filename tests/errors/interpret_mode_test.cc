@@ -20,10 +20,6 @@ namespace {
 
 using namespace dsl;
 
-Mesh OneChip() {
-  return Mesh(testing::MakeTopology({1}, {false}));
-}
-
 // A one-chip call with no inputs but `x` (f32[8, 128], ANY), the given output and scratch.
 RunResult RunOneChip(KernelFn body, ShapeDtype out, std::vector<ScratchSpec> scratch,
                      const RunOptions& options = {}) {
@@ -34,7 +30,7 @@ RunResult RunOneChip(KernelFn body, ShapeDtype out, std::vector<ScratchSpec> scr
   PallasCall call = pallas_call("uninitialized", std::move(body), grid, {out});
   call.in_names = {"x"};
   call.out_names = {"out"};
-  const ShardMap program = shard_map(OneChip(), {P{}}, {P{}}, call);
+  const ShardMap program = shard_map(testing::OneChipMesh(), {P{}}, {P{}}, call);
   return testing::RunAndCheckTrace(program, {Array::Random({8, 128}, DType::kF32, 5)}, options,
                                    "uninitialized")
       .result;
@@ -141,13 +137,13 @@ constexpr int kSteps = 8;
 ShardMap GridProgram(KernelFn body, const std::string& semantics) {
   GridSpec grid;
   grid.grid = {kSteps};
-  grid.dimension_semantics = {semantics};
   grid.in_specs = {BlockSpec::Any()};
   grid.out_specs = {BlockSpec({8, 128}, [](int i) { return BlockIndex{i, 0}; })};
   grid.scratch_shapes = {ScratchSpec::VMEM({8, 128}, DType::kF32, "carry")};
   PallasCall call =
-      pallas_call("grid_order", std::move(body), grid, {{{8 * kSteps, 128}, DType::kF32}});
-  return shard_map(OneChip(), {P{}}, {P{}}, call);
+      pallas_call("grid_order", std::move(body), grid, {{{8 * kSteps, 128}, DType::kF32}},
+                  CompilerParams{.dimension_semantics = {semantics}});
+  return shard_map(testing::OneChipMesh(), {P{}}, {P{}}, call);
 }
 
 Array StepIndices() {

@@ -214,6 +214,7 @@ ShardMap TwoAxisGather(const config::Topology& topology, int64_t shard, bool bot
                                 {{{n * shard}, DType::kInt8}, {{n * shard}, DType::kInt8}});
   call.in_names = {"a", "b"};
   call.out_names = {"out_a", "out_b"};
+  call.compiler_params.collective_id = 0;
   return shard_map(mesh, {P{"x"}, P{"y"}}, {P{}, P{}}, call);
 }
 

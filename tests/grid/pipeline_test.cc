@@ -389,7 +389,6 @@ TEST(SmemCapacity, ScopedSmemOverflowListsTheAllocations) {
 TEST(Grid, DimensionSemanticsAreRecorded) {
   GridSpec grid;
   grid.grid = {2, 2};
-  grid.dimension_semantics = {"parallel", "arbitrary"};
   grid.in_specs = {BlockSpec::Any()};
   grid.out_specs = {BlockSpec::Any()};
   std::vector<std::string> seen;
@@ -397,12 +396,14 @@ TEST(Grid, DimensionSemanticsAreRecorded) {
     if (k.program_id(0) == 0 && k.program_id(1) == 0)
       seen = {k.dimension_semantics(0), k.dimension_semantics(1)};
   };
-  const ShardMap program = shard_map(testing::OneChipMesh(), {P{}}, {P{}},
-                                     pallas_call("sem", body, grid, {{{8}, DType::kF32}}));
+  const ShardMap program =
+      shard_map(testing::OneChipMesh(), {P{}}, {P{}},
+                pallas_call("sem", body, grid, {{{8}, DType::kF32}},
+                            CompilerParams{.dimension_semantics = {"parallel", "arbitrary"}}));
   auto run = testing::RunAndCheckTrace(program, {Array({8}, DType::kF32)});
   ASSERT_TRUE(run.result.ok) << run.result.error;
   EXPECT_EQ(seen, (std::vector<std::string>{"parallel", "arbitrary"}));
-  EXPECT_EQ(program.call().grid_spec.dimension_semantics, seen);
+  EXPECT_EQ(program.call().compiler_params.dimension_semantics, seen);
 }
 
 // An outer grid over row halves, each running an inner pipeline over (64, 128) blocks of

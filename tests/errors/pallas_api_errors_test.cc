@@ -1,0 +1,115 @@
+// Misuse of scalar prefetch, input_output_aliases and CompilerParams: each message names
+// the call, the operands and the fix.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "dsl/pallas_call.h"
+#include "dsl/shard_map.h"
+#include "sim/errors.h"
+#include "tests/support/test_support.h"
+
+namespace tpusim {
+namespace {
+
+using namespace dsl;
+using ::testing::HasSubstr;
+
+// A ring of `chips` (one chip: no wraparound).
+Mesh Ring(int chips) {
+  return Mesh(testing::MakeTopology({chips}, {chips > 1}));
+}
+
+PallasCall Noop(std::vector<ShapeDtype> out, InputOutputAliases aliases = {}) {
+  return pallas_call(
+      "noop", [](Kernel&, const Refs&) {}, GridSpec{}, std::move(out), {}, std::move(aliases));
+}
+
+std::string ErrorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(PallasApiErrors, BarrierSemaphoreWithoutCollectiveId) {
+  const Mesh mesh = Ring(2);
+  PallasCall call =
+      pallas_call("meet", [](Kernel& k, const Refs&) { k.wait(k.barrier_semaphore(), 0); },
+                  GridSpec{}, {{{8}, DType::kF32}});
+  const auto run = shard_map(mesh, {P{"x"}}, {P{"x"}}, call).Run({Array({16}, DType::kF32)}, {});
+  ASSERT_FALSE(run.ok);
+  EXPECT_EQ(run.error_kind, ErrorKind::kKernelMisuse);
+  EXPECT_THAT(run.error, HasSubstr("pallas_call 'meet' uses barrier_semaphore() but sets no "
+                                   "collective_id"));
+  EXPECT_THAT(run.error, HasSubstr("pltpu.CompilerParams(collective_id=...)"));
+}
+
+TEST(PallasApiErrors, AliasedPairOfDifferentTypesNamesBoth) {
+  const std::string error = ErrorOf([] {
+    shard_map(Ring(1), {P{}}, {P{}}, Noop({{{8, 128}, DType::kBF16}}, {{0, 0}}))
+        .Run({Array({8, 128}, DType::kF32)}, {});
+  });
+  EXPECT_THAT(error, HasSubstr("input_output_aliases {0: 0} makes output 0 (bf16[8,128]) the "
+                               "buffer of input 0 (f32[8,128])"));
+  EXPECT_THAT(error, HasSubstr("same shape and dtype"));
+}
+
+TEST(PallasApiErrors, AliasNamingAMissingOperand) {
+  const std::string error = ErrorOf([] {
+    shard_map(Ring(1), {P{}}, {P{}}, Noop({{{8}, DType::kF32}}, {{2, 0}}));
+  });
+  EXPECT_THAT(error, HasSubstr("input_output_aliases {2: 0} names input 2, but the call has 1 "
+                               "inputs"));
+}
+
+TEST(PallasApiErrors, UsingADonatedValueNamesTheOpAndTheCall) {
+  auto program =
+      shard_map(Ring(1), {P{}}, {P{}}, [](ProgramContext& ctx, const std::vector<Value>& in) {
+        ctx.pallas_call(Noop({{{8}, DType::kF32}}, {{0, 0}}), {in[0]});
+        return std::vector<Value>{ctx.relu(in[0])};
+      });
+  const auto run = program.Run({Array({8}, DType::kF32)}, {});
+  ASSERT_FALSE(run.ok);
+  EXPECT_THAT(run.error, HasSubstr("operand 0 (f32[8]) was donated to 'pallas_call noop'"));
+  EXPECT_THAT(run.error, HasSubstr("Use the output instead"));
+}
+
+TEST(PallasApiErrors, APlaceholderScalarOperandIsRejectedWithTheFix) {
+  GridSpec grid;
+  const PallasCall call = pallas_call("gather", [](Kernel&, const Refs&) {},
+                                      PrefetchScalarGridSpec(1, grid), {{{8}, DType::kF32}});
+  RunOptions timing;
+  timing.functional = false;
+  const std::string error = ErrorOf([&] {
+    shard_map(Ring(1), {P{}, P{}}, {P{}}, call)
+        .Run({Array::Placeholder({4}, DType::kInt32), Array::Placeholder({8}, DType::kF32)},
+             timing);
+  });
+  EXPECT_THAT(error, HasSubstr("scalar-prefetch input in0 is a placeholder without data"));
+}
+
+TEST(PallasApiErrors, TooManyScalarOperands) {
+  const std::string error = ErrorOf([] {
+    shard_map(Ring(1), {P{}}, {P{}},
+              pallas_call("k", [](Kernel&, const Refs&) {}, PrefetchScalarGridSpec(2, GridSpec{}),
+                          {{{8}, DType::kF32}}));
+  });
+  EXPECT_THAT(error, HasSubstr("num_scalar_prefetch is 2, but the call has 1 inputs"));
+}
+
+TEST(PallasApiErrors, MisspelledDimensionSemantics) {
+  const std::string error = ErrorOf([] {
+    shard_map(Ring(1), {P{}}, {P{}},
+              pallas_call(
+                  "k", [](Kernel&, const Refs&) {}, GridSpec{}, {{{8}, DType::kF32}},
+                  CompilerParams{.dimension_semantics = {"paralel"}}));
+  });
+  EXPECT_THAT(error, HasSubstr("dimension_semantics 'paralel' is neither \"parallel\" nor "
+                               "\"arbitrary\""));
+}
+
+}  // namespace
+}  // namespace tpusim
