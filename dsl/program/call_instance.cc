@@ -234,7 +234,6 @@ std::vector<Array> CallInstance::PrefetchScalars(
 void CallInstance::Run(sim::CorePort& port, const std::vector<sim::BufferHandle>& operands,
                        const std::vector<std::optional<Array>>& scalar_values) {
   const int device = static_cast<int>(port.chip());
-  layout_.barrier_semaphores = barrier_semaphores;
   auto& bindings = layout_.per_device[device];
   for (const Ref& slot : layout_.slots) {
     SlotBinding binding;

@@ -189,7 +189,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadProgramArgs{"bench tiny/sync --topology v5e-2x2", "give the sweep: --sweep", "bench"},
         BadProgramArgs{"run tiny/synk --topology v5e-2x2",
                        "unknown kernel 'tiny/synk'; known kernels:", "run"},
-        BadProgramArgs{"compare tiny/synk --topology v5e-2x2", "families: tiny", "compare"}));
+        BadProgramArgs{"compare tiny/synk --topology v5e-2x2", "tiny. `tpusim list`", "compare"}));
 
 TEST(ProgramCli, TheSharedOptionsHaveOneHelpTextInEveryCommand) {
   std::vector<std::string> helps;
