@@ -3,6 +3,8 @@
 // Where each slot of a pallas_call (inputs, outputs, scratch) lives on each device. Only
 // the DSL's machinery uses this; kernels see Refs.
 
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "dsl/mesh.h"
@@ -25,7 +27,8 @@ struct CallLayout {
   // pipeline buffers) as a stack.
   std::vector<std::vector<SlotBinding>> per_device;
   int barrier_slot = -1;
-  bool zero_uninitialized = false;  // RunOptions::uninitialized_memory is kZero
+  bool zero_uninitialized = false;    // RunOptions::uninitialized_memory is kZero
+  std::optional<uint64_t> grid_seed;  // RunOptions::grid_seed, for emit_pipeline's grids too
 };
 
 // What a fresh buffer of `dtype` reads as: zero, or NaN (integers: the largest value).

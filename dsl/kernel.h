@@ -99,6 +99,8 @@ class Kernel {
   void set_dimension_semantics(std::vector<std::string> semantics) {
     dimension_semantics_ = std::move(semantics);
   }
+  // RunOptions::grid_seed: emit_pipeline shuffles its 'parallel' dimensions with it too.
+  std::optional<uint64_t> grid_seed() const;
 
   // This device's index along a mesh axis, and the axis's size (lax.axis_index / psum(1)).
   int axis_index(const std::string& axis) const;
