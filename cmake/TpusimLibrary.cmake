@@ -31,7 +31,17 @@ target_include_directories(tpusim_library PUBLIC
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/tpusim>)
 target_compile_features(tpusim_library PUBLIC cxx_std_20)
 # Every symbol the library needs is resolved when it is linked, not when a plugin loads.
-target_link_options(tpusim_library PRIVATE LINKER:--no-undefined
+# Except under the sanitizers: clang puts the ASan/UBSan runtime (and libFuzzer's coverage
+# callbacks) into the executable only, never into a shared library, so the library's
+# __asan_*, __ubsan_* and __sanitizer_cov_* references stay open until the executable that
+# loads it supplies them. The executable then must be built with the same flags: the
+# exported target says so (INTERFACE link options below), for users of a sanitized package.
+if(NOT TPUSIM_SANITIZE)
+  target_link_options(tpusim_library PRIVATE LINKER:--no-undefined)
+else()
+  target_link_options(tpusim_library INTERFACE -fsanitize=address,undefined)
+endif()
+target_link_options(tpusim_library PRIVATE
   # Calls inside the library bind to its own functions directly, not through the PLT: the
   # simulator's hot paths cost what they cost in a static build. Plugins still resolve
   # Registry::Get() and the rest to this library (they define no such symbols).

@@ -4,6 +4,7 @@
 // the DSL's machinery uses this; kernels see Refs.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,8 @@ struct CallLayout {
   // enters the call, so peers may signal it first: that is what the start barrier is for.
   int barrier_slot = -1;
   std::vector<uint32_t> barrier_semaphores;
-  bool zero_uninitialized = false;  // RunOptions::uninitialized_memory is kZero
+  bool zero_uninitialized = false;    // RunOptions::uninitialized_memory is kZero
+  std::optional<uint64_t> grid_seed;  // RunOptions::grid_seed, for emit_pipeline's grids too
 };
 
 // What a fresh buffer of `dtype` reads as: zero, or NaN (integers: the largest value).

@@ -89,6 +89,10 @@ int Kernel::num_programs(int axis) const {
   return grid_[axis];
 }
 
+std::optional<uint64_t> Kernel::grid_seed() const {
+  return layout_.grid_seed;
+}
+
 const std::string& Kernel::dimension_semantics(int axis) const {
   static const std::string kArbitrary = "arbitrary";
   num_programs(axis);  // checks the axis

@@ -123,6 +123,8 @@ class Kernel {
   void set_dimension_semantics(std::vector<std::string> semantics) {
     dimension_semantics_ = std::move(semantics);
   }
+  // RunOptions::grid_seed: emit_pipeline shuffles its 'parallel' dimensions with it too.
+  std::optional<uint64_t> grid_seed() const;
 
   // The operands the pallas_call passes (inputs, outputs, then scratch_shapes), by the
   // names it gives them: in_names, out_names and the ScratchSpecs' names (unnamed ones are

@@ -340,7 +340,8 @@ void GridPipeline::Run(Kernel& k, const Step& step, const std::string& scope,
 
 void emit_pipeline(Kernel& k, const PipelineBody& body, const std::vector<int>& grid,
                    const std::vector<BlockSpec>& in_specs, const std::vector<BlockSpec>& out_specs,
-                   const Refs& inputs, const Refs& outputs) {
+                   const Refs& inputs, const Refs& outputs,
+                   const std::vector<std::string>& dimension_semantics) {
   if (in_specs.size() != inputs.size() || out_specs.size() != outputs.size()) {
     throw Error(ErrorKind::kKernelMisuse, "emit_pipeline has " + std::to_string(in_specs.size()) +
                                               " in_specs and " + std::to_string(out_specs.size()) +
@@ -378,7 +379,20 @@ void emit_pipeline(Kernel& k, const PipelineBody& body, const std::vector<int>& 
     operands.push_back({outputs[i], out_specs[i], true,
                         "output " + std::to_string(i) + " ('" + outputs[i].Describe() + "')"});
   }
-  const GridPipeline pipeline("emit_pipeline", grid, std::move(operands), ErrorKind::kKernelMisuse);
+  if (!dimension_semantics.empty() && dimension_semantics.size() != grid.size()) {
+    throw Error(ErrorKind::kKernelMisuse,
+                "emit_pipeline has " + std::to_string(dimension_semantics.size()) +
+                    " dimension_semantics for a grid of " + std::to_string(grid.size()) +
+                    " dimensions; give one per dimension, or none.");
+  }
+  for (const std::string& semantics : dimension_semantics) {
+    if (semantics != "parallel" && semantics != "arbitrary") {
+      throw Error(ErrorKind::kKernelMisuse, "emit_pipeline: dimension_semantics '" + semantics +
+                                                "' is neither 'parallel' nor 'arbitrary'.");
+    }
+  }
+  GridPipeline pipeline("emit_pipeline", grid, std::move(operands), ErrorKind::kKernelMisuse);
+  if (k.grid_seed()) pipeline.ShuffleParallelDims(dimension_semantics, *k.grid_seed());
   auto scope = k.named_scope("emit_pipeline");
   pipeline.Run(k, body, "pipeline step");
 }

@@ -35,9 +35,12 @@ using PipelineBody = std::function<void(const std::vector<int>& indices, const R
 // `inputs` and `outputs` (usually HBM/ANY refs, possibly sliced) into VMEM as the specs
 // say. Its buffers are allocated for the duration of the call. k.program_id still refers
 // to the outer grid; the inner indices are the body's first argument.
+// `dimension_semantics` ("parallel" or "arbitrary", one per grid dimension; empty: all
+// arbitrary) lets RunOptions::grid_seed shuffle the inner grid as it does the outer one.
 void emit_pipeline(Kernel& k, const PipelineBody& body, const std::vector<int>& grid,
                    const std::vector<BlockSpec>& in_specs, const std::vector<BlockSpec>& out_specs,
-                   const Refs& inputs, const Refs& outputs);
+                   const Refs& inputs, const Refs& outputs,
+                   const std::vector<std::string>& dimension_semantics = {});
 
 // pl.run_scoped: allocates VMEM/SMEM buffers and semaphores (ScratchSpec::VMEM, SMEM,
 // DMA, REGULAR), runs `body` with them, and frees them when it returns. Semaphores must be

@@ -25,8 +25,8 @@ void SmallKernel(CorePort& core) {
   core.Compute(tpusim::sim::ComputeUnit::kVpu, 1, "fuzz");
   tpusim::sim::DmaRequest copy;
   const ByteBox box{0, {kBytes}, {1}, 1};
-  copy.source = {core.Allocate(MemorySpace::kHbm, kBytes, "src"), box};
-  copy.destination = {core.Allocate(MemorySpace::kVmem, kBytes, "dst"), box};
+  copy.source = {core.Allocate(MemorySpace::kHbm, kBytes, "src", {}), box};
+  copy.destination = {core.Allocate(MemorySpace::kVmem, kBytes, "dst", {}), box};
   copy.recv_semaphore = core.AddSemaphore(tpusim::sim::SemaphoreKind::kDma, "copy");
   copy.label = "fuzz copy";
   core.StartDma(copy);

@@ -66,6 +66,11 @@ constexpr size_t kThreadStackBytes = 512 * 1024;  // kernels call host numerics 
 // What semaphore_read costs the core: a scalar load of the semaphore's sync flag. No public
 // figure; modelled as a few cycles of the chip clock, like a scalar-memory load.
 constexpr uint64_t kSemaphoreReadCycles = 4;
+// Once nothing is pending anywhere (every other core finished or blocked, no DMA or signal
+// in flight), no semaphore can change while a core only reads. A core that goes on reading
+// this many times is spinning forever: report it at once instead of at the time limit.
+// (A loop that gives up after fewer reads runs on as before.)
+constexpr uint64_t kProvenSpinReads = uint64_t{1} << 20;
 
 // The trace tracks of one chip, in the fixed order DESIGN.md gives.
 struct ChipTracks {
@@ -149,6 +154,7 @@ class System::Impl {
 
   std::string DescribeWaiters() const;
   std::string DeadlockReport() const;
+  std::string SpinReport(Picoseconds now) const;
   void CheckSemaphoresAtExit();
   std::string RecentTouches(const Semaphore& s) const;
 
@@ -282,11 +288,14 @@ class System::Impl::Core final : public CorePort {
       horizon_ = std::min(system_.options_.time_limit, quiet > kNever - now ? kNever : now + quiet);
       polling_ = &s;
       poll_reads_ = 0;
+      nothing_pending_ = !sc_core::sc_pending_activity();
       if (system_.trace_ != &system_.null_trace_)  // the name costs an allocation
         system_.trace_->Begin(track_, now, "semaphore_read " + s.name);
     }
     polling_ = &s;  // the time-limit report names the semaphore read last
     ++poll_reads_;
+    if (nothing_pending_ && poll_reads_ > kProvenSpinReads)
+      throw Error(ErrorKind::kDeadlock, system_.SpinReport(Now()));
     ahead_ += read_cost_;
     // A core that polls until a value arrives has seen what was signalled before it.
     if (system_.races_ && handle.chip == chip_) system_.races_->Acquire(chip_, handle);
@@ -549,6 +558,7 @@ class System::Impl::Core final : public CorePort {
   Picoseconds horizon_ = 0;  // no event anywhere before this time (while ahead_ > 0)
   const Semaphore* polling_ = nullptr;
   uint64_t poll_reads_ = 0;
+  bool nothing_pending_ = false;  // no event anywhere in the model since polling began
   const Semaphore* waiting_ = nullptr;
   int64_t wait_amount_ = 0;
   WaitKind wait_kind_ = WaitKind::kSemaphore;
@@ -1110,6 +1120,16 @@ std::string System::Impl::DeadlockReport() const {
        << "\n  Check that every wait has a matching DMA or signal, and that each DMA's "
           "receive semaphore and byte count match the descriptor the receiver waits with.";
   return text.str();
+}
+
+std::string System::Impl::SpinReport(Picoseconds now) const {
+  return "livelock at " + FormatTime(now) +
+         ": a core spins with semaphore_read on a semaphore that nothing left in the model "
+         "can change (every other core has finished or is blocked, and no DMA or signal is "
+         "in flight):" +
+         DescribeWaiters() +
+         "\n  Signal the semaphore from the core or DMA meant to, or wait on it with "
+         "semaphore_wait so a missing signal shows as a deadlock.";
 }
 
 void System::Impl::CheckSemaphoresAtExit() {

@@ -92,8 +92,13 @@ SystemCContext::~SystemCContext() {
 void SystemCContext::EndSuspendedThreads() {
   std::vector<sc_core::sc_process_handle> threads;
   std::vector<sc_core::sc_process_handle> methods;
-  for (sc_core::sc_object* object : sc_core::sc_get_top_level_objects(context_)) {
-    sc_core::sc_process_handle process(object);
+  // A thread spawned by another thread (CorePort::Spawn) is that thread's child object,
+  // not a top-level one, and killing its parent leaves it suspended: walk the whole tree.
+  std::vector<sc_core::sc_object*> objects = sc_core::sc_get_top_level_objects(context_);
+  for (size_t i = 0; i < objects.size(); ++i) {
+    for (sc_core::sc_object* child : objects[i]->get_child_objects())
+      objects.push_back(child);
+    sc_core::sc_process_handle process(objects[i]);
     if (!process.valid() || process.terminated()) continue;
     (process.proc_kind() == sc_core::SC_METHOD_PROC_ ? methods : threads).push_back(process);
   }

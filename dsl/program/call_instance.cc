@@ -145,6 +145,7 @@ CallInstance::CallInstance(const Mesh& mesh, PallasCall call, const std::vector<
   layout_.mesh = &mesh;
   layout_.call_name = call_.name;
   layout_.zero_uninitialized = zero_uninitialized;
+  layout_.grid_seed = grid_seed;
   auto add_slot = [&](const std::string& name, const Shape& shape, DType dtype, MemorySpace space,
                       SemaphoreType type = SemaphoreType::kDma) {
     layout_.slots.push_back(

@@ -6,11 +6,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
+#include "dsl/pipeline.h"
 #include "dsl/shard_map.h"
 #include "tests/support/test_support.h"
 #include "traces/trace_checker.h"
@@ -201,6 +203,75 @@ TEST(GridOrder, TheSameSeedGivesTheSameOrderAndTraceBytes) {
   EXPECT_EQ(a.trace_bytes, b.trace_bytes);
   EXPECT_NE(a.trace_bytes, other.trace_bytes);
   EXPECT_NE(a.trace_bytes, in_order.trace_bytes);
+}
+
+// emit_pipeline's inner grid follows the same seed on its 'parallel' dimensions. Returns
+// the inner steps in the order they ran, after checking the result is still right.
+std::vector<int> InnerOrder(const std::vector<std::string>& semantics,
+                            std::optional<uint64_t> seed) {
+  GridSpec grid;
+  grid.in_specs = {BlockSpec::Any()};
+  grid.out_specs = {BlockSpec::Any()};
+  std::vector<int> order;
+  auto body = [&](Kernel& k, const Refs& r) {
+    const BlockSpec spec({8, 128}, [](int i) { return BlockIndex{i, 0}; });
+    emit_pipeline(
+        k,
+        [&](const std::vector<int>& ids, const Refs& blocks) {
+          order.push_back(ids[0]);
+          k.add(blocks[1], blocks[0], blocks[0]);
+        },
+        {kSteps}, {spec}, {spec}, {r[0]}, {r[1]}, semantics);
+  };
+  const ShardMap program =
+      shard_map(testing::OneChipMesh(), {P{}}, {P{}},
+                pallas_call("inner_order", body, grid, {{{8 * kSteps, 128}, DType::kF32}}));
+  const Array x = Array::Random({8 * kSteps, 128}, DType::kF32, 3);
+  RunOptions options;
+  options.grid_seed = seed;
+  auto run = testing::RunAndCheckTrace(program, {x}, options, "inner_order");
+  EXPECT_TRUE(run.result.ok) << run.result.error;
+  Array doubled = x;
+  for (int64_t i = 0; i < doubled.size(); ++i)
+    doubled.SetFlat(i, 2 * x.GetFlat(i));
+  if (run.result.ok) {
+    EXPECT_TRUE(CompareExact(run.result.outputs[0], doubled).equal);
+  }
+  return order;
+}
+
+TEST(GridOrder, EmitPipelineShufflesItsParallelDimensionsWithTheSeed) {
+  const std::vector<int> in_order = {0, 1, 2, 3, 4, 5, 6, 7};
+  EXPECT_EQ(InnerOrder({"parallel"}, std::nullopt), in_order);
+  EXPECT_EQ(InnerOrder({"arbitrary"}, 1), in_order);
+  EXPECT_EQ(InnerOrder({}, 1), in_order);  // no semantics: all arbitrary
+  const std::vector<int> shuffled = InnerOrder({"parallel"}, 1);
+  EXPECT_NE(shuffled, in_order);
+  EXPECT_TRUE(std::is_permutation(shuffled.begin(), shuffled.end(), in_order.begin()));
+  EXPECT_EQ(InnerOrder({"parallel"}, 1), shuffled);  // the same seed, the same order
+}
+
+TEST(GridOrder, EmitPipelineNamesBadDimensionSemantics) {
+  GridSpec grid;
+  grid.in_specs = {BlockSpec::Any()};
+  grid.out_specs = {BlockSpec::Any()};
+  for (const std::vector<std::string>& semantics :
+       {std::vector<std::string>{"parallel", "parallel"}, std::vector<std::string>{"sequential"}}) {
+    auto body = [&](Kernel& k, const Refs& r) {
+      const BlockSpec spec({8, 128}, [](int i) { return BlockIndex{i, 0}; });
+      emit_pipeline(
+          k, [](const std::vector<int>&, const Refs&) {}, {kSteps}, {spec}, {spec}, {r[0]}, {r[1]},
+          semantics);
+    };
+    const ShardMap program =
+        shard_map(testing::OneChipMesh(), {P{}}, {P{}},
+                  pallas_call("bad_semantics", body, grid, {{{8 * kSteps, 128}, DType::kF32}}));
+    auto run = testing::RunAndCheckTrace(
+        program, {Array::Random({8 * kSteps, 128}, DType::kF32, 3)}, RunOptions{}, "bad_semantics");
+    EXPECT_FALSE(run.result.ok);
+    EXPECT_EQ(run.result.error_kind, ErrorKind::kKernelMisuse);
+    EXPECT_THAT(run.result.error, ::testing::HasSubstr("dimension_semantics")) << run.result.error;
+  }
 }
 
 }  // namespace

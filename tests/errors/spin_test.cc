@@ -76,6 +76,40 @@ TEST(NeverAHang, SpinOnASemaphoreNobodySignalsMeetsTheTimeLimit) {
   EXPECT_THAT(e, HasSubstr("value 0; nothing has signalled it"));
 }
 
+TEST(NeverAHang, SpinThatNothingCanEndIsReportedAsALivelockBeforeTheTimeLimit) {
+  // Chips 0, 1 and 3 finish at once; nothing is left that could signal chip 2's flag.
+  auto program = Ring(4, 256, [](Kernel& k, const Refs& r) {
+    if (k.device_id() != 2) return;
+    while (k.semaphore_read(r[4]) == 0) {
+    }
+  });
+  auto run = testing::RunAndCheckTrace(program, {Array::Random({4 * 256}, DType::kF32, 3)}, {},
+                                       "spin_livelock");
+  ASSERT_FALSE(run.result.ok);
+  EXPECT_EQ(run.result.error_kind, ErrorKind::kDeadlock) << run.result.error;
+  const std::string& e = run.result.error;
+  EXPECT_THAT(e, HasSubstr("livelock at"));
+  EXPECT_THAT(e, HasSubstr("chip 2 (x=2) polls REGULAR semaphore 'flag' with semaphore_read"));
+  EXPECT_THAT(e, HasSubstr("value 0; nothing has signalled it"));
+  EXPECT_THAT(e, Not(HasSubstr("time limit")));
+}
+
+TEST(NeverAHang, SpinsThatCouldStillEndEachOtherMeetTheTimeLimit) {
+  // Two chips each spin on their own flag: while the other still runs, a signal could come,
+  // so no livelock is proven and the time limit ends the run.
+  auto program = Ring(2, 256, [](Kernel& k, const Refs& r) {
+    while (k.semaphore_read(r[4]) == 0) {
+    }
+  });
+  RunOptions options;
+  options.time_limit = 100'000'000ull;  // 100 us
+  auto run = testing::RunAndCheckTrace(program, {Array::Random({2 * 256}, DType::kF32, 3)}, options,
+                                       "spin_both");
+  ASSERT_FALSE(run.result.ok);
+  EXPECT_EQ(run.result.error_kind, ErrorKind::kTimeLimit) << run.result.error;
+  EXPECT_THAT(run.result.error, HasSubstr("polls REGULAR semaphore 'flag' with semaphore_read"));
+}
+
 TEST(NeverAHang, TimeLimitReportOnAPartlyFilledSemaphoreSaysWhereTheValueCameFrom) {
   // 8 MiB per chip crosses a 45 GB/s link in ~186 us, in 512 KiB chunks; stopped at 50 us,
   // the receiver's semaphore holds the chunks that have landed.

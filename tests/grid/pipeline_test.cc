@@ -174,7 +174,8 @@ TEST(Grid, PrefetchOverlapsTheNextCopyWithCompute) {
   const double copy = 512.0 * 512 * 2 / 8.19e11 * 1e12;  // one bf16 block over HBM, ps
   // Prologue (x and w blocks), then compute-bound steps, each with its fixed step cost,
   // then the last write-back.
-  const auto& chip = testing::OneChipMesh().topology().chip();
+  const Mesh mesh = testing::OneChipMesh();  // chip() refers into it: it must outlive the reference
+  const auto& chip = mesh.topology().chip();
   const double steps = 8 * static_cast<double>(GridStepCycles(chip)) / chip.clock_hz() * 1e12;
   EXPECT_LT(static_cast<double>(run.result.time()), compute + steps + 4 * copy);
   EXPECT_GT(static_cast<double>(run.result.time()), compute);
