@@ -69,6 +69,7 @@ Workload SeedWorkload(const Seed& s, const CollectiveArgs& args, ShardMap progra
   Workload w{std::move(program), {}, {}};
   w.inputs = {Operand(s.m, s.k, DType::kBF16, args.seed * 31 + 1, args.functional),
               Operand(s.k, s.n, DType::kBF16, args.seed * 31 + 2, args.functional)};
+  w.out_types = {{{s.m, s.n}, out}};  // so compare knows the contract without a reference
   if (!args.functional) return w;
   const HostMatrix a = ToHost(w.inputs[0]);
   const HostMatrix b = ToHost(w.inputs[1]);
