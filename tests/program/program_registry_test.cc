@@ -79,6 +79,18 @@ TEST(ProgramTrace, StepsAreNamedSlicesAndTheAsyncGatherOverlapsTheDot) {
   EXPECT_GT(gather->end_ns, first_dot->end_ns);
 }
 
+// The program steps on chip 0's core track, in order.
+std::vector<std::string> CoreSteps(const std::string& trace_path) {
+  std::vector<std::string> steps;
+  for (const auto& s :
+       traces::PairSlices(traces::DecodePerfettoTrace(traces::ReadTraceFile(trace_path)))) {
+    if (s.track.rfind("chip 0 ", 0) == 0 && s.track.substr(s.track.size() - 5) == "/core" &&
+        s.depth == 1)
+      steps.push_back(s.name);
+  }
+  return steps;
+}
+
 TEST(ProgramTrace, ABlockingCollectiveIsAStepOnTheCoreTrack) {
   const dsl::Mesh mesh(testing::MakeTopology({4}, {true}));
   kernels::CollectiveArgs args;
@@ -86,14 +98,21 @@ TEST(ProgramTrace, ABlockingCollectiveIsAStepOnTheCoreTrack) {
   kernels::Workload w = kernels::Registry::Get().Find("tiny/sync")->make(mesh, args);
   auto run = testing::RunWorkload(w, false, "tiny_sync_trace");
   ASSERT_TRUE(run.result.ok) << run.result.error;
-  std::vector<std::string> steps;
-  for (const auto& s :
-       traces::PairSlices(traces::DecodePerfettoTrace(traces::ReadTraceFile(run.trace_path)))) {
-    if (s.track.rfind("chip 0 ", 0) == 0 && s.track.substr(s.track.size() - 5) == "/core" &&
-        s.depth == 1)
-      steps.push_back(s.name);
-  }
+  const std::vector<std::string> steps = CoreSteps(run.trace_path);
   EXPECT_THAT(steps, ElementsAre("all_gather x", "dot"));
+}
+
+// seed003/d composes Pallas kernels: each pallas_call is a step named after its kernel.
+TEST(ProgramTrace, PallasCallStepsAreNamedAfterTheirKernel) {
+  const dsl::Mesh mesh(testing::MakeTopology({2, 2}, {false, false}));
+  kernels::CollectiveArgs args;
+  args.functional = false;
+  kernels::Workload w = kernels::Registry::Get().Find("seed003/d")->make(mesh, args);
+  auto run = testing::RunWorkload(w, false, "seed003_d_trace");
+  ASSERT_TRUE(run.result.ok) << run.result.error;
+  const std::vector<std::string> steps = CoreSteps(run.trace_path);
+  EXPECT_THAT(steps, ElementsAre("pallas_call all_gather_ring", "dynamic_slice",
+                                 "pallas_call matmul", "pallas_call all_reduce_ring"));
 }
 
 }  // namespace
