@@ -74,7 +74,10 @@ std::vector<Value> ProgramContext::Step(const std::string& name, const std::vect
   if (started) {
     started->name_ = name;
     started->results_ = results;
+    started->step_ = step;
     state_.pending_async.push_back(name);
+    for (const Value& v : operands)
+      state_.async_reads.push_back({step, name, v.buffer(), v.Describe()});
     // The activity's own context shares this device's state; it holds the operands and
     // results, so their buffers live until the op is done.
     started->activity_ = port_.Spawn(name, [&run = run_, device = device_, &state = state_, step,
@@ -157,6 +160,7 @@ std::vector<Value> ProgramContext::CallDone(AsyncValues& started) {
   started.done_ = true;
   auto& pending = state_.pending_async;
   pending.erase(std::find(pending.begin(), pending.end(), started.name_));
+  std::erase_if(state_.async_reads, [&](const auto& read) { return read.step == started.step_; });
   run_.hbm[device_]->ThrowPendingError();
   return std::move(started.results_);
 }
@@ -171,6 +175,21 @@ AsyncValues ProgramContext::pallas_call_start(const PallasCall& call,
   AsyncValues started;
   started.results_ = PallasCallStep(call, inputs, &started);
   return started;
+}
+
+void ProgramContext::CheckNoAsyncReader(const std::string& op, const Value& written,
+                                        int input) const {
+  for (const auto& read : state_.async_reads) {
+    if (read.buffer != written.buffer()) continue;
+    throw Error(ErrorKind::kRace,
+                "race on device " + std::to_string(device_) + ": '" + op + "' (step " +
+                    std::to_string(state_.next_step) + ") writes its input " +
+                    std::to_string(input) + " (" + read.value +
+                    ") in place through input_output_aliases, but the async '" + read.op +
+                    "' started at step " + std::to_string(read.step) +
+                    " still reads that buffer. Call its *_done before this call, or drop the "
+                    "alias so the call writes a new buffer.");
+  }
 }
 
 std::vector<Value> ProgramContext::PallasCallStep(const PallasCall& call,
@@ -189,8 +208,10 @@ std::vector<Value> ProgramContext::PallasCallStep(const PallasCall& call,
   CheckAliasTypes(call, types);
   // Aliased outputs are their inputs' buffers: only the others are new arrays.
   std::vector<int> alias_of(call.out_shape.size(), -1);
-  for (const auto& [in, out] : call.input_output_aliases)
+  for (const auto& [in, out] : call.input_output_aliases) {
     alias_of[out] = in;
+    CheckNoAsyncReader(name, inputs[static_cast<size_t>(in)], in);
+  }
   std::vector<ShapeDtype> fresh_types;
   std::vector<std::string> labels;
   for (size_t o = 0; o < call.out_shape.size(); ++o) {

@@ -52,6 +52,7 @@ class AsyncValues {
   std::vector<Value> results_;
   std::string name_;
   bool done_ = false;
+  int step_ = -1;
 };
 
 class ProgramContext {
@@ -158,6 +159,10 @@ class ProgramContext {
 
   std::vector<Value> PallasCallStep(const PallasCall& call, const std::vector<Value>& inputs,
                                     AsyncValues* started);
+
+  // Throws Error(kRace) when an async op still running reads `written`, which `op` is
+  // about to write in place (its input `input`, aliased to an output).
+  void CheckNoAsyncReader(const std::string& op, const Value& written, int input) const;
 
   ProgramRun& run_;
   int device_;

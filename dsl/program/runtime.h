@@ -25,8 +25,17 @@ namespace tpusim::dsl {
 struct DeviceProgramState {
   int next_step = 0;
   std::vector<std::string> pending_async;  // started and not done yet, by name
-  sim::Picoseconds async_wait = 0;         // time the core waited in *_done
-  std::vector<ShapeDtype> result_types;    // what the body returned
+  // What the async ops still running read: an op that writes one of these buffers in place
+  // (input_output_aliases) before the matching *_done races with it.
+  struct AsyncRead {
+    int step;  // the async op's step: its *_done removes its reads
+    std::string op;
+    sim::BufferHandle buffer;
+    std::string value;
+  };
+  std::vector<AsyncRead> async_reads;
+  sim::Picoseconds async_wait = 0;       // time the core waited in *_done
+  std::vector<ShapeDtype> result_types;  // what the body returned
   bool finished = false;
 };
 

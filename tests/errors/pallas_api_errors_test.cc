@@ -77,6 +77,35 @@ TEST(PallasApiErrors, UsingADonatedValueNamesTheOpAndTheCall) {
   EXPECT_THAT(run.error, HasSubstr("Use the output instead"));
 }
 
+// A call that writes x in place while an async all_gather still reads x races with it
+// (issue 14: programs get the race checks where their steps touch HBM a DMA still moves).
+RunResult GatherThenWriteInPlace(bool done_first) {
+  auto program =
+      shard_map(Ring(2), {P{"x"}}, {P{}, P{"x"}},
+                [done_first](ProgramContext& ctx, const std::vector<Value>& in) {
+                  AsyncValues gather = ctx.all_gather_start(in[0], "x", 0, /*tiled=*/true);
+                  Value gathered;
+                  if (done_first) gathered = ctx.all_gather_done(gather);
+                  Value written = ctx.pallas_call(Noop({{{8}, DType::kF32}}, {{0, 0}}), {in[0]})[0];
+                  if (!done_first) gathered = ctx.all_gather_done(gather);
+                  return std::vector<Value>{gathered, written};
+                });
+  return program.Run({Array::Random({16}, DType::kF32, 3)}, {});
+}
+
+TEST(PallasApiErrors, WritingInPlaceWhatAnAsyncCollectiveReadsIsARace) {
+  const RunResult race = GatherThenWriteInPlace(false);
+  ASSERT_FALSE(race.ok);
+  EXPECT_EQ(race.error_kind, ErrorKind::kRace);
+  EXPECT_THAT(race.error, HasSubstr("'pallas_call noop' (step 1) writes its input 0 (f32[8]) in "
+                                    "place through input_output_aliases, but the async "
+                                    "'all_gather x' started at step 0 still reads that buffer"));
+  EXPECT_THAT(race.error, HasSubstr("Call its *_done before this call"));
+  // The done that orders them fixes it.
+  const RunResult fixed = GatherThenWriteInPlace(true);
+  EXPECT_TRUE(fixed.ok) << fixed.error;
+}
+
 TEST(PallasApiErrors, APlaceholderScalarOperandIsRejectedWithTheFix) {
   GridSpec grid;
   const PallasCall call = pallas_call("gather", [](Kernel&, const Refs&) {},
