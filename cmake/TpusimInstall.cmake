@@ -13,15 +13,15 @@ install(TARGETS tpusim_library tpusim EXPORT tpusimTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # Everything a kernel's or a host program's #includes reach (the DSL, the registry, the
-# kernel helpers, and the parts of sim/, traces/ and topologies/ the DSL headers name).
-# No SystemC header is among them.
+# kernel helpers, base/ and the parts of traces/ and topologies/ the DSL headers name).
+# No sim/ or SystemC header is among them.
 # The DSL, program and kernel headers are globbed so a new one cannot be left out; the
 # test that compiles every installed header alone catches what they reach beyond these.
 file(GLOB TPUSIM_PUBLIC_HEADERS RELATIVE ${PROJECT_SOURCE_DIR} CONFIGURE_DEPENDS
   ${PROJECT_SOURCE_DIR}/dsl/*.h ${PROJECT_SOURCE_DIR}/dsl/program/*.h
-  ${PROJECT_SOURCE_DIR}/kernels/*.h ${PROJECT_SOURCE_DIR}/kernels/lax/*.h)
+  ${PROJECT_SOURCE_DIR}/kernels/*.h ${PROJECT_SOURCE_DIR}/kernels/lax/*.h
+  ${PROJECT_SOURCE_DIR}/base/*.h)
 list(APPEND TPUSIM_PUBLIC_HEADERS
-  sim/core_port.h sim/errors.h sim/system.h sim/time.h sim/torus.h
   topologies/topology_loader.h
   traces/trace_sink.h)
 foreach(header ${TPUSIM_PUBLIC_HEADERS})

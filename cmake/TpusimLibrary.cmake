@@ -20,7 +20,7 @@ set_target_properties(tpusim_library PROPERTIES
   SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
 # Object libraries linked directly contribute their objects.
 target_link_libraries(tpusim_library PRIVATE
-  tpusim_topologies tpusim_traces tpusim_sim tpusim_dsl tpusim_kernels tpusim_programs)
+  tpusim_topologies tpusim_traces tpusim_base tpusim_sim tpusim_dsl tpusim_kernels tpusim_programs)
 # What the public headers need (dsl/dtype.h uses Eigen; topology.pb.h protobuf). SystemC is
 # a link dependency only: no public header includes it.
 target_link_libraries(tpusim_library PUBLIC protobuf::libprotobuf Eigen3::Eigen

@@ -8,8 +8,8 @@
 
 #include <unistd.h>
 
-#include "sim/errors.h"
-#include "sim/time.h"
+#include "base/errors.h"
+#include "base/time.h"
 
 namespace tpusim::dsl {
 
@@ -95,8 +95,8 @@ void RequireHostMemory(uint64_t bytes, const std::string& what) {
   const uint64_t available = AvailableHostMemory();
   if (bytes <= available) return;
   throw Error(ErrorKind::kCapacity,
-              what + " needs " + sim::FormatBytes(bytes) + " of host memory, but only " +
-                  sim::FormatBytes(available) +
+              what + " needs " + base::FormatBytes(bytes) + " of host memory, but only " +
+                  base::FormatBytes(available) +
                   " is available; run with --timing-only (no payload, the same timing) or "
                   "choose a smaller size.");
 }

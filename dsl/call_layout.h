@@ -8,15 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "base/core_port.h"
 #include "dsl/mesh.h"
 #include "dsl/ref.h"
-#include "sim/core_port.h"
 
 namespace tpusim::dsl {
 
 struct SlotBinding {
   bool semaphore = false;
-  sim::BufferHandle buffer;     // memory slots
+  base::BufferHandle buffer;    // memory slots
   uint32_t semaphore_base = 0;  // semaphore slots: first of the slot's semaphores
   bool live = true;             // false: a scoped slot that has been freed
 };
@@ -38,6 +38,6 @@ struct CallLayout {
 };
 
 // What a fresh buffer of `dtype` reads as: zero, or NaN (integers: the largest value).
-sim::Uninitialized UninitializedFor(DType dtype, bool zero);
+base::Uninitialized UninitializedFor(DType dtype, bool zero);
 
 }  // namespace tpusim::dsl

@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <vector>
 
+#include "base/core_port.h"
+#include "base/errors.h"
 #include "dsl/cost.h"
 #include "dsl/kernel.h"
 #include "dsl/mxu_numerics.h"
-#include "sim/core_port.h"
-#include "sim/errors.h"
 #include "topologies/topology.pb.h"
 
 namespace tpusim::dsl {
@@ -116,7 +116,7 @@ void Kernel::dot(const Ref& a, const Ref& b, const Ref& acc, bool accumulate, Pr
   std::string what = "dot " + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
   if (operands != DType::kBF16) what += std::string(" ") + DTypeName(operands);
   if (operands == DType::kF32) what += std::string(" ") + PrecisionName(precision);
-  port_.Compute(sim::ComputeUnit::kMxu,
+  port_.Compute(base::ComputeUnit::kMxu,
                 MxuDotCycles(mesh().topology().chip(), m, k, n, operands, precision), what);
   if (port_.functional()) Write(*this, acc, result, "dot");
 }
@@ -151,7 +151,7 @@ void Kernel::ElementwiseOp(Elementwise op, const Ref& out, const Ref& a, const R
     result = Array(out.shape(), out.dtype());
     FromHostMatrix(z, result);
   }
-  port_.Compute(sim::ComputeUnit::kVpu, VpuCycles(out.size(), out.dtype()), name);
+  port_.Compute(base::ComputeUnit::kVpu, VpuCycles(out.size(), out.dtype()), name);
   if (port_.functional()) Write(*this, out, result, name);
 }
 
@@ -185,7 +185,7 @@ void Kernel::cast(const Ref& out, const Ref& in) {
       FromHostMatrix(ToMatrix(value), result);
     }
   }
-  port_.Compute(sim::ComputeUnit::kVpu, VpuCycles(out.size(), in.dtype()), "cast");
+  port_.Compute(base::ComputeUnit::kVpu, VpuCycles(out.size(), in.dtype()), "cast");
   if (port_.functional()) Write(*this, out, result, "cast");
 }
 
@@ -197,7 +197,7 @@ void Kernel::fill(const Ref& out, double value) {
     for (int64_t i = 0; i < result.size(); ++i)
       result.SetFlat(i, value);
   }
-  port_.Compute(sim::ComputeUnit::kVpu, VpuCycles(out.size(), out.dtype()), "fill");
+  port_.Compute(base::ComputeUnit::kVpu, VpuCycles(out.size(), out.dtype()), "fill");
   if (port_.functional()) Write(*this, out, result, "fill");
 }
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/errors.h"
+#include "base/errors.h"
 
 namespace tpusim::dsl {
 

@@ -1,8 +1,8 @@
 #include "dsl/kernel.h"
 
+#include "base/core_port.h"
+#include "base/errors.h"
 #include "dsl/call_layout.h"
-#include "sim/core_port.h"
-#include "sim/errors.h"
 
 namespace tpusim::dsl {
 
@@ -21,7 +21,7 @@ std::string DeviceId::Describe() const {
   return s + ")";
 }
 
-sim::Uninitialized UninitializedFor(DType dtype, bool zero) {
+base::Uninitialized UninitializedFor(DType dtype, bool zero) {
   if (zero) return {};
   switch (dtype) {
     case DType::kF32:
@@ -63,7 +63,7 @@ NamedScope::~NamedScope() {
   if (port_) port_->EndScope();
 }
 
-Kernel::Kernel(sim::CorePort& port, CallLayout& layout, std::vector<int> grid,
+Kernel::Kernel(base::CorePort& port, CallLayout& layout, std::vector<int> grid,
                std::string call_name)
     : port_(port),
       layout_(layout),
@@ -149,10 +149,10 @@ int Kernel::ResolveDevice(const DeviceId& device) const {
   return m.DeviceAt(coords);
 }
 
-sim::Region Kernel::Resolve(const Ref& ref, int device) const {
+base::Region Kernel::Resolve(const Ref& ref, int device) const {
   const SlotBinding& slot = BindingOf(layout_, ref, device);
   const uint32_t esize = SizeOf(ref.dtype());
-  sim::Region region;
+  base::Region region;
   region.buffer = slot.buffer;
   region.box.element_bytes = esize;
   region.box.offset = static_cast<uint64_t>(ref.binding().offset) * esize;
@@ -163,7 +163,7 @@ sim::Region Kernel::Resolve(const Ref& ref, int device) const {
   return region;
 }
 
-sim::SemaphoreHandle Kernel::ResolveSemaphore(const Ref& sem, int device, const char* role) const {
+base::SemaphoreHandle Kernel::ResolveSemaphore(const Ref& sem, int device, const char* role) const {
   if (!sem.is_semaphore()) {
     throw Error(ErrorKind::kSemaphoreMisuse,
                 std::string("the ") + role + " semaphore '" + sem.Describe() + "' is a " +
@@ -178,12 +178,12 @@ sim::SemaphoreHandle Kernel::ResolveSemaphore(const Ref& sem, int device, const 
   // The barrier semaphore belongs to the collective_id, not to the call: it exists on a
   // device that has not entered the call yet.
   if (layout_.barrier_slot >= 0 && sem.binding().slot == layout_.barrier_slot) {
-    return sim::SemaphoreHandle{static_cast<sim::ChipId>(device),
-                                layout_.barrier_semaphores[device]};
+    return base::SemaphoreHandle{static_cast<base::ChipId>(device),
+                                 layout_.barrier_semaphores[device]};
   }
   const SlotBinding& slot = BindingOf(layout_, sem, device);
-  return sim::SemaphoreHandle{static_cast<sim::ChipId>(device),
-                              slot.semaphore_base + static_cast<uint32_t>(sem.binding().offset)};
+  return base::SemaphoreHandle{static_cast<base::ChipId>(device),
+                               slot.semaphore_base + static_cast<uint32_t>(sem.binding().offset)};
 }
 
 void Kernel::CheckCopyOperands(const Ref& src, const Ref& dst) const {
@@ -234,7 +234,7 @@ AsyncCopy Kernel::async_remote_copy(const Ref& src, const Ref& dst, const Ref& s
 
 void AsyncCopy::start() {
   Kernel& k = *kernel_;
-  sim::DmaRequest request;
+  base::DmaRequest request;
   request.source = k.Resolve(src_, k.device_id());
   request.destination = k.Resolve(dst_, target_device_);
   request.recv_semaphore = k.ResolveSemaphore(recv_sem_, target_device_, "receive");
@@ -254,7 +254,7 @@ void AsyncCopy::wait_send() {
   if (nbytes() == 0) return;
   Kernel& k = *kernel_;
   k.port_.Wait(k.ResolveSemaphore(send_sem_, k.device_id(), "send"), static_cast<int64_t>(nbytes()),
-               sim::WaitKind::kDmaSend, "wait_send");
+               base::WaitKind::kDmaSend, "wait_send");
 }
 
 void AsyncCopy::wait_recv() {
@@ -262,7 +262,7 @@ void AsyncCopy::wait_recv() {
   Kernel& k = *kernel_;
   k.port_.Wait(
       k.ResolveSemaphore(recv_sem_, k.device_id(), "receive"), static_cast<int64_t>(nbytes()),
-      remote_ ? sim::WaitKind::kDmaRecv : sim::WaitKind::kDma, remote_ ? "wait_recv" : "wait");
+      remote_ ? base::WaitKind::kDmaRecv : base::WaitKind::kDma, remote_ ? "wait_recv" : "wait");
 }
 
 void AsyncCopy::wait() {
@@ -279,7 +279,7 @@ void Kernel::signal(const Ref& sem, int64_t inc, const DeviceId& device) {
 }
 
 void Kernel::wait(const Ref& sem, int64_t value) {
-  port_.Wait(ResolveSemaphore(sem, device_id(), "waited"), value, sim::WaitKind::kSemaphore,
+  port_.Wait(ResolveSemaphore(sem, device_id(), "waited"), value, base::WaitKind::kSemaphore,
              "semaphore_wait");
 }
 
@@ -341,9 +341,9 @@ Ref Kernel::AllocateScoped(const std::string& name, const Shape& shape, DType dt
       Ref::Make(static_cast<int>(slots.size()), name, shape, dtype, space, semaphore_type);
   if (space == MemorySpace::kSemaphore) {
     binding.semaphore = true;
-    const auto kind = semaphore_type == SemaphoreType::kDma       ? sim::SemaphoreKind::kDma
-                      : semaphore_type == SemaphoreType::kRegular ? sim::SemaphoreKind::kRegular
-                                                                  : sim::SemaphoreKind::kBarrier;
+    const auto kind = semaphore_type == SemaphoreType::kDma       ? base::SemaphoreKind::kDma
+                      : semaphore_type == SemaphoreType::kRegular ? base::SemaphoreKind::kRegular
+                                                                  : base::SemaphoreKind::kBarrier;
     for (int64_t j = 0; j < ref.size(); ++j) {
       const auto handle =
           port_.AddSemaphore(kind, shape.empty() ? name : name + "[" + std::to_string(j) + "]");
@@ -356,7 +356,7 @@ Ref Kernel::AllocateScoped(const std::string& name, const Shape& shape, DType dt
                                                 "allocations live in VMEM or SMEM.");
     }
     binding.buffer = port_.Allocate(
-        space == MemorySpace::kSmem ? sim::MemorySpace::kSmem : sim::MemorySpace::kVmem,
+        space == MemorySpace::kSmem ? base::MemorySpace::kSmem : base::MemorySpace::kVmem,
         ref.nbytes(), label.empty() ? name + " " + TypeString(dtype, shape) : label,
         UninitializedFor(dtype, layout_.zero_uninitialized));
   }
@@ -369,8 +369,8 @@ void Kernel::FreeScoped(const Ref& ref) {
   const SlotBinding binding = BindingOf(layout_, ref, device);
   if (binding.semaphore) {
     for (int64_t j = 0; j < ref.size(); ++j) {
-      const sim::SemaphoreHandle handle{static_cast<sim::ChipId>(device),
-                                        binding.semaphore_base + static_cast<uint32_t>(j)};
+      const base::SemaphoreHandle handle{static_cast<base::ChipId>(device),
+                                         binding.semaphore_base + static_cast<uint32_t>(j)};
       const int64_t value = port_.Peek(handle);
       if (value != 0) {
         throw Error(ErrorKind::kSemaphoreNotZero,

@@ -20,11 +20,11 @@
 #include "dsl/mesh.h"
 #include "dsl/ref.h"
 
-namespace tpusim::sim {
+namespace tpusim::base {
 class CorePort;
 struct Region;
 struct SemaphoreHandle;
-}  // namespace tpusim::sim
+}  // namespace tpusim::base
 
 namespace tpusim::dsl {
 
@@ -103,13 +103,13 @@ class NamedScope {
 
  private:
   friend class Kernel;
-  explicit NamedScope(sim::CorePort* port) : port_(port) {}
-  sim::CorePort* port_;
+  explicit NamedScope(base::CorePort* port) : port_(port) {}
+  base::CorePort* port_;
 };
 
 class Kernel {
  public:
-  Kernel(sim::CorePort& port, CallLayout& layout, std::vector<int> grid,
+  Kernel(base::CorePort& port, CallLayout& layout, std::vector<int> grid,
          std::string call_name = "");
 
   // Grid position of the current step, as pl.program_id / pl.num_programs.
@@ -213,10 +213,10 @@ class Kernel {
   uint64_t VpuCycles(int64_t elements, DType dtype) const;
 
   // For the DSL's own machinery (pipelines, compute ops).
-  sim::CorePort& port() { return port_; }
+  base::CorePort& port() { return port_; }
   int ResolveDevice(const DeviceId& device) const;
-  sim::Region Resolve(const Ref& ref, int device) const;
-  sim::SemaphoreHandle ResolveSemaphore(const Ref& sem, int device, const char* role) const;
+  base::Region Resolve(const Ref& ref, int device) const;
+  base::SemaphoreHandle ResolveSemaphore(const Ref& sem, int device, const char* role) const;
   // Buffers (or semaphore arrays) that live for a region of the kernel: run_scoped and
   // pipeline buffers. The same sequence of scopes on every device gives the same Ref, so
   // remote copies may target them. Free in reverse order of allocation; FreeScoped throws
@@ -251,7 +251,7 @@ class Kernel {
   enum class Elementwise { kAdd, kMultiply, kMaximum };
   void ElementwiseOp(Elementwise op, const Ref& out, const Ref& a, const Ref& b);
 
-  sim::CorePort& port_;
+  base::CorePort& port_;
   CallLayout& layout_;
   std::vector<int> grid_;
   std::string call_name_;

@@ -1,8 +1,8 @@
 // Named operands and ring neighbours: what lets a kernel body say k.ref("x") and
 // k.ring("x") instead of refs[7] and (me + n - 1) % n.
 
+#include "base/errors.h"
 #include "dsl/kernel.h"
-#include "sim/errors.h"
 
 namespace tpusim::dsl {
 

@@ -2,67 +2,59 @@
 
 #include <set>
 
-#include "sim/errors.h"
+#include "base/errors.h"
 #include "topologies/topology_loader.h"
 
 namespace tpusim::dsl {
 
-Mesh::Mesh(config::Topology topology) : topology_(std::move(topology)) {
-  for (const auto& name : topology_.mesh().axis_names())
-    axis_names_.push_back(name);
+Mesh::Mesh(config::Topology topology) : topology_(std::move(topology)), grid_(GridOf(topology_)) {}
+
+base::DeviceGrid Mesh::GridOf(const config::Topology& topology) {
   // The loader bounds the chip count; a topology built in code may not have been loaded.
   uint64_t devices = 1;
-  for (auto n : topology_.mesh().shape()) {
+  std::vector<int> shape;
+  for (auto n : topology.mesh().shape()) {
     devices *= n;
     if (n == 0 || devices > topologies::kMaxChips) {
       throw Error(ErrorKind::kInvalidArgument,
-                  "mesh shape " + topologies::ShapeString(topology_) + " has " +
+                  "mesh shape " + topologies::ShapeString(topology) + " has " +
                       (n == 0 ? "an axis of length 0"
                               : "more than the " + std::to_string(topologies::kMaxChips) +
                                     " chips a slice may have") +
                       "; validate the topology with topologies::ValidateTopology.");
     }
-    shape_.push_back(static_cast<int>(n));
+    shape.push_back(static_cast<int>(n));
   }
-  devices_ = static_cast<int>(devices);
+  if (topology.mesh().axis_names_size() != static_cast<int>(shape.size())) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "mesh shape " + topologies::ShapeString(topology) + " has " +
+                    std::to_string(shape.size()) + " axes but " +
+                    std::to_string(topology.mesh().axis_names_size()) +
+                    " axis names; validate the topology with topologies::ValidateTopology.");
+  }
+  return base::DeviceGrid(std::move(shape),
+                          std::vector<std::string>(topology.mesh().axis_names().begin(),
+                                                   topology.mesh().axis_names().end()));
 }
 
 int Mesh::AxisIndex(const std::string& axis) const {
-  for (size_t i = 0; i < axis_names_.size(); ++i) {
-    if (axis_names_[i] == axis) return static_cast<int>(i);
-  }
+  if (const int index = grid_.AxisIndex(axis); index >= 0) return index;
   throw Error(
       ErrorKind::kInvalidArgument, "mesh axis '" + axis + "' does not exist; " + Describe() +
                                        " has axes " +
                                        [&] {
                                          std::string s;
-                                         for (const auto& n : axis_names_)
+                                         for (const auto& n : axis_names())
                                            s += (s.empty() ? "'" : ", '") + n + "'";
                                          return s;
                                        }() +
                                        ".");
 }
 
-std::vector<int> Mesh::CoordsOf(int device) const {
-  std::vector<int> coords(shape_.size());
-  for (size_t d = shape_.size(); d-- > 0;) {
-    coords[d] = device % shape_[d];
-    device /= shape_[d];
-  }
-  return coords;
-}
-
-int Mesh::DeviceAt(const std::vector<int>& coords) const {
-  int device = 0;
-  for (size_t d = 0; d < shape_.size(); ++d)
-    device = device * shape_[d] + coords[d];
-  return device;
-}
-
 std::string Mesh::Describe() const {
   std::string s = "Mesh(";
-  for (size_t i = 0; i < shape_.size(); ++i)
-    s += (i ? ", '" : "'") + axis_names_[i] + "': " + std::to_string(shape_[i]);
+  for (size_t i = 0; i < shape().size(); ++i)
+    s += (i ? ", '" : "'") + axis_names()[i] + "': " + std::to_string(shape()[i]);
   return s + ")";
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/device_grid.h"
 #include "dsl/array.h"
 #include "topologies/topology.pb.h"
 
@@ -17,22 +18,27 @@ class Mesh {
   explicit Mesh(config::Topology topology);
 
   const config::Topology& topology() const { return topology_; }
-  const std::vector<std::string>& axis_names() const { return axis_names_; }
-  const std::vector<int>& shape() const { return shape_; }
-  int devices() const { return devices_; }
+  const base::DeviceGrid& grid() const { return grid_; }
+  const std::vector<std::string>& axis_names() const { return grid_.axis_names(); }
+  const std::vector<int>& shape() const { return grid_.shape(); }
+  int devices() const { return static_cast<int>(grid_.chips()); }
   // Throws Error(kInvalidArgument) naming the mesh's axes when `axis` is not one.
   int AxisIndex(const std::string& axis) const;
-  int AxisSize(const std::string& axis) const { return shape_[AxisIndex(axis)]; }
-  // Row-major device numbering, as JAX numbers mesh devices.
-  std::vector<int> CoordsOf(int device) const;
-  int DeviceAt(const std::vector<int>& coords) const;
+  int AxisSize(const std::string& axis) const { return shape()[AxisIndex(axis)]; }
+  // Row-major device numbering, as JAX numbers mesh devices (base::DeviceGrid).
+  std::vector<int> CoordsOf(int device) const {
+    return grid_.CoordsOf(static_cast<base::ChipId>(device));
+  }
+  int DeviceAt(const std::vector<int>& coords) const {
+    return static_cast<int>(grid_.ChipAt(coords));
+  }
   std::string Describe() const;  // "Mesh('x': 4, 'y': 4)"
 
  private:
+  static base::DeviceGrid GridOf(const config::Topology& topology);
+
   config::Topology topology_;
-  std::vector<std::string> axis_names_;
-  std::vector<int> shape_;
-  int devices_ = 1;
+  base::DeviceGrid grid_;
 };
 
 // Per array dimension, the mesh axes it is split over (none: replicated along it).

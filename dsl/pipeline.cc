@@ -4,8 +4,8 @@
 #include <numeric>
 #include <random>
 
+#include "base/core_port.h"
 #include "dsl/cost.h"
-#include "sim/core_port.h"
 
 namespace tpusim::dsl {
 
@@ -195,7 +195,7 @@ BlockIndex GridPipeline::IndexOf(const Plan& p, const std::vector<int>& ids,
 
 void GridPipeline::Run(Kernel& k, const Step& step, const std::string& scope,
                        const std::vector<Array>& scalars) const {
-  sim::CorePort& port = k.port();
+  base::CorePort& port = k.port();
   const int me = k.device_id();
   const size_t n = plans_.size();
 
@@ -241,7 +241,7 @@ void GridPipeline::Run(Kernel& k, const Step& step, const std::string& scope,
     for (size_t d = 0; d < p.block.size(); ++d)
       slices.push_back(ds(index[d] * p.block[d], p.block[d]));
     const Ref whole = p.operand.ref.Sliced(slices);
-    sim::DmaRequest request;
+    base::DmaRequest request;
     request.source = k.Resolve(in ? whole : s.buffer[b], me);
     request.destination = k.Resolve(in ? s.buffer[b] : whole, me);
     request.recv_semaphore = k.ResolveSemaphore(s.sem[b], me, "pipeline");
@@ -254,7 +254,7 @@ void GridPipeline::Run(Kernel& k, const Step& step, const std::string& scope,
     State& s = states[i];
     if (s.bytes > 0) {
       port.Wait(k.ResolveSemaphore(s.sem[b], me, "pipeline"), static_cast<int64_t>(s.bytes),
-                sim::WaitKind::kDma, "pipeline wait");
+                base::WaitKind::kDma, "pipeline wait");
     }
     s.busy[b] = false;
   };
@@ -277,7 +277,7 @@ void GridPipeline::Run(Kernel& k, const Step& step, const std::string& scope,
   const uint64_t step_cycles = pipelines ? GridStepCycles(k.mesh().topology().chip()) : 0;
   while (true) {
     port.BeginScope(GridStepName(scope, ids));
-    if (step_cycles > 0) port.Compute(sim::ComputeUnit::kScalar, step_cycles, "step overhead");
+    if (step_cycles > 0) port.Compute(base::ComputeUnit::kScalar, step_cycles, "step overhead");
     std::vector<int> next_counter = counter;
     const bool last = !NextGridPoint(grid_, next_counter);
     const std::vector<int> next = Visit(next_counter);

@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
-#include "sim/errors.h"
 
 namespace tpusim::dsl {
 

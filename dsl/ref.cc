@@ -1,6 +1,6 @@
 #include "dsl/ref.h"
 
-#include "sim/errors.h"
+#include "base/errors.h"
 
 namespace tpusim::dsl {
 

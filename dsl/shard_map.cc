@@ -1,8 +1,8 @@
 #include "dsl/shard_map.h"
 
+#include "base/core_port.h"
 #include "dsl/program/call_instance.h"
 #include "dsl/program/runtime.h"
-#include "sim/core_port.h"
 
 namespace tpusim::dsl {
 
@@ -124,14 +124,14 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
   // A kernel's BlockSpecs fail here, before the run, as they always have.
   if (call_) CallInstance(mesh_, *call_, in_blocks);
 
-  sim::SystemOptions system_options;
-  system_options.functional = options.functional;
-  system_options.time_limit = options.time_limit;
-  system_options.trace = options.trace;
-  system_options.chip_slowdown = options.chip_slowdown;
-  system_options.race_check = options.race_check;
-  sim::System system(mesh_.topology(), system_options);
-  ProgramRun run(mesh_, system);
+  base::EngineOptions engine_options;
+  engine_options.functional = options.functional;
+  engine_options.time_limit = options.time_limit;
+  engine_options.trace = options.trace;
+  engine_options.chip_slowdown = options.chip_slowdown;
+  engine_options.race_check = options.race_check;
+  const std::unique_ptr<base::Engine> engine = base::BuildEngine(mesh_.topology(), engine_options);
+  ProgramRun run(mesh_, *engine);
   run.zero_uninitialized = options.uninitialized_memory == UninitializedMemory::kZero;
   run.grid_seed = options.grid_seed;
   for (auto& hbm : run.hbm)
@@ -147,7 +147,7 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
       };
       if (options.functional) {
         const Array values = block();
-        system.WriteHost(v.buffer(), values.data(), values.nbytes());
+        engine->WriteHost(v.buffer(), values.data(), values.nbytes());
       } else if (input.has_data()) {
         v.set_host_values(block);  // for scalar prefetch in timing-only runs, sliced on demand
       }
@@ -155,7 +155,7 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
     }
   }
 
-  sim::RunOutcome outcome = system.Run([&](sim::CorePort& port) {
+  base::RunOutcome outcome = engine->Run([&](base::CorePort& port) {
     run.RunDevice(port, body_, device_inputs[port.chip()], out_specs_);
   });
 
@@ -188,7 +188,7 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
       std::vector<Array> per_device;
       for (int device = 0; device < mesh_.devices(); ++device) {
         Array out(block.shape, block.dtype);
-        out.bytes() = system.ReadHost(run.outputs[device][o].buffer());
+        out.bytes() = engine->ReadHost(run.outputs[device][o].buffer());
         if (out_specs_[o].IsCanonicalReplica(mesh_, device)) {
           assembled.Place(out, out_specs_[o].BlockOffsets(mesh_, global, device));
         }

@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "base/engine.h"
+#include "base/errors.h"
 #include "dsl/array.h"
 #include "dsl/mesh.h"
 #include "dsl/pallas_call.h"
 #include "dsl/program/context.h"
-#include "sim/errors.h"
-#include "sim/system.h"
 #include "traces/trace_sink.h"
 
 namespace tpusim::dsl {
@@ -29,7 +29,7 @@ struct RunOptions {
   // Timing-only runs move no payload; their inputs may be Array placeholders.
   bool functional = true;
   traces::TraceSink* trace = nullptr;
-  sim::Picoseconds time_limit = 60'000'000'000'000ull;
+  base::Picoseconds time_limit = 60'000'000'000'000ull;
   std::vector<double> chip_slowdown;
   // Happens-before race detection (functional runs; interpret mode's detect_races).
   bool race_check = true;
@@ -44,7 +44,7 @@ struct RunResult {
   bool ok = false;
   std::optional<ErrorKind> error_kind;
   std::string error;
-  sim::RunStats stats;
+  base::RunStats stats;
   std::vector<Array> outputs;                      // global, assembled (functional runs)
   std::vector<std::vector<Array>> device_outputs;  // [output][device] (functional runs)
   // Per chip: the most HBM the program's arrays held at once (inputs, outputs and
@@ -52,9 +52,9 @@ struct RunResult {
   std::vector<uint64_t> peak_hbm_bytes;
   // Per chip: the time the core waited for async collectives in their *_done (their
   // exposed communication).
-  std::vector<sim::Picoseconds> async_wait;
+  std::vector<base::Picoseconds> async_wait;
 
-  sim::Picoseconds time() const { return stats.end_time; }
+  base::Picoseconds time() const { return stats.end_time; }
 };
 
 class ShardMap {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/errors.h"
+#include "base/errors.h"
 #include "tools/tpusim/cli.h"
 #include "topologies/topology_loader.h"
 

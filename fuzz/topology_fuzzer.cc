@@ -7,30 +7,30 @@
 #include <cstdint>
 #include <string>
 
+#include "base/errors.h"
 #include "dsl/mesh.h"
-#include "sim/errors.h"
 #include "sim/system.h"
 #include "topologies/topology_loader.h"
 
 namespace {
 
-using tpusim::sim::ByteBox;
-using tpusim::sim::CorePort;
-using tpusim::sim::MemorySpace;
+using tpusim::base::ByteBox;
+using tpusim::base::CorePort;
+using tpusim::base::MemorySpace;
 
 // Each core computes for one cycle and copies 4 KiB from HBM into VMEM: enough to reach
 // the clock, the memories, the DMA engines and their chunking.
 void SmallKernel(CorePort& core) {
   constexpr uint64_t kBytes = 4096;
-  core.Compute(tpusim::sim::ComputeUnit::kVpu, 1, "fuzz");
-  tpusim::sim::DmaRequest copy;
+  core.Compute(tpusim::base::ComputeUnit::kVpu, 1, "fuzz");
+  tpusim::base::DmaRequest copy;
   const ByteBox box{0, {kBytes}, {1}, 1};
   copy.source = {core.Allocate(MemorySpace::kHbm, kBytes, "src", {}), box};
   copy.destination = {core.Allocate(MemorySpace::kVmem, kBytes, "dst", {}), box};
-  copy.recv_semaphore = core.AddSemaphore(tpusim::sim::SemaphoreKind::kDma, "copy");
+  copy.recv_semaphore = core.AddSemaphore(tpusim::base::SemaphoreKind::kDma, "copy");
   copy.label = "fuzz copy";
   core.StartDma(copy);
-  core.Wait(copy.recv_semaphore, kBytes, tpusim::sim::WaitKind::kDma, "fuzz copy");
+  core.Wait(copy.recv_semaphore, kBytes, tpusim::base::WaitKind::kDma, "fuzz copy");
 }
 
 }  // namespace
@@ -40,7 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const tpusim::config::Topology topology = tpusim::topologies::ParseTopology(text, "fuzz input");
     const tpusim::dsl::Mesh mesh(topology);
-    tpusim::sim::SystemOptions options;
+    tpusim::base::EngineOptions options;
     options.functional = false;
     options.time_limit = 1'000'000'000'000;  // 1 s of simulated time
     tpusim::sim::System system(topology, options);

@@ -20,11 +20,11 @@
 #include <optional>
 #include <vector>
 
+#include "base/errors.h"
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
 #include "kernels/agw_matmul.h"
 #include "kernels/registry.h"
-#include "sim/errors.h"
 
 namespace tpusim::kernels {
 namespace {

@@ -11,11 +11,11 @@
 
 #include <algorithm>
 
+#include "base/errors.h"
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
 #include "kernels/all_gather.h"
 #include "kernels/registry.h"
-#include "sim/errors.h"
 
 namespace tpusim::kernels {
 namespace {

@@ -10,9 +10,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "base/errors.h"
 #include "dsl/cost.h"
 #include "dsl/kernel.h"
-#include "sim/errors.h"
 
 namespace tpusim::kernels {
 namespace {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/errors.h"
 #include "kernels/all_gather.h"
-#include "sim/errors.h"
 
 namespace tpusim::kernels {
 

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <set>
 
-#include "sim/errors.h"
-#include "sim/time.h"
+#include "base/errors.h"
+#include "base/time.h"
 
 namespace tpusim::kernels {
 

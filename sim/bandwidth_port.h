@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/time.h"
+#include "sim/base_names.h"
 #include "traces/trace_sink.h"
 
 namespace tpusim::sim {

@@ -14,7 +14,7 @@
 #include <functional>
 #include <vector>
 
-#include "sim/time.h"
+#include "sim/base_names.h"
 
 namespace tpusim::sim {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "sim/errors.h"
+#include "base/errors.h"
 
 namespace tpusim::sim {
 
@@ -63,18 +63,6 @@ bool BoxesOverlap(const ByteBox& a, const ByteBox& b) {
     }
   }
   return false;
-}
-
-const char* MemorySpaceName(MemorySpace space) {
-  switch (space) {
-    case MemorySpace::kHbm:
-      return "HBM";
-    case MemorySpace::kVmem:
-      return "VMEM";
-    case MemorySpace::kSmem:
-      return "SMEM";
-  }
-  return "memory";
 }
 
 Memory::Memory(std::string owner, MemorySpace space, uint64_t capacity, bool functional,

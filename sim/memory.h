@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "sim/bandwidth_port.h"
-#include "sim/core_port.h"
+#include "sim/base_names.h"
 
 namespace tpusim::sim {
 

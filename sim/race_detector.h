@@ -24,8 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "sim/core_port.h"
-#include "sim/time.h"
+#include "sim/base_names.h"
 
 namespace tpusim::sim {
 

@@ -17,32 +17,6 @@
 
 namespace tpusim::sim {
 
-const char* SemaphoreKindName(SemaphoreKind kind) {
-  switch (kind) {
-    case SemaphoreKind::kDma:
-      return "DMA";
-    case SemaphoreKind::kRegular:
-      return "REGULAR";
-    case SemaphoreKind::kBarrier:
-      return "BARRIER";
-  }
-  return "semaphore";
-}
-
-const char* WaitKindName(WaitKind kind) {
-  switch (kind) {
-    case WaitKind::kDmaSend:
-      return "wait_send";
-    case WaitKind::kDmaRecv:
-      return "wait_recv";
-    case WaitKind::kDma:
-      return "wait";
-    case WaitKind::kSemaphore:
-      return "semaphore_wait";
-  }
-  return "wait";
-}
-
 namespace {
 
 // What last changed a semaphore, for deadlock and exit reports.
@@ -207,7 +181,6 @@ class System::Impl::Core final : public CorePort {
         read_cost_(CyclesToTime(kSemaphoreReadCycles, system.topology_.chip().clock_hz())) {}
 
   ChipId chip() const override { return chip_; }
-  const Torus& torus() const override { return system_.torus_; }
   bool functional() const override { return system_.options_.functional; }
   // The core's own time: ahead of the model's while it polls (see Read).
   Picoseconds Now() const override { return EventQueue::Now() + ahead_; }
@@ -572,9 +545,10 @@ class System::Impl::Core final : public CorePort {
 System::Impl::Impl(const config::Topology& topology, SystemOptions options)
     : topology_(topology),
       options_(std::move(options)),
-      torus_(std::vector<int>(topology.mesh().shape().begin(), topology.mesh().shape().end()),
-             std::vector<std::string>(topology.mesh().axis_names().begin(),
-                                      topology.mesh().axis_names().end()),
+      torus_(DeviceGrid(
+                 std::vector<int>(topology.mesh().shape().begin(), topology.mesh().shape().end()),
+                 std::vector<std::string>(topology.mesh().axis_names().begin(),
+                                          topology.mesh().axis_names().end())),
              std::vector<bool>(topology.mesh().wraparound().begin(),
                                topology.mesh().wraparound().end())),
       trace_(options_.trace ? options_.trace : &null_trace_) {
@@ -1242,6 +1216,9 @@ System::~System() = default;
 const Torus& System::torus() const {
   return impl_->torus_;
 }
+const DeviceGrid& System::grid() const {
+  return impl_->torus_.grid();
+}
 const config::Topology& System::topology() const {
   return impl_->topology_;
 }
@@ -1276,3 +1253,11 @@ RunOutcome System::Run(const CoreProgram& program) {
 }
 
 }  // namespace tpusim::sim
+
+namespace tpusim::base {
+
+std::unique_ptr<Engine> BuildEngine(const config::Topology& topology, EngineOptions options) {
+  return std::make_unique<sim::System>(topology, std::move(options));
+}
+
+}  // namespace tpusim::base

@@ -4,18 +4,13 @@
 
 namespace tpusim::sim {
 
-Torus::Torus(std::vector<int> shape, std::vector<std::string> axis_names,
-             std::vector<bool> wraparound)
-    : shape_(std::move(shape)),
-      axis_names_(std::move(axis_names)),
-      wraparound_(std::move(wraparound)) {
-  for (int n : shape_)
-    chips_ *= static_cast<uint32_t>(n);
-  link_index_.assign(static_cast<size_t>(chips_) * axes() * 2, -1);
-  for (ChipId chip = 0; chip < chips_; ++chip) {
+Torus::Torus(DeviceGrid grid, std::vector<bool> wraparound)
+    : grid_(std::move(grid)), wraparound_(std::move(wraparound)) {
+  link_index_.assign(static_cast<size_t>(chips()) * axes() * 2, -1);
+  for (ChipId chip = 0; chip < chips(); ++chip) {
     const Coords here = CoordsOf(chip);
     for (int axis = 0; axis < axes(); ++axis) {
-      const int n = shape_[axis];
+      const int n = axis_size(axis);
       if (n < 2) continue;
       for (int direction : {+1, -1}) {
         Coords there = here;
@@ -27,52 +22,10 @@ Torus::Torus(std::vector<int> shape, std::vector<std::string> axis_names,
         link_index_[(static_cast<size_t>(chip) * axes() + axis) * 2 + (direction > 0 ? 0 : 1)] =
             static_cast<int64_t>(links_.size());
         links_.push_back(Link{chip, ChipAt(there), axis, direction,
-                              axis_names_[axis] + (direction > 0 ? "+" : "-")});
+                              axis_names()[axis] + (direction > 0 ? "+" : "-")});
       }
     }
   }
-}
-
-int Torus::AxisIndex(const std::string& name) const {
-  for (int i = 0; i < axes(); ++i) {
-    if (axis_names_[i] == name) return i;
-  }
-  return -1;
-}
-
-Coords Torus::CoordsOf(ChipId chip) const {
-  Coords coords(shape_.size());
-  for (int axis = axes() - 1; axis >= 0; --axis) {
-    coords[axis] = static_cast<int>(chip % shape_[axis]);
-    chip /= shape_[axis];
-  }
-  return coords;
-}
-
-ChipId Torus::ChipAt(const Coords& coords) const {
-  assert(Contains(coords));
-  ChipId chip = 0;
-  for (int axis = 0; axis < axes(); ++axis)
-    chip = chip * shape_[axis] + coords[axis];
-  return chip;
-}
-
-bool Torus::Contains(const Coords& coords) const {
-  if (coords.size() != shape_.size()) return false;
-  for (int axis = 0; axis < axes(); ++axis) {
-    if (coords[axis] < 0 || coords[axis] >= shape_[axis]) return false;
-  }
-  return true;
-}
-
-std::string Torus::Describe(ChipId chip) const {
-  const Coords coords = CoordsOf(chip);
-  std::string text = "chip " + std::to_string(chip) + " (";
-  for (int axis = 0; axis < axes(); ++axis) {
-    if (axis) text += ", ";
-    text += axis_names_[axis] + "=" + std::to_string(coords[axis]);
-  }
-  return text + ")";
 }
 
 int64_t Torus::LinkFrom(ChipId chip, int axis, int direction) const {
@@ -95,7 +48,7 @@ std::vector<LinkId> Torus::Route(ChipId from, ChipId to) const {
   Coords at = CoordsOf(from);
   const Coords target = CoordsOf(to);
   for (int axis = 0; axis < axes(); ++axis) {
-    const int n = shape_[axis];
+    const int n = axis_size(axis);
     const int forward = ((target[axis] - at[axis]) % n + n) % n;
     if (forward == 0) continue;
     int direction;

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "sim/base_names.h"
+
 namespace tpusim::sim {
 
-using ChipId = uint32_t;
 using LinkId = uint32_t;
-using Coords = std::vector<int>;
 
 struct Link {
   ChipId from;
@@ -23,23 +23,22 @@ struct Link {
 
 class Torus {
  public:
-  Torus(std::vector<int> shape, std::vector<std::string> axis_names, std::vector<bool> wraparound);
+  Torus(DeviceGrid grid, std::vector<bool> wraparound);
+  Torus(std::vector<int> shape, std::vector<std::string> axis_names, std::vector<bool> wraparound)
+      : Torus(DeviceGrid(std::move(shape), std::move(axis_names)), std::move(wraparound)) {}
 
-  int axes() const { return static_cast<int>(shape_.size()); }
-  uint32_t chips() const { return chips_; }
-  const std::vector<int>& shape() const { return shape_; }
-  const std::vector<std::string>& axis_names() const { return axis_names_; }
+  const DeviceGrid& grid() const { return grid_; }
+  int axes() const { return grid_.axes(); }
+  uint32_t chips() const { return grid_.chips(); }
+  const std::vector<int>& shape() const { return grid_.shape(); }
+  const std::vector<std::string>& axis_names() const { return grid_.axis_names(); }
   bool wraparound(int axis) const { return wraparound_[axis]; }
-  int axis_size(int axis) const { return shape_[axis]; }
-  // -1 when no axis has that name.
-  int AxisIndex(const std::string& name) const;
-
-  // Chip ids are row-major over the mesh shape (the last axis varies fastest), as JAX
-  // numbers the devices of a Mesh.
-  Coords CoordsOf(ChipId chip) const;
-  ChipId ChipAt(const Coords& coords) const;
-  bool Contains(const Coords& coords) const;
-  std::string Describe(ChipId chip) const;  // "chip 5 (x=1, y=1)"
+  int axis_size(int axis) const { return grid_.axis_size(axis); }
+  int AxisIndex(const std::string& name) const { return grid_.AxisIndex(name); }
+  Coords CoordsOf(ChipId chip) const { return grid_.CoordsOf(chip); }
+  ChipId ChipAt(const Coords& coords) const { return grid_.ChipAt(coords); }
+  bool Contains(const Coords& coords) const { return grid_.Contains(coords); }
+  std::string Describe(ChipId chip) const { return grid_.Describe(chip); }
 
   // The link leaving `chip` along `axis` in `direction`, or -1 when there is none (the
   // edge of an axis without wraparound).
@@ -54,10 +53,8 @@ class Torus {
   std::vector<LinkId> Route(ChipId from, ChipId to) const;
 
  private:
-  std::vector<int> shape_;
-  std::vector<std::string> axis_names_;
+  DeviceGrid grid_;
   std::vector<bool> wraparound_;
-  uint32_t chips_ = 1;
   std::vector<Link> links_;
   std::vector<int64_t> link_index_;  // (chip * axes + axis) * 2 + (direction > 0 ? 0 : 1)
 };

@@ -44,7 +44,7 @@ void ChargeMemoryOp(OpRun& r, const std::string& what) {
     bytes += static_cast<double>(v.nbytes());
   for (const Value& v : r.results)
     bytes += static_cast<double>(v.nbytes());
-  r.ctx.Charge(sim::ComputeUnit::kVpu, XlaElementwiseSeconds(Chip(r.ctx), bytes), what);
+  r.ctx.Charge(base::ComputeUnit::kVpu, XlaElementwiseSeconds(Chip(r.ctx), bytes), what);
 }
 
 std::vector<ShapeDtype> SameTypes(const OpTyping& t) {
@@ -114,7 +114,7 @@ OpDef Dot() {
     const double flops = 2.0 * static_cast<double>(a.shape()[0]) *
                          static_cast<double>(a.shape()[1]) * static_cast<double>(b.shape()[1]);
     const double bytes = static_cast<double>(a.nbytes() + b.nbytes() + out.nbytes());
-    r.ctx.Charge(sim::ComputeUnit::kMxu,
+    r.ctx.Charge(base::ComputeUnit::kMxu,
                  XlaOpSeconds(Chip(r.ctx), flops, a.dtype(), precision, bytes), "dot");
   };
   return def;
@@ -199,7 +199,7 @@ OpDef DynamicSlice() {
     }
     // A copy of the slice: read it, write it.
     r.ctx.Charge(
-        sim::ComputeUnit::kVpu,
+        base::ComputeUnit::kVpu,
         XlaElementwiseSeconds(Chip(r.ctx), 2.0 * static_cast<double>(r.results[0].nbytes())),
         "dynamic_slice");
   };

@@ -1,35 +1,35 @@
 #include "dsl/program/call_instance.h"
 
+#include "base/core_port.h"
+#include "base/errors.h"
 #include "dsl/kernel.h"
 #include "dsl/pipeline.h"
-#include "sim/core_port.h"
-#include "sim/errors.h"
 
 namespace tpusim::dsl {
 
 namespace {
 
-sim::MemorySpace ToSim(MemorySpace space) {
+base::MemorySpace ToSim(MemorySpace space) {
   switch (space) {
     case MemorySpace::kVmem:
-      return sim::MemorySpace::kVmem;
+      return base::MemorySpace::kVmem;
     case MemorySpace::kSmem:
-      return sim::MemorySpace::kSmem;
+      return base::MemorySpace::kSmem;
     default:
-      return sim::MemorySpace::kHbm;  // ANY scratch: an HBM buffer for the kernel's DMAs
+      return base::MemorySpace::kHbm;  // ANY scratch: an HBM buffer for the kernel's DMAs
   }
 }
 
-sim::SemaphoreKind ToSim(SemaphoreType type) {
+base::SemaphoreKind ToSim(SemaphoreType type) {
   switch (type) {
     case SemaphoreType::kDma:
-      return sim::SemaphoreKind::kDma;
+      return base::SemaphoreKind::kDma;
     case SemaphoreType::kRegular:
-      return sim::SemaphoreKind::kRegular;
+      return base::SemaphoreKind::kRegular;
     case SemaphoreType::kBarrier:
-      return sim::SemaphoreKind::kBarrier;
+      return base::SemaphoreKind::kBarrier;
   }
-  return sim::SemaphoreKind::kRegular;
+  return base::SemaphoreKind::kRegular;
 }
 
 }  // namespace
@@ -232,7 +232,7 @@ std::vector<Array> CallInstance::PrefetchScalars(
   return values;
 }
 
-void CallInstance::Run(sim::CorePort& port, const std::vector<sim::BufferHandle>& operands,
+void CallInstance::Run(base::CorePort& port, const std::vector<base::BufferHandle>& operands,
                        const std::vector<std::optional<Array>>& scalar_values) {
   const int device = static_cast<int>(port.chip());
   auto& bindings = layout_.per_device[device];

@@ -45,7 +45,7 @@ class CallInstance {
   // On `port`'s core: `operands` are the HBM buffers of the inputs, then the outputs.
   // `scalar_values`: this device's values of the scalar-prefetch operands where the host
   // knows them; index maps read them in timing-only runs (functional runs read SMEM).
-  void Run(sim::CorePort& port, const std::vector<sim::BufferHandle>& operands,
+  void Run(base::CorePort& port, const std::vector<base::BufferHandle>& operands,
            const std::vector<std::optional<Array>>& scalar_values);
 
  private:

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/errors.h"
 #include "dsl/program/op_registry.h"
 #include "dsl/program/runtime.h"
-#include "sim/errors.h"
 
 namespace tpusim::dsl {
 
@@ -22,8 +22,8 @@ std::string Signature(const std::string& name, const std::vector<Value>& operand
   return s + ")";
 }
 
-sim::Region WholeBuffer(const Value& v) {
-  sim::Region region;
+base::Region WholeBuffer(const Value& v) {
+  base::Region region;
   region.buffer = v.buffer();
   region.box.counts = {v.nbytes()};
   region.box.strides = {1};
@@ -32,10 +32,10 @@ sim::Region WholeBuffer(const Value& v) {
 
 }  // namespace
 
-ProgramContext::ProgramContext(ProgramRun& run, int device, sim::CorePort& port)
+ProgramContext::ProgramContext(ProgramRun& run, int device, base::CorePort& port)
     : ProgramContext(run, device, port, run.devices[device], -1) {}
 
-ProgramContext::ProgramContext(ProgramRun& run, int device, sim::CorePort& port,
+ProgramContext::ProgramContext(ProgramRun& run, int device, base::CorePort& port,
                                DeviceProgramState& state, int step)
     : run_(run), device_(device), port_(port), state_(state), step_(step) {}
 
@@ -81,7 +81,7 @@ std::vector<Value> ProgramContext::Step(const std::string& name, const std::vect
     // The activity's own context shares this device's state; it holds the operands and
     // results, so their buffers live until the op is done.
     started->activity_ = port_.Spawn(name, [&run = run_, device = device_, &state = state_, step,
-                                            body, operands, results](sim::CorePort& port) {
+                                            body, operands, results](base::CorePort& port) {
       ProgramContext ctx(run, device, port, state, step);
       body(ctx, results);
     });
@@ -154,7 +154,7 @@ std::vector<Value> ProgramContext::CallDone(AsyncValues& started) {
                 "*_done on '" + started.name_ +
                     "', which is not running: it was waited for already, or never started.");
   }
-  const sim::Picoseconds since = port_.Now();
+  const base::Picoseconds since = port_.Now();
   port_.Join(started.activity_);
   state_.async_wait += port_.Now() - since;
   started.done_ = true;
@@ -241,7 +241,7 @@ std::vector<Value> ProgramContext::PallasCallStep(const PallasCall& call,
 void ProgramContext::RunPallasCall(const PallasCall& call, const std::vector<Value>& inputs,
                                    const std::vector<Value>& outputs) {
   std::vector<ShapeDtype> types;
-  std::vector<sim::BufferHandle> buffers;
+  std::vector<base::BufferHandle> buffers;
   for (const Value& v : inputs) {
     types.push_back(v.type());
     buffers.push_back(v.buffer());
@@ -271,7 +271,7 @@ void ProgramContext::Write(const Value& v, const Array& data) {
   port_.Store(WholeBuffer(v), data.data(), "program op writing " + v.Describe());
 }
 
-void ProgramContext::Charge(sim::ComputeUnit unit, double seconds, const std::string& what) {
+void ProgramContext::Charge(base::ComputeUnit unit, double seconds, const std::string& what) {
   const auto cycles = static_cast<uint64_t>(std::ceil(seconds * port_.clock_hz()));
   port_.Compute(unit, cycles, what);
 }

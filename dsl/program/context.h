@@ -30,11 +30,11 @@
 #include <utility>
 #include <vector>
 
+#include "base/core_port.h"
 #include "dsl/mesh.h"
 #include "dsl/pallas_call.h"
 #include "dsl/program/attributes.h"
 #include "dsl/program/value.h"
-#include "sim/core_port.h"
 
 namespace tpusim::dsl {
 
@@ -48,7 +48,7 @@ class AsyncValues {
 
  private:
   friend class ProgramContext;
-  sim::CorePort::ActivityId activity_ = 0;
+  base::CorePort::ActivityId activity_ = 0;
   std::vector<Value> results_;
   std::string name_;
   bool done_ = false;
@@ -57,7 +57,7 @@ class AsyncValues {
 
 class ProgramContext {
  public:
-  ProgramContext(ProgramRun& run, int device, sim::CorePort& port);
+  ProgramContext(ProgramRun& run, int device, base::CorePort& port);
 
   int device_id() const { return device_; }
   const Mesh& mesh() const;
@@ -138,15 +138,15 @@ class ProgramContext {
   // value's new contents, and the op's time on the chip's MXU or VPU.
   Array Read(const Value& v);
   void Write(const Value& v, const Array& data);
-  void Charge(sim::ComputeUnit unit, double seconds, const std::string& what);
-  sim::CorePort& port() { return port_; }
+  void Charge(base::ComputeUnit unit, double seconds, const std::string& what);
+  base::CorePort& port() { return port_; }
   // Runs `call` with `inputs` and preallocated `outputs` (how collectives run their kernel).
   void RunPallasCall(const PallasCall& call, const std::vector<Value>& inputs,
                      const std::vector<Value>& outputs);
 
  private:
   friend struct ProgramRun;
-  ProgramContext(ProgramRun& run, int device, sim::CorePort& port, DeviceProgramState& state,
+  ProgramContext(ProgramRun& run, int device, base::CorePort& port, DeviceProgramState& state,
                  int step);
   using StepBody = std::function<void(ProgramContext&, const std::vector<Value>& results)>;
   // Checks SPMD order, allocates the results, and runs `body` as one traced step (or as
@@ -166,7 +166,7 @@ class ProgramContext {
 
   ProgramRun& run_;
   int device_;
-  sim::CorePort& port_;
+  base::CorePort& port_;
   DeviceProgramState& state_;
   int step_ = -1;  // the step being run (pallas_call layouts are shared per step)
 };

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "sim/errors.h"
+#include "base/errors.h"
 
 namespace tpusim::dsl {
 

@@ -1,7 +1,7 @@
 #include "dsl/program/runtime.h"
 
-#include "sim/errors.h"
-#include "sim/system.h"
+#include "base/engine.h"
+#include "base/errors.h"
 
 namespace tpusim::dsl {
 
@@ -23,10 +23,10 @@ std::string SpecsString(const std::vector<PartitionSpec>& specs) {
 
 }  // namespace
 
-ProgramRun::ProgramRun(const Mesh& mesh_, sim::System& system)
-    : mesh(mesh_), devices(mesh_.devices()), outputs(mesh_.devices()), system_(system) {
+ProgramRun::ProgramRun(const Mesh& mesh_, base::Engine& engine)
+    : mesh(mesh_), devices(mesh_.devices()), outputs(mesh_.devices()), engine_(engine) {
   for (int d = 0; d < mesh.devices(); ++d)
-    hbm.push_back(std::make_shared<DeviceHbm>(system, static_cast<sim::ChipId>(d)));
+    hbm.push_back(std::make_shared<DeviceHbm>(engine, static_cast<base::ChipId>(d)));
 }
 
 const std::vector<uint32_t>& ProgramRun::BarrierSemaphores(int collective_id) {
@@ -36,14 +36,14 @@ const std::vector<uint32_t>& ProgramRun::BarrierSemaphores(int collective_id) {
         "barrier_semaphore (collective_id " + std::to_string(collective_id) + ")";
     for (int d = 0; d < mesh.devices(); ++d) {
       semaphores.push_back(
-          system_.AddSemaphore(static_cast<sim::ChipId>(d), sim::SemaphoreKind::kBarrier, name)
+          engine_.AddSemaphore(static_cast<base::ChipId>(d), base::SemaphoreKind::kBarrier, name)
               .index);
     }
   }
   return semaphores;
 }
 
-void ProgramRun::RunDevice(sim::CorePort& port, const ProgramBody& body,
+void ProgramRun::RunDevice(base::CorePort& port, const ProgramBody& body,
                            const std::vector<Value>& inputs,
                            const std::vector<PartitionSpec>& out_specs) {
   const int device = static_cast<int>(port.chip());

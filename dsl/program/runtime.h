@@ -10,14 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "base/time.h"
 #include "dsl/mesh.h"
 #include "dsl/program/call_instance.h"
 #include "dsl/program/context.h"
 #include "dsl/program/value.h"
-#include "sim/time.h"
 
-namespace tpusim::sim {
-class System;
+namespace tpusim::base {
+class Engine;
 }
 
 namespace tpusim::dsl {
@@ -30,21 +30,21 @@ struct DeviceProgramState {
   struct AsyncRead {
     int step;  // the async op's step: its *_done removes its reads
     std::string op;
-    sim::BufferHandle buffer;
+    base::BufferHandle buffer;
     std::string value;
   };
   std::vector<AsyncRead> async_reads;
-  sim::Picoseconds async_wait = 0;       // time the core waited in *_done
+  base::Picoseconds async_wait = 0;      // time the core waited in *_done
   std::vector<ShapeDtype> result_types;  // what the body returned
   bool finished = false;
 };
 
 struct ProgramRun {
   // Makes each chip's HBM ledger.
-  ProgramRun(const Mesh& mesh, sim::System& system);
+  ProgramRun(const Mesh& mesh, base::Engine& engine);
 
   // Runs `body` on `port`'s device and keeps its results (checked against out_specs).
-  void RunDevice(sim::CorePort& port, const ProgramBody& body, const std::vector<Value>& inputs,
+  void RunDevice(base::CorePort& port, const ProgramBody& body, const std::vector<Value>& inputs,
                  const std::vector<PartitionSpec>& out_specs);
   // Throws Error(kInvalidArgument) when `device` runs something else at `step` than the
   // first device that got there (SPMD divergence).
@@ -73,7 +73,7 @@ struct ProgramRun {
     std::string signature;
     int device;
   };
-  sim::System& system_;
+  base::Engine& engine_;
   std::vector<StepRecord> steps_;
   std::map<int, std::vector<uint32_t>> barriers_;  // collective_id -> by device
   std::map<int, std::unique_ptr<CallInstance>> calls_;

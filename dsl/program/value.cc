@@ -2,25 +2,25 @@
 
 #include <algorithm>
 
+#include "base/engine.h"
 #include "dsl/call_layout.h"
-#include "sim/system.h"
 
 namespace tpusim::dsl {
 
-sim::BufferHandle DeviceHbm::Allocate(uint64_t bytes, const std::string& label,
-                                      sim::Uninitialized fill) {
-  sim::BufferHandle buffer;
+base::BufferHandle DeviceHbm::Allocate(uint64_t bytes, const std::string& label,
+                                       base::Uninitialized fill) {
+  base::BufferHandle buffer;
   if (port_) {
-    buffer = port_->Allocate(sim::MemorySpace::kHbm, bytes, label, fill);
+    buffer = port_->Allocate(base::MemorySpace::kHbm, bytes, label, fill);
   } else {
-    buffer = system_->Allocate(chip_, sim::MemorySpace::kHbm, bytes, label, fill);
+    buffer = engine_->Allocate(chip_, base::MemorySpace::kHbm, bytes, label, fill);
   }
   live_ += bytes;
   peak_ = std::max(peak_, live_);
   return buffer;
 }
 
-void DeviceHbm::Release(sim::BufferHandle buffer, uint64_t bytes) {
+void DeviceHbm::Release(base::BufferHandle buffer, uint64_t bytes) {
   live_ -= std::min(live_, bytes);
   // Frees during the run are timed events of the core; afterwards only the count matters.
   if (!port_) return;
@@ -42,7 +42,7 @@ Value Value::Allocate(const std::shared_ptr<DeviceHbm>& hbm, const ShapeDtype& t
                       const std::string& label) {
   Value v;
   const uint64_t bytes = static_cast<uint64_t>(NumElements(type.shape)) * SizeOf(type.dtype);
-  const sim::BufferHandle buffer =
+  const base::BufferHandle buffer =
       hbm->Allocate(bytes, label + " " + TypeString(type.dtype, type.shape),
                     UninitializedFor(type.dtype, hbm->zero_uninitialized));
   v.storage_ = std::make_shared<Storage>();

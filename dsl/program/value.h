@@ -10,13 +10,13 @@
 #include <optional>
 #include <string>
 
+#include "base/core_port.h"
+#include "base/errors.h"
 #include "dsl/array.h"
 #include "dsl/pallas_call.h"
-#include "sim/core_port.h"
-#include "sim/errors.h"
 
-namespace tpusim::sim {
-class System;
+namespace tpusim::base {
+class Engine;
 }
 
 namespace tpusim::dsl {
@@ -24,19 +24,19 @@ namespace tpusim::dsl {
 // One device's HBM as the program uses it: what is live, and the peak over the run.
 class DeviceHbm {
  public:
-  DeviceHbm(sim::System& system, sim::ChipId chip) : system_(&system), chip_(chip) {}
+  DeviceHbm(base::Engine& engine, base::ChipId chip) : engine_(&engine), chip_(chip) {}
 
   // From the core's thread on: allocations and frees go through its port (in simulated
   // time order). Detach when the run is over: later frees are bookkeeping only.
-  void Attach(sim::CorePort* port) { port_ = port; }
+  void Attach(base::CorePort* port) { port_ = port; }
   void Detach() {
     port_ = nullptr;
-    system_ = nullptr;
+    engine_ = nullptr;
   }
 
   // Throws Error(kCapacity) with HBM's allocation breakdown when it does not fit.
-  sim::BufferHandle Allocate(uint64_t bytes, const std::string& label, sim::Uninitialized fill);
-  void Release(sim::BufferHandle buffer, uint64_t bytes);
+  base::BufferHandle Allocate(uint64_t bytes, const std::string& label, base::Uninitialized fill);
+  void Release(base::BufferHandle buffer, uint64_t bytes);
 
   // A free that failed (a DMA still using the buffer): destructors cannot throw, so the
   // runtime rethrows it after the op that dropped the value.
@@ -48,9 +48,9 @@ class DeviceHbm {
   uint64_t peak_bytes() const { return peak_; }
 
  private:
-  sim::System* system_;
-  sim::CorePort* port_ = nullptr;
-  sim::ChipId chip_;
+  base::Engine* engine_;
+  base::CorePort* port_ = nullptr;
+  base::ChipId chip_;
   uint64_t live_ = 0;
   uint64_t peak_ = 0;
   std::optional<Error> pending_;
@@ -72,7 +72,7 @@ class Value {
   std::string Describe() const { return TypeString(dtype(), shape()); }  // "bf16[256,128]"
 
   // For the runtime: the HBM buffer holding it.
-  sim::BufferHandle buffer() const { return storage_->buffer; }
+  base::BufferHandle buffer() const { return storage_->buffer; }
 
   // input_output_aliases: a new value that takes over this one's buffer, which `op` then
   // writes. This value is donated: every handle to it is dead from here on, and
@@ -91,7 +91,7 @@ class Value {
  private:
   struct Storage {
     ShapeDtype type;
-    sim::BufferHandle buffer;
+    base::BufferHandle buffer;
     std::shared_ptr<DeviceHbm> hbm;  // null once donated: the new owner frees the buffer
     std::string donated_to;
     std::function<Array()> host;

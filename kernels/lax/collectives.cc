@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <set>
 
+#include "base/errors.h"
 #include "kernels/lax/calls.h"
-#include "sim/errors.h"
 
 namespace tpusim::kernels::lax {
 

@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/errors.h"
+#include "base/errors.h"
 
 namespace tpusim::kernels::lax {
 

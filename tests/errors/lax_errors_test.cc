@@ -4,8 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "base/errors.h"
 #include "kernels/lax/collectives.h"
-#include "sim/errors.h"
 #include "tests/lax/lax_support.h"
 #include "tests/support/test_support.h"
 

@@ -35,7 +35,7 @@ ShardMap Program(KernelFn body, std::vector<ScratchSpec> extra_scratch = {}) {
 }
 
 testing::CheckedRun RunExpectingFailure(const ShardMap& program, ErrorKind kind,
-                                        sim::Picoseconds time_limit = 60'000'000'000'000ull) {
+                                        base::Picoseconds time_limit = 60'000'000'000'000ull) {
   RunOptions options;
   options.time_limit = time_limit;
   auto run = testing::RunAndCheckTrace(program, {Array::Random({4096}, DType::kBF16, 7)}, options,
@@ -109,14 +109,14 @@ TEST(Misuse, DeviceOutsideTheMesh) {
 // have (as another front end on sim/ could make) fails the run instead of crashing it.
 TEST(Misuse, SimRejectsADmaToAChipOutsideTheSlice) {
   sim::System system(testing::MakeTopology({4}, {false}), {});
-  const sim::BufferHandle source = system.Allocate(0, sim::MemorySpace::kHbm, 4096, "x");
-  const sim::SemaphoreHandle send = system.AddSemaphore(0, sim::SemaphoreKind::kDma, "send");
-  const sim::SemaphoreHandle recv = system.AddSemaphore(0, sim::SemaphoreKind::kDma, "recv");
-  const auto outcome = system.Run([&](sim::CorePort& core) {
+  const base::BufferHandle source = system.Allocate(0, base::MemorySpace::kHbm, 4096, "x");
+  const base::SemaphoreHandle send = system.AddSemaphore(0, base::SemaphoreKind::kDma, "send");
+  const base::SemaphoreHandle recv = system.AddSemaphore(0, base::SemaphoreKind::kDma, "recv");
+  const auto outcome = system.Run([&](base::CorePort& core) {
     if (core.chip() != 0) return;
-    sim::DmaRequest request;
+    base::DmaRequest request;
     request.source = {source, {0, {4096}, {1}, 1}};
-    request.destination = {{4, sim::MemorySpace::kHbm, 0}, {0, {4096}, {1}, 1}};
+    request.destination = {{4, base::MemorySpace::kHbm, 0}, {0, {4096}, {1}, 1}};
     request.has_send_semaphore = true;
     request.send_semaphore = send;
     request.recv_semaphore = recv;
@@ -133,8 +133,8 @@ TEST(Misuse, SimRejectsADmaToAChipOutsideTheSlice) {
 // Loads and stores are bounds-checked in the model too, not only by Ref slicing.
 TEST(Misuse, SimRejectsALoadPastTheEndOfItsBuffer) {
   sim::System system(testing::MakeTopology({1}, {false}), {});
-  const sim::BufferHandle tile = system.Allocate(0, sim::MemorySpace::kVmem, 4096, "tile");
-  const auto outcome = system.Run([&](sim::CorePort& core) {
+  const base::BufferHandle tile = system.Allocate(0, base::MemorySpace::kVmem, 4096, "tile");
+  const auto outcome = system.Run([&](base::CorePort& core) {
     std::vector<uint8_t> out(4096);
     core.Load({tile, {1024, {4096}, {1}, 1}}, out.data(), "load of 'tile.at[ds(1024, 4096)]'");
   });
@@ -275,9 +275,9 @@ TEST(Races, TwoInFlightDmasWritingTheSameBytes) {
 TEST(Races, ColumnBlocksOfOneMatrixDoNotOverlap) {
   // Two [4, 8] column blocks of a [4, 16] f32 matrix: their byte ranges interleave but
   // share no byte; a single element more does.
-  sim::ByteBox left{0, {4, 8}, {64, 4}, 4};
-  sim::ByteBox right{32, {4, 8}, {64, 4}, 4};
-  sim::ByteBox wider{0, {4, 9}, {64, 4}, 4};
+  base::ByteBox left{0, {4, 8}, {64, 4}, 4};
+  base::ByteBox right{32, {4, 8}, {64, 4}, 4};
+  base::ByteBox wider{0, {4, 9}, {64, 4}, 4};
   EXPECT_FALSE(sim::BoxesOverlap(left, right));
   EXPECT_TRUE(sim::BoxesOverlap(wider, right));
   EXPECT_TRUE(sim::BoxesOverlap(left, left));

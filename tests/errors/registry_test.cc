@@ -4,8 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "base/errors.h"
 #include "kernels/registry.h"
-#include "sim/errors.h"
 
 namespace tpusim {
 namespace {

@@ -28,10 +28,10 @@ constexpr uint64_t kGiB = 1ull << 30;
 
 struct Timed {
   double seconds = 0;
-  sim::RunStats stats;
+  base::RunStats stats;
 };
 
-double Seconds(sim::Picoseconds t) {
+double Seconds(base::Picoseconds t) {
   return static_cast<double>(t) * 1e-12;
 }
 
@@ -220,9 +220,9 @@ ShardMap TwoAxisGather(const config::Topology& topology, int64_t shard, bool bot
 
 struct AxisTraffic {
   uint64_t x_bytes = 0, y_bytes = 0;
-  sim::Picoseconds x_busy = 0, y_busy = 0;
+  base::Picoseconds x_busy = 0, y_busy = 0;
 };
-AxisTraffic TrafficByAxis(const sim::RunStats& stats) {
+AxisTraffic TrafficByAxis(const base::RunStats& stats) {
   AxisTraffic t;
   for (const auto& link : stats.links) {
     const bool x = link.name.find(" ICI x") != std::string::npos;

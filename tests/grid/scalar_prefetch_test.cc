@@ -4,9 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "base/errors.h"
 #include "dsl/pallas_call.h"
 #include "dsl/shard_map.h"
-#include "sim/errors.h"
 #include "tests/support/test_support.h"
 
 namespace tpusim {

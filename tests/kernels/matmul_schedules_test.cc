@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/errors.h"
 #include "kernels/registry.h"
-#include "sim/errors.h"
 #include "tests/support/test_support.h"
 #include "topologies/topology_loader.h"
 

@@ -2,9 +2,9 @@
 // x row-sharded over args.axis, scheduled three ways, and one entry that computes something
 // else. Compiled into program_tests and into a plugin that the CLI tests --load.
 
+#include "base/errors.h"
 #include "dsl/program/context.h"
 #include "kernels/registry.h"
-#include "sim/errors.h"
 
 namespace tpusim::kernels {
 namespace {

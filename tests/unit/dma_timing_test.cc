@@ -58,7 +58,7 @@ RunOptions TimingOnly() {
   return options;
 }
 
-double Seconds(sim::Picoseconds t) {
+double Seconds(base::Picoseconds t) {
   return static_cast<double>(t) * 1e-12;
 }
 

@@ -1,10 +1,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "base/errors.h"
 #include "dsl/array.h"
 #include "dsl/mesh.h"
 #include "dsl/ref.h"
-#include "sim/errors.h"
 #include "tests/support/test_support.h"
 
 namespace tpusim::dsl {

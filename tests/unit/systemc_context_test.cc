@@ -13,7 +13,7 @@
 namespace tpusim {
 namespace {
 
-using sim::CorePort;
+using base::CorePort;
 
 // Counts the kernel frames still alive: one Guard lives on each core's stack.
 struct Guard {
@@ -33,12 +33,12 @@ class SuspendedThreadsTest : public testing::TestWithParam<FailingKernel> {};
 
 TEST_P(SuspendedThreadsTest, AreUnwoundWhenTheRunEnds) {
   const config::Topology topology = topologies::LoadTopology("v5e-2x2");
-  sim::SystemOptions options;
+  base::EngineOptions options;
   options.time_limit = 1'000'000'000;  // 1 ms
   sim::System system(topology, options);
   int alive = 0;
   int entered = 0;
-  const sim::RunOutcome outcome = system.Run([&](CorePort& core) {
+  const base::RunOutcome outcome = system.Run([&](CorePort& core) {
     Guard guard(alive);
     ++entered;
     GetParam().after_guard(core);
@@ -50,8 +50,8 @@ TEST_P(SuspendedThreadsTest, AreUnwoundWhenTheRunEnds) {
 }
 
 void WaitForever(CorePort& core) {
-  const sim::SemaphoreHandle never = core.AddSemaphore(sim::SemaphoreKind::kRegular, "never");
-  core.Wait(never, 1, sim::WaitKind::kSemaphore, "a signal nobody sends");
+  const base::SemaphoreHandle never = core.AddSemaphore(base::SemaphoreKind::kRegular, "never");
+  core.Wait(never, 1, base::WaitKind::kSemaphore, "a signal nobody sends");
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -60,12 +60,12 @@ INSTANTIATE_TEST_SUITE_P(
                     FailingKernel{"TimeLimit", ErrorKind::kTimeLimit,
                                   [](CorePort& core) {
                                     for (;;)
-                                      core.Compute(sim::ComputeUnit::kVpu, 1000, "spin");
+                                      core.Compute(base::ComputeUnit::kVpu, 1000, "spin");
                                   }},
                     FailingKernel{"OneCoreThrows", ErrorKind::kKernelMisuse,
                                   [](CorePort& core) {
                                     if (core.chip() == 3) {
-                                      core.Compute(sim::ComputeUnit::kVpu, 1000, "work");
+                                      core.Compute(base::ComputeUnit::kVpu, 1000, "work");
                                       throw Error(ErrorKind::kKernelMisuse, "chip 3 gives up.");
                                     }
                                     WaitForever(core);

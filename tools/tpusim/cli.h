@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "sim/time.h"
+#include "base/time.h"
 
 namespace tpusim::cli {
 

@@ -14,9 +14,9 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "base/errors.h"
 #include "dsl/dtype.h"
 #include "dsl/mesh.h"
-#include "sim/errors.h"
 #include "tools/tpusim/cli.h"
 #include "tools/tpusim/common_options.h"
 #include "tools/tpusim/kernel_run.h"

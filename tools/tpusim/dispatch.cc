@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "kernels/registry.h"
-#include "sim/errors.h"
 #include "tools/tpusim/cli.h"
 #include "tools/tpusim/version.h"
 #include "topologies/topology_loader.h"

@@ -304,7 +304,7 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   for (const uint64_t peak : result.peak_hbm_bytes)
     report.peak_hbm_bytes = std::max(report.peak_hbm_bytes, peak);
   double async_wait = 0;
-  for (const sim::Picoseconds wait : result.async_wait)
+  for (const base::Picoseconds wait : result.async_wait)
     async_wait += static_cast<double>(wait) * 1e-12;
   if (!result.async_wait.empty()) report.async_wait_seconds = async_wait / result.async_wait.size();
   report.sim_seconds = static_cast<double>(result.time()) * 1e-12;

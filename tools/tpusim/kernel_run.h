@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
+#include "base/engine.h"
 #include "kernels/registry.h"
-#include "sim/system.h"
 #include "topologies/topology.pb.h"
 
 namespace tpusim::cli {
@@ -33,7 +33,7 @@ struct KernelRunRequest {
   config::Topology topology;
   kernels::CollectiveArgs args;
   std::string trace_path;  // empty: no trace
-  sim::Picoseconds time_limit = 60'000'000'000'000ull;
+  base::Picoseconds time_limit = 60'000'000'000'000ull;
   InterpretChecks checks;
 };
 
@@ -64,7 +64,7 @@ struct KernelRunReport {
   double wall_seconds = 0;
   uint64_t events = 0;
   std::string trace_path;
-  sim::RunStats stats;    // per-core blocked/MXU time, per-link busy time
+  base::RunStats stats;   // per-core blocked/MXU time, per-link busy time
   std::string contract;   // inputs, specs and outputs: what the kernel computes
   std::string out_dtype;  // the outputs' element types, e.g. "bf16" or "f32, bf16"
   // Bytes each chip's outbound ICI links carried (forwarded hops included), mean over

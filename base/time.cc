@@ -1,8 +1,8 @@
-#include "sim/time.h"
+#include "base/time.h"
 
 #include <cstdio>
 
-namespace tpusim::sim {
+namespace tpusim::base {
 
 std::string FormatTime(Picoseconds t) {
   char text[64];
@@ -34,4 +34,4 @@ std::string FormatBytes(uint64_t bytes) {
   return text;
 }
 
-}  // namespace tpusim::sim
+}  // namespace tpusim::base

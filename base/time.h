@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-namespace tpusim::sim {
+namespace tpusim::base {
 
 using Picoseconds = uint64_t;
 
@@ -28,4 +28,4 @@ inline Picoseconds NanosecondsToTime(double ns) {
 std::string FormatTime(Picoseconds t);
 std::string FormatBytes(uint64_t bytes);
 
-}  // namespace tpusim::sim
+}  // namespace tpusim::base

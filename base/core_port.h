@@ -10,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/time.h"
-#include "sim/torus.h"
+#include "base/device_grid.h"
+#include "base/time.h"
 
-namespace tpusim::sim {
+namespace tpusim::base {
 
 enum class MemorySpace { kHbm, kVmem, kSmem };
 const char* MemorySpaceName(MemorySpace space);  // "HBM", "VMEM", "SMEM"
@@ -92,7 +92,6 @@ class CorePort {
   virtual ~CorePort() = default;
 
   virtual ChipId chip() const = 0;
-  virtual const Torus& torus() const = 0;
   virtual bool functional() const = 0;
   virtual Picoseconds Now() const = 0;
 
@@ -149,4 +148,4 @@ class CorePort {
   virtual void Join(ActivityId activity) = 0;
 };
 
-}  // namespace tpusim::sim
+}  // namespace tpusim::base

@@ -1,4 +1,4 @@
-#include "sim/errors.h"
+#include "base/errors.h"
 
 namespace tpusim {
 

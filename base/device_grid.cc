@@ -1,0 +1,66 @@
+#include "base/device_grid.h"
+
+#include <cassert>
+
+namespace tpusim::base {
+
+DeviceGrid::DeviceGrid(std::vector<int> shape, std::vector<std::string> axis_names)
+    : shape_(std::move(shape)), axis_names_(std::move(axis_names)) {
+  assert(axis_names_.size() == shape_.size());
+  for (int n : shape_)
+    chips_ *= static_cast<uint32_t>(n);
+}
+
+int DeviceGrid::AxisIndex(const std::string& name) const {
+  for (int i = 0; i < axes(); ++i) {
+    if (axis_names_[i] == name) return i;
+  }
+  return -1;
+}
+
+Coords DeviceGrid::CoordsOf(ChipId chip) const {
+  Coords coords(shape_.size());
+  for (int axis = axes() - 1; axis >= 0; --axis) {
+    coords[axis] = static_cast<int>(chip % static_cast<uint32_t>(shape_[axis]));
+    chip /= static_cast<uint32_t>(shape_[axis]);
+  }
+  return coords;
+}
+
+ChipId DeviceGrid::ChipAt(const Coords& coords) const {
+  assert(Contains(coords));
+  ChipId chip = 0;
+  for (int axis = 0; axis < axes(); ++axis)
+    chip = chip * static_cast<uint32_t>(shape_[axis]) + static_cast<uint32_t>(coords[axis]);
+  return chip;
+}
+
+bool DeviceGrid::Contains(const Coords& coords) const {
+  if (coords.size() != shape_.size()) return false;
+  for (int axis = 0; axis < axes(); ++axis) {
+    if (coords[axis] < 0 || coords[axis] >= shape_[axis]) return false;
+  }
+  return true;
+}
+
+std::string DeviceGrid::Describe(ChipId chip) const {
+  const Coords coords = CoordsOf(chip);
+  std::string text = "chip " + std::to_string(chip) + " (";
+  for (int axis = 0; axis < axes(); ++axis) {
+    if (axis) text += ", ";
+    text += axis_names_[axis] + "=" + std::to_string(coords[axis]);
+  }
+  return text + ")";
+}
+
+std::string DeviceGrid::DescribeCoords(ChipId chip) const {
+  const Coords coords = CoordsOf(chip);
+  std::string text;
+  for (int axis = 0; axis < axes(); ++axis) {
+    if (axis) text += "_";
+    text += std::to_string(coords[axis]);
+  }
+  return text;
+}
+
+}  // namespace tpusim::base

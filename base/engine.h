@@ -1,0 +1,95 @@
+#pragma once
+
+// The host side of the interface between the DSL and a model: an Engine is a slice of
+// chips built from a topology, ready to run one program per core. Host code allocates
+// buffers and semaphores, then Run() executes the program on every core (SPMD) until
+// every core finishes, a kernel fails, the cores deadlock or the simulated-time limit
+// passes. Run() reports instead of throwing, so the trace is complete up to the failure.
+//
+// The DSL sees only this and base::CorePort; sim/ implements both with the SystemC model.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/core_port.h"
+#include "base/errors.h"
+#include "base/time.h"
+#include "topologies/topology.pb.h"
+#include "traces/trace_sink.h"
+
+namespace tpusim::base {
+
+struct EngineOptions {
+  // Functional mode moves real bytes; timing-only mode moves none, with identical timing.
+  bool functional = true;
+  Picoseconds time_limit = 60'000'000'000'000ull;  // 60 s of simulated time
+  traces::TraceSink* trace = nullptr;              // not owned; nullptr records nothing
+  // Per-chip multiplier on compute time (1 = nominal), to model a slow chip.
+  std::vector<double> chip_slowdown;
+  // Happens-before race detection in functional runs. Off, only two DMAs writing the same
+  // bytes at the same time are still caught.
+  bool race_check = true;
+};
+
+struct PortStats {
+  std::string name;  // "chip 3 ICI x+", "chip 0 HBM"
+  ChipId chip = 0;
+  Picoseconds busy = 0;
+  uint64_t bytes = 0;
+};
+
+struct CoreStats {
+  Picoseconds finish = 0;
+  Picoseconds blocked = 0;  // waiting on DMA or semaphore waits
+  Picoseconds mxu_busy = 0;
+  Picoseconds vpu_busy = 0;
+};
+
+struct RunStats {
+  Picoseconds end_time = 0;  // when the last core finished its kernel
+  uint64_t dmas = 0;
+  uint64_t dma_bytes = 0;
+  uint64_t events = 0;  // callbacks the model ran
+  std::vector<CoreStats> cores;
+  std::vector<PortStats> links;
+  std::vector<PortStats> memories;
+};
+
+struct RunOutcome {
+  bool ok = true;
+  std::optional<ErrorKind> error_kind;
+  std::string error;
+  RunStats stats;
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+
+  virtual const DeviceGrid& grid() const = 0;
+  virtual bool functional() const = 0;
+
+  // Throws Error(kCapacity) with the memory's allocation breakdown when it does not fit.
+  virtual BufferHandle Allocate(ChipId chip, MemorySpace space, uint64_t bytes,
+                                const std::string& label, Uninitialized fill = {}) = 0;
+  virtual uint64_t BufferSize(BufferHandle buffer) const = 0;
+  virtual void WriteHost(BufferHandle buffer, const void* data, uint64_t size) = 0;
+  virtual std::vector<uint8_t> ReadHost(BufferHandle buffer) const = 0;
+
+  virtual SemaphoreHandle AddSemaphore(ChipId chip, SemaphoreKind kind,
+                                       const std::string& name) = 0;
+
+  using CoreProgram = std::function<void(CorePort&)>;
+  // May be called once per Engine.
+  virtual RunOutcome Run(const CoreProgram& program) = 0;
+};
+
+// The SystemC model of `topology` (sim/). Throws Error(kInvalidArgument) for a topology
+// the model cannot build.
+std::unique_ptr<Engine> BuildEngine(const config::Topology& topology, EngineOptions options);
+
+}  // namespace tpusim::base
