@@ -1,0 +1,89 @@
+#pragma once
+
+// The problem parameters many entries share, declared once: the mesh axis, the size V of
+// a collective, a matmul's m/k/n and block sizes, the dtype and the dots' precision. An
+// entry includes the ones it takes in its KernelInfo::params (adapting a default or a
+// description where its meaning differs) and reads them back through the views below.
+
+#include <string>
+#include <vector>
+
+#include "dsl/dtype.h"
+#include "dsl/mesh.h"
+#include "kernels/params.h"
+#include "kernels/registry.h"
+
+namespace tpusim::kernels {
+
+// axis: the mesh axis a collective runs over (default "x").
+Param AxisParam();
+// axis2: the second mesh axis of two-axis entries (auto: the first other mesh axis).
+Param Axis2Param();
+// bytes: V, the size of the full (gathered) array (required).
+Param BytesParam();
+// dtype: the element type, one of `allowed` (default bf16). `why` (optional) says why a
+// type is missing, e.g. int8 sums overflow.
+Param DTypeParam(const std::vector<dsl::DType>& allowed = {dsl::DType::kBF16, dsl::DType::kF32,
+                                                           dsl::DType::kInt8, dsl::DType::kInt32},
+                 const std::string& why = "");
+// precision: jax.lax.Precision of the dots (default DEFAULT).
+Param PrecisionParam();
+// direction: which neighbour a one-way ring sends to, "right" (default) or "left".
+Param RingDirectionParam();
+// m, k, n: a matmul's [m, k] x [k, n] (required; programs give defaults).
+Param MParam();
+Param KParam();
+Param NParam();
+// bm, bk, bn: block sizes (auto: the entry's default blocking).
+Param BmParam();
+Param BkParam();
+Param BnParam();
+
+// axis, bytes, dtype: what a collective over one axis takes.
+std::vector<Param> CollectiveParams(const std::vector<dsl::DType>& dtypes = {dsl::DType::kBF16,
+                                                                             dsl::DType::kF32,
+                                                                             dsl::DType::kInt8,
+                                                                             dsl::DType::kInt32},
+                                    const std::string& why = "");
+// m, k, n, dtype (bf16 or f32 unless `dtypes` says otherwise): a matmul problem.
+std::vector<Param> MatmulParams(const std::vector<dsl::DType>& dtypes = {dsl::DType::kBF16,
+                                                                         dsl::DType::kF32});
+
+// What the collectives read: axis, bytes, dtype, and how to build the workload.
+struct CollectiveProblem {
+  std::string axis;
+  uint64_t bytes = 0;
+  dsl::DType dtype = dsl::DType::kBF16;
+  bool functional = true;  // false: placeholder inputs, no reference
+  uint64_t seed = 1;
+};
+CollectiveProblem CollectiveProblemOf(const Params& params);
+
+// What the matmuls read: m, k, n, dtype, and how to build the workload.
+struct MatmulProblem {
+  int64_t m = 0, k = 0, n = 0;
+  dsl::DType dtype = dsl::DType::kBF16;
+  bool functional = true;
+  uint64_t seed = 1;
+};
+MatmulProblem MatmulProblemOf(const Params& params);
+
+dsl::DType DTypeOf(const Params& params);  // the "dtype" parameter
+
+// The axis exists and V splits into whole elements per shard (axis size x `divisor`
+// shards). Throws ParamError for "bytes" with the nearest valid sizes. Returns the axis
+// size.
+int CheckCollectiveProblem(const dsl::Mesh& mesh, const CollectiveProblem& problem,
+                           int divisor = 1);
+
+// A 1-D global array of problem.bytes bytes, random (functional) or a placeholder.
+dsl::Array MakeCollectiveInput(const CollectiveProblem& problem, uint64_t salt = 0);
+
+// A random [m, k] x [k, n] matmul problem for `w`: the two global inputs (placeholders
+// when not functional; seeds from problem.seed and `salt`), their product computed on the
+// host in f64 and rounded once as the expected output, and the tolerance of an MXU result
+// at DEFAULT precision (one bf16 pass, f32 accumulation in another order, then one
+// rounding to the dtype).
+void AddMatmulOperands(Workload& w, const MatmulProblem& problem, uint64_t salt);
+
+}  // namespace tpusim::kernels
