@@ -97,7 +97,7 @@ void RequireHostMemory(uint64_t bytes, const std::string& what) {
   throw Error(ErrorKind::kCapacity,
               what + " needs " + base::FormatBytes(bytes) + " of host memory, but only " +
                   base::FormatBytes(available) +
-                  " is available; run with --timing-only (no payload, the same timing) or "
+                  " is available; run it timing-only (no payload, the same timing) or "
                   "choose a smaller size.");
 }
 

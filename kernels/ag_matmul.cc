@@ -24,6 +24,8 @@ namespace {
 
 using namespace dsl;
 
+constexpr RingMatmulNames kNames = {"the all-gather matmul", "A", "W", "D", "F"};
+
 // The problem as each device sees it.
 struct Blocks {
   std::string ring;                 // the axis D and F are sharded over (Y)
@@ -36,10 +38,10 @@ struct Blocks {
   DType dtype = DType::kBF16;
 };
 
-Blocks BlocksFor(const Mesh& mesh, const CollectiveArgs& args) {
-  const RingMatmulShards s =
-      ShardRingMatmul(mesh, args, {"the all-gather matmul", "A", "W", "D", "F"});
-  return {s.ring, s.others, s.y, s.rows, s.k_chunk, args.k, s.n_chunk, args.dtype};
+Blocks BlocksFor(const Mesh& mesh, const Params& params) {
+  const MatmulProblem problem = MatmulProblemOf(params);
+  const RingMatmulShards s = ShardRingMatmul(mesh, params.String("axis"), problem, kNames);
+  return {s.ring, s.others, s.y, s.rows, s.k_chunk, problem.k, s.n_chunk, problem.dtype};
 }
 
 // Refs: a (HBM [bm, dk]), w (HBM [d, fn]), out (HBM [bm, fn]), then the scratch below.
@@ -255,8 +257,8 @@ KernelFn CollectiveBidi(Blocks b) {
 
 enum class Schedule { kBlocking, kCollective, kBidi };
 
-Workload Make(const Mesh& mesh, const CollectiveArgs& args, Schedule schedule) {
-  const Blocks b = BlocksFor(mesh, args);
+Workload Make(const Mesh& mesh, const Params& params, Schedule schedule) {
+  const Blocks b = BlocksFor(mesh, params);
   const int64_t steps = std::max(b.y - 1, 1);
   GridSpec grid;
   grid.in_specs = {BlockSpec::Any(), BlockSpec::Any()};
@@ -314,19 +316,19 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args, Schedule schedule) {
   const P a_spec{PartitionSpec::Entry(b.others), b.ring};
   const P w_spec{nullptr, b.ring};
   Workload w{shard_map(mesh, {a_spec, w_spec}, {a_spec}, call), {}, {}};
-  AddMatmulOperands(w, args, 1);
+  AddMatmulOperands(w, MatmulProblemOf(params), 1);
   return w;
 }
 
-double FlopsPerChip(const Mesh& mesh, const CollectiveArgs& args) {
-  const Blocks b = BlocksFor(mesh, args);
+double FlopsPerChip(const Mesh& mesh, const Params& params) {
+  const Blocks b = BlocksFor(mesh, params);
   return 2.0 * b.bm * b.d * b.fn;
 }
 
-Bound AgMatmulBound(const Mesh& mesh, const CollectiveArgs& args) {
-  const Blocks b = BlocksFor(mesh, args);
-  const double compute = FlopsPerChip(mesh, args) / PeakMxuFlops(mesh);
-  const AxisLinks links = LinksOf(mesh, args.axis);
+Bound AgMatmulBound(const Mesh& mesh, const Params& params) {
+  const Blocks b = BlocksFor(mesh, params);
+  const double compute = FlopsPerChip(mesh, params) / PeakMxuFlops(mesh);
+  const AxisLinks links = LinksOf(mesh, b.ring);
   // A ring all-gather of this device group's rows of A, V_A = bm x D elements.
   const double v = static_cast<double>(b.bm) * b.d * SizeOf(b.dtype);
   const double comm =
@@ -338,15 +340,15 @@ Bound AgMatmulBound(const Mesh& mesh, const CollectiveArgs& args) {
 // Both directions of the ring: with wraparound each device receives (Y-1)/Y of V_A over its
 // two inbound links in floor(Y/2) hops (docs/references.md §3, bidirectional all-gather);
 // without it the wrap hop goes the long way and the one-way bound applies.
-Bound AgMatmulBidiBound(const Mesh& mesh, const CollectiveArgs& args) {
-  const Blocks b = BlocksFor(mesh, args);
-  const AxisLinks links = LinksOf(mesh, args.axis);
+Bound AgMatmulBidiBound(const Mesh& mesh, const Params& params) {
+  const Blocks b = BlocksFor(mesh, params);
+  const AxisLinks links = LinksOf(mesh, b.ring);
   if (!links.wraparound) {
-    Bound bound = AgMatmulBound(mesh, args);
+    Bound bound = AgMatmulBound(mesh, params);
     bound.formula += " (no wraparound)";
     return bound;
   }
-  const double compute = FlopsPerChip(mesh, args) / PeakMxuFlops(mesh);
+  const double compute = FlopsPerChip(mesh, params) / PeakMxuFlops(mesh);
   const double v = static_cast<double>(b.bm) * b.d * SizeOf(b.dtype);
   const double comm =
       std::max(links.hop_latency_s * (b.y / 2), v / (2 * links.link_bytes_per_s) * (b.y - 1) / b.y);
@@ -360,21 +362,22 @@ double NoBusFactor(int) {
 
 const Registration blocking(KernelInfo{
     "ag_matmul_blocking", "all-gather A over the ring axis, then one matmul (exposed gather)",
-    [](const Mesh& mesh, const CollectiveArgs& args) {
-      return Make(mesh, args, Schedule::kBlocking);
-    },
+    RingMatmulParams(kNames),
+    [](const Mesh& mesh, const Params& params) { return Make(mesh, params, Schedule::kBlocking); },
     AgMatmulBound, NoBusFactor, FlopsPerChip});
 const Registration collective(KernelInfo{
     "ag_matmul_collective",
     "collective matmul: multiply the held D-chunk while the next one moves round the ring",
-    [](const Mesh& mesh, const CollectiveArgs& args) {
-      return Make(mesh, args, Schedule::kCollective);
+    RingMatmulParams(kNames),
+    [](const Mesh& mesh, const Params& params) {
+      return Make(mesh, params, Schedule::kCollective);
     },
     AgMatmulBound, NoBusFactor, FlopsPerChip});
 const Registration collective_bidi(KernelInfo{
     "ag_matmul_collective_bidi",
     "bidirectional collective matmul: chunks travel both ways round the ring, ~Y/2 steps",
-    [](const Mesh& mesh, const CollectiveArgs& args) { return Make(mesh, args, Schedule::kBidi); },
+    RingMatmulParams(kNames),
+    [](const Mesh& mesh, const Params& params) { return Make(mesh, params, Schedule::kBidi); },
     AgMatmulBidiBound, NoBusFactor, FlopsPerChip});
 
 }  // namespace

@@ -44,10 +44,10 @@ struct Blocks {
   DType dtype = DType::kBF16;
 };
 
-Blocks BlocksFor(const Mesh& mesh, const CollectiveArgs& args) {
+Blocks BlocksFor(const Mesh& mesh, const AgwMatmulProblem& problem) {
   Blocks b;
-  b.x_axis = args.axis;
-  b.y_axis = args.axis2;
+  b.x_axis = problem.x_axis;
+  b.y_axis = problem.y_axis;
   if (b.y_axis.empty()) {
     for (const auto& name : mesh.axis_names()) {
       if (name != b.x_axis) {
@@ -57,52 +57,62 @@ Blocks BlocksFor(const Mesh& mesh, const CollectiveArgs& args) {
     }
   }
   if (b.y_axis.empty() || b.y_axis == b.x_axis) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "agw_matmul needs a mesh with two axes, one sharding the weights' K (--axis) "
-                "and another sharding the inputs' K (the first other axis): a 1-D mesh has "
-                "nowhere to put the second sharding. Use a 2-D or 3-D slice such as v5e-2x2.");
+    throw ParamError({"axis", "axis2"},
+                     "agw_matmul needs a mesh with two axes, one sharding the weights' K (axis) "
+                     "and another sharding the inputs' K (axis2, by default the first other "
+                     "axis), and they must differ: a 1-D mesh has nowhere to put the second "
+                     "sharding. Use a 2-D or 3-D slice such as v5e-2x2.");
   }
   b.x = mesh.AxisSize(b.x_axis);
   b.y = mesh.AxisSize(b.y_axis);
-  if (args.m <= 0 || args.k <= 0 || args.n <= 0) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "agw_matmul needs the problem size: give --m M --k K --n N.");
+  const int64_t m = problem.m, k = problem.k, n = problem.n;
+  if (m % b.x || k % b.x || k % b.y || n % b.y) {
+    throw ParamError(
+        {"m", "k", "n"},
+        "inputs[" + std::to_string(m) + ", " + std::to_string(k) + "] x weights[" +
+            std::to_string(k) + ", " + std::to_string(n) +
+            "] does not shard evenly: m must be a multiple of X = " + std::to_string(b.x) +
+            " (axis '" + b.x_axis + "'), k of both X and Y = " + std::to_string(b.y) + " (axis '" +
+            b.y_axis + "'), and n of Y.");
   }
-  if (args.m % b.x || args.k % b.x || args.k % b.y || args.n % b.y) {
-    throw Error(
-        ErrorKind::kInvalidArgument,
-        "inputs[" + std::to_string(args.m) + ", " + std::to_string(args.k) + "] x weights[" +
-            std::to_string(args.k) + ", " + std::to_string(args.n) +
-            "] does not shard evenly: M (--m) must be a multiple of X = " + std::to_string(b.x) +
-            " (axis '" + b.x_axis + "'), K (--k) of both X and Y = " + std::to_string(b.y) +
-            " (axis '" + b.y_axis + "'), and N (--n) of Y.");
-  }
-  b.bm = args.m / b.x;
-  b.kx = args.k / b.x;
-  b.kk = args.k / b.y;
-  b.n = args.n;
-  b.dtype = args.dtype;
-  if (args.bn > 0) {
-    if (args.n % args.bn || args.bn % b.y) {
-      throw Error(ErrorKind::kInvalidArgument,
-                  "--bn (the column chunk) must divide N and be a multiple of Y = " +
-                      std::to_string(b.y) + ".");
+  b.bm = m / b.x;
+  b.kx = k / b.x;
+  b.kk = k / b.y;
+  b.n = n;
+  b.dtype = problem.dtype;
+  if (problem.column_chunk > 0) {
+    if (n % problem.column_chunk || problem.column_chunk % b.y) {
+      throw ParamError({"bn"}, "bn " + std::to_string(problem.column_chunk) +
+                                   " (the column chunk) must divide n (" + std::to_string(n) +
+                                   ") and be a multiple of Y = " + std::to_string(b.y) + ".");
     }
-    b.c = args.n / args.bn;
+    b.c = n / problem.column_chunk;
   } else {
     // As many chunks as keep an all-reduce block at least one 128-lane tile wide: more
     // chunks leave less of the last all-reduce exposed, each costs 2(Y-1) hop latencies.
     b.c = 1;
     for (int64_t c : {8, 4, 2}) {
-      if (args.n % (c * b.y) == 0 && args.n / (c * b.y) >= 128) {
+      if (n % (c * b.y) == 0 && n / (c * b.y) >= 128) {
         b.c = c;
         break;
       }
     }
   }
-  b.nc = args.n / b.c;
+  b.nc = n / b.c;
   b.nb = b.nc / b.y;
   return b;
+}
+
+AgwMatmulProblem ProblemOf(const Params& params) {
+  AgwMatmulProblem problem;
+  problem.x_axis = params.String("axis");
+  if (params.Has("axis2")) problem.y_axis = params.String("axis2");
+  problem.m = params.Int("m");
+  problem.k = params.Int("k");
+  problem.n = params.Int("n");
+  if (params.Has("bn")) problem.column_chunk = params.Int("bn");
+  problem.dtype = DTypeOf(params);
+  return problem;
 }
 
 // The rows of K-chunk j that x-block `owner` holds, as [begin, end) of K (may be empty).
@@ -432,25 +442,26 @@ KernelFn Fused(Blocks b) {
   };
 }
 
-Workload Make(const Mesh& mesh, const CollectiveArgs& args, bool fused) {
-  const Blocks b = BlocksFor(mesh, args);
+Workload Make(const Mesh& mesh, const Params& params, bool fused) {
+  const AgwMatmulProblem problem = ProblemOf(params);
+  const Blocks b = BlocksFor(mesh, problem);
   const P in_spec{b.x_axis, b.y_axis};
   const P w_spec{b.x_axis, nullptr};
   const P out_spec{b.x_axis, nullptr};
   Workload wl{
-      shard_map(mesh, {in_spec, w_spec}, {out_spec}, AgwMatmulCall(mesh, args, fused)), {}, {}};
-  AddMatmulOperands(wl, args, 5);
+      shard_map(mesh, {in_spec, w_spec}, {out_spec}, AgwMatmulCall(mesh, problem, fused)), {}, {}};
+  AddMatmulOperands(wl, MatmulProblemOf(params), 5);
   return wl;
 }
 
-double FlopsPerChip(const Mesh& mesh, const CollectiveArgs& args) {
-  const Blocks b = BlocksFor(mesh, args);
+double FlopsPerChip(const Mesh& mesh, const Params& params) {
+  const Blocks b = BlocksFor(mesh, ProblemOf(params));
   return 2.0 * b.bm * b.kk * b.n;
 }
 
-Bound AgwBound(const Mesh& mesh, const CollectiveArgs& args) {
-  const Blocks b = BlocksFor(mesh, args);
-  const double compute = FlopsPerChip(mesh, args) / PeakMxuFlops(mesh);
+Bound AgwBound(const Mesh& mesh, const Params& params) {
+  const Blocks b = BlocksFor(mesh, ProblemOf(params));
+  const double compute = FlopsPerChip(mesh, params) / PeakMxuFlops(mesh);
   // Weights: the rows of K-chunk j this device does not hold must arrive over x; at best
   // over both inbound x links (one when X = 2).
   const AxisLinks xl = LinksOf(mesh, b.x_axis);
@@ -477,22 +488,35 @@ double NoBusFactor(int) {
   return 1.0;
 }
 
+std::vector<Param> AgwParams() {
+  return ParamList(
+      AxisParam().Description("the axis X that shards the inputs' rows and the weights' K"),
+      Axis2Param().Description("the axis Y that shards the inputs' K"),
+      MParam().Description("M: rows of the inputs and of out"),
+      KParam().Description("K: the contracting dim"),
+      NParam().Description("N: columns of the weights and of out"),
+      BnParam()
+          .Description("the column chunk of N that one all-reduce step works on")
+          .Auto("N/8, N/4 or N/2, the most chunks that keep an all-reduce block 128 lanes wide"),
+      DTypeParam({DType::kBF16, DType::kF32}));
+}
+
 const Registration blocking(KernelInfo{
     "agw_matmul_ar",
     "all-gather the weights over x, multiply K-chunk y, then all-reduce over y (exposed)",
-    [](const Mesh& mesh, const CollectiveArgs& args) { return Make(mesh, args, false); }, AgwBound,
-    NoBusFactor, FlopsPerChip});
+    AgwParams(), [](const Mesh& mesh, const Params& params) { return Make(mesh, params, false); },
+    AgwBound, NoBusFactor, FlopsPerChip});
 const Registration fused(KernelInfo{
     "agw_matmul_ar_fused",
     "push only the needed weight rows in column chunks; multiply while they move and "
     "all-reduce chunk c while multiplying chunk c+1",
-    [](const Mesh& mesh, const CollectiveArgs& args) { return Make(mesh, args, true); }, AgwBound,
-    NoBusFactor, FlopsPerChip});
+    AgwParams(), [](const Mesh& mesh, const Params& params) { return Make(mesh, params, true); },
+    AgwBound, NoBusFactor, FlopsPerChip});
 
 }  // namespace
 
-PallasCall AgwMatmulCall(const Mesh& mesh, const CollectiveArgs& args, bool fused) {
-  const Blocks b = BlocksFor(mesh, args);
+PallasCall AgwMatmulCall(const Mesh& mesh, const AgwMatmulProblem& problem, bool fused) {
+  const Blocks b = BlocksFor(mesh, problem);
   const int64_t steps = std::max(2 * (b.y - 1), 1);
   GridSpec grid;
   grid.in_specs = {BlockSpec::Any(), BlockSpec::Any()};
@@ -516,7 +540,7 @@ PallasCall AgwMatmulCall(const Mesh& mesh, const CollectiveArgs& args, bool fuse
   } else {
     // The gathered weights stay in HBM (Pallas's ANY scratch): all of W need not fit VMEM.
     grid.scratch_shapes.push_back(
-        ScratchSpec{MemorySpace::kAny, {args.k, b.n}, b.dtype, SemaphoreType::kDma, "w_full"});
+        ScratchSpec{MemorySpace::kAny, {problem.k, b.n}, b.dtype, SemaphoreType::kDma, "w_full"});
     const int64_t gather_steps = std::max(b.x - 1, 1);
     grid.scratch_shapes.push_back(ScratchSpec::DMA({gather_steps}, "gather_send"));
     grid.scratch_shapes.push_back(ScratchSpec::DMA({gather_steps}, "gather_recv"));

@@ -6,10 +6,10 @@ namespace tpusim::kernels {
 
 using namespace dsl;
 
-Workload AllGatherWorkload(const Mesh& mesh, const CollectiveArgs& args, PallasCall call) {
-  Workload w{shard_map(mesh, {P{args.axis}}, {P{}}, std::move(call)), {}, {}};
-  w.inputs.push_back(MakeCollectiveInput(args));
-  if (args.functional) w.expected.push_back(w.inputs[0]);  // gathering reassembles the input
+Workload AllGatherWorkload(const Mesh& mesh, const CollectiveProblem& problem, PallasCall call) {
+  Workload w{shard_map(mesh, {P{problem.axis}}, {P{}}, std::move(call)), {}, {}};
+  w.inputs.push_back(MakeCollectiveInput(problem));
+  if (problem.functional) w.expected.push_back(w.inputs[0]);  // gathering reassembles the input
   return w;
 }
 
@@ -31,33 +31,42 @@ PallasCall AllGatherCallOf(const std::string& name, int axis_size, const ShapeDt
   return call;
 }
 
-PallasCall AllGatherCall(const Mesh& mesh, const CollectiveArgs& args, const std::string& name,
+PallasCall AllGatherCall(const Mesh& mesh, const CollectiveProblem& problem,
+                         const std::string& name,
                          const std::function<KernelFn(int64_t shard)>& kernel, int divisor,
                          const std::vector<std::string>& step_semaphores) {
-  const int n = CheckCollectiveArgs(mesh, args, divisor);
-  const int64_t shard = static_cast<int64_t>(args.bytes / SizeOf(args.dtype)) / n;
-  return AllGatherCallOf(name, n, {{shard}, args.dtype}, kernel(shard), step_semaphores);
+  const int n = CheckCollectiveProblem(mesh, problem, divisor);
+  const int64_t shard = static_cast<int64_t>(problem.bytes / SizeOf(problem.dtype)) / n;
+  return AllGatherCallOf(name, n, {{shard}, problem.dtype}, kernel(shard), step_semaphores);
 }
 
-Bound RingAllGatherBound(const Mesh& mesh, const CollectiveArgs& args) {
-  const AxisLinks a = LinksOf(mesh, args.axis);
-  const double v = static_cast<double>(args.bytes);
+Bound RingAllGatherBound(const Mesh& mesh, const Params& params) {
+  return RingAllGatherBoundFor(mesh, params.String("axis"), params.Bytes("bytes"));
+}
+
+Bound BidiAllGatherBound(const Mesh& mesh, const Params& params) {
+  return BidiAllGatherBoundFor(mesh, params.String("axis"), params.Bytes("bytes"));
+}
+
+Bound RingAllGatherBoundFor(const Mesh& mesh, const std::string& axis, uint64_t bytes) {
+  const AxisLinks a = LinksOf(mesh, axis);
+  const double v = static_cast<double>(bytes);
   const double bandwidth = v / a.link_bytes_per_s * (a.size - 1) / a.size;
   const double latency = a.hop_latency_s * (a.size - 1);
   return {std::max(bandwidth, latency), "max(T_min (X-1), (V/W_oneway)(X-1)/X)"};
 }
 
-Bound BidiAllGatherBound(const Mesh& mesh, const CollectiveArgs& args) {
-  const AxisLinks a = LinksOf(mesh, args.axis);
+Bound BidiAllGatherBoundFor(const Mesh& mesh, const std::string& axis, uint64_t bytes) {
+  const AxisLinks a = LinksOf(mesh, axis);
   if (!a.wraparound) {
-    Bound b = RingAllGatherBound(mesh, args);
+    Bound b = RingAllGatherBoundFor(mesh, axis, bytes);
     b.formula += " (no wraparound)";
     return b;
   }
   // §3 gives V/W_ici for large X; every device must still receive (X-1)/X of V over its
   // two inbound links, so the exact bound carries that factor.
   const double w_ici = 2 * a.link_bytes_per_s;
-  const double v = static_cast<double>(args.bytes);
+  const double v = static_cast<double>(bytes);
   return {std::max(a.hop_latency_s * a.size / 2, v / w_ici * (a.size - 1) / a.size),
           "max(T_min X/2, (V/W_ici)(X-1)/X)"};
 }

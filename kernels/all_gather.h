@@ -9,12 +9,14 @@
 #include <vector>
 
 #include "dsl/pallas_call.h"
+#include "kernels/problem_params.h"
 #include "kernels/registry.h"
 
 namespace tpusim::kernels {
 
 // Input P(axis), output replicated: every device ends with the whole array.
-Workload AllGatherWorkload(const dsl::Mesh& mesh, const CollectiveArgs& args, dsl::PallasCall call);
+Workload AllGatherWorkload(const dsl::Mesh& mesh, const CollectiveProblem& problem,
+                           dsl::PallasCall call);
 
 // The pallas_call `name` of an all-gather over `axis_size` devices whose blocks (`block`,
 // any rank) are gathered along dimension 0 in HBM: input "x" (this device's block), output
@@ -27,11 +29,11 @@ dsl::PallasCall AllGatherCallOf(const std::string& name, int axis_size,
                                 const dsl::ShapeDtype& block, dsl::KernelFn kernel,
                                 const std::vector<std::string>& step_semaphores = {"send_sems",
                                                                                    "recv_sems"});
-// The same for a 1-D all-gather of args.bytes over args.axis: `kernel` makes the body for a
-// shard of that many elements; `divisor` is what each shard must split into
-// (CheckCollectiveArgs).
+// The same for a 1-D all-gather of problem.bytes over problem.axis: `kernel` makes the body
+// for a shard of that many elements; `divisor` is what each shard must split into
+// (CheckCollectiveProblem).
 dsl::PallasCall AllGatherCall(
-    const dsl::Mesh& mesh, const CollectiveArgs& args, const std::string& name,
+    const dsl::Mesh& mesh, const CollectiveProblem& problem, const std::string& name,
     const std::function<dsl::KernelFn(int64_t shard)>& kernel, int divisor = 1,
     const std::vector<std::string>& step_semaphores = {"send_sems", "recv_sems"});
 
@@ -43,10 +45,13 @@ dsl::PallasCall BidiAllGatherCall(const std::string& axis, int axis_size,
                                   const dsl::ShapeDtype& block);
 
 // One direction, or no wraparound: T = (V/W_oneway)(X-1)/X; latency-bound at T_min.
-Bound RingAllGatherBound(const dsl::Mesh& mesh, const CollectiveArgs& args);
+Bound RingAllGatherBoundFor(const dsl::Mesh& mesh, const std::string& axis, uint64_t bytes);
 // With wraparound: T = max(T_min X/2, (V/W_ici)(X-1)/X); without it, the one-direction
 // figure.
-Bound BidiAllGatherBound(const dsl::Mesh& mesh, const CollectiveArgs& args);
+Bound BidiAllGatherBoundFor(const dsl::Mesh& mesh, const std::string& axis, uint64_t bytes);
+// The same for an entry's axis and bytes parameters (a KernelInfo::bound).
+Bound RingAllGatherBound(const dsl::Mesh& mesh, const Params& params);
+Bound BidiAllGatherBound(const dsl::Mesh& mesh, const Params& params);
 
 // nccl-tests: busbw = algbw x (X-1)/X for all-gather.
 double AllGatherBusFactor(int axis_size);

@@ -109,26 +109,31 @@ KernelFn AllGather2d(std::string axis_a, std::string axis_b, int64_t block) {
   };
 }
 
-std::string SecondAxis(const Mesh& mesh, const CollectiveArgs& args) {
-  if (!args.axis2.empty()) return args.axis2;
+std::string SecondAxis(const Mesh& mesh, const Params& params) {
+  const std::string& axis = params.String("axis");
+  if (params.Has("axis2")) {
+    const std::string& axis2 = params.String("axis2");
+    if (axis2 == axis) {
+      throw ParamError({"axis", "axis2"},
+                       "all_gather_2d needs two different mesh axes, got '" + axis + "' twice.");
+    }
+    return axis2;
+  }
   for (const auto& name : mesh.axis_names()) {
-    if (name != args.axis) return name;
+    if (name != axis) return name;
   }
   throw Error(ErrorKind::kInvalidArgument, "all_gather_2d gathers over two mesh axes, but " +
                                                mesh.Describe() +
                                                " has only one; use all_gather_bidi.");
 }
 
-Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
-  const std::string axis_b = SecondAxis(mesh, args);
-  if (axis_b == args.axis) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "all_gather_2d needs two different mesh axes, got '" + args.axis + "' twice.");
-  }
-  const int nx = mesh.AxisSize(args.axis);
+Workload Make(const Mesh& mesh, const Params& params) {
+  const CollectiveProblem problem = CollectiveProblemOf(params);
+  const std::string axis_b = SecondAxis(mesh, params);
+  const int nx = mesh.AxisSize(problem.axis);
   const int ny = mesh.AxisSize(axis_b);
-  CheckCollectiveArgs(mesh, args, ny);  // V splits into X * Y whole-element blocks
-  const int64_t elements = static_cast<int64_t>(args.bytes / SizeOf(args.dtype));
+  CheckCollectiveProblem(mesh, problem, ny);  // V splits into X * Y whole-element blocks
+  const int64_t elements = static_cast<int64_t>(problem.bytes / SizeOf(problem.dtype));
   const int64_t block = elements / (static_cast<int64_t>(nx) * ny);
   const int64_t steps = std::max(nx + ny - 2, 1);
   GridSpec grid;
@@ -138,24 +143,25 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
                          ScratchSpec::DMA({4, steps}, "send_sems"),
                          ScratchSpec::DMA({4, steps}, "recv_sems")};
   const Shape global = {nx, ny, block};
-  PallasCall call = pallas_call("all_gather_2d", AllGather2d(args.axis, axis_b, block), grid,
-                                {{global, args.dtype}});
+  PallasCall call = pallas_call("all_gather_2d", AllGather2d(problem.axis, axis_b, block), grid,
+                                {{global, problem.dtype}});
   call.in_names = {"x"};
   call.out_names = {"out"};
   call.compiler_params.collective_id = 0;  // for its start barrier
-  Workload w{shard_map(mesh, {P{args.axis, axis_b, nullptr}}, {P{}}, std::move(call)), {}, {}};
-  w.inputs.push_back(args.functional ? Array::Random(global, args.dtype, args.seed * 1000003)
-                                     : Array::Placeholder(global, args.dtype));
-  if (args.functional) w.expected.push_back(w.inputs[0]);
+  Workload w{shard_map(mesh, {P{problem.axis, axis_b, nullptr}}, {P{}}, std::move(call)), {}, {}};
+  w.inputs.push_back(problem.functional
+                         ? Array::Random(global, problem.dtype, problem.seed * 1000003)
+                         : Array::Placeholder(global, problem.dtype));
+  if (problem.functional) w.expected.push_back(w.inputs[0]);
   return w;
 }
 
-Bound Analytic(const Mesh& mesh, const CollectiveArgs& args) {
-  const std::string axis_b = SecondAxis(mesh, args);
+Bound Analytic(const Mesh& mesh, const Params& params) {
+  const std::string axis_b = SecondAxis(mesh, params);
   double latency = 0;
   double inbound = 0;  // bytes/s a device can receive over the two axes' links
   int devices = 1;
-  for (const auto& axis : {args.axis, axis_b}) {
+  for (const auto& axis : {params.String("axis"), axis_b}) {
     const AxisLinks a = LinksOf(mesh, axis);
     devices *= a.size;
     if (a.size < 2) continue;
@@ -169,7 +175,7 @@ Bound Analytic(const Mesh& mesh, const CollectiveArgs& args) {
     b.formula = "one device: nothing moves";
     return b;
   }
-  const double v = static_cast<double>(args.bytes);
+  const double v = static_cast<double>(params.Bytes("bytes"));
   b.seconds = std::max(latency, v * (devices - 1) / devices / inbound);
   b.formula =
       "max(T_min sum|X_i|/2, (V/(W_ici N_axes))(N-1)/N), N = X*Y devices; W_oneway and "
@@ -180,9 +186,10 @@ Bound Analytic(const Mesh& mesh, const CollectiveArgs& args) {
 // The registry's factor sees one axis size; (N-1)/N of the N = X*Y devices is what
 // nccl-tests would report, which this approximates with X.
 const Registration registration(KernelInfo{
-    "all_gather_2d",
-    "all-gather over two mesh axes at once: --axis and the first other axis (or axis2)", Make,
-    Analytic, AllGatherBusFactor});
+    "all_gather_2d", "all-gather over two mesh axes at once: axis and axis2",
+    ParamList(AxisParam().Description("first mesh axis of the gather"), Axis2Param(), BytesParam(),
+              DTypeParam()),
+    Make, Analytic, AllGatherBusFactor});
 
 }  // namespace
 }  // namespace tpusim::kernels

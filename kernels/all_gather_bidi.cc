@@ -61,17 +61,18 @@ KernelFn BidiAllGather(std::string axis, int64_t shard) {
 const std::vector<std::string> kBidiSemaphores = {"send_right", "recv_from_left", "send_left",
                                                   "recv_from_right"};
 
-Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
+Workload Make(const Mesh& mesh, const Params& params) {
+  const CollectiveProblem problem = CollectiveProblemOf(params);
   return AllGatherWorkload(
-      mesh, args,
+      mesh, problem,
       AllGatherCall(
-          mesh, args, "all_gather_bidi",
-          [&](int64_t shard) { return BidiAllGather(args.axis, shard); }, 1, kBidiSemaphores));
+          mesh, problem, "all_gather_bidi",
+          [&](int64_t shard) { return BidiAllGather(problem.axis, shard); }, 1, kBidiSemaphores));
 }
 
 const Registration registration(KernelInfo{
-    "all_gather_bidi", "bidirectional ring all-gather, half of each shard each way", Make,
-    BidiAllGatherBound, AllGatherBusFactor});
+    "all_gather_bidi", "bidirectional ring all-gather, half of each shard each way",
+    CollectiveParams(), Make, BidiAllGatherBound, AllGatherBusFactor});
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 // Unidirectional ring all-gather: N-1 steps; at step s every device forwards the shard it
-// received at step s-1 (its own at s=0) to its right neighbour. One receive semaphore per
-// step keeps a fast neighbour's next shard from being mistaken for this step's.
+// received at step s-1 (its own at s=0) to its right neighbour (or, with direction=left,
+// its left one). One receive semaphore per step keeps a fast neighbour's next shard from
+// being mistaken for this step's.
 
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
@@ -13,8 +14,9 @@ namespace {
 
 using namespace dsl;
 
-KernelFn RingAllGather(std::string axis, int64_t shard) {
-  return [axis, shard](Kernel& k, const Refs&) {
+// direction: +1 sends to the right neighbour, -1 to the left one.
+KernelFn RingAllGather(std::string axis, int64_t shard, int direction) {
+  return [axis, shard, direction](Kernel& k, const Refs&) {
     const auto r = k.operands<RingAllGatherRefs>();
     const Ring ring = k.ring(axis);
     auto slot = [&](int index) { return r.out.at(ds(index * shard, shard)); };
@@ -32,32 +34,38 @@ KernelFn RingAllGather(std::string axis, int64_t shard) {
 
     for (int step = 0; step < ring.size - 1; ++step) {
       auto scope = k.named_scope("ring step " + std::to_string(step));
-      const int forwarded = ring.index_at(-step);  // arrived from the left last step
-      AsyncCopy copy = k.async_remote_copy(slot(forwarded), slot(forwarded), r.send_sems.at(step),
-                                           r.recv_sems.at(step), ring.right_device());
+      // Arrived from the neighbour on the other side last step.
+      const int forwarded = ring.index_at(-direction * step);
+      AsyncCopy copy = k.async_remote_copy(
+          slot(forwarded), slot(forwarded), r.send_sems.at(step), r.recv_sems.at(step),
+          direction > 0 ? ring.right_device() : ring.left_device());
       copy.start();
       copy.wait_send();
-      // The left neighbour's copy of the same size lands on our recv_sems[step].
+      // The other neighbour's copy of the same size lands on our recv_sems[step].
       copy.wait_recv();
     }
   };
 }
 
-Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
-  return AllGatherWorkload(mesh, args,
-                           AllGatherCall(mesh, args, "all_gather_ring", [&](int64_t shard) {
-                             return RingAllGather(args.axis, shard);
+Workload Make(const Mesh& mesh, const Params& params) {
+  const CollectiveProblem problem = CollectiveProblemOf(params);
+  const int direction = params.String("direction") == "left" ? -1 : +1;
+  return AllGatherWorkload(mesh, problem,
+                           AllGatherCall(mesh, problem, "all_gather_ring", [&](int64_t shard) {
+                             return RingAllGather(problem.axis, shard, direction);
                            }));
 }
 
 const Registration registration(KernelInfo{
-    "all_gather_ring", "unidirectional ring all-gather, N-1 steps, start barrier", Make,
-    RingAllGatherBound, AllGatherBusFactor});
+    "all_gather_ring", "unidirectional ring all-gather, N-1 steps, start barrier",
+    ParamList(CollectiveParams(), RingDirectionParam()), Make, RingAllGatherBound,
+    AllGatherBusFactor});
 
 }  // namespace
 
 PallasCall RingAllGatherCall(const std::string& axis, int axis_size, const ShapeDtype& block) {
-  return AllGatherCallOf("all_gather_ring", axis_size, block, RingAllGather(axis, block.shape[0]));
+  return AllGatherCallOf("all_gather_ring", axis_size, block,
+                         RingAllGather(axis, block.shape[0], +1));
 }
 
 }  // namespace tpusim::kernels

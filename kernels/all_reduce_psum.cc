@@ -101,45 +101,54 @@ KernelFn Psum(std::string axis, int64_t elements, int64_t piece, DType dtype, bo
   };
 }
 
-Workload MakeWith(const Mesh& mesh, const CollectiveArgs& args, bool capacity) {
-  const int64_t elements = CheckReductionArgs(mesh, args);
-  const int n = mesh.AxisSize(args.axis);
-  const uint64_t esize = SizeOf(args.dtype);
+Workload MakeWith(const Mesh& mesh, const Params& params, bool capacity) {
+  const CollectiveProblem problem = CollectiveProblemOf(params);
+  const int64_t elements = CheckReductionProblem(mesh, problem);
+  const int n = mesh.AxisSize(problem.axis);
+  const uint64_t esize = SizeOf(problem.dtype);
   // Two slots and a result row in the dtype, an f32 accumulator: half of VMEM at most.
-  const uint64_t piece_bytes = args.chunk_bytes ? args.chunk_bytes
-                                                : mesh.topology().chip().vmem().capacity_bytes() /
-                                                      2 / (3 * esize + 4) * esize;
+  const uint64_t piece_bytes =
+      params.Has("chunk_bytes")
+          ? params.Bytes("chunk_bytes")
+          : mesh.topology().chip().vmem().capacity_bytes() / 2 / (3 * esize + 4) * esize;
   const int64_t piece = std::clamp<int64_t>(static_cast<int64_t>(piece_bytes / esize), 1, elements);
   const int rounds = static_cast<int>((elements + piece - 1) / piece);
-  const int64_t result_row = args.dtype == DType::kF32 ? 1 : piece;
+  const int64_t result_row = problem.dtype == DType::kF32 ? 1 : piece;
   GridSpec grid;
   grid.grid = {rounds, n};
   grid.in_specs = {BlockSpec::Any()};
   grid.out_specs = {BlockSpec::Any()};
-  grid.scratch_shapes = {ScratchSpec::VMEM({2, piece}, args.dtype, "buf"),
+  grid.scratch_shapes = {ScratchSpec::VMEM({2, piece}, problem.dtype, "buf"),
                          ScratchSpec::VMEM({piece}, DType::kF32, "acc"),
-                         ScratchSpec::VMEM({result_row}, args.dtype, "result"),
+                         ScratchSpec::VMEM({result_row}, problem.dtype, "result"),
                          ScratchSpec::DMA({}, "load_sem"),
                          ScratchSpec::DMA({}, "store_sem"),
                          ScratchSpec::DMA({}, "send_sem"),
                          ScratchSpec::DMA({2}, "recv_sems"),
                          ScratchSpec::REGULAR({}, "capacity_sem")};
   PallasCall call = pallas_call(capacity ? "all_reduce_psum" : "all_reduce_psum_no_capacity",
-                                Psum(args.axis, elements, piece, args.dtype, capacity), grid,
-                                {{{elements}, args.dtype}});
+                                Psum(problem.axis, elements, piece, problem.dtype, capacity), grid,
+                                {{{elements}, problem.dtype}});
   call.in_names = {"x"};
   call.out_names = {"out"};
   call.compiler_params.dimension_semantics = {"arbitrary", "arbitrary"};
   call.compiler_params.collective_id = 0;  // for its start barrier
-  return ReductionWorkload(mesh, args, /*replicated=*/true, std::move(call));
+  return ReductionWorkload(mesh, problem, /*replicated=*/true, std::move(call));
 }
 
 KernelInfo Variant(std::string name, std::string summary, bool capacity) {
-  return {std::move(name), std::move(summary),
-          [capacity](const Mesh& mesh, const CollectiveArgs& args) {
-            return MakeWith(mesh, args, capacity);
+  return {std::move(name),
+          std::move(summary),
+          ParamList(ReductionParams(),
+                    ChunkBytesParam("the most bytes of the input one grid step passes round the "
+                                    "ring (its VMEM slots hold that much)",
+                                    "half of VMEM over two slots, a result row and an f32 "
+                                    "accumulator")),
+          [capacity](const Mesh& mesh, const Params& params) {
+            return MakeWith(mesh, params, capacity);
           },
-          RingAllReduceBound, AllReduceBusFactor};
+          RingAllReduceBound,
+          AllReduceBusFactor};
 }
 
 const Registration registration(

@@ -64,36 +64,26 @@ KernelFn RingAllReduce(std::string axis, RingReducePlan plan) {
   };
 }
 
-Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
-  const int64_t elements = CheckReductionArgs(mesh, args);
-  return ReductionWorkload(mesh, args, /*replicated=*/true,
-                           RingAllReduceCall(mesh, args.axis, {{elements}, args.dtype}));
-}
-
-const Registration registration(KernelInfo{
-    "all_reduce_ring", "ring all-reduce: chunked ring reduce-scatter, then ring all-gather", Make,
-    RingAllReduceBound, AllReduceBusFactor});
-
-}  // namespace
-
-PallasCall RingAllReduceCall(const Mesh& mesh, const std::string& axis, const ShapeDtype& x) {
-  CollectiveArgs args;
-  args.axis = axis;
-  args.dtype = x.dtype;
+// all_reduce_ring of an operand of type `x` (RingAllReduceCall), chunked as `chunking` says.
+PallasCall AllReduceCall(const Mesh& mesh, const std::string& axis, const ShapeDtype& x,
+                         const RingChunking& chunking) {
+  CollectiveProblem problem;
+  problem.axis = axis;
+  problem.dtype = x.dtype;
   int64_t elements = 1;
   for (int64_t d : x.shape)
     elements *= d;
-  args.bytes = static_cast<uint64_t>(elements) * SizeOf(x.dtype);
-  CheckReductionArgs(mesh, args);
+  problem.bytes = static_cast<uint64_t>(elements) * SizeOf(x.dtype);
+  CheckReductionProblem(mesh, problem);
   const int n = mesh.AxisSize(axis);
   const int64_t block = elements / n;
   const int64_t steps = std::max(n - 1, 1);
-  const RingReducePlan plan = PlanRingReduce(mesh, args, block, 0, block, 1);
+  const RingReducePlan plan = PlanRingReduce(mesh, x.dtype, chunking, block, 0, block, 1);
   GridSpec grid;
   grid.in_specs = {BlockSpec::Any()};
   grid.out_specs = {BlockSpec::Any()};
   grid.scratch_shapes = {ScratchSpec::DMA({}, "copy_sem")};
-  for (auto& spec : RingReduceScratch(plan, args.dtype))
+  for (auto& spec : RingReduceScratch(plan, x.dtype))
     grid.scratch_shapes.push_back(spec);
   grid.scratch_shapes.push_back(ScratchSpec::DMA({steps}, "gather_send"));
   grid.scratch_shapes.push_back(ScratchSpec::DMA({steps}, "gather_recv"));
@@ -110,6 +100,25 @@ PallasCall RingAllReduceCall(const Mesh& mesh, const std::string& axis, const Sh
   call.out_names = {"out"};
   call.compiler_params.collective_id = 0;  // for its start barrier
   return call;
+}
+
+Workload Make(const Mesh& mesh, const Params& params) {
+  const CollectiveProblem problem = CollectiveProblemOf(params);
+  const int64_t elements = CheckReductionProblem(mesh, problem);
+  return ReductionWorkload(
+      mesh, problem, /*replicated=*/true,
+      AllReduceCall(mesh, problem.axis, {{elements}, problem.dtype}, RingChunkingOf(params)));
+}
+
+const Registration registration(KernelInfo{
+    "all_reduce_ring", "ring all-reduce: chunked ring reduce-scatter, then ring all-gather",
+    ParamList(ReductionParams(), RingChunkingParams()), Make, RingAllReduceBound,
+    AllReduceBusFactor});
+
+}  // namespace
+
+PallasCall RingAllReduceCall(const Mesh& mesh, const std::string& axis, const ShapeDtype& x) {
+  return AllReduceCall(mesh, axis, x, RingChunking{});
 }
 
 }  // namespace tpusim::kernels

@@ -100,9 +100,10 @@ KernelFn AllToAll(std::string axis, int64_t block, bool relay) {
   };
 }
 
-Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
-  const int n = CheckCollectiveArgs(mesh, args, mesh.AxisSize(args.axis));
-  const int64_t elements = static_cast<int64_t>(args.bytes / SizeOf(args.dtype));
+Workload Make(const Mesh& mesh, const Params& params) {
+  const CollectiveProblem problem = CollectiveProblemOf(params);
+  const int n = CheckCollectiveProblem(mesh, problem, mesh.AxisSize(problem.axis));
+  const int64_t elements = static_cast<int64_t>(problem.bytes / SizeOf(problem.dtype));
   const int64_t per_device = elements / n;
   const int64_t block = per_device / n;
   GridSpec grid;
@@ -110,26 +111,26 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
   grid.out_specs = {BlockSpec::Any()};
   // Relay half of the opposite block when the ring has ties (even, wrapped, past 2) and
   // the half block fits in a quarter of VMEM; otherwise send it straight.
-  const AxisLinks links = LinksOf(mesh, args.axis);
-  const uint64_t relayed_bytes = static_cast<uint64_t>(block - block / 2) * SizeOf(args.dtype);
+  const AxisLinks links = LinksOf(mesh, problem.axis);
+  const uint64_t relayed_bytes = static_cast<uint64_t>(block - block / 2) * SizeOf(problem.dtype);
   const bool relay = links.wraparound && n % 2 == 0 && n > 2 && block >= 2 &&
                      relayed_bytes <= mesh.topology().chip().vmem().capacity_bytes() / 4;
   grid.scratch_shapes = {
       ScratchSpec::DMA({}, "local_sem"), ScratchSpec::DMA({n}, "send_sems"),
       ScratchSpec::DMA({n}, "recv_sems"),
-      ScratchSpec::VMEM({relay ? block - block / 2 : 1}, args.dtype, "relay_buf"),
+      ScratchSpec::VMEM({relay ? block - block / 2 : 1}, problem.dtype, "relay_buf"),
       ScratchSpec::DMA({3}, "relay_sems")};
-  PallasCall call = pallas_call("all_to_all", AllToAll(args.axis, block, relay), grid,
-                                {{{per_device}, args.dtype}});
+  PallasCall call = pallas_call("all_to_all", AllToAll(problem.axis, block, relay), grid,
+                                {{{per_device}, problem.dtype}});
   call.in_names = {"x"};
   call.out_names = {"out"};
   call.compiler_params.collective_id = 0;  // for its start barrier
-  Workload w{shard_map(mesh, {P{args.axis}}, {P{args.axis}}, call), {}, {}};
-  w.inputs.push_back(MakeCollectiveInput(args));
-  if (args.functional) {
+  Workload w{shard_map(mesh, {P{problem.axis}}, {P{problem.axis}}, call), {}, {}};
+  w.inputs.push_back(MakeCollectiveInput(problem));
+  if (problem.functional) {
     // Output block i of device j = input block j of device i.
     const Array& x = w.inputs[0];
-    Array expected({elements}, args.dtype);
+    Array expected({elements}, problem.dtype);
     for (int i = 0; i < n; ++i) {
       for (int j = 0; j < n; ++j)
         expected.Place(x.Slice({(i * n + j) * block}, {block}), {(j * n + i) * block});
@@ -139,9 +140,10 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
   return w;
 }
 
-Bound Analytic(const Mesh& mesh, const CollectiveArgs& args) {
-  const AxisLinks a = LinksOf(mesh, args.axis);
-  const double v = static_cast<double>(args.bytes);
+Bound Analytic(const Mesh& mesh, const Params& params) {
+  const CollectiveProblem problem = CollectiveProblemOf(params);
+  const AxisLinks a = LinksOf(mesh, problem.axis);
+  const double v = static_cast<double>(problem.bytes);
   const int x = a.size;
   Bound b;
   if (x < 2) {
@@ -166,8 +168,8 @@ Bound Analytic(const Mesh& mesh, const CollectiveArgs& args) {
 
 // nccl-tests' alltoall bus factor is all-gather's, (X-1)/X.
 const Registration registration(KernelInfo{
-    "all_to_all", "device i's block j goes to device j: one remote DMA per destination", Make,
-    Analytic, AllGatherBusFactor});
+    "all_to_all", "device i's block j goes to device j: one remote DMA per destination",
+    CollectiveParams(), Make, Analytic, AllGatherBusFactor});
 
 }  // namespace
 }  // namespace tpusim::kernels

@@ -98,23 +98,36 @@ Array IntegerProduct(const Array& a, const Array& b) {
   return out;
 }
 
-Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
-  const MatmulPlan plan = PlanMatmul(args);
+MatmulPlan PlanOf(const Params& params) {
+  MatmulPlan request;
+  request.m = params.Int("m");
+  request.k = params.Int("k");
+  request.n = params.Int("n");
+  request.dtype = DTypeOf(params);
+  request.precision = ParsePrecision(params.String("precision"));
+  if (params.Has("bm")) request.bm = params.Int("bm");
+  if (params.Has("bk")) request.bk = params.Int("bk");
+  if (params.Has("bn")) request.bn = params.Int("bn");
+  return PlanMatmul(request);
+}
+
+Workload Make(const Mesh& mesh, const Params& params) {
+  const MatmulPlan plan = PlanOf(params);
   // Every chip computes the whole product from its own copy of a and b.
   Workload w{shard_map(mesh, {P{}, P{}}, {P{}}, MatmulCall(plan)), {}, {}};
-  if (!args.functional) {
+  if (!params.functional) {
     w.inputs = {Array::Placeholder({plan.m, plan.k}, plan.dtype),
                 Array::Placeholder({plan.k, plan.n}, plan.dtype)};
     return w;
   }
   if (plan.integer()) {
-    w.inputs = {RandomIntegers({plan.m, plan.k}, plan.dtype, args.seed * 1000003),
-                RandomIntegers({plan.k, plan.n}, plan.dtype, args.seed * 1000003 + 1)};
+    w.inputs = {RandomIntegers({plan.m, plan.k}, plan.dtype, params.seed * 1000003),
+                RandomIntegers({plan.k, plan.n}, plan.dtype, params.seed * 1000003 + 1)};
     w.expected.push_back(IntegerProduct(w.inputs[0], w.inputs[1]));
     return w;  // exact: rtol = atol = 0
   }
-  w.inputs = {Array::Random({plan.m, plan.k}, plan.dtype, args.seed * 1000003),
-              Array::Random({plan.k, plan.n}, plan.dtype, args.seed * 1000003 + 1)};
+  w.inputs = {Array::Random({plan.m, plan.k}, plan.dtype, params.seed * 1000003),
+              Array::Random({plan.k, plan.n}, plan.dtype, params.seed * 1000003 + 1)};
   const Matrix product = ToMatrix(w.inputs[0]) * ToMatrix(w.inputs[1]);
   w.expected.push_back(FromMatrix(product, plan.dtype));
   // The simulator accumulates in f32 block by block, the reference in one pass: sums
@@ -131,47 +144,46 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
   return w;
 }
 
-Bound Roofline(const Mesh& mesh, const CollectiveArgs& args) {
-  return MatmulRoofline(mesh, PlanMatmul(args));
+Bound Roofline(const Mesh& mesh, const Params& params) {
+  return MatmulRoofline(mesh, PlanOf(params));
 }
 
-double FlopsPerChip(const Mesh&, const CollectiveArgs& args) {
-  return 2.0 * static_cast<double>(args.m) * static_cast<double>(args.k) *
-         static_cast<double>(args.n);
+double FlopsPerChip(const Mesh&, const Params& params) {
+  return 2.0 * static_cast<double>(params.Int("m")) * static_cast<double>(params.Int("k")) *
+         static_cast<double>(params.Int("n"));
 }
 
 const Registration registration(KernelInfo{
     "matmul",
     "tiled MXU matmul on each chip: BlockSpec pipelining, f32 VMEM accumulator, roofline bound",
+    ParamList(MParam(), KParam(), NParam(),
+              DTypeParam({DType::kBF16, DType::kF32, DType::kInt8, DType::kInt32}),
+              PrecisionParam(), BmParam(), BkParam(), BnParam()),
     Make, Roofline, nullptr, FlopsPerChip});
 
 }  // namespace
 
-MatmulPlan PlanMatmul(const CollectiveArgs& args) {
-  if (args.m <= 0 || args.k <= 0 || args.n <= 0) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "matmul needs the problem size: give --m M --k K --n N (a[M, K] @ b[K, N]).");
+MatmulPlan PlanMatmul(MatmulPlan request) {
+  MatmulPlan p = request;
+  if (p.m <= 0 || p.k <= 0 || p.n <= 0) {
+    throw ParamError({"m", "k", "n"}, "matmul needs m, k and n of at least 1, got m " +
+                                          std::to_string(p.m) + ", k " + std::to_string(p.k) +
+                                          ", n " + std::to_string(p.n) + ".");
   }
-  MatmulPlan p;
-  p.precision = args.precision;
-  p.m = args.m;
-  p.k = args.k;
-  p.n = args.n;
-  p.dtype = args.dtype;
   // bm is a's second-minor dim (multiples of 8); bk and bn are minor dims (of 128).
-  p.bm = args.bm > 0 ? args.bm : DefaultBlock(512, p.m, 8);
-  p.bk = args.bk > 0 ? args.bk : DefaultBlock(1024, p.k, 128);
-  p.bn = args.bn > 0 ? args.bn : DefaultBlock(1024, p.n, 128);
+  if (p.bm <= 0) p.bm = DefaultBlock(512, p.m, 8);
+  if (p.bk <= 0) p.bk = DefaultBlock(1024, p.k, 128);
+  if (p.bn <= 0) p.bn = DefaultBlock(1024, p.n, 128);
   const struct {
-    const char* flag;
+    const char* name;
     int64_t block, extent;
     const char* dim;
-  } blocks[] = {{"--bm", p.bm, p.m, "M"}, {"--bk", p.bk, p.k, "K"}, {"--bn", p.bn, p.n, "N"}};
+  } blocks[] = {{"bm", p.bm, p.m, "m"}, {"bk", p.bk, p.k, "k"}, {"bn", p.bn, p.n, "n"}};
   for (const auto& b : blocks) {
-    if (b.block < 0 || b.block > b.extent) {
-      throw Error(ErrorKind::kInvalidArgument, std::string(b.flag) + " " + std::to_string(b.block) +
-                                                   " must be between 1 and " + b.dim + " (" +
-                                                   std::to_string(b.extent) + ").");
+    if (b.block > b.extent) {
+      throw ParamError({b.name}, std::string(b.name) + " " + std::to_string(b.block) +
+                                     " must be between 1 and " + b.dim + " (" +
+                                     std::to_string(b.extent) + ").");
     }
   }
   p.grid = {static_cast<int>(p.m / p.bm), static_cast<int>(p.n / p.bn),
@@ -199,33 +211,39 @@ PallasCall MatmulCall(const MatmulPlan& p) {
   return call;
 }
 
-RingMatmulShards ShardRingMatmul(const Mesh& mesh, const CollectiveArgs& args,
-                                 const RingMatmulNames& names) {
+std::vector<Param> RingMatmulParams(const RingMatmulNames& names) {
+  const std::string k = names.k, n = names.n;
+  return ParamList(
+      AxisParam().Description("the ring axis Y, which shards " + k + " and " + n),
+      MParam().Description("B: rows of " + std::string(names.lhs) +
+                           " and of the output, sharded over the other axes"),
+      KParam().Description(k + ": the contracting dim"),
+      NParam().Description(n + ": columns of " + std::string(names.rhs) + " and of the output"),
+      DTypeParam({DType::kBF16, DType::kF32}));
+}
+
+RingMatmulShards ShardRingMatmul(const Mesh& mesh, const std::string& axis,
+                                 const MatmulProblem& problem, const RingMatmulNames& names) {
   RingMatmulShards s;
-  s.ring = args.axis;
-  s.y = mesh.AxisSize(args.axis);
-  s.others = OtherAxes(mesh, args.axis);
+  s.ring = axis;
+  s.y = mesh.AxisSize(axis);
+  s.others = OtherAxes(mesh, axis);
   int64_t x = 1;
   for (const auto& name : s.others)
     x *= mesh.AxisSize(name);
   const std::string k = names.k, n = names.n;
-  if (args.m <= 0 || args.k <= 0 || args.n <= 0) {
-    throw Error(ErrorKind::kInvalidArgument, std::string(names.kernel) +
-                                                 " needs the problem size: give --m B --k " + k +
-                                                 " --n " + n + ".");
+  if (problem.m % x || problem.k % s.y || problem.n % s.y) {
+    throw ParamError({"m", "k", "n"},
+                     std::string(names.lhs) + "[" + std::to_string(problem.m) + ", " +
+                         std::to_string(problem.k) + "] x " + names.rhs + "[" +
+                         std::to_string(problem.k) + ", " + std::to_string(problem.n) +
+                         "] does not shard evenly: B (m) must be a multiple of " +
+                         std::to_string(x) + " (the other axes), and " + k + " (k) and " + n +
+                         " (n) of " + std::to_string(s.y) + " (axis '" + axis + "').");
   }
-  if (args.m % x || args.k % s.y || args.n % s.y) {
-    throw Error(ErrorKind::kInvalidArgument,
-                std::string(names.lhs) + "[" + std::to_string(args.m) + ", " +
-                    std::to_string(args.k) + "] x " + names.rhs + "[" + std::to_string(args.k) +
-                    ", " + std::to_string(args.n) +
-                    "] does not shard evenly: B (--m) must be a multiple of " + std::to_string(x) +
-                    " (the other axes), and " + k + " (--k) and " + n + " (--n) of " +
-                    std::to_string(s.y) + " (axis '" + args.axis + "').");
-  }
-  s.rows = args.m / x;
-  s.k_chunk = args.k / s.y;
-  s.n_chunk = args.n / s.y;
+  s.rows = problem.m / x;
+  s.k_chunk = problem.k / s.y;
+  s.n_chunk = problem.n / s.y;
   return s;
 }
 

@@ -10,6 +10,7 @@
 
 #include "dsl/mesh.h"
 #include "dsl/pallas_call.h"
+#include "kernels/problem_params.h"
 #include "kernels/registry.h"
 
 namespace tpusim::kernels {
@@ -28,10 +29,11 @@ struct MatmulPlan {
   dsl::DType acc_dtype() const { return integer() ? dsl::DType::kInt32 : dsl::DType::kF32; }
 };
 
-// Applies the default blocks (512, 1024, 1024, shrunk to divisors that keep the (8, 128)
-// rule) and checks the sizes; throws Error(kInvalidArgument). Blocks that break the
-// tiling rules are reported by the BlockSpec checks when the program runs.
-MatmulPlan PlanMatmul(const CollectiveArgs& args);
+// `request` (m, k, n, dtype, precision, and the blocks wanted; 0: the default) with the
+// default blocks applied (512, 1024, 1024, shrunk to divisors that keep the (8, 128) rule)
+// and the grid; throws ParamError naming a block larger than its dimension. Blocks that
+// break the tiling rules are reported by the BlockSpec checks when the program runs.
+MatmulPlan PlanMatmul(MatmulPlan request);
 
 // The pallas_call of one chip's matmul.
 dsl::PallasCall MatmulCall(const MatmulPlan& plan);
@@ -41,8 +43,8 @@ dsl::PallasCall MatmulCall(const MatmulPlan& plan);
 // about n/bn times, B about m/bm times, and the output written once.
 Bound MatmulRoofline(const dsl::Mesh& mesh, const MatmulPlan& plan);
 
-// How a [B, K] x [K, N] matmul splits for a ring along args.axis (Y devices): its rows
-// over the other mesh axes (X devices), K and N over the ring.
+// How a [B, K] x [K, N] matmul splits for a ring along `axis` (Y devices): its rows over
+// the other mesh axes (X devices), K and N over the ring.
 struct RingMatmulShards {
   std::string ring;                 // the ring axis (Y)
   std::vector<std::string> others;  // the axes the rows split over (X)
@@ -60,8 +62,11 @@ struct RingMatmulNames {
   const char* k;
   const char* n;
 };
-// Throws Error(kInvalidArgument) when the size is missing or a dimension does not split.
-RingMatmulShards ShardRingMatmul(const dsl::Mesh& mesh, const CollectiveArgs& args,
-                                 const RingMatmulNames& names);
+// The parameters of such a kernel: axis (the ring), m = B, k and n named as `names` says,
+// dtype bf16 or f32.
+std::vector<Param> RingMatmulParams(const RingMatmulNames& names);
+// Throws ParamError naming m, k and n when a dimension does not split.
+RingMatmulShards ShardRingMatmul(const dsl::Mesh& mesh, const std::string& axis,
+                                 const MatmulProblem& problem, const RingMatmulNames& names);
 
 }  // namespace tpusim::kernels

@@ -28,6 +28,8 @@ namespace {
 
 using namespace dsl;
 
+constexpr RingMatmulNames kNames = {"the reduce-scatter matmul", "Tmp", "W2", "F", "D"};
+
 // The problem as each device sees it.
 struct Blocks {
   std::string ring;                 // the axis F and D are sharded over (Y)
@@ -40,10 +42,10 @@ struct Blocks {
   DType dtype = DType::kBF16;
 };
 
-Blocks BlocksFor(const Mesh& mesh, const CollectiveArgs& args) {
-  const RingMatmulShards s =
-      ShardRingMatmul(mesh, args, {"the reduce-scatter matmul", "Tmp", "W2", "F", "D"});
-  return {s.ring, s.others, s.y, s.rows, s.k_chunk, args.n, s.n_chunk, args.dtype};
+Blocks BlocksFor(const Mesh& mesh, const Params& params) {
+  const MatmulProblem problem = MatmulProblemOf(params);
+  const RingMatmulShards s = ShardRingMatmul(mesh, params.String("axis"), problem, kNames);
+  return {s.ring, s.others, s.y, s.rows, s.k_chunk, problem.n, s.n_chunk, problem.dtype};
 }
 
 // Refs: tmp (HBM [bm, fk]), w2 (HBM [fk, D]), out (HBM [bm, dn]), then tmp_vmem, w_bufs
@@ -146,8 +148,8 @@ KernelFn RsKernel(Blocks b, bool collective) {
   };
 }
 
-Workload Make(const Mesh& mesh, const CollectiveArgs& args, bool collective) {
-  const Blocks b = BlocksFor(mesh, args);
+Workload Make(const Mesh& mesh, const Params& params, bool collective) {
+  const Blocks b = BlocksFor(mesh, params);
   GridSpec grid;
   grid.in_specs = {BlockSpec::Any(), BlockSpec::Any()};
   grid.out_specs = {BlockSpec::Any()};
@@ -171,19 +173,19 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args, bool collective) {
   const P row_spec{PartitionSpec::Entry(b.others), b.ring};
   const P w_spec{b.ring, nullptr};
   Workload w{shard_map(mesh, {row_spec, w_spec}, {row_spec}, call), {}, {}};
-  AddMatmulOperands(w, args, 3);
+  AddMatmulOperands(w, MatmulProblemOf(params), 3);
   return w;
 }
 
-double FlopsPerChip(const Mesh& mesh, const CollectiveArgs& args) {
-  const Blocks b = BlocksFor(mesh, args);
+double FlopsPerChip(const Mesh& mesh, const Params& params) {
+  const Blocks b = BlocksFor(mesh, params);
   return 2.0 * b.bm * b.fk * b.d;
 }
 
-Bound MatmulRsBound(const Mesh& mesh, const CollectiveArgs& args) {
-  const Blocks b = BlocksFor(mesh, args);
-  const double compute = FlopsPerChip(mesh, args) / PeakMxuFlops(mesh);
-  const AxisLinks links = LinksOf(mesh, args.axis);
+Bound MatmulRsBound(const Mesh& mesh, const Params& params) {
+  const Blocks b = BlocksFor(mesh, params);
+  const double compute = FlopsPerChip(mesh, params) / PeakMxuFlops(mesh);
+  const AxisLinks links = LinksOf(mesh, b.ring);
   // A one-way ring reduce-scatter of the f32 partial, V_P = bm x D x 4 bytes.
   const double v = static_cast<double>(b.bm) * b.d * SizeOf(DType::kF32);
   const double comm =
@@ -200,13 +202,15 @@ double NoBusFactor(int) {
 const Registration blocking(KernelInfo{
     "matmul_rs_blocking",
     "local matmul to an f32 partial, then a ring reduce-scatter over the ring axis (exposed)",
-    [](const Mesh& mesh, const CollectiveArgs& args) { return Make(mesh, args, false); },
-    MatmulRsBound, NoBusFactor, FlopsPerChip});
+    RingMatmulParams(kNames),
+    [](const Mesh& mesh, const Params& params) { return Make(mesh, params, false); }, MatmulRsBound,
+    NoBusFactor, FlopsPerChip});
 const Registration collective(KernelInfo{
     "matmul_rs_collective",
     "collective matmul: compute the D-chunk the ring sends next while the last one moves",
-    [](const Mesh& mesh, const CollectiveArgs& args) { return Make(mesh, args, true); },
-    MatmulRsBound, NoBusFactor, FlopsPerChip});
+    RingMatmulParams(kNames),
+    [](const Mesh& mesh, const Params& params) { return Make(mesh, params, true); }, MatmulRsBound,
+    NoBusFactor, FlopsPerChip});
 
 }  // namespace
 }  // namespace tpusim::kernels

@@ -5,6 +5,7 @@
 
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
+#include "kernels/problem_params.h"
 #include "kernels/registry.h"
 #include "kernels/ring.h"
 
@@ -28,23 +29,25 @@ KernelFn RightShift(std::string axis) {
   };
 }
 
-Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
-  const int n = CheckCollectiveArgs(mesh, args);
-  const int64_t elements = static_cast<int64_t>(args.bytes / SizeOf(args.dtype));
+Workload Make(const Mesh& mesh, const Params& params) {
+  const CollectiveProblem problem = CollectiveProblemOf(params);
+  const int n = CheckCollectiveProblem(mesh, problem);
+  const int64_t elements = static_cast<int64_t>(problem.bytes / SizeOf(problem.dtype));
   const int64_t shard = elements / n;
   GridSpec grid;
   grid.in_specs = {BlockSpec::Any()};
   grid.out_specs = {BlockSpec::Any()};
   grid.scratch_shapes = {ScratchSpec::DMA({}, "send_sem"), ScratchSpec::DMA({}, "recv_sem")};
-  PallasCall call = pallas_call("ppermute", RightShift(args.axis), grid, {{{shard}, args.dtype}});
+  PallasCall call =
+      pallas_call("ppermute", RightShift(problem.axis), grid, {{{shard}, problem.dtype}});
   call.in_names = {"x"};
   call.out_names = {"out"};
   call.compiler_params.collective_id = 0;  // for its start barrier
-  Workload w{shard_map(mesh, {P{args.axis}}, {P{args.axis}}, call), {}, {}};
-  w.inputs.push_back(MakeCollectiveInput(args));
-  if (args.functional) {
+  Workload w{shard_map(mesh, {P{problem.axis}}, {P{problem.axis}}, call), {}, {}};
+  w.inputs.push_back(MakeCollectiveInput(problem));
+  if (problem.functional) {
     const Array& x = w.inputs[0];
-    Array expected({elements}, args.dtype);
+    Array expected({elements}, problem.dtype);
     for (int i = 0; i < n; ++i)
       expected.Place(x.Slice({i * shard}, {shard}), {((i + 1) % n) * shard});
     w.expected.push_back(std::move(expected));
@@ -52,18 +55,19 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
   return w;
 }
 
-Bound Analytic(const Mesh& mesh, const CollectiveArgs& args) {
-  const AxisLinks a = LinksOf(mesh, args.axis);
+Bound Analytic(const Mesh& mesh, const Params& params) {
+  const CollectiveProblem problem = CollectiveProblemOf(params);
+  const AxisLinks a = LinksOf(mesh, problem.axis);
   // Without wraparound the last device reaches the first the long way, over n-1 links.
   const int hops = a.size < 2 ? 0 : (a.wraparound ? 1 : a.size - 1);
-  const double shard = static_cast<double>(args.bytes) / a.size;
+  const double shard = static_cast<double>(problem.bytes) / a.size;
   return {hops * a.hop_latency_s + (a.size < 2 ? 0 : shard / a.link_bytes_per_s),
           "hops x T_min + (V/X) / W_oneway"};
 }
 
-const Registration registration(KernelInfo{"ppermute",
-                                           "right shift of every shard by one device along an axis",
-                                           Make, Analytic, [](int) { return 1.0; }});
+const Registration registration(KernelInfo{
+    "ppermute", "right shift of every shard by one device along an axis", CollectiveParams(), Make,
+    Analytic, [](int) { return 1.0; }});
 
 }  // namespace
 }  // namespace tpusim::kernels

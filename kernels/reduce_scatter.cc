@@ -12,7 +12,6 @@ using namespace dsl;
 
 namespace {
 
-constexpr int64_t kChunksPerRound = 2;  // enough to hide a hop and an add behind a chunk
 constexpr uint64_t kMaxChunkBytes = 4ull << 20;
 
 int64_t CeilDiv(int64_t a, int64_t b) {
@@ -21,20 +20,48 @@ int64_t CeilDiv(int64_t a, int64_t b) {
 
 }  // namespace
 
-RingReducePlan PlanRingReduce(const Mesh& mesh, const CollectiveArgs& args, int64_t block,
-                              int64_t part_offset, int64_t part_size, int directions,
+Param ChunkBytesParam(const std::string& description, const std::string& how) {
+  return Param::Bytes("chunk_bytes", description).Auto(how).Range(1, 1ull << 30);
+}
+
+std::vector<Param> RingChunkingParams() {
+  return {ChunkBytesParam("the most bytes one chunk of a block holds (one VMEM slot)",
+                          "half of VMEM over the slots, at most 4 MiB"),
+          Param::Int("chunks_in_flight",
+                     "chunks each ring step keeps in flight, each in its own double-buffered "
+                     "VMEM slots")
+              .Unit("chunks")
+              .Default(2)
+              .Range(1, 16)};
+}
+
+RingChunking RingChunkingOf(const Params& params) {
+  RingChunking chunking;
+  if (params.Has("chunk_bytes")) chunking.chunk_bytes = params.Bytes("chunk_bytes");
+  chunking.chunks_in_flight = params.Int("chunks_in_flight");
+  return chunking;
+}
+
+std::vector<Param> ReductionParams() {
+  return CollectiveParams({DType::kBF16, DType::kF32, DType::kInt32},
+                          "no int8, whose partial sums would overflow");
+}
+
+RingReducePlan PlanRingReduce(const Mesh& mesh, DType dtype, const RingChunking& chunking,
+                              int64_t block, int64_t part_offset, int64_t part_size, int directions,
                               int64_t rows) {
   RingReducePlan plan;
   plan.block = block;
   plan.part_offset = part_offset;
   plan.part_size = part_size;
   plan.rows = rows;
-  const uint64_t esize = SizeOf(args.dtype);
-  uint64_t chunk_bytes = args.chunk_bytes;
+  const uint64_t esize = SizeOf(dtype);
+  const int64_t in_flight = std::max<int64_t>(1, chunking.chunks_in_flight);
+  uint64_t chunk_bytes = chunking.chunk_bytes;
   if (chunk_bytes == 0) {
     const uint64_t vmem = mesh.topology().chip().vmem().capacity_bytes();
-    const uint64_t rows = static_cast<uint64_t>(directions) * 6 * kChunksPerRound;
-    chunk_bytes = std::min(kMaxChunkBytes, vmem / 2 / rows);
+    const uint64_t slot_rows = static_cast<uint64_t>(directions) * 6 * in_flight;
+    chunk_bytes = std::min(kMaxChunkBytes, vmem / 2 / slot_rows);
   }
   const int64_t chunk = std::max<int64_t>(1, static_cast<int64_t>(chunk_bytes / esize));
   if (part_size <= chunk) {
@@ -45,7 +72,7 @@ RingReducePlan PlanRingReduce(const Mesh& mesh, const CollectiveArgs& args, int6
     plan.col_pieces = CeilDiv(part_size, chunk);
   }
   plan.chunks = CeilDiv(rows, plan.rows_per_chunk) * plan.col_pieces;
-  plan.chunks_per_round = std::min(kChunksPerRound, plan.chunks);
+  plan.chunks_per_round = std::min(in_flight, plan.chunks);
   plan.slot_cols = std::max<int64_t>(1, CeilDiv(part_size, plan.col_pieces));
   plan.slot = plan.rows_per_chunk * plan.slot_cols;
   return plan;
@@ -261,21 +288,24 @@ void ReduceBothWays(Kernel& k, const std::string& axis, const RingReducePlan& ri
   leftward.Finish();
 }
 
-Workload ReductionWorkload(const Mesh& mesh, const CollectiveArgs& args, bool replicated,
+Workload ReductionWorkload(const Mesh& mesh, const CollectiveProblem& problem, bool replicated,
                            PallasCall call) {
-  const int x = mesh.AxisSize(args.axis);
-  const int64_t n = static_cast<int64_t>(args.bytes / SizeOf(args.dtype));
+  const int x = mesh.AxisSize(problem.axis);
+  const DType dtype = problem.dtype;
+  const int64_t n = static_cast<int64_t>(problem.bytes / SizeOf(dtype));
   Workload w{
-      shard_map(mesh, {P{args.axis}}, {replicated ? P{} : P{args.axis}}, std::move(call)), {}, {}};
+      shard_map(mesh, {P{problem.axis}}, {replicated ? P{} : P{problem.axis}}, std::move(call)),
+      {},
+      {}};
   const Shape global = {x * n};
-  w.inputs.push_back(args.functional ? Array::Random(global, args.dtype, args.seed * 1000003 + 7)
-                                     : Array::Placeholder(global, args.dtype));
-  w.atol = ReductionTolerance(args.dtype, x);
-  if (!args.functional) return w;
+  w.inputs.push_back(problem.functional ? Array::Random(global, dtype, problem.seed * 1000003 + 7)
+                                        : Array::Placeholder(global, dtype));
+  w.atol = ReductionTolerance(dtype, x);
+  if (!problem.functional) return w;
   // Device d's input is elements [d n, (d + 1) n); the reduced vector is their sum, and
   // device i's reduce-scatter block is its i-th n/X slice.
   const Array& in = w.inputs[0];
-  Array sum({n}, args.dtype);
+  Array sum({n}, dtype);
   for (int64_t e = 0; e < n; ++e) {
     double s = 0;
     for (int d = 0; d < x; ++d)
@@ -293,30 +323,30 @@ double ReductionTolerance(DType dtype, int axis_size) {
   return u * axis_size * (axis_size + 1);
 }
 
-int64_t CheckReductionArgs(const Mesh& mesh, const CollectiveArgs& args) {
-  if (args.dtype == DType::kInt8) {
+int64_t CheckReductionProblem(const Mesh& mesh, const CollectiveProblem& problem) {
+  if (problem.dtype == DType::kInt8) {
     throw Error(ErrorKind::kInvalidArgument,
                 "a reduction of int8 values would overflow its partial sums; use int32, bf16 "
                 "or f32.");
   }
-  CheckCollectiveArgs(mesh, args);
-  return static_cast<int64_t>(args.bytes / SizeOf(args.dtype));
+  CheckCollectiveProblem(mesh, problem);
+  return static_cast<int64_t>(problem.bytes / SizeOf(problem.dtype));
 }
 
-Bound RingReduceScatterBound(const Mesh& mesh, const CollectiveArgs& args) {
-  Bound b = RingAllGatherBound(mesh, args);
+Bound RingReduceScatterBound(const Mesh& mesh, const Params& params) {
+  Bound b = RingAllGatherBound(mesh, params);
   b.formula = "reduce-scatter = all-gather: " + b.formula;
   return b;
 }
 
-Bound BidiReduceScatterBound(const Mesh& mesh, const CollectiveArgs& args) {
-  Bound b = BidiAllGatherBound(mesh, args);
+Bound BidiReduceScatterBound(const Mesh& mesh, const Params& params) {
+  Bound b = BidiAllGatherBound(mesh, params);
   b.formula = "reduce-scatter = all-gather: " + b.formula;
   return b;
 }
 
-Bound RingAllReduceBound(const Mesh& mesh, const CollectiveArgs& args) {
-  Bound b = RingAllGatherBound(mesh, args);
+Bound RingAllReduceBound(const Mesh& mesh, const Params& params) {
+  Bound b = RingAllGatherBound(mesh, params);
   b.seconds *= 2;
   b.formula = "all-reduce = 2 x reduce-scatter: 2 " + b.formula;
   return b;

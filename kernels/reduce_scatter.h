@@ -23,6 +23,7 @@
 
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
+#include "kernels/problem_params.h"
 #include "kernels/registry.h"
 
 namespace tpusim::kernels {
@@ -47,12 +48,25 @@ struct RingReducePlan {
   int64_t slot_cols = 1;         // W: ceil(part_size / K)
 };
 
-// Chunks sized from args.chunk_bytes or, when 0, from the chip's VMEM: half of VMEM shared
-// by `directions` reducers' six slot rows (receive, sum, local x 2 parities), at most 4 MiB
-// per chunk. Larger chunks would only add fill time; 4 MiB already takes ~90 us on a
-// 4.5e10 B/s link, far above the ~1 us hop latency the pipelining has to cover.
-RingReducePlan PlanRingReduce(const dsl::Mesh& mesh, const CollectiveArgs& args, int64_t block,
-                              int64_t part_offset, int64_t part_size, int directions,
+// How the ring reductions cut their blocks: the reduce-scatter and all-reduce kernels' own
+// parameters.
+struct RingChunking {
+  uint64_t chunk_bytes = 0;      // the most bytes one chunk holds; 0: sized from VMEM
+  int64_t chunks_in_flight = 2;  // C: enough to hide a hop and an add behind a chunk
+};
+// chunk_bytes (auto) and chunks_in_flight (default 2), declared once for those kernels.
+std::vector<Param> RingChunkingParams();
+RingChunking RingChunkingOf(const Params& params);
+// The chunk_bytes declaration alone, `how` saying what it is sized from when unset.
+Param ChunkBytesParam(const std::string& description, const std::string& how);
+
+// Chunks of chunking.chunk_bytes or, when 0, sized from the chip's VMEM: half of VMEM
+// shared by `directions` reducers' six slot rows (receive, sum, local x 2 parities) of C
+// chunks each, at most 4 MiB per chunk. Larger chunks would only add fill time; 4 MiB
+// already takes ~90 us on a 4.5e10 B/s link, far above the ~1 us hop latency the
+// pipelining has to cover.
+RingReducePlan PlanRingReduce(const dsl::Mesh& mesh, dsl::DType dtype, const RingChunking& chunking,
+                              int64_t block, int64_t part_offset, int64_t part_size, int directions,
                               int64_t rows = 1);
 
 // The scratch one RingReducer uses, in the order it expects them: recv_buf, sum_buf,
@@ -131,7 +145,7 @@ void ReduceBothWays(dsl::Kernel& k, const std::string& axis, const RingReducePla
 // vector (V = n elements); output (n/X,) per device, P(axis): device i gets the sum over
 // the axis of block i. All-reduce (replicated = true): output (n,) per device, P().
 // Reference: sums in double, rounded once to the dtype; the tolerance says why.
-Workload ReductionWorkload(const dsl::Mesh& mesh, const CollectiveArgs& args, bool replicated,
+Workload ReductionWorkload(const dsl::Mesh& mesh, const CollectiveProblem& problem, bool replicated,
                            dsl::PallasCall call);
 
 // |kernel - reference| allowed for a sum over X devices of inputs in [-1, 1): the ring
@@ -140,22 +154,24 @@ Workload ReductionWorkload(const dsl::Mesh& mesh, const CollectiveArgs& args, bo
 // roundoff (2^-8 bf16, 2^-24 f32); integers are exact.
 double ReductionTolerance(dsl::DType dtype, int axis_size);
 
+// The reductions' dtypes: no int8, whose partial sums would overflow.
+std::vector<Param> ReductionParams();  // CollectiveParams with those dtypes
 // Element count per device (n) of a reduction, with the shared checks: V splits into X
 // whole-element blocks, and the dtype can hold a sum (int8 would overflow).
-int64_t CheckReductionArgs(const dsl::Mesh& mesh, const CollectiveArgs& args);
+int64_t CheckReductionProblem(const dsl::Mesh& mesh, const CollectiveProblem& problem);
 
 // The pallas_call of all_reduce_ring over `axis` for a per-device operand `x` of any rank
 // (reduced as its flat elements, which must split into X blocks): x in HBM, out (x's type,
 // in HBM) the sum of x over the axis on every device. Throws Error(kInvalidArgument) as
-// CheckReductionArgs does.
+// CheckReductionProblem does.
 dsl::PallasCall RingAllReduceCall(const dsl::Mesh& mesh, const std::string& axis,
                                   const dsl::ShapeDtype& x);
 
 // Reduce-scatter = all-gather time (docs/references.md §3).
-Bound RingReduceScatterBound(const dsl::Mesh& mesh, const CollectiveArgs& args);
-Bound BidiReduceScatterBound(const dsl::Mesh& mesh, const CollectiveArgs& args);
+Bound RingReduceScatterBound(const dsl::Mesh& mesh, const Params& params);
+Bound BidiReduceScatterBound(const dsl::Mesh& mesh, const Params& params);
 // All-reduce = 2 x reduce-scatter, for a one-direction ring.
-Bound RingAllReduceBound(const dsl::Mesh& mesh, const CollectiveArgs& args);
+Bound RingAllReduceBound(const dsl::Mesh& mesh, const Params& params);
 
 // nccl-tests: reduce_scatter (X-1)/X, all_reduce 2(X-1)/X.
 double ReduceScatterBusFactor(int axis_size);

@@ -34,31 +34,36 @@ KernelFn BidiReduceScatter(std::string axis, RingReducePlan right_plan, RingRedu
   };
 }
 
-Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
-  const int64_t elements = CheckReductionArgs(mesh, args);
-  const int64_t block = elements / mesh.AxisSize(args.axis);
+Workload Make(const Mesh& mesh, const Params& params) {
+  const CollectiveProblem problem = CollectiveProblemOf(params);
+  const RingChunking chunking = RingChunkingOf(params);
+  const int64_t elements = CheckReductionProblem(mesh, problem);
+  const int64_t block = elements / mesh.AxisSize(problem.axis);
   const int64_t first_half = block / 2;
-  const RingReducePlan right = PlanRingReduce(mesh, args, block, 0, first_half, 2);
-  const RingReducePlan left = PlanRingReduce(mesh, args, block, first_half, block - first_half, 2);
+  const RingReducePlan right =
+      PlanRingReduce(mesh, problem.dtype, chunking, block, 0, first_half, 2);
+  const RingReducePlan left =
+      PlanRingReduce(mesh, problem.dtype, chunking, block, first_half, block - first_half, 2);
   GridSpec grid;
   grid.in_specs = {BlockSpec::Any()};
   grid.out_specs = {BlockSpec::Any()};
   grid.scratch_shapes = {ScratchSpec::DMA({}, "copy_sem")};
-  for (auto& spec : RingReduceScratch(right, args.dtype, "right_"))
+  for (auto& spec : RingReduceScratch(right, problem.dtype, "right_"))
     grid.scratch_shapes.push_back(spec);
-  for (auto& spec : RingReduceScratch(left, args.dtype, "left_"))
+  for (auto& spec : RingReduceScratch(left, problem.dtype, "left_"))
     grid.scratch_shapes.push_back(spec);
-  PallasCall call = pallas_call("reduce_scatter_bidi", BidiReduceScatter(args.axis, right, left),
-                                grid, {{{block}, args.dtype}});
+  PallasCall call = pallas_call("reduce_scatter_bidi", BidiReduceScatter(problem.axis, right, left),
+                                grid, {{{block}, problem.dtype}});
   call.in_names = {"x"};
   call.out_names = {"out"};
   call.compiler_params.collective_id = 0;  // for its start barrier
-  return ReductionWorkload(mesh, args, /*replicated=*/false, std::move(call));
+  return ReductionWorkload(mesh, problem, /*replicated=*/false, std::move(call));
 }
 
 const Registration registration(KernelInfo{
-    "reduce_scatter_bidi", "bidirectional ring reduce-scatter, half of each block each way", Make,
-    BidiReduceScatterBound, ReduceScatterBusFactor});
+    "reduce_scatter_bidi", "bidirectional ring reduce-scatter, half of each block each way",
+    ParamList(ReductionParams(), RingChunkingParams()), Make, BidiReduceScatterBound,
+    ReduceScatterBusFactor});
 
 }  // namespace
 }  // namespace tpusim::kernels

@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <set>
 
@@ -20,6 +19,14 @@ void Registry::Add(KernelInfo info) {
   if (Find(info.name)) {
     duplicates_.push_back(info.name);
     return;
+  }
+  for (size_t i = 0; i < info.params.size(); ++i) {
+    std::string problem = info.params[i].Problem();
+    for (size_t j = 0; j < i && problem.empty(); ++j) {
+      if (info.params[j].name() == info.params[i].name())
+        problem = "parameter '" + info.params[i].name() + "' is declared twice";
+    }
+    if (!problem.empty()) bad_declarations_.push_back(info.name + ": " + problem);
   }
   registration_order_.push_back(info.name);
   kernels_.push_back(std::move(info));
@@ -72,18 +79,33 @@ std::vector<std::string> Registry::ExpandFamilies(const std::vector<std::string>
   return expanded;
 }
 
+const Param* KernelInfo::FindParam(const std::string& param) const {
+  for (const auto& p : params) {
+    if (p.name() == param) return &p;
+  }
+  return nullptr;
+}
+
 const char* EntryKindName(EntryKind kind) {
   return kind == EntryKind::kProgram ? "program" : "kernel";
 }
 
-void Registry::CheckNoDuplicates() const {
-  if (duplicates_.empty()) return;
-  std::string names;
-  for (const auto& name : duplicates_)
-    names += (names.empty() ? "'" : ", '") + name + "'";
-  throw Error(ErrorKind::kInvalidArgument,
-              "kernel " + names + " is registered twice; the first registration is kept. " +
-                  "Every kernel needs its own name: rename the later one.");
+void Registry::CheckRegistrations() const {
+  if (!duplicates_.empty()) {
+    std::string names;
+    for (const auto& name : duplicates_)
+      names += (names.empty() ? "'" : ", '") + name + "'";
+    throw Error(ErrorKind::kInvalidArgument,
+                "kernel " + names + " is registered twice; the first registration is kept. " +
+                    "Every kernel needs its own name: rename the later one.");
+  }
+  if (!bad_declarations_.empty()) {
+    std::string problems;
+    for (const auto& problem : bad_declarations_)
+      problems += (problems.empty() ? "" : "; ") + problem;
+    throw Error(ErrorKind::kInvalidArgument, "unsound parameter declarations: " + problems +
+                                                 ". Fix them in KernelInfo::params.");
+  }
 }
 
 void LoadKernelLibrary(const std::string& path) {
@@ -104,7 +126,7 @@ void LoadKernelLibrary(const std::string& path) {
   }
   if (!loaded.insert(handle).second) return;
   try {
-    registry.CheckNoDuplicates();
+    registry.CheckRegistrations();
   } catch (const Error& e) {
     throw Error(ErrorKind::kInvalidArgument, "kernel library '" + path + "': " + e.what());
   }
@@ -117,31 +139,6 @@ void LoadKernelLibrary(const std::string& path) {
   }
 }
 
-int CheckCollectiveArgs(const dsl::Mesh& mesh, const CollectiveArgs& args, int divisor) {
-  const int x = mesh.AxisSize(args.axis);
-  const uint64_t esize = dsl::SizeOf(args.dtype);
-  const uint64_t quantum = static_cast<uint64_t>(x) * divisor * esize;
-  if (args.bytes == 0) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "--bytes is required for this kernel: give V, the size of the full (gathered) "
-                "array, e.g. --bytes " +
-                    std::to_string(quantum * 1024) +
-                    " (--m --k --n size the matmul kernels, not the collectives).");
-  }
-  if (args.bytes % quantum != 0) {
-    const uint64_t below = args.bytes / quantum * quantum;
-    const uint64_t above = below + quantum;
-    throw Error(ErrorKind::kInvalidArgument,
-                "--bytes " + std::to_string(args.bytes) + " does not split into " +
-                    std::to_string(x * divisor) + " equal shards of whole " +
-                    dsl::DTypeName(args.dtype) + " elements over axis '" + args.axis + "' (size " +
-                    std::to_string(x) + "); use a multiple of " + std::to_string(quantum) +
-                    " bytes, e.g. " + (below > 0 ? std::to_string(below) + " or " : "") +
-                    std::to_string(above) + ".");
-  }
-  return x;
-}
-
 AxisLinks LinksOf(const dsl::Mesh& mesh, const std::string& axis) {
   const int a = mesh.AxisIndex(axis);
   const auto& topology = mesh.topology();
@@ -151,35 +148,6 @@ AxisLinks LinksOf(const dsl::Mesh& mesh, const std::string& axis) {
   links.link_bytes_per_s = topology.ici().link_bandwidth_bytes_per_s();
   links.hop_latency_s = topology.ici().hop_latency_ns() * 1e-9;
   return links;
-}
-
-void AddMatmulOperands(Workload& w, const CollectiveArgs& args, uint64_t salt) {
-  if (!args.functional) {
-    w.inputs = {dsl::Array::Placeholder({args.m, args.k}, args.dtype),
-                dsl::Array::Placeholder({args.k, args.n}, args.dtype)};
-    return;
-  }
-  dsl::Array a = dsl::Array::Random({args.m, args.k}, args.dtype, args.seed * 7 + salt);
-  dsl::Array b = dsl::Array::Random({args.k, args.n}, args.dtype, args.seed * 7 + salt + 1);
-  using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  Matrix am(args.m, args.k), bm(args.k, args.n);
-  for (int64_t i = 0; i < a.size(); ++i)
-    am.data()[i] = a.GetFlat(i);
-  for (int64_t i = 0; i < b.size(); ++i)
-    bm.data()[i] = b.GetFlat(i);
-  const Matrix product = am * bm;
-  dsl::Array expected({args.m, args.n}, args.dtype);
-  for (int64_t i = 0; i < expected.size(); ++i)
-    expected.SetFlat(i, product.data()[i]);
-  w.inputs = {std::move(a), std::move(b)};
-  w.expected = {std::move(expected)};
-  // bf16 keeps 8 bits of mantissa: a couple of its ulps. The kernels' dots run at DEFAULT
-  // precision, one bf16 pass, so f32 operands are rounded to bf16 too and the result
-  // differs from this f32 reference by bf16 rounding (docs/references.md §1, "Matmul precision").
-  const bool one_pass =
-      args.dtype == dsl::DType::kBF16 || args.precision == dsl::Precision::kDefault;
-  w.rtol = one_pass ? 2e-2 : 1e-4;
-  w.atol = one_pass ? 2e-2 : 1e-4;
 }
 
 std::vector<std::string> OtherAxes(const dsl::Mesh& mesh, const std::string& axis) {
@@ -195,12 +163,6 @@ double PeakMxuFlops(const dsl::Mesh& mesh) {
   const auto& chip = mesh.topology().chip();
   return chip.mxu_count() * static_cast<double>(chip.mxu_size()) * chip.mxu_size() * 2 *
          chip.clock_hz();
-}
-
-dsl::Array MakeCollectiveInput(const CollectiveArgs& args, uint64_t salt) {
-  const int64_t elements = static_cast<int64_t>(args.bytes / dsl::SizeOf(args.dtype));
-  if (!args.functional) return dsl::Array::Placeholder({elements}, args.dtype);
-  return dsl::Array::Random({elements}, args.dtype, args.seed * 1000003 + salt);
 }
 
 }  // namespace tpusim::kernels

@@ -13,30 +13,9 @@
 #include "dsl/array.h"
 #include "dsl/mesh.h"
 #include "dsl/shard_map.h"
+#include "kernels/params.h"
 
 namespace tpusim::kernels {
-
-// A collective over one mesh axis of an array of `bytes` bytes (the full, gathered size V
-// of docs/references.md §3).
-struct CollectiveArgs {
-  std::string axis = "x";
-  // Multi-axis kernels (all_gather_2d): the second mesh axis. Empty: the first mesh axis
-  // other than `axis`. Single-axis kernels ignore it.
-  std::string axis2;
-  // Kernels that stage data in VMEM (reductions): the most bytes one VMEM chunk holds.
-  // 0: sized from the chip's VMEM capacity.
-  uint64_t chunk_bytes = 0;
-  uint64_t bytes = 0;
-  dsl::DType dtype = dsl::DType::kBF16;
-  bool functional = true;  // false: placeholder inputs, no reference
-  uint64_t seed = 1;
-  // Matmul-family kernels: the global problem [m, k] x [k, n], and block sizes (0: the
-  // kernel's default).
-  int64_t m = 0, k = 0, n = 0;
-  int64_t bm = 0, bk = 0, bn = 0;
-  // Matmul-family kernels: jax.lax.Precision of their dots (f32 operands only).
-  dsl::Precision precision = dsl::Precision::kDefault;
-};
 
 struct Workload {
   // A kernel (a shard_map of one pallas_call) or a program (a shard_map body).
@@ -69,16 +48,25 @@ enum class EntryKind { kKernel, kProgram };
 struct KernelInfo {
   std::string name;
   std::string summary;
-  std::function<Workload(const dsl::Mesh&, const CollectiveArgs&)> make;
-  std::function<Bound(const dsl::Mesh&, const CollectiveArgs&)> bound;
+  // Every parameter the entry takes, and only those (kernels/params.h; the shared problem
+  // parameters are in kernels/problem_params.h). make and bound get their checked values.
+  std::vector<Param> params;
+  std::function<Workload(const dsl::Mesh&, const Params&)> make;
+  std::function<Bound(const dsl::Mesh&, const Params&)> bound;
   // Bus bandwidth = algorithm bandwidth x this factor (nccl-tests convention); empty for
   // kernels that are not collectives (matmul).
   std::function<double(int axis_size)> bus_factor;
   // MXU FLOPs each chip must do (empty: none), for the compute part of compare's bound.
-  std::function<double(const dsl::Mesh&, const CollectiveArgs&)> flops_per_chip = nullptr;
+  std::function<double(const dsl::Mesh&, const Params&)> flops_per_chip = nullptr;
   EntryKind kind = EntryKind::kKernel;
   // The schedules of one computation share a family name; empty: in no family.
   std::string family = {};
+
+  // `given` checked against `params`, defaults filled in; throws ParamError (see
+  // BindParams).
+  Params Bind(const ParamValues& given = {}) const { return BindParams(name, params, given); }
+  // The declaration of `param`; nullptr when the entry does not take it.
+  const Param* FindParam(const std::string& param) const;
 };
 
 const char* EntryKindName(EntryKind kind);  // "kernel" or "program"
@@ -89,7 +77,8 @@ class Registry {
   static Registry& Get();
   // A name that is already taken keeps its first kernel; the clash is recorded rather than
   // thrown, because registrations run in static initialisers (and inside dlopen), where an
-  // exception cannot be caught. CheckNoDuplicates() reports it.
+  // exception cannot be caught. So is a parameter declaration that is not sound (a name
+  // declared twice, a default outside its own range). CheckRegistrations() reports both.
   void Add(KernelInfo info);
   // nullptr when unknown.
   const KernelInfo* Find(const std::string& name) const;
@@ -101,13 +90,15 @@ class Registry {
   std::vector<std::string> Families() const;
   // Each name that is a family becomes its members, in place; other names stay.
   std::vector<std::string> ExpandFamilies(const std::vector<std::string>& names) const;
-  // Throws Error(kInvalidArgument) naming every kernel registered twice.
-  void CheckNoDuplicates() const;
+  // Throws Error(kInvalidArgument) naming every kernel registered twice and every unsound
+  // parameter declaration.
+  void CheckRegistrations() const;
 
  private:
   std::vector<KernelInfo> kernels_;  // sorted by name
   std::vector<std::string> registration_order_;
   std::vector<std::string> duplicates_;
+  std::vector<std::string> bad_declarations_;
 };
 
 // Registers a kernel at static-initialisation time, in libtpusim, in a user's binary, or
@@ -122,10 +113,6 @@ struct Registration {
 // the same library twice is a no-op.
 void LoadKernelLibrary(const std::string& path);
 
-// Shared argument checks: the axis exists and V splits into whole elements per shard.
-// Throws Error(kInvalidArgument) with the nearest valid sizes.
-int CheckCollectiveArgs(const dsl::Mesh& mesh, const CollectiveArgs& args, int divisor = 1);
-
 // One-way link bandwidth, per-hop latency and wraparound of a mesh axis.
 struct AxisLinks {
   int size = 1;
@@ -135,20 +122,11 @@ struct AxisLinks {
 };
 AxisLinks LinksOf(const dsl::Mesh& mesh, const std::string& axis);
 
-// A random [m, k] x [k, n] matmul problem for `w`: the two global inputs (placeholders
-// when not functional; seeds from args.seed and `salt`), their product computed on the
-// host in f64 and rounded once as the expected output, and the tolerance of an MXU result
-// (f32 accumulation in another order, then one rounding to args.dtype: a couple of ulps).
-void AddMatmulOperands(Workload& w, const CollectiveArgs& args, uint64_t salt);
-
 // The mesh axes other than `axis`, in mesh order: what a sharded matmul splits its rows
 // over while it rings along `axis`.
 std::vector<std::string> OtherAxes(const dsl::Mesh& mesh, const std::string& axis);
 
 // Peak MXU FLOP/s of one chip: MXUs x size^2 x 2 x clock (docs/references.md §1).
 double PeakMxuFlops(const dsl::Mesh& mesh);
-
-// A 1-D global array of args.bytes bytes, random (functional) or a placeholder.
-dsl::Array MakeCollectiveInput(const CollectiveArgs& args, uint64_t salt = 0);
 
 }  // namespace tpusim::kernels

@@ -5,6 +5,7 @@
 
 #include "dsl/program/context.h"
 #include "dsl/shard_map.h"
+#include "kernels/problem_params.h"
 #include "kernels/registry.h"
 #include "programs/ar_vs_ag.h"
 #include "programs/host_reference.h"
@@ -13,7 +14,7 @@ namespace tpusim::programs {
 namespace {
 
 using namespace dsl;
-using kernels::CollectiveArgs;
+using kernels::Params;
 using kernels::Workload;
 
 constexpr const char* kFamily = "ar_vs_ag";
@@ -25,29 +26,24 @@ struct Problem {
   int64_t dx() const { return d / x; }
 };
 
-Problem ProblemFor(const std::string& name, const Mesh& mesh, const CollectiveArgs& args) {
+Problem ProblemFor(const std::string& name, const Mesh& mesh, const Params& params) {
   Problem p;
-  p.axis = args.axis;
-  p.x = AxisSizeFor(name, mesh, args.axis);
-  if (args.m <= 0) {
-    throw Error(ErrorKind::kInvalidArgument,
-                name + " needs the batch size: give --m B (the rows of x), e.g. --m 1024.");
-  }
-  p.b = args.m;
-  p.d = SizeOr(args.k, kArVsAgD);
-  p.f = SizeOr(args.n, kArVsAgF);
-  CheckDivides(name, "D (--k)", p.d, p.x, p.axis);
+  p.axis = params.String("axis");
+  p.x = AxisSizeFor(name, mesh, p.axis);
+  p.b = params.Int("m");
+  p.d = params.Int("k");
+  p.f = params.Int("n");
+  CheckDivides(name, "k", "D", p.d, p.x, p.axis);
   return p;
 }
 
 // y = x @ W rounded once; the all-reduce's X partials are rounded to bf16 before the sum
 // (one ulp each, plus one of the result), the all-gather's dot rounds once.
-Workload MakeWorkload(const Problem& p, const CollectiveArgs& args, ShardMap program,
-                      bool partials) {
+Workload MakeWorkload(const Problem& p, const Params& params, ShardMap program, bool partials) {
   Workload w{std::move(program), {}, {}};
-  w.inputs = {Operand(p.b, p.d, DType::kBF16, args.seed * 37 + 1, args.functional),
-              Operand(p.d, p.f, DType::kBF16, args.seed * 37 + 2, args.functional)};
-  if (!args.functional) return w;
+  w.inputs = {Operand(p.b, p.d, DType::kBF16, params.seed * 37 + 1, params.functional),
+              Operand(p.d, p.f, DType::kBF16, params.seed * 37 + 2, params.functional)};
+  if (!params.functional) return w;
   const HostMatrix x = ToHost(w.inputs[0]);
   const HostMatrix weights = ToHost(w.inputs[1]);
   HostMatrix y = HostMatrix::Zero(p.b, p.f);
@@ -63,24 +59,25 @@ Workload MakeWorkload(const Problem& p, const CollectiveArgs& args, ShardMap pro
   return w;
 }
 
-Workload AllReduce(const Mesh& mesh, const CollectiveArgs& args) {
+Workload AllReduce(const Mesh& mesh, const Params& params) {
   const std::string name = "ar_vs_ag/allreduce";
-  const Problem p = ProblemFor(name, mesh, args);
+  const Problem p = ProblemFor(name, mesh, params);
   auto body = [p](ProgramContext& ctx, const std::vector<Value>& in) {
     Value chunk = ctx.dynamic_slice(in[0], {0, ctx.axis_index(p.axis) * p.dx()}, {p.b, p.dx()});
     return std::vector<Value>{ctx.psum(ctx.dot(chunk, in[1]), p.axis)};
   };
-  return MakeWorkload(p, args, shard_map(mesh, {P{}, P{p.axis, nullptr}}, {P{}}, body, name), true);
+  return MakeWorkload(p, params, shard_map(mesh, {P{}, P{p.axis, nullptr}}, {P{}}, body, name),
+                      true);
 }
 
-Workload AllGather(const Mesh& mesh, const CollectiveArgs& args) {
+Workload AllGather(const Mesh& mesh, const Params& params) {
   const std::string name = "ar_vs_ag/allgather";
-  const Problem p = ProblemFor(name, mesh, args);
+  const Problem p = ProblemFor(name, mesh, params);
   auto body = [p](ProgramContext& ctx, const std::vector<Value>& in) {
     Value weights = ctx.all_gather(in[1], p.axis, /*axis=*/0, /*tiled=*/true);
     return std::vector<Value>{ctx.dot(in[0], weights)};
   };
-  return MakeWorkload(p, args, shard_map(mesh, {P{}, P{p.axis, nullptr}}, {P{}}, body, name),
+  return MakeWorkload(p, params, shard_map(mesh, {P{}, P{p.axis, nullptr}}, {P{}}, body, name),
                       false);
 }
 
@@ -88,9 +85,9 @@ Workload AllGather(const Mesh& mesh, const CollectiveArgs& args) {
 // all-gather T = max(2BDF/C, V_W/W), all-reduce T = max(2BDF/(XC), 2 V_y/W), with the
 // collective's (X-1)/X and W = W_ici (both directions) with wraparound, else W_oneway
 // (docs/references.md §3).
-kernels::Bound MakeBound(const Mesh& mesh, const CollectiveArgs& args, bool all_reduce) {
+kernels::Bound MakeBound(const Mesh& mesh, const Params& params, bool all_reduce) {
   const Problem p =
-      ProblemFor(all_reduce ? "ar_vs_ag/allreduce" : "ar_vs_ag/allgather", mesh, args);
+      ProblemFor(all_reduce ? "ar_vs_ag/allreduce" : "ar_vs_ag/allgather", mesh, params);
   const kernels::AxisLinks links = kernels::LinksOf(mesh, p.axis);
   const double w = links.link_bytes_per_s * (links.wraparound ? 2 : 1);
   const double share = static_cast<double>(p.x - 1) / p.x;
@@ -106,28 +103,32 @@ kernels::Bound MakeBound(const Mesh& mesh, const CollectiveArgs& args, bool all_
 }
 
 kernels::KernelInfo Info(const std::string& schedule, const std::string& summary,
-                         std::function<Workload(const Mesh&, const CollectiveArgs&)> make,
+                         std::function<Workload(const Mesh&, const Params&)> make,
                          bool all_reduce) {
   kernels::KernelInfo info;
   info.name = std::string(kFamily) + "/" + schedule;
   info.kind = kernels::EntryKind::kProgram;
   info.family = kFamily;
   info.summary = summary;
+  info.params = {kernels::AxisParam().Description("the mesh axis W's rows are sharded over"),
+                 kernels::MParam().Description("B, the batch: rows of x and of y"),
+                 kernels::KParam().Description("D: columns of x, rows of W").Default(kArVsAgD),
+                 kernels::NParam().Description("F: columns of W and of y").Default(kArVsAgF)};
   info.make = std::move(make);
-  info.bound = [all_reduce](const Mesh& mesh, const CollectiveArgs& args) {
-    return MakeBound(mesh, args, all_reduce);
+  info.bound = [all_reduce](const Mesh& mesh, const Params& params) {
+    return MakeBound(mesh, params, all_reduce);
   };
-  info.flops_per_chip = [all_reduce](const Mesh& mesh, const CollectiveArgs& args) {
-    return MakeBound(mesh, args, all_reduce).flops;
+  info.flops_per_chip = [all_reduce](const Mesh& mesh, const Params& params) {
+    return MakeBound(mesh, params, all_reduce).flops;
   };
   return info;
 }
 
 const kernels::Registration all_reduce(
-    Info("allreduce", "y = x @ W, W sharded on K: dot the local shards, psum the partials (--m B)",
+    Info("allreduce", "y = x @ W, W sharded on K: dot the local shards, psum the partials (m = B)",
          AllReduce, true));
 const kernels::Registration all_gather(Info(
-    "allgather", "y = x @ W, W sharded on K: all_gather W, then dot (--m B)", AllGather, false));
+    "allgather", "y = x @ W, W sharded on K: all_gather W, then dot (m = B)", AllGather, false));
 
 }  // namespace
 }  // namespace tpusim::programs

@@ -7,8 +7,8 @@
 //                       [B, F] partials. Moves ~2 B F bytes per device; FLOPs 2 B D F / X.
 //   ar_vs_ag/allgather: all_gather W, then dot the whole x. Moves ~D F bytes per device,
 //                       whatever B is; FLOPs 2 B D F.
-// args.m is the batch B; args.k = D (default kArVsAgD) and args.n = F (default kArVsAgF);
-// args.axis the axis.
+// Parameters: m is the batch B (required); k = D (default kArVsAgD) and n = F (default
+// kArVsAgF); axis the axis.
 //
 // Why a crossover: the all-reduce's bytes grow with B and the all-gather's do not, while
 // the all-gather schedule does X times the FLOPs. With the collectives at bandwidth W and

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "dsl/shard_map.h"  // tpusim::Error
+#include "kernels/params.h"
 
 namespace tpusim::programs {
 
@@ -42,16 +43,18 @@ double Ulp(dsl::DType dtype) {
   return dtype == dsl::DType::kBF16 ? std::ldexp(1.0, -7) : std::ldexp(1.0, -23);
 }
 
-void CheckDivides(const std::string& program, const std::string& dimension, int64_t extent,
-                  int parts, const std::string& axis) {
+void CheckDivides(const std::string& program, const std::string& param,
+                  const std::string& dimension, int64_t extent, int parts,
+                  const std::string& axis) {
   if (extent > 0 && extent % parts == 0) return;
-  throw Error(ErrorKind::kInvalidArgument,
-              program + ": " + dimension + " = " + std::to_string(extent) +
-                  " does not split into " + std::to_string(parts) + " equal blocks over axis '" +
-                  axis + "'; give a positive multiple of " + std::to_string(parts) + ".");
+  throw kernels::ParamError(
+      {param}, program + ": " + param + " (" + dimension + ") = " + std::to_string(extent) +
+                   " does not split into " + std::to_string(parts) + " equal blocks over axis '" +
+                   axis + "'; give a positive multiple of " + std::to_string(parts) + ".");
 }
 
-int AxisSizeFor(const std::string& program, const dsl::Mesh& mesh, const std::string& axis) {
+int AxisSizeFor(const std::string& program, const dsl::Mesh& mesh, const std::string& axis,
+                bool axis_is_param) {
   for (const auto& name : mesh.axis_names()) {
     if (name == axis) return mesh.AxisSize(axis);
   }
@@ -61,10 +64,12 @@ int AxisSizeFor(const std::string& program, const dsl::Mesh& mesh, const std::st
     axes += name;
     axes += "'";
   }
-  throw Error(ErrorKind::kInvalidArgument, program + " runs over mesh axis '" + axis + "', which " +
-                                               mesh.Describe() + " does not have; its axes are " +
-                                               axes +
-                                               ". Pick one of them (--axis) or another slice.");
+  const std::string message = program + " runs over mesh axis '" + axis + "', which " +
+                              mesh.Describe() + " does not have; its axes are " + axes + ". ";
+  if (!axis_is_param) {
+    throw Error(ErrorKind::kInvalidArgument, message + "Run it on a slice that has one.");
+  }
+  throw kernels::ParamError({"axis"}, message + "Set axis to one of them, or use another slice.");
 }
 
 }  // namespace tpusim::programs

@@ -33,18 +33,14 @@ double MaxAbs(const HostMatrix& m);
 // such ulp (the two roundings may fall on either side of a tie).
 double Ulp(dsl::DType dtype);
 
-// Sizes: `given` when set (> 0), else the program's default.
-inline int64_t SizeOr(int64_t given, int64_t fallback) {
-  return given > 0 ? given : fallback;
-}
-
-// Throws Error(kInvalidArgument) unless `extent` splits evenly over `parts`, naming the
-// program, the dimension (and its flag) and the mesh axis.
-void CheckDivides(const std::string& program, const std::string& dimension, int64_t extent,
-                  int parts, const std::string& axis);
+// Throws ParamError for `param` unless `extent` splits evenly over `parts`, naming the
+// program, the parameter, the dimension it sizes (e.g. "M") and the mesh axis.
+void CheckDivides(const std::string& program, const std::string& param,
+                  const std::string& dimension, int64_t extent, int parts, const std::string& axis);
 
 // Throws Error(kInvalidArgument) naming `program`'s needs and the mesh's axes when `axis`
-// is not one of them.
-int AxisSizeFor(const std::string& program, const dsl::Mesh& mesh, const std::string& axis);
+// is not one of them: a ParamError for "axis" when `axis` is that parameter's value.
+int AxisSizeFor(const std::string& program, const dsl::Mesh& mesh, const std::string& axis,
+                bool axis_is_param = true);
 
 }  // namespace tpusim::programs

@@ -7,14 +7,15 @@
 //                   all_gathered just before use (weights move, each chip stores 1/X);
 //   mlp/tp:         W1 split on its columns and W2 on its rows (Megatron): each device
 //                   computes its slice of the hidden layer, then psums its [B, D] partial.
-// args.m = B (default 1024), args.k = D (default 1024), args.n = H (default 4096),
-// args.axis the axis.
+// Parameters: m = B (default 1024), k = D (default 1024), n = H (default 4096), axis the
+// axis.
 
 #include <algorithm>
 #include <string>
 
 #include "dsl/program/context.h"
 #include "dsl/shard_map.h"
+#include "kernels/problem_params.h"
 #include "kernels/registry.h"
 #include "programs/host_reference.h"
 
@@ -22,7 +23,7 @@ namespace tpusim::programs {
 namespace {
 
 using namespace dsl;
-using kernels::CollectiveArgs;
+using kernels::Params;
 using kernels::Workload;
 
 constexpr const char* kFamily = "mlp";
@@ -35,21 +36,21 @@ struct Mlp {
   int64_t b = 0, d = 0, h = 0;
 };
 
-Mlp MlpFor(const std::string& name, const Mesh& mesh, const CollectiveArgs& args, Layout layout) {
+Mlp MlpFor(const std::string& name, const Mesh& mesh, const Params& params, Layout layout) {
   Mlp p;
   p.name = name;
-  p.axis = args.axis;
-  p.x = AxisSizeFor(name, mesh, args.axis);
-  p.b = SizeOr(args.m, 1024);
-  p.d = SizeOr(args.k, 1024);
-  p.h = SizeOr(args.n, 4096);
+  p.axis = params.String("axis");
+  p.x = AxisSizeFor(name, mesh, p.axis);
+  p.b = params.Int("m");
+  p.d = params.Int("k");
+  p.h = params.Int("n");
   if (layout == Layout::kDp || layout == Layout::kFsdp)
-    CheckDivides(name, "B (--m)", p.b, p.x, p.axis);
+    CheckDivides(name, "m", "B", p.b, p.x, p.axis);
   if (layout == Layout::kFsdp) {
-    CheckDivides(name, "D (--k)", p.d, p.x, p.axis);
-    CheckDivides(name, "H (--n)", p.h, p.x, p.axis);
+    CheckDivides(name, "k", "D", p.d, p.x, p.axis);
+    CheckDivides(name, "n", "H", p.h, p.x, p.axis);
   }
-  if (layout == Layout::kTp) CheckDivides(name, "H (--n)", p.h, p.x, p.axis);
+  if (layout == Layout::kTp) CheckDivides(name, "n", "H", p.h, p.x, p.axis);
   return p;
 }
 
@@ -58,12 +59,12 @@ Mlp MlpFor(const std::string& name, const Mesh& mesh, const CollectiveArgs& args
 // by at most one ulp of |h| @ |W2|; y itself is rounded once more, and under TP each of
 // the X partials is rounded to bf16 and the ring rounds each partial sum (X - 1 times),
 // each bounded by |h| @ |W2| too.
-Workload MlpWorkload(const Mlp& p, const CollectiveArgs& args, ShardMap program, Layout layout) {
+Workload MlpWorkload(const Mlp& p, const Params& params, ShardMap program, Layout layout) {
   Workload w{std::move(program), {}, {}};
-  w.inputs = {Operand(p.b, p.d, DType::kBF16, args.seed * 41 + 1, args.functional),
-              Operand(p.d, p.h, DType::kBF16, args.seed * 41 + 2, args.functional),
-              Operand(p.h, p.d, DType::kBF16, args.seed * 41 + 3, args.functional)};
-  if (!args.functional) return w;
+  w.inputs = {Operand(p.b, p.d, DType::kBF16, params.seed * 41 + 1, params.functional),
+              Operand(p.d, p.h, DType::kBF16, params.seed * 41 + 2, params.functional),
+              Operand(p.h, p.d, DType::kBF16, params.seed * 41 + 3, params.functional)};
+  if (!params.functional) return w;
   const HostMatrix x = ToHost(w.inputs[0]);
   const HostMatrix w1 = ToHost(w.inputs[1]);
   const HostMatrix w2 = ToHost(w.inputs[2]);
@@ -76,9 +77,8 @@ Workload MlpWorkload(const Mlp& p, const CollectiveArgs& args, ShardMap program,
   return w;
 }
 
-Workload Make(const std::string& name, const Mesh& mesh, const CollectiveArgs& args,
-              Layout layout) {
-  const Mlp p = MlpFor(name, mesh, args, layout);
+Workload Make(const std::string& name, const Mesh& mesh, const Params& params, Layout layout) {
+  const Mlp p = MlpFor(name, mesh, params, layout);
   const std::string axis = p.axis;
   const P batch{axis, nullptr};
   ProgramBody body;
@@ -114,13 +114,13 @@ Workload Make(const std::string& name, const Mesh& mesh, const CollectiveArgs& a
       };
       break;
   }
-  return MlpWorkload(p, args, shard_map(mesh, in_specs, {out_spec}, body, name), layout);
+  return MlpWorkload(p, params, shard_map(mesh, in_specs, {out_spec}, body, name), layout);
 }
 
 // Compute only: each chip's share of the 4 B D H FLOPs at the MXU peak
 // (docs/references.md §1); replicated does all of them on every chip.
-kernels::Bound MlpBound(const Mesh& mesh, const CollectiveArgs& args, Layout layout) {
-  const Mlp p = MlpFor("mlp", mesh, args, layout);
+kernels::Bound MlpBound(const Mesh& mesh, const Params& params, Layout layout) {
+  const Mlp p = MlpFor("mlp", mesh, params, layout);
   kernels::Bound b;
   b.flops = 4.0 * p.b * p.d * p.h / (layout == Layout::kReplicated ? 1 : p.x);
   b.peak_flops = kernels::PeakMxuFlops(mesh);
@@ -137,21 +137,25 @@ kernels::KernelInfo Info(const std::string& layout_name, const std::string& summ
   info.kind = kernels::EntryKind::kProgram;
   info.family = kFamily;
   info.summary = summary;
+  info.params = {kernels::AxisParam().Description("the mesh axis the layout shards over"),
+                 kernels::MParam().Description("B, the batch: rows of X and y").Default(1024),
+                 kernels::KParam().Description("D: columns of X and y").Default(1024),
+                 kernels::NParam().Description("H: the hidden layer's width").Default(4096)};
   const std::string name = info.name;
-  info.make = [name, layout](const Mesh& mesh, const CollectiveArgs& args) {
-    return Make(name, mesh, args, layout);
+  info.make = [name, layout](const Mesh& mesh, const Params& params) {
+    return Make(name, mesh, params, layout);
   };
-  info.bound = [layout](const Mesh& mesh, const CollectiveArgs& args) {
-    return MlpBound(mesh, args, layout);
+  info.bound = [layout](const Mesh& mesh, const Params& params) {
+    return MlpBound(mesh, params, layout);
   };
-  info.flops_per_chip = [layout](const Mesh& mesh, const CollectiveArgs& args) {
-    return MlpBound(mesh, args, layout).flops;
+  info.flops_per_chip = [layout](const Mesh& mesh, const Params& params) {
+    return MlpBound(mesh, params, layout).flops;
   };
   return info;
 }
 
 const kernels::Registration replicated(
-    Info("replicated", "relu(X @ W1) @ W2, everything on every chip (--m B --k D --n H)",
+    Info("replicated", "relu(X @ W1) @ W2, everything on every chip (m = B, k = D, n = H)",
          Layout::kReplicated));
 const kernels::Registration dp(Info("dp",
                                     "relu(X @ W1) @ W2, X split on the batch, weights replicated",

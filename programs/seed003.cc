@@ -22,6 +22,7 @@
 #include "kernels/agw_matmul.h"
 #include "kernels/all_gather.h"
 #include "kernels/matmul.h"
+#include "kernels/problem_params.h"
 #include "kernels/reduce_scatter.h"
 #include "kernels/registry.h"
 #include "programs/host_reference.h"
@@ -30,7 +31,7 @@ namespace tpusim::programs {
 namespace {
 
 using namespace dsl;
-using kernels::CollectiveArgs;
+using kernels::Params;
 using kernels::Workload;
 
 constexpr const char* kFamily = "seed003";
@@ -44,16 +45,16 @@ struct Seed {
   int64_t ky() const { return k / y; }    // the K-chunk of inputs per device
 };
 
-Seed SeedFor(const std::string& name, const Mesh& mesh, const CollectiveArgs& args) {
+Seed SeedFor(const std::string& name, const Mesh& mesh, const Params& params) {
   Seed s;
-  s.m = SizeOr(args.m, 2048);
-  s.k = SizeOr(args.k, 2048);
-  s.n = SizeOr(args.n, 1024);
-  s.x = AxisSizeFor(name, mesh, "x");
-  s.y = AxisSizeFor(name, mesh, "y");
-  CheckDivides(name, "M (--m)", s.m, s.x, "x");
-  CheckDivides(name, "K (--k)", s.k, s.x, "x");
-  CheckDivides(name, "K (--k)", s.k, s.y, "y");
+  s.m = params.Int("m");
+  s.k = params.Int("k");
+  s.n = params.Int("n");
+  s.x = AxisSizeFor(name, mesh, "x", /*axis_is_param=*/false);
+  s.y = AxisSizeFor(name, mesh, "y", /*axis_is_param=*/false);
+  CheckDivides(name, "m", "M", s.m, s.x, "x");
+  CheckDivides(name, "k", "K", s.k, s.x, "x");
+  CheckDivides(name, "k", "K", s.k, s.y, "y");
   return s;
 }
 
@@ -64,13 +65,13 @@ enum class Partials { kNone, kBf16, kF32 };
 // ulp of each of the Y partials when they are rounded to bf16 before the sum. f32 results
 // differ from the exact product by f32 accumulation: six standard deviations of K
 // roundings of products up to 1 (sqrt(K) x 2^-24 x K bounds it loosely and cheaply).
-Workload SeedWorkload(const Seed& s, const CollectiveArgs& args, ShardMap program, DType out,
+Workload SeedWorkload(const Seed& s, const Params& params, ShardMap program, DType out,
                       Partials partials) {
   Workload w{std::move(program), {}, {}};
-  w.inputs = {Operand(s.m, s.k, DType::kBF16, args.seed * 31 + 1, args.functional),
-              Operand(s.k, s.n, DType::kBF16, args.seed * 31 + 2, args.functional)};
+  w.inputs = {Operand(s.m, s.k, DType::kBF16, params.seed * 31 + 1, params.functional),
+              Operand(s.k, s.n, DType::kBF16, params.seed * 31 + 2, params.functional)};
   w.out_types = {{{s.m, s.n}, out}};  // so compare knows the contract without a reference
-  if (!args.functional) return w;
+  if (!params.functional) return w;
   const HostMatrix a = ToHost(w.inputs[0]);
   const HostMatrix b = ToHost(w.inputs[1]);
   HostMatrix product = HostMatrix::Zero(s.m, s.n);
@@ -95,37 +96,36 @@ ShardMap SeedProgram(const Mesh& mesh, const std::string& name, ProgramBody body
 }
 
 // (b) and (c): the lax schedule, with the dot's result (and the psum) in `partial` dtype.
-Workload LaxSliced(const std::string& name, const Mesh& mesh, const CollectiveArgs& args,
-                   DType partial) {
-  const Seed s = SeedFor(name, mesh, args);
+Workload LaxSliced(const std::string& name, const Mesh& mesh, const Params& params, DType partial) {
+  const Seed s = SeedFor(name, mesh, params);
   auto body = [s, partial](ProgramContext& ctx, const std::vector<Value>& in) {
     Value weights = ctx.all_gather(in[1], "x", /*axis=*/0, /*tiled=*/true);
     Value rows = ctx.dynamic_slice(weights, {ctx.axis_index("y") * s.ky(), 0}, {s.ky(), s.n});
     return std::vector<Value>{ctx.psum(ctx.dot(in[0], rows, partial), "y")};
   };
-  return SeedWorkload(s, args, SeedProgram(mesh, name, body), partial,
+  return SeedWorkload(s, params, SeedProgram(mesh, name, body), partial,
                       partial == DType::kBF16 ? Partials::kBf16 : Partials::kF32);
 }
 
-Workload LaxOnly(const Mesh& mesh, const CollectiveArgs& args) {
+Workload LaxOnly(const Mesh& mesh, const Params& params) {
   const std::string name = "seed003/a";
-  const Seed s = SeedFor(name, mesh, args);
+  const Seed s = SeedFor(name, mesh, params);
   auto body = [](ProgramContext& ctx, const std::vector<Value>& in) {
     Value rows = ctx.all_gather(in[0], "y", /*axis=*/1, /*tiled=*/true);
     Value weights = ctx.all_gather(in[1], "x", /*axis=*/0, /*tiled=*/true);
     return std::vector<Value>{ctx.dot(rows, weights)};
   };
-  return SeedWorkload(s, args, SeedProgram(mesh, name, body), DType::kBF16, Partials::kNone);
+  return SeedWorkload(s, params, SeedProgram(mesh, name, body), DType::kBF16, Partials::kNone);
 }
 
 // (d) and (e): the same steps as (b), each a Pallas kernel from kernels/.
-Workload ComposedPallas(const std::string& name, const Mesh& mesh, const CollectiveArgs& args,
+Workload ComposedPallas(const std::string& name, const Mesh& mesh, const Params& params,
                         bool bidirectional) {
-  const Seed s = SeedFor(name, mesh, args);
+  const Seed s = SeedFor(name, mesh, params);
   const ShapeDtype weights_block{{s.kx(), s.n}, DType::kBF16};
   const PallasCall gather = bidirectional ? kernels::BidiAllGatherCall("x", s.x, weights_block)
                                           : kernels::RingAllGatherCall("x", s.x, weights_block);
-  CollectiveArgs local;
+  kernels::MatmulPlan local;  // the per-device problem, default blocks
   local.m = s.rows();
   local.k = s.ky();
   local.n = s.n;
@@ -138,17 +138,17 @@ Workload ComposedPallas(const std::string& name, const Mesh& mesh, const Collect
     Value partial = ctx.pallas_call(matmul, {in[0], rows})[0];
     return ctx.pallas_call(all_reduce, {partial});
   };
-  return SeedWorkload(s, args, SeedProgram(mesh, name, body), DType::kBF16, Partials::kBf16);
+  return SeedWorkload(s, params, SeedProgram(mesh, name, body), DType::kBF16, Partials::kBf16);
 }
 
-Workload Fused(const Mesh& mesh, const CollectiveArgs& args) {
+Workload Fused(const Mesh& mesh, const Params& params) {
   const std::string name = "seed003/f";
-  const Seed s = SeedFor(name, mesh, args);
-  CollectiveArgs problem = args;
+  const Seed s = SeedFor(name, mesh, params);
+  kernels::AgwMatmulProblem problem;
   // Copies, not assignments from literals: GCC 12 at -O3 misreports the latter (-Wrestrict).
   static const std::string kX = "x", kY = "y";
-  problem.axis = kX;
-  problem.axis2 = kY;
+  problem.x_axis = kX;
+  problem.y_axis = kY;
   problem.m = s.m;
   problem.k = s.k;
   problem.n = s.n;
@@ -158,13 +158,13 @@ Workload Fused(const Mesh& mesh, const CollectiveArgs& args) {
     return ctx.pallas_call(fused, in);
   };
   // The kernel's partials travel in f32; the one rounding is the bf16 result's.
-  return SeedWorkload(s, args, SeedProgram(mesh, name, body), DType::kBF16, Partials::kF32);
+  return SeedWorkload(s, params, SeedProgram(mesh, name, body), DType::kBF16, Partials::kF32);
 }
 
 // Every version does at least each device's share of the FLOPs, 2 (M/X)(K/Y) N, at the
 // MXU peak (docs/references.md §1); (a) does Y times that.
-kernels::Bound SeedBound(const Mesh& mesh, const CollectiveArgs& args) {
-  const Seed s = SeedFor("seed003", mesh, args);
+kernels::Bound SeedBound(const Mesh& mesh, const Params& params) {
+  const Seed s = SeedFor("seed003", mesh, params);
   kernels::Bound b;
   b.flops =
       2.0 * static_cast<double>(s.rows()) * static_cast<double>(s.ky()) * static_cast<double>(s.n);
@@ -174,17 +174,20 @@ kernels::Bound SeedBound(const Mesh& mesh, const CollectiveArgs& args) {
   return b;
 }
 
-double SeedFlops(const Mesh& mesh, const CollectiveArgs& args) {
-  return SeedBound(mesh, args).flops;
+double SeedFlops(const Mesh& mesh, const Params& params) {
+  return SeedBound(mesh, params).flops;
 }
 
 kernels::KernelInfo Seed003(const std::string& version, const std::string& summary,
-                            std::function<Workload(const Mesh&, const CollectiveArgs&)> make) {
+                            std::function<Workload(const Mesh&, const Params&)> make) {
   kernels::KernelInfo info;
   info.name = std::string(kFamily) + "/" + version;
   info.kind = kernels::EntryKind::kProgram;
   info.family = kFamily;
   info.summary = summary;
+  info.params = {kernels::MParam().Description("M: rows of inputs and out").Default(2048),
+                 kernels::KParam().Description("K: the contracting dim").Default(2048),
+                 kernels::NParam().Description("N: columns of weights and out").Default(1024)};
   info.make = std::move(make);
   info.bound = SeedBound;
   info.flops_per_chip = SeedFlops;
@@ -195,22 +198,22 @@ const kernels::Registration a(Seed003("a", "lax only: all_gather both operands, 
                                       LaxOnly));
 const kernels::Registration b(
     Seed003("b", "lax: all_gather weights over x, dynamic_slice K-chunk y, dot, psum over y",
-            [](const Mesh& mesh, const CollectiveArgs& args) {
-              return LaxSliced("seed003/b", mesh, args, DType::kBF16);
+            [](const Mesh& mesh, const Params& params) {
+              return LaxSliced("seed003/b", mesh, params, DType::kBF16);
             }));
 const kernels::Registration c(
     Seed003("c", "(b) with preferred_element_type f32: f32 partials and psum, f32 out",
-            [](const Mesh& mesh, const CollectiveArgs& args) {
-              return LaxSliced("seed003/c", mesh, args, DType::kF32);
+            [](const Mesh& mesh, const Params& params) {
+              return LaxSliced("seed003/c", mesh, params, DType::kF32);
             }));
 const kernels::Registration d(Seed003(
     "d", "Pallas kernels composed: ring all-gather, dynamic_slice, tiled matmul, all-reduce",
-    [](const Mesh& mesh, const CollectiveArgs& args) {
-      return ComposedPallas("seed003/d", mesh, args, false);
+    [](const Mesh& mesh, const Params& params) {
+      return ComposedPallas("seed003/d", mesh, params, false);
     }));
 const kernels::Registration e(Seed003("e", "(d) with the bidirectional all-gather kernel",
-                                      [](const Mesh& mesh, const CollectiveArgs& args) {
-                                        return ComposedPallas("seed003/e", mesh, args, true);
+                                      [](const Mesh& mesh, const Params& params) {
+                                        return ComposedPallas("seed003/e", mesh, params, true);
                                       }));
 const kernels::Registration f(Seed003(
     "f", "one fused kernel: weight rows move while the MXU multiplies, all-reduce overlapped",

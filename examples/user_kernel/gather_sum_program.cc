@@ -20,7 +20,8 @@ namespace {
 
 using namespace tpusim::dsl;
 using tpusim::kernels::Bound;
-using tpusim::kernels::CollectiveArgs;
+using tpusim::kernels::CollectiveProblem;
+using tpusim::kernels::Params;
 using tpusim::kernels::Workload;
 
 // The reference: relu on the host, the gathered array, and the sum of its X shards rounded
@@ -42,9 +43,10 @@ void AddExpected(Workload& w, int devices) {
   w.atol = tpusim::kernels::ReductionTolerance(x.dtype(), devices);
 }
 
-Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
-  const PallasCall gather = LeftRingChunkedAllGatherCall(mesh, args);
-  const std::string axis = args.axis;
+Workload Make(const Mesh& mesh, const Params& params) {
+  const CollectiveProblem problem = tpusim::kernels::CollectiveProblemOf(params);
+  const PallasCall gather = LeftRingChunkedAllGatherCall(mesh, problem, params.Int("chunks"));
+  const std::string axis = problem.axis;
   Workload w{shard_map(
                  mesh, {P{axis}}, {P{}, P{}},
                  [gather, axis](ProgramContext& ctx, const std::vector<Value>& in) {
@@ -52,25 +54,31 @@ Workload Make(const Mesh& mesh, const CollectiveArgs& args) {
                    return std::vector<Value>{ctx.pallas_call(gather, {y}).at(0), ctx.psum(y, axis)};
                  },
                  "gather_sum"),
-             {tpusim::kernels::MakeCollectiveInput(args)},
+             {tpusim::kernels::MakeCollectiveInput(problem)},
              {}};
-  if (args.functional) AddExpected(w, mesh.AxisSize(axis));
+  if (problem.functional) AddExpected(w, mesh.AxisSize(axis));
   return w;
 }
 
 // The two collectives run one after the other: the user's one-way ring gathers V, then
 // lax.psum (a bidirectional ring reduce-scatter and all-gather) sums a shard of V/X.
-Bound GatherThenSum(const Mesh& mesh, const CollectiveArgs& args) {
-  CollectiveArgs shard = args;
-  shard.bytes = args.bytes / static_cast<uint64_t>(mesh.AxisSize(args.axis));
-  const Bound gather = tpusim::kernels::RingAllGatherBound(mesh, args);
-  const Bound sum = tpusim::kernels::BidiReduceScatterBound(mesh, shard);
+Bound GatherThenSum(const Mesh& mesh, const Params& params) {
+  const std::string& axis = params.String("axis");
+  const uint64_t bytes = params.Bytes("bytes");
+  const uint64_t shard = bytes / static_cast<uint64_t>(mesh.AxisSize(axis));
+  const Bound gather = tpusim::kernels::RingAllGatherBoundFor(mesh, axis, bytes);
+  // A reduce-scatter takes an all-gather's time (docs/references.md §3).
+  const Bound sum = tpusim::kernels::BidiAllGatherBoundFor(mesh, axis, shard);
   return {gather.seconds + 2 * sum.seconds,
           "T(ring all-gather of V) + 2 T(bidirectional reduce-scatter of V/X)"};
 }
 
+// The program takes what its steps take: the collective's axis, bytes and dtype (the
+// reductions' dtypes, for the psum), and the user kernel's chunks (declared once, in
+// all_gather_ring_left_chunked.cc).
 const tpusim::kernels::Registration registration(tpusim::kernels::KernelInfo{
-    "gather_sum", "user example program: relu, the user's ring all-gather, then lax.psum", Make,
+    "gather_sum", "user example program: relu, the user's ring all-gather, then lax.psum",
+    tpusim::kernels::ParamList(tpusim::kernels::ReductionParams(), ChunksParam()), Make,
     GatherThenSum, tpusim::kernels::AllGatherBusFactor});
 
 }  // namespace

@@ -22,19 +22,14 @@ int64_t Product(const Shape& shape, size_t begin, size_t end) {
   return p;
 }
 
-CollectiveArgs ArgsFor(const ShapeDtype& x) {
-  CollectiveArgs args;
-  args.dtype = x.dtype;
-  return args;  // chunk_bytes 0: chunks sized from the chip's VMEM
-}
-
 // The two directions of a ring over blocks of `cols` columns: the first half of the
 // columns rightwards, the rest leftwards.
 std::pair<RingReducePlan, RingReducePlan> BothWays(const Mesh& mesh, const ShapeDtype& x,
                                                    int64_t cols, int64_t rows, int reducers) {
   const int64_t half = cols / 2;
-  return {PlanRingReduce(mesh, ArgsFor(x), cols, 0, half, reducers, rows),
-          PlanRingReduce(mesh, ArgsFor(x), cols, half, cols - half, reducers, rows)};
+  // RingChunking{}: chunks sized from the chip's VMEM.
+  return {PlanRingReduce(mesh, x.dtype, RingChunking{}, cols, 0, half, reducers, rows),
+          PlanRingReduce(mesh, x.dtype, RingChunking{}, cols, half, cols - half, reducers, rows)};
 }
 
 void AddScratch(GridSpec& grid, const std::pair<RingReducePlan, RingReducePlan>& plans, DType dtype,

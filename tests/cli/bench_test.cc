@@ -110,7 +110,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "--factor 1.5",
                  "--factor"},
         BadBench{"bench all_gather_bidi --topology v5e-4x4 --min-bytes 1001 --max-bytes 1M",
-                 "--min-bytes 1001 does not split into 4 equal shards"},
+                 "bytes 1001 does not split into 4 equal shards of whole bf16 elements over axis "
+                 "'x' (size 4); use a multiple of 8 bytes, e.g. 1000 or 1008. (flag --min-bytes)"},
         BadBench{"bench all_gather_rong --topology v5e-4x4 --min-bytes 1K --max-bytes 1M",
                  "unknown kernel 'all_gather_rong'; known kernels:"},
         BadBench{"bench all_gather_bidi --topology v5e-4x4 --axis z --min-bytes 1K "
@@ -147,7 +148,9 @@ TEST(BenchMatmul, AnUnknownPrecisionIsABadArgument) {
   const auto r = testing::RunTpusim(
       "bench matmul --topology v5e-2x2 --m 256 --k 256 --n 256 --dtype f32 --precision EXACT");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, ::testing::HasSubstr("unknown precision 'EXACT'; use DEFAULT"));
+  EXPECT_THAT(r.err, ::testing::HasSubstr("matmul: parameter 'precision' is 'EXACT', not one of "
+                                          "DEFAULT, HIGH, HIGHEST"));
+  EXPECT_THAT(r.err, ::testing::HasSubstr("(flag --precision)"));
 }
 
 TEST(BenchMatmul, ABadBlockListSaysHowToWriteOne) {

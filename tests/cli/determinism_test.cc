@@ -27,9 +27,7 @@ TEST_P(Determinism, TwoRunsInOneProcessWriteTheSameTraceBytes) {
   const auto* info = kernels::Registry::Get().Find(kKernel);
   ASSERT_NE(info, nullptr);
   const dsl::Mesh mesh(testing::MakeTopology({4}, {true}));
-  kernels::CollectiveArgs args;
-  args.bytes = 4 * 4 * 4096;
-  args.functional = GetParam();
+  const kernels::Params args = testing::ParamsFor(kKernel, {{"bytes", 4 * 4 * 4096}}, GetParam());
   std::string traces[2];
   for (int run = 0; run < 2; ++run) {
     kernels::Workload workload = info->make(mesh, args);

@@ -109,7 +109,7 @@ TEST(ProgramCli, CompareRefusesProgramsWithDifferentContracts) {
 
 TEST(ProgramCli, CompareRefusesAKernelAndAProgramThatComputeDifferentThings) {
   const auto r =
-      RunTpusim("compare all_gather_ring tiny/sync --topology v5e-2x2 --bytes 64K" + kTiny);
+      RunTpusim("compare matmul tiny/sync --topology v5e-2x2 --m 64 --k 128 --n 128" + kTiny);
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_THAT(r.err, HasSubstr("different sharding contracts"));
 }
@@ -173,7 +173,13 @@ INSTANTIATE_TEST_SUITE_P(
     Programs, ProgramCliBadArguments,
     ::testing::Values(
         BadProgramArgs{"bench tiny/sync --topology v5e-2x2 --sweep q=1:2",
-                       "--sweep cannot sweep 'q'; write PARAM=FROM:TO[:xF]", "bench"},
+                       "--sweep cannot sweep 'q': tiny/sync takes no parameter 'q'; write "
+                       "PARAM=FROM:TO[:xF]",
+                       "bench"},
+        BadProgramArgs{"bench tiny/sync --topology v5e-2x2 --sweep dtype=1:2",
+                       "--sweep cannot sweep 'dtype': tiny/sync's parameter 'dtype' is enum, not "
+                       "int or bytes",
+                       "bench"},
         BadProgramArgs{"bench tiny/sync --topology v5e-2x2 --sweep m=64",
                        "--sweep 'm=64' is not a sweep", "bench"},
         BadProgramArgs{"bench tiny/sync --topology v5e-2x2 --sweep m=256:64",
@@ -183,7 +189,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadProgramArgs{"bench tiny/sync --topology v5e-2x2 --sweep m=64:256:x1",
                        "--sweep's factor must be an integer of at least 2", "bench"},
         BadProgramArgs{"bench tiny/sync --topology v5e-2x2 --sweep m=63:256",
-                       "tiny programs: --m 63 does not split over the 2 devices", "bench"},
+                       "tiny programs: m 63 does not split over the 2 devices of axis 'x'; use a "
+                       "multiple of 2. (flag --sweep m=FROM)",
+                       "bench"},
         BadProgramArgs{"bench tiny/sync --topology v5e-2x2 --sweep m=64:256 --min-bytes 1K",
                        "give either --sweep or --min-bytes/--max-bytes", "bench"},
         BadProgramArgs{"bench tiny/sync --topology v5e-2x2", "give the sweep: --sweep", "bench"},
@@ -197,12 +205,19 @@ TEST(ProgramCli, TheSharedOptionsHaveOneHelpTextInEveryCommand) {
     helps.push_back(RunTpusim(std::string(command) + " --help").out);
   // Boost wraps the help at 80 columns: each text is checked up to where it may wrap.
   for (const char* line :
-       {"-t [ --topology ] arg", "preset name (see `tpusim topologies`)", "--dtype arg (=bf16)",
-        "element type: bf16 or f32", "--time-limit arg (=60)", "stop a run after this many seconds",
-        "--no-race-check", "--load arg", "load a shared library of kernels or"}) {
+       {"-t [ --topology ] arg", "preset name (see `tpusim topologies`)", "--time-limit arg (=60)",
+        "stop a run after this many seconds", "--no-race-check", "--load arg",
+        "load a shared library of kernels or", "--dtype"}) {
     for (const auto& help : helps)
       EXPECT_THAT(help, HasSubstr(line)) << help;
   }
+  // The parameters are the entries' own: each command says where to find them, and bench
+  // matmul (which runs one kernel) lists matmul's.
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_THAT(helps[i], HasSubstr("every kernel and program declares its own")) << helps[i];
+  EXPECT_THAT(helps[3], HasSubstr("parameters of matmul"));
+  EXPECT_THAT(helps[3], HasSubstr("--precision DEFAULT|HIGH|HIGHEST"));
+  EXPECT_THAT(helps[3], ::testing::Not(HasSubstr("--bm")));  // --blocks sets the blocks
   EXPECT_THAT(helps[2], HasSubstr("--sweep PARAM=FROM:TO[:xF]"));
 }
 

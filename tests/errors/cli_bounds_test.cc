@@ -50,8 +50,11 @@ INSTANTIATE_TEST_SUITE_P(
                    2, "at most 1e+06"},
         BadCommand{"run all_gather_ring --topology v5e-2x2 --bytes 99999999999G", 2,
                    "more bytes than a 64-bit count holds"},
+        BadCommand{"run all_gather_ring --topology v5e-2x2", 2,
+                   "all_gather_ring needs parameter 'bytes' (bytes: V, the size of the full "
+                   "(gathered) array"},
         BadCommand{"run all_gather_ring --topology v5e-2x2 --m 256", 2,
-                   "--bytes is required for this kernel"},
+                   "all_gather_ring takes no --m"},
         BadCommand{"run all_gather_ring --topology /dev/zero --bytes 64K", 2,
                    "/dev/zero is not a regular file"},
         BadCommand{"run all_gather_ring --topology /tmp --bytes 64K", 2,
@@ -63,6 +66,10 @@ INSTANTIATE_TEST_SUITE_P(
         // Functional: the operands alone would need terabytes of host memory.
         BadCommand{"run matmul --topology v5e-2x2 --m 1048576 --k 1048576 --n 1048576", 1,
                    "of host memory, but only"},
+        // The library says to run it timing-only; the CLI names its flag.
+        BadCommand{"run matmul --topology v5e-2x2 --m 1048576 --k 1048576 --n 1048576", 1,
+                   "run it timing-only (no payload, the same timing) or choose a smaller size. "
+                   "(flag --timing-only)"},
         // Timing-only: no payload, but the operands do not fit the chip's HBM.
         BadCommand{"run matmul --topology v5e-2x2 --m 1048576 --k 1048576 --n 1048576 "
                    "--timing-only",

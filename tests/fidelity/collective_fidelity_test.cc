@@ -40,14 +40,11 @@ double Seconds(base::Picoseconds t) {
 Timed RunKernel(const std::string& kernel, const std::string& preset, const std::string& axis,
                 uint64_t bytes) {
   const Mesh mesh(topologies::LoadTopology(preset));
-  kernels::CollectiveArgs args;
-  args.axis = axis;
-  args.bytes = bytes;
-  args.functional = false;
   const kernels::KernelInfo* info = kernels::Registry::Get().Find(kernel);
   EXPECT_NE(info, nullptr) << kernel;
   if (!info) return {};
-  kernels::Workload w = info->make(mesh, args);
+  kernels::Workload w = info->make(
+      mesh, testing::ParamsFor(kernel, {{"axis", axis}, {"bytes", bytes}}, /*functional=*/false));
   RunOptions options;
   options.functional = false;
   const RunResult result = w.program.Run(w.inputs, options);

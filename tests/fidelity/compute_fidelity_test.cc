@@ -20,12 +20,8 @@ constexpr double kTolerance = 0.10;
 // The Pallas TPU matmul guide's bf16 kernel (f32 VMEM accumulator, grid (M/bm, N/bn,
 // K/bk)), timed on one v5e chip.
 double PallasMatmulSeconds(int64_t size, int64_t bm, int64_t bk, int64_t bn) {
-  kernels::CollectiveArgs args;
-  args.m = args.k = args.n = size;
-  args.bm = bm;
-  args.bk = bk;
-  args.bn = bn;
-  args.functional = false;
+  const kernels::ParamValues args = {{"m", size}, {"k", size}, {"n", size},
+                                     {"bm", bm},  {"bk", bk},  {"bn", bn}};
   return testing::RunTimed("matmul", topologies::LoadTopology("v5e-2x2"), args).seconds;
 }
 

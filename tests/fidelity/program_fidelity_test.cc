@@ -48,9 +48,10 @@ Mesh SixteenChipRing() {
   return Mesh(testing::MakeTopology({16}, {true}));
 }
 
-double TimingOnlySeconds(const std::string& name, const Mesh& mesh, kernels::CollectiveArgs args) {
-  args.functional = false;
-  kernels::Workload w = kernels::Registry::Get().Find(name)->make(mesh, args);
+double TimingOnlySeconds(const std::string& name, const Mesh& mesh,
+                         const kernels::ParamValues& args) {
+  kernels::Workload w =
+      testing::Entry(name).make(mesh, testing::ParamsFor(name, args, /*functional=*/false));
   RunOptions options;
   options.functional = false;
   const RunResult r = w.program.Run(w.inputs, options);
@@ -70,10 +71,7 @@ TEST(ProgramFidelity, BlockingShardedMatmulMatchesSection4) {
   const Mesh mesh = SixteenChipRing();
   const Rates r(mesh);
   const double b = 1024, d = 4096, f = 2048;
-  kernels::CollectiveArgs args;
-  args.m = 1024;
-  args.k = 4096;
-  args.n = 2048;
+  const kernels::ParamValues args = {{"m", 1024}, {"k", 4096}, {"n", 2048}};
   const double slice = 2 * (b * d + b * d / r.x) / r.hbm;
   const double all_reduce = slice + r.Dot(b, d / r.x, f) + r.AllReduce(2 * b * f);
   const double all_gather = r.Gather(2 * d * f) + r.Dot(b, d, f);

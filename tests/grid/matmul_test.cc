@@ -23,18 +23,23 @@ const kernels::KernelInfo& Matmul() {
   return *info;
 }
 
-kernels::CollectiveArgs Args(int64_t m, int64_t k, int64_t n, int64_t bm, int64_t bk, int64_t bn,
-                             DType dtype = DType::kBF16, bool functional = true) {
-  kernels::CollectiveArgs args;
-  args.m = m;
-  args.k = k;
-  args.n = n;
-  args.bm = bm;
-  args.bk = bk;
-  args.bn = bn;
-  args.dtype = dtype;
-  args.functional = functional;
-  return args;
+// The matmul kernel's parameters; a block size of 0 is left to the kernel.
+kernels::Params Args(int64_t m, int64_t k, int64_t n, int64_t bm, int64_t bk, int64_t bn,
+                     DType dtype = DType::kBF16, bool functional = true) {
+  kernels::ParamValues values = {{"m", m}, {"k", k}, {"n", n}, {"dtype", dtype}};
+  for (const auto& [name, block] :
+       {std::pair<const char*, int64_t>{"bm", bm}, {"bk", bk}, {"bn", bn}})
+    if (block) values.emplace(name, block);
+  return testing::ParamsFor("matmul", values, functional);
+}
+
+// What PlanMatmul is asked for: the problem, default blocks.
+kernels::MatmulPlan Problem(int64_t m, int64_t k, int64_t n) {
+  kernels::MatmulPlan plan;
+  plan.m = m;
+  plan.k = k;
+  plan.n = n;
+  return plan;
 }
 
 struct Case {
@@ -84,12 +89,12 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(MatmulPlan, DefaultsArePallasDocBlocksShrunkToTheProblem) {
-  const auto big = kernels::PlanMatmul(Args(2048, 2048, 1024, 0, 0, 0));
+  const auto big = kernels::PlanMatmul(Problem(2048, 2048, 1024));
   EXPECT_EQ(big.bm, 512);
   EXPECT_EQ(big.bk, 1024);
   EXPECT_EQ(big.bn, 1024);
   EXPECT_EQ(big.grid, (std::vector<int>{4, 1, 2}));
-  const auto small = kernels::PlanMatmul(Args(96, 384, 640, 0, 0, 0));
+  const auto small = kernels::PlanMatmul(Problem(96, 384, 640));
   EXPECT_EQ(small.bm, 96);
   EXPECT_EQ(small.bk, 384);
   EXPECT_EQ(small.bn, 640);

@@ -32,13 +32,9 @@ TEST_P(AgMatmulCorrectness, MatchesTheHostMatmulOnEveryChip) {
   const Case& c = std::get<1>(GetParam());
   const auto topology = std::string(c.topology) == "ring5" ? testing::MakeTopology({5}, {true})
                                                            : topologies::LoadTopology(c.topology);
-  kernels::CollectiveArgs args;
-  args.axis = c.axis;
-  args.m = c.m;
-  args.k = c.k;
-  args.n = c.n;
+  const kernels::ParamValues args = {{"axis", c.axis}, {"m", c.m}, {"k", c.k}, {"n", c.n}};
   const dsl::Mesh mesh(topology);
-  kernels::Workload w = kernels::Registry::Get().Find(kernel)->make(mesh, args);
+  kernels::Workload w = testing::Entry(kernel).make(mesh, testing::ParamsFor(kernel, args));
   auto run = testing::RunWorkload(w);
   ASSERT_TRUE(run.result.ok) << run.result.error;
   const auto check = dsl::CheckAgainstReference(w.program, run.result, w.expected, w.rtol, w.atol);
@@ -69,12 +65,7 @@ INSTANTIATE_TEST_SUITE_P(Schedules, AgMatmulCorrectness,
 
 TEST(AgMatmulSchedules, CollectiveHidesTransfersWhenComputePerStepDominates) {
   // Per step: compute 2 bm dk fn / 1.97e14 = 174 us; transfer bm dk 2 B / 4.5e10 = 93 us.
-  kernels::CollectiveArgs args;
-  args.axis = "y";
-  args.m = 4096;
-  args.k = 8192;
-  args.n = 32768;
-  args.functional = false;
+  const kernels::ParamValues args = {{"axis", "y"}, {"m", 4096}, {"k", 8192}, {"n", 32768}};
   const Measured blocking = RunTimed("ag_matmul_blocking", RingOf4(), args);
   const Measured collective = RunTimed("ag_matmul_collective", RingOf4(), args);
   EXPECT_LT(collective.seconds, 0.85 * blocking.seconds);
@@ -85,12 +76,7 @@ TEST(AgMatmulSchedules, CollectiveHidesTransfersWhenComputePerStepDominates) {
 TEST(AgMatmulSchedules, BothApproachTheCommunicationBoundWhenTransferDominates) {
   // Per step: compute 2 x 64 x 4096 x 128 / 1.97e14 = 0.34 us; transfer 512 KiB / 4.5e10
   // = 11.7 us. The bound is the ring all-gather of A; tolerance: within 1.35x of it.
-  kernels::CollectiveArgs args;
-  args.axis = "y";
-  args.m = 256;
-  args.k = 16384;
-  args.n = 512;
-  args.functional = false;
+  const kernels::ParamValues args = {{"axis", "y"}, {"m", 256}, {"k", 16384}, {"n", 512}};
   const Measured blocking = RunTimed("ag_matmul_blocking", RingOf4(), args);
   const Measured collective = RunTimed("ag_matmul_collective", RingOf4(), args);
   for (const Measured& m : {blocking, collective}) {

@@ -43,12 +43,10 @@ TEST_P(CollectiveCorrectness, MatchesTheHostReferenceOnEveryChip) {
   const auto* info = kernels::Registry::Get().Find(c.kernel);
   ASSERT_NE(info, nullptr) << c.kernel;
   const dsl::Mesh mesh(TopologyFor(c.topology));
-  kernels::CollectiveArgs args;
-  args.axis = c.axis;
-  args.dtype = c.dtype;
   // Odd-sized shards exercise uneven halves in the bidirectional kernel.
-  args.bytes = static_cast<uint64_t>(mesh.AxisSize(c.axis)) * dsl::SizeOf(c.dtype) * 1027;
-  kernels::Workload w = info->make(mesh, args);
+  const uint64_t bytes = static_cast<uint64_t>(mesh.AxisSize(c.axis)) * dsl::SizeOf(c.dtype) * 1027;
+  kernels::Workload w = info->make(
+      mesh, testing::ParamsFor(c.kernel, {{"axis", c.axis}, {"dtype", c.dtype}, {"bytes", bytes}}));
   auto run = testing::RunWorkload(w);
   ASSERT_TRUE(run.result.ok) << run.result.error;
   const auto check = dsl::CheckAgainstReference(w.program, run.result, w.expected);
@@ -85,11 +83,11 @@ INSTANTIATE_TEST_SUITE_P(Kernels, CollectiveCorrectness, ::testing::ValuesIn(All
 
 TEST(CollectiveTiming, BidirectionalBeatsUnidirectionalOnAWrappedRing) {
   const dsl::Mesh mesh(testing::MakeTopology({8}, {true}));
-  kernels::CollectiveArgs args;
-  args.bytes = 8 << 20;
-  args.functional = false;
-  auto ring = kernels::Registry::Get().Find("all_gather_ring")->make(mesh, args);
-  auto bidi = kernels::Registry::Get().Find("all_gather_bidi")->make(mesh, args);
+  const kernels::ParamValues args = {{"bytes", 8 << 20}};
+  auto ring = testing::Entry("all_gather_ring")
+                  .make(mesh, testing::ParamsFor("all_gather_ring", args, /*functional=*/false));
+  auto bidi = testing::Entry("all_gather_bidi")
+                  .make(mesh, testing::ParamsFor("all_gather_bidi", args, /*functional=*/false));
   const auto ring_result = ring.program.Run(ring.inputs, TimingOnly());
   const auto bidi_result = bidi.program.Run(bidi.inputs, TimingOnly());
   ASSERT_TRUE(ring_result.ok && bidi_result.ok);
@@ -99,11 +97,10 @@ TEST(CollectiveTiming, BidirectionalBeatsUnidirectionalOnAWrappedRing) {
 
 TEST(CollectiveTiming, SameInputsGiveTheSameTraceBytes) {
   const dsl::Mesh mesh(topologies::LoadTopology("v5e-2x2"));
-  kernels::CollectiveArgs args;
-  args.bytes = 64 << 10;
   std::string traces[2];
   for (int i = 0; i < 2; ++i) {
-    auto w = kernels::Registry::Get().Find("all_gather_bidi")->make(mesh, args);
+    auto w = testing::Entry("all_gather_bidi")
+                 .make(mesh, testing::ParamsFor("all_gather_bidi", {{"bytes", 64 << 10}}));
     auto run = testing::RunWorkload(w, true, "det" + std::to_string(i));
     ASSERT_TRUE(run.result.ok);
     std::ifstream in(run.trace_path, std::ios::binary);

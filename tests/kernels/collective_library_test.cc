@@ -45,36 +45,40 @@ struct Case {
   dsl::DType dtype = dsl::DType::kBF16;
   // Reductions: elements per VMEM chunk (0: the kernel's default, one chunk at this size).
   int64_t chunk_elements = 0;
+  int64_t chunks_in_flight = 0;  // ring reductions: 0 is the kernel's default (2)
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
   *os << c.kernel << " on " << c.topology << " axis " << c.axis
       << (c.axis2.empty() ? "" : "," + c.axis2) << " " << dsl::DTypeName(c.dtype)
-      << (c.chunk_elements ? " chunks of " + std::to_string(c.chunk_elements) : "");
+      << (c.chunk_elements ? " chunks of " + std::to_string(c.chunk_elements) : "")
+      << (c.chunks_in_flight ? ", " + std::to_string(c.chunks_in_flight) + " in flight" : "");
 }
 
 // Small, odd-sized blocks: 1027 elements per reduction block (halves 513 / 514), 37 per
 // all-to-all block, 103 per 2-D block (quarters 25 / 26 / 26 / 26).
-kernels::CollectiveArgs ArgsFor(const Case& c, const dsl::Mesh& mesh) {
-  kernels::CollectiveArgs args;
-  args.axis = c.axis;
-  args.axis2 = c.axis2;
-  args.dtype = c.dtype;
+kernels::Params ArgsFor(const Case& c, const dsl::Mesh& mesh) {
+  kernels::ParamValues args = {{"axis", c.axis}, {"dtype", c.dtype}};
   const uint64_t esize = dsl::SizeOf(c.dtype);
   const uint64_t x = static_cast<uint64_t>(mesh.AxisSize(c.axis));
+  uint64_t bytes = 0;
   switch (FamilyOf(c.kernel)) {
     case Family::kReduction:
-      args.bytes = x * 1027 * esize;
+      bytes = x * 1027 * esize;
       break;
     case Family::kAllToAll:
-      args.bytes = x * x * 37 * esize;
+      bytes = x * x * 37 * esize;
       break;
     case Family::kTwoAxes:
-      args.bytes = x * static_cast<uint64_t>(mesh.AxisSize(c.axis2)) * 103 * esize;
+      bytes = x * static_cast<uint64_t>(mesh.AxisSize(c.axis2)) * 103 * esize;
+      args.emplace("axis2", c.axis2);
       break;
   }
-  args.chunk_bytes = static_cast<uint64_t>(c.chunk_elements) * esize;
-  return args;
+  args.emplace("bytes", bytes);
+  if (c.chunk_elements)
+    args.emplace("chunk_bytes", static_cast<uint64_t>(c.chunk_elements) * esize);
+  if (c.chunks_in_flight) args.emplace("chunks_in_flight", c.chunks_in_flight);
+  return testing::ParamsFor(c.kernel, args);
 }
 
 class CollectiveLibrary : public ::testing::TestWithParam<Case> {};
@@ -117,6 +121,14 @@ std::vector<Case> AllCases() {
       cases.push_back({kernel, topology, axis, "", dsl::DType::kF32, 200});
     }
   }
+  // One chunk in flight per step, and three (rounds of 3, the last shorter): the credits
+  // and slots follow the chunks_in_flight parameter.
+  for (const char* kernel : {"reduce_scatter_ring", "reduce_scatter_bidi", "all_reduce_ring"}) {
+    for (const int64_t in_flight : {1, 3}) {
+      cases.push_back({kernel, "ring5wrap", "x", "", dsl::DType::kBF16, 200, in_flight});
+      cases.push_back({kernel, "line8", "y", "", dsl::DType::kF32, 200, in_flight});
+    }
+  }
   // The psum in VMEM-sized pieces: 5 x 1027 elements in rounds of 2000 (the last shorter).
   cases.push_back({"all_reduce_psum", "ring5wrap", "x", "", dsl::DType::kBF16, 2000});
   cases.push_back({"all_reduce_psum", "v5e-4x4", "x", "", dsl::DType::kF32, 1000});
@@ -142,7 +154,8 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
   const Case& c = info.param;
   std::string name = c.kernel + "_" + c.topology + "_" + c.axis + c.axis2 + "_" +
                      dsl::DTypeName(c.dtype) +
-                     (c.chunk_elements ? "_chunks" + std::to_string(c.chunk_elements) : "");
+                     (c.chunk_elements ? "_chunks" + std::to_string(c.chunk_elements) : "") +
+                     (c.chunks_in_flight ? "_inflight" + std::to_string(c.chunks_in_flight) : "");
   for (auto& ch : name) {
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   }
@@ -164,10 +177,8 @@ SlowRun RunWithSlowChip(const std::string& kernel, double slowdown, bool race_ch
   // chip a step takes ~1.1 us of link time and an add ~3 ns, so 10^4 makes the slow
   // chip's add last ~30 us: many steps of its left neighbour.
   const dsl::Mesh mesh(testing::MakeTopology({5}, {true}));
-  kernels::CollectiveArgs args;
-  args.bytes = 5 * 1024 * 4;
-  args.dtype = dsl::DType::kF32;
-  kernels::Workload w = kernels::Registry::Get().Find(kernel)->make(mesh, args);
+  kernels::Workload w = testing::Entry(kernel).make(
+      mesh, testing::ParamsFor(kernel, {{"bytes", 5 * 1024 * 4}, {"dtype", dsl::DType::kF32}}));
   dsl::RunOptions options;
   options.chip_slowdown = {1, 1, slowdown, 1, 1};
   options.race_check = race_check;
@@ -233,10 +244,8 @@ TEST(ReductionChunks, InputsLargerThanVmemRunInVmemSizedChunks) {
   for (const char* kernel :
        {"reduce_scatter_ring", "reduce_scatter_bidi", "all_reduce_ring", "all_reduce_psum"}) {
     SCOPED_TRACE(kernel);
-    kernels::CollectiveArgs args;
-    args.bytes = 256 << 10;
-    args.dtype = dsl::DType::kF32;
-    kernels::Workload w = kernels::Registry::Get().Find(kernel)->make(mesh, args);
+    kernels::Workload w = testing::Entry(kernel).make(
+        mesh, testing::ParamsFor(kernel, {{"bytes", 256 << 10}, {"dtype", dsl::DType::kF32}}));
     const auto result = w.program.Run(w.inputs, {});
     ASSERT_TRUE(result.ok) << result.error;
     const auto check = dsl::CheckAgainstReference(w.program, result, w.expected, w.rtol, w.atol);
@@ -260,10 +269,8 @@ config::Topology V5eRing16() {
 
 double SimOverBound(const std::string& kernel, uint64_t bytes, const config::Topology& topology) {
   const dsl::Mesh mesh(topology);
-  kernels::CollectiveArgs args;
-  args.axis = "x";
-  args.bytes = bytes;
-  args.functional = false;
+  const kernels::Params args =
+      testing::ParamsFor(kernel, {{"axis", "x"}, {"bytes", bytes}}, /*functional=*/false);
   const auto* info = kernels::Registry::Get().Find(kernel);
   kernels::Workload w = info->make(mesh, args);
   dsl::RunOptions options;
@@ -313,21 +320,19 @@ TEST(CollectiveTiming, TwoAxisAllGatherUsesBothAxes) {
 // ---------------------------------------------------------------------------------------
 
 TEST(CollectiveArguments, ReductionsRefuseInt8AndTwoAxisGatherNeedsTwoAxes) {
-  kernels::CollectiveArgs args;
-  args.bytes = 4096;
-  args.dtype = dsl::DType::kInt8;
   const dsl::Mesh square(topologies::LoadTopology("v5e-2x2"));
   try {
-    kernels::Registry::Get().Find("reduce_scatter_ring")->make(square, args);
+    // Refused by the declaration (int8 is not among its dtypes), which says why.
+    testing::ParamsFor("reduce_scatter_ring", {{"bytes", 4096}, {"dtype", dsl::DType::kInt8}});
     FAIL() << "int8 accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
     EXPECT_NE(std::string(e.what()).find("overflow"), std::string::npos) << e.what();
   }
-  args.dtype = dsl::DType::kBF16;
   const dsl::Mesh ring(testing::MakeTopology({4}, {true}));
   try {
-    kernels::Registry::Get().Find("all_gather_2d")->make(ring, args);
+    testing::Entry("all_gather_2d")
+        .make(ring, testing::ParamsFor("all_gather_2d", {{"bytes", 4096}}));
     FAIL() << "a 1-D mesh accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);

@@ -45,13 +45,10 @@ class MatmulSchedulesCorrectness : public ::testing::TestWithParam<Case> {};
 
 TEST_P(MatmulSchedulesCorrectness, MatchesTheHostMatmulOnEveryChip) {
   const Case& c = GetParam();
-  kernels::CollectiveArgs args;
-  args.axis = c.axis;
-  args.m = c.m;
-  args.k = c.k;
-  args.n = c.n;
+  const kernels::Params args =
+      testing::ParamsFor(c.kernel, {{"axis", c.axis}, {"m", c.m}, {"k", c.k}, {"n", c.n}});
   const dsl::Mesh mesh(TopologyNamed(c.topology));
-  kernels::Workload w = kernels::Registry::Get().Find(c.kernel)->make(mesh, args);
+  kernels::Workload w = testing::Entry(c.kernel).make(mesh, args);
   auto run = testing::RunWorkload(w);
   ASSERT_TRUE(run.result.ok) << run.result.error;
   const auto check = dsl::CheckAgainstReference(w.program, run.result, w.expected, w.rtol, w.atol);
@@ -102,13 +99,10 @@ INSTANTIATE_TEST_SUITE_P(Schedules, MatmulSchedulesCorrectness, ::testing::Value
 // slots it still reads. The data must stay right and no race may be reported.
 TEST_P(MatmulSchedulesCorrectness, StaysCorrectWhenOneChipIsSlow) {
   const Case& c = GetParam();
-  kernels::CollectiveArgs args;
-  args.axis = c.axis;
-  args.m = c.m;
-  args.k = c.k;
-  args.n = c.n;
+  const kernels::Params args =
+      testing::ParamsFor(c.kernel, {{"axis", c.axis}, {"m", c.m}, {"k", c.k}, {"n", c.n}});
   const dsl::Mesh mesh(TopologyNamed(c.topology));
-  kernels::Workload w = kernels::Registry::Get().Find(c.kernel)->make(mesh, args);
+  kernels::Workload w = testing::Entry(c.kernel).make(mesh, args);
   dsl::RunOptions options;
   options.chip_slowdown.assign(mesh.devices(), 1.0);
   options.chip_slowdown[1] = 50;
@@ -119,14 +113,11 @@ TEST_P(MatmulSchedulesCorrectness, StaysCorrectWhenOneChipIsSlow) {
 }
 
 TEST(AgwMatmul, RefusesAOneDimensionalMesh) {
-  kernels::CollectiveArgs args;
-  args.m = 64;
-  args.k = 640;
-  args.n = 1280;
+  const kernels::ParamValues args = {{"m", 64}, {"k", 640}, {"n", 1280}};
   const dsl::Mesh mesh(TopologyNamed("ring5"));
   for (const char* kernel : {"agw_matmul_ar", "agw_matmul_ar_fused"}) {
     try {
-      kernels::Registry::Get().Find(kernel)->make(mesh, args);
+      testing::Entry(kernel).make(mesh, testing::ParamsFor(kernel, args));
       ADD_FAILURE() << kernel << " accepted a 1-D mesh";
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
@@ -135,14 +126,8 @@ TEST(AgwMatmul, RefusesAOneDimensionalMesh) {
   }
 }
 
-kernels::CollectiveArgs TimingArgs(const std::string& axis, int64_t m, int64_t k, int64_t n) {
-  kernels::CollectiveArgs args;
-  args.axis = axis;
-  args.m = m;
-  args.k = k;
-  args.n = n;
-  args.functional = false;
-  return args;
+kernels::ParamValues TimingArgs(const std::string& axis, int64_t m, int64_t k, int64_t n) {
+  return {{"axis", axis}, {"m", m}, {"k", k}, {"n", n}};
 }
 
 TEST(AgMatmulBidi, MatchesTheUnidirectionalScheduleWhenComputeDominates) {

@@ -284,17 +284,16 @@ TEST(LaxCollective, OutputTypesFollowJax) {
 // slot rows x 2 chunks in flight) = 5461 bytes per chunk, 1365 f32 elements.
 TEST(RingReducePlan, CutsStridedBlocksIntoRowsRowPiecesOrGroupsOfRows) {
   const dsl::Mesh mesh(TopologyFor("ring5_small_vmem"));
-  kernels::CollectiveArgs args;
-  args.dtype = DType::kF32;
-  const auto one_row = kernels::PlanRingReduce(mesh, args, 2000, 0, 1000, 2, 8);
+  const kernels::RingChunking chunking;  // sized from VMEM, 2 chunks in flight
+  const auto one_row = kernels::PlanRingReduce(mesh, DType::kF32, chunking, 2000, 0, 1000, 2, 8);
   EXPECT_EQ(one_row.rows_per_chunk, 1);
   EXPECT_EQ(one_row.col_pieces, 1);
   EXPECT_EQ(one_row.chunks, 8);
-  const auto pieces = kernels::PlanRingReduce(mesh, args, 4000, 0, 2000, 2, 3);
+  const auto pieces = kernels::PlanRingReduce(mesh, DType::kF32, chunking, 4000, 0, 2000, 2, 3);
   EXPECT_EQ(pieces.rows_per_chunk, 1);
   EXPECT_EQ(pieces.col_pieces, 2);
   EXPECT_EQ(pieces.chunks, 6);
-  const auto groups = kernels::PlanRingReduce(mesh, args, 100, 50, 50, 2, 40);
+  const auto groups = kernels::PlanRingReduce(mesh, DType::kF32, chunking, 100, 50, 50, 2, 40);
   EXPECT_EQ(groups.rows_per_chunk, 27);
   EXPECT_EQ(groups.chunks, 2);
   EXPECT_EQ(groups.slot, 27 * 50);

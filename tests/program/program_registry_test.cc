@@ -31,8 +31,7 @@ TEST(ProgramRegistry, EntriesHaveAKindAndFamiliesKeepRegistrationOrder) {
 
 TEST(ProgramRegistry, AProgramEntryRunsAndMatchesItsReference) {
   const dsl::Mesh mesh(testing::MakeTopology({4}, {true}));
-  kernels::CollectiveArgs args;
-  kernels::Workload w = kernels::Registry::Get().Find("tiny/sync")->make(mesh, args);
+  kernels::Workload w = testing::Entry("tiny/sync").make(mesh, testing::ParamsFor("tiny/sync", {}));
   EXPECT_FALSE(w.program.is_kernel());
   auto run = testing::RunWorkload(w, true, "tiny_sync");
   ASSERT_TRUE(run.result.ok) << run.result.error;
@@ -46,12 +45,10 @@ TEST(ProgramRegistry, AProgramEntryRunsAndMatchesItsReference) {
 // its start.
 TEST(ProgramTrace, StepsAreNamedSlicesAndTheAsyncGatherOverlapsTheDot) {
   const dsl::Mesh mesh(testing::MakeTopology({4}, {true}));
-  kernels::CollectiveArgs args;
-  args.m = 1024;
-  args.k = 1024;
-  args.n = 1024;
-  args.functional = false;
-  kernels::Workload w = kernels::Registry::Get().Find("tiny/async")->make(mesh, args);
+  kernels::Workload w =
+      testing::Entry("tiny/async")
+          .make(mesh, testing::ParamsFor("tiny/async", {{"m", 1024}, {"k", 1024}, {"n", 1024}},
+                                         /*functional=*/false));
   auto run = testing::RunWorkload(w, false, "tiny_async");
   ASSERT_TRUE(run.result.ok) << run.result.error;
   const auto slices =
@@ -93,9 +90,8 @@ std::vector<std::string> CoreSteps(const std::string& trace_path) {
 
 TEST(ProgramTrace, ABlockingCollectiveIsAStepOnTheCoreTrack) {
   const dsl::Mesh mesh(testing::MakeTopology({4}, {true}));
-  kernels::CollectiveArgs args;
-  args.functional = false;
-  kernels::Workload w = kernels::Registry::Get().Find("tiny/sync")->make(mesh, args);
+  kernels::Workload w = testing::Entry("tiny/sync")
+                            .make(mesh, testing::ParamsFor("tiny/sync", {}, /*functional=*/false));
   auto run = testing::RunWorkload(w, false, "tiny_sync_trace");
   ASSERT_TRUE(run.result.ok) << run.result.error;
   const std::vector<std::string> steps = CoreSteps(run.trace_path);
@@ -105,9 +101,8 @@ TEST(ProgramTrace, ABlockingCollectiveIsAStepOnTheCoreTrack) {
 // seed003/d composes Pallas kernels: each pallas_call is a step named after its kernel.
 TEST(ProgramTrace, PallasCallStepsAreNamedAfterTheirKernel) {
   const dsl::Mesh mesh(testing::MakeTopology({2, 2}, {false, false}));
-  kernels::CollectiveArgs args;
-  args.functional = false;
-  kernels::Workload w = kernels::Registry::Get().Find("seed003/d")->make(mesh, args);
+  kernels::Workload w = testing::Entry("seed003/d")
+                            .make(mesh, testing::ParamsFor("seed003/d", {}, /*functional=*/false));
   auto run = testing::RunWorkload(w, false, "seed003_d_trace");
   ASSERT_TRUE(run.result.ok) << run.result.error;
   const std::vector<std::string> steps = CoreSteps(run.trace_path);

@@ -1,9 +1,10 @@
 // Tiny programs for the registry and CLI tests (family "tiny"): y = all_gather(x) @ w with
-// x row-sharded over args.axis, scheduled three ways, and one entry that computes something
-// else. Compiled into program_tests and into a plugin that the CLI tests --load.
+// x row-sharded over the axis parameter, scheduled three ways, and one entry that computes
+// something else. Compiled into program_tests and into a plugin that the CLI tests --load.
 
 #include "base/errors.h"
 #include "dsl/program/context.h"
+#include "kernels/problem_params.h"
 #include "kernels/registry.h"
 
 namespace tpusim::kernels {
@@ -17,24 +18,22 @@ using dsl::Value;
 
 enum class Schedule { kSync, kAsync, kF32, kRowSharded };
 
-// args.m is the batch size (rows of x); k and n default to 128.
-CollectiveArgs Sized(const dsl::Mesh& mesh, CollectiveArgs args) {
-  if (args.m == 0) args.m = 64;
-  if (args.k == 0) args.k = 128;
-  if (args.n == 0) args.n = 128;
-  const int devices = mesh.AxisSize(args.axis);
-  if (args.m % devices != 0) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "tiny programs: --m " + std::to_string(args.m) + " does not split over the " +
-                    std::to_string(devices) + " devices of axis '" + args.axis +
-                    "'; use a multiple of " + std::to_string(devices) + ".");
-  }
-  return args;
+// m is the batch size (rows of x), default 64; k and n default to 128.
+std::vector<Param> TinyParams() {
+  return {AxisParam(), MParam().Default(64), KParam().Default(128), NParam().Default(128),
+          DTypeParam({DType::kBF16, DType::kF32})};
 }
 
-Workload Make(Schedule schedule, const dsl::Mesh& mesh, const CollectiveArgs& given) {
-  const CollectiveArgs args = Sized(mesh, given);
-  const std::string axis = args.axis;
+Workload Make(Schedule schedule, const dsl::Mesh& mesh, const Params& params) {
+  const MatmulProblem args = MatmulProblemOf(params);
+  const std::string axis = params.String("axis");
+  const int devices = mesh.AxisSize(axis);
+  if (args.m % devices != 0) {
+    throw ParamError({"m"}, "tiny programs: m " + std::to_string(args.m) +
+                                " does not split over the " + std::to_string(devices) +
+                                " devices of axis '" + axis + "'; use a multiple of " +
+                                std::to_string(devices) + ".");
+  }
   dsl::ProgramBody body = [schedule, axis](ProgramContext& ctx, const std::vector<Value>& in) {
     const Value& x = in[0];
     const Value& w = in[1];
@@ -68,11 +67,14 @@ Workload Make(Schedule schedule, const dsl::Mesh& mesh, const CollectiveArgs& gi
 
 KernelInfo Program(const std::string& name, const std::string& summary, Schedule schedule,
                    const std::string& family) {
-  KernelInfo info{name, summary,
-                  [schedule](const dsl::Mesh& mesh, const CollectiveArgs& args) {
-                    return Make(schedule, mesh, args);
+  KernelInfo info{name,
+                  summary,
+                  TinyParams(),
+                  [schedule](const dsl::Mesh& mesh, const Params& params) {
+                    return Make(schedule, mesh, params);
                   },
-                  nullptr, nullptr};
+                  nullptr,
+                  nullptr};
   info.kind = EntryKind::kProgram;
   info.family = family;
   return info;

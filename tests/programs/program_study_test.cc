@@ -18,20 +18,15 @@
 namespace tpusim {
 namespace {
 
-using kernels::CollectiveArgs;
-
 // One x-row of v5e-8x16: the 8-way axis of the studies (no wraparound).
 dsl::Mesh EightChipRow() {
   return dsl::Mesh(testing::MakeTopology({8}, {false}));
 }
 
 dsl::RunResult RunTimingOnly(const std::string& name, const dsl::Mesh& mesh,
-                             const CollectiveArgs& given) {
-  CollectiveArgs args = given;
-  args.functional = false;
-  const kernels::KernelInfo* info = kernels::Registry::Get().Find(name);
-  if (!info) throw std::runtime_error("no registry entry named " + name);
-  kernels::Workload w = info->make(mesh, args);
+                             const kernels::ParamValues& given = {}) {
+  kernels::Workload w =
+      testing::Entry(name).make(mesh, testing::ParamsFor(name, given, /*functional=*/false));
   dsl::RunOptions options;
   options.functional = false;
   dsl::RunResult r = w.program.Run(w.inputs, options);
@@ -101,8 +96,7 @@ TEST(ArVsAg, CrossoverFallsWhereBytesVsFlopsPredict) {
     sizes.push_back(static_cast<double>(b));
   double previous_gap = 0, crossover = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    CollectiveArgs args;
-    args.m = static_cast<int64_t>(sizes[i]);
+    const kernels::ParamValues args = {{"m", static_cast<int64_t>(sizes[i])}};
     const double ar = Seconds(RunTimingOnly("ar_vs_ag/allreduce", mesh, args));
     const double ag = Seconds(RunTimingOnly("ar_vs_ag/allgather", mesh, args));
     const double gap = ag - ar;  // > 0: the all-reduce is faster
@@ -148,7 +142,7 @@ TEST(Mlp, LayoutsReportTimeIciBytesAndPeakHbm) {
   };
   std::vector<Row> rows;
   for (const char* layout : {"replicated", "dp", "fsdp", "tp"}) {
-    const dsl::RunResult r = RunTimingOnly(std::string("mlp/") + layout, mesh, CollectiveArgs{});
+    const dsl::RunResult r = RunTimingOnly(std::string("mlp/") + layout, mesh);
     const double peak =
         static_cast<double>(*std::max_element(r.peak_hbm_bytes.begin(), r.peak_hbm_bytes.end()));
     rows.push_back({layout, Seconds(r), IciBytesPerChip(r, mesh.devices()), peak});

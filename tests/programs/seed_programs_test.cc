@@ -17,19 +17,14 @@
 namespace tpusim {
 namespace {
 
-using kernels::CollectiveArgs;
-
-const kernels::KernelInfo& Entry(const std::string& name) {
-  const kernels::KernelInfo* info = kernels::Registry::Get().Find(name);
-  if (!info) throw std::runtime_error("no registry entry named " + name);
-  return *info;
-}
+using testing::Entry;
+using testing::ParamsFor;
 
 // Runs the entry's workload functionally (with a checked trace) and compares it with the
 // workload's own host reference and tolerance.
 dsl::RunResult RunAndCompare(const std::string& name, const dsl::Mesh& mesh,
-                             const CollectiveArgs& args) {
-  kernels::Workload w = Entry(name).make(mesh, args);
+                             const kernels::ParamValues& args = {}) {
+  kernels::Workload w = Entry(name).make(mesh, ParamsFor(name, args));
   EXPECT_FALSE(w.program.is_kernel()) << name << " should be a program";
   EXPECT_EQ(w.expected.size(), 1u);
   EXPECT_GT(w.atol, 0) << name << ": a tolerance of 0 would not survive bf16 rounding";
@@ -49,7 +44,7 @@ class Seed003 : public ::testing::TestWithParam<const char*> {};
 TEST_P(Seed003, MatchesTheHostReferenceOnV5e2x2) {
   const dsl::Mesh mesh(topologies::LoadTopology("v5e-2x2"));
   const std::string name = std::string("seed003/") + GetParam();
-  const dsl::RunResult r = RunAndCompare(name, mesh, CollectiveArgs{});
+  const dsl::RunResult r = RunAndCompare(name, mesh);
   std::printf("%s: %.1f us\n", name.c_str(), static_cast<double>(r.time()) * 1e-6);
 }
 
@@ -58,11 +53,8 @@ INSTANTIATE_TEST_SUITE_P(Versions, Seed003, ::testing::Values("a", "b", "c", "d"
 // A wrong answer must fail the comparison: the tolerance is far below the values.
 TEST(Seed003Reference, RejectsAResultMissingOnePartialSum) {
   const dsl::Mesh mesh(topologies::LoadTopology("v5e-2x2"));
-  CollectiveArgs args;
-  args.m = 256;
-  args.k = 512;
-  args.n = 256;
-  kernels::Workload w = Entry("seed003/b").make(mesh, args);
+  kernels::Workload w =
+      Entry("seed003/b").make(mesh, ParamsFor("seed003/b", {{"m", 256}, {"k", 512}, {"n", 256}}));
   testing::CheckedRun run = testing::RunWorkload(w);
   ASSERT_TRUE(run.result.ok) << run.result.error;
   ASSERT_TRUE(dsl::CheckAgainstReference(w.program, run.result, w.expected, w.rtol, w.atol).equal);
@@ -83,23 +75,23 @@ TEST(Seed003Reference, RejectsAResultMissingOnePartialSum) {
 
 TEST(Seed003Errors, NamesTheSizeThatDoesNotSplit) {
   const dsl::Mesh mesh(topologies::LoadTopology("v5e-2x2"));
-  CollectiveArgs args;
-  args.m = 2047;
   try {
-    Entry("seed003/d").make(mesh, args);
+    Entry("seed003/d").make(mesh, ParamsFor("seed003/d", {{"m", 2047}}));
     FAIL() << "no error";
-  } catch (const Error& e) {
+  } catch (const kernels::ParamError& e) {
     const std::string message = e.what();
-    EXPECT_NE(message.find("seed003/d: M (--m) = 2047 does not split into 2 equal blocks over "
+    EXPECT_NE(message.find("seed003/d: m (M) = 2047 does not split into 2 equal blocks over "
                            "axis 'x'; give a positive multiple of 2."),
               std::string::npos)
         << message;
+    EXPECT_EQ(e.params(), std::vector<std::string>{"m"});
   }
 }
 
 TEST(Seed003Errors, NeedsAMeshWithAxesXAndY) {
   try {
-    Entry("seed003/b").make(dsl::Mesh(testing::MakeTopology({4}, {false})), CollectiveArgs{});
+    Entry("seed003/b")
+        .make(dsl::Mesh(testing::MakeTopology({4}, {false})), ParamsFor("seed003/b", {}));
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("seed003/b runs over mesh axis 'y'"), std::string::npos)
@@ -114,28 +106,23 @@ dsl::Mesh EightChipRow() {
 }
 
 TEST(ArVsAg, BothSchedulesMatchTheHostReference) {
-  CollectiveArgs args;
-  args.m = 64;
-  args.k = 512;
-  args.n = 256;
+  const kernels::ParamValues args = {{"m", 64}, {"k", 512}, {"n", 256}};
   RunAndCompare("ar_vs_ag/allreduce", EightChipRow(), args);
   RunAndCompare("ar_vs_ag/allgather", EightChipRow(), args);
 }
 
 TEST(ArVsAg, NeedsTheBatchSize) {
   try {
-    Entry("ar_vs_ag/allreduce").make(EightChipRow(), CollectiveArgs{});
+    Entry("ar_vs_ag/allreduce").Bind({});
     FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("--m"), std::string::npos) << e.what();
+  } catch (const kernels::ParamError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs parameter 'm'"), std::string::npos) << e.what();
+    EXPECT_EQ(e.params(), std::vector<std::string>{"m"});
   }
 }
 
 TEST(Mlp, EveryLayoutMatchesTheHostReference) {
-  CollectiveArgs args;
-  args.m = 64;
-  args.k = 256;
-  args.n = 512;
+  const kernels::ParamValues args = {{"m", 64}, {"k", 256}, {"n", 512}};
   for (const char* layout : {"replicated", "dp", "fsdp", "tp"})
     RunAndCompare(std::string("mlp/") + layout, EightChipRow(), args);
 }
@@ -164,10 +151,8 @@ TEST(Programs, ACollectiveAfterUnevenWorkMeetsItsNeighbours) {
 }
 
 TEST(Mlp, NamesTheAxisItNeeds) {
-  CollectiveArgs args;
-  args.axis = "z";
   try {
-    Entry("mlp/tp").make(EightChipRow(), args);
+    Entry("mlp/tp").make(EightChipRow(), ParamsFor("mlp/tp", {{"axis", "z"}}));
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("axis 'z'"), std::string::npos) << e.what();

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include "topologies/topology_loader.h"
 #include "traces/trace_checker.h"
@@ -71,15 +72,29 @@ CheckedRun RunWorkload(kernels::Workload& workload, bool functional,
   return RunAndCheckTrace(workload.program, workload.inputs, options, trace_name);
 }
 
+const kernels::KernelInfo& Entry(const std::string& name) {
+  const auto* info = kernels::Registry::Get().Find(name);
+  if (!info) throw std::runtime_error("no registry entry '" + name + "'");
+  return *info;
+}
+
+kernels::Params ParamsFor(const std::string& name, const kernels::ParamValues& values,
+                          bool functional) {
+  kernels::Params params = Entry(name).Bind(values);
+  params.functional = functional;
+  return params;
+}
+
 Measured RunTimed(const std::string& kernel, const config::Topology& topology,
-                  const kernels::CollectiveArgs& args) {
+                  const kernels::ParamValues& values, bool functional) {
   const auto* info = kernels::Registry::Get().Find(kernel);
   EXPECT_NE(info, nullptr) << kernel;
   if (!info) return {};
   const dsl::Mesh mesh(topology);
+  const kernels::Params args = ParamsFor(kernel, values, functional);
   kernels::Workload w = info->make(mesh, args);
   dsl::RunOptions options;
-  options.functional = args.functional;
+  options.functional = functional;
   const dsl::RunResult result = w.program.Run(w.inputs, options);
   EXPECT_TRUE(result.ok) << result.error;
   Measured m;

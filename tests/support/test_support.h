@@ -36,16 +36,23 @@ CheckedRun RunWorkload(kernels::Workload& workload, bool functional = true,
 
 void ExpectTraceValid(const std::string& path);
 
+// The registered entry `name`; throws when there is none.
+const kernels::KernelInfo& Entry(const std::string& name);
+// `name`'s parameters with `values` set (the rest their defaults), checked, and functional
+// or not as asked.
+kernels::Params ParamsFor(const std::string& name, const kernels::ParamValues& values,
+                          bool functional = true);
+
 // A registered kernel's run, timed: what the schedule tests compare.
 struct Measured {
   double seconds = 0;
   double exposed_fraction = 0;  // mean core time blocked in waits / run time
   double bound_seconds = 0;     // the kernel's own bound
 };
-// Runs `kernel` on `topology` (functional or not, as `args` says); fails the test if the
-// kernel is unknown or the run does not complete.
+// Runs `kernel` on `topology` with parameters `values`, timing only unless `functional`;
+// fails the test if the kernel is unknown or the run does not complete.
 Measured RunTimed(const std::string& kernel, const config::Topology& topology,
-                  const kernels::CollectiveArgs& args);
+                  const kernels::ParamValues& values, bool functional = false);
 
 struct CommandResult {
   int exit_code = -1;

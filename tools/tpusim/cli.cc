@@ -1,10 +1,11 @@
 #include "tools/tpusim/cli.h"
 
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
+
+#include "kernels/params.h"
 
 namespace tpusim::cli {
 
@@ -21,28 +22,14 @@ bool ParseOnly() {
 
 uint64_t ParseBytes(const std::string& command, const std::string& option,
                     const std::string& text) {
-  size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])))
-    ++digits;
-  std::string unit = text.substr(digits);
-  for (auto& c : unit)
-    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  uint64_t multiplier = 0;
-  if (unit.empty() || unit == "B") multiplier = 1;
-  if (unit == "K" || unit == "KB" || unit == "KIB") multiplier = 1ull << 10;
-  if (unit == "M" || unit == "MB" || unit == "MIB") multiplier = 1ull << 20;
-  if (unit == "G" || unit == "GB" || unit == "GIB") multiplier = 1ull << 30;
-  if (digits == 0 || multiplier == 0 || digits > 12) {
-    throw UsageError(command, option + " '" + text +
-                                  "' is not a size; write bytes as a number with an optional "
-                                  "K, M or G suffix (powers of 1024), e.g. 16M.");
-  }
-  const uint64_t count = std::stoull(text.substr(0, digits));
-  uint64_t bytes = 0;
-  if (__builtin_mul_overflow(count, multiplier, &bytes)) {
+  bool overflow = false;
+  if (const auto bytes = kernels::ParseByteSize(text, &overflow)) return *bytes;
+  if (overflow) {
     throw UsageError(command, option + " '" + text + "' is more bytes than a 64-bit count holds.");
   }
-  return bytes;
+  throw UsageError(command, option + " '" + text +
+                                "' is not a size; write bytes as a number with an optional "
+                                "K, M or G suffix (powers of 1024), e.g. 16M.");
 }
 
 uint64_t ParseTimeLimit(const std::string& command, double seconds) {
@@ -72,17 +59,7 @@ void PrepareTraceDirectory(const std::string& command, const std::string& dir) {
 }
 
 std::string HumanBytes(uint64_t bytes) {
-  char text[64];
-  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) {
-    std::snprintf(text, sizeof text, "%llu GiB", static_cast<unsigned long long>(bytes >> 30));
-  } else if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0) {
-    std::snprintf(text, sizeof text, "%llu MiB", static_cast<unsigned long long>(bytes >> 20));
-  } else if (bytes >= (1ull << 10) && bytes % (1ull << 10) == 0) {
-    std::snprintf(text, sizeof text, "%llu KiB", static_cast<unsigned long long>(bytes >> 10));
-  } else {
-    std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
-  }
-  return text;
+  return kernels::HumanBytes(bytes);
 }
 
 std::string HumanSeconds(double seconds) {

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
@@ -13,9 +14,9 @@
 #include <iostream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "base/errors.h"
-#include "dsl/dtype.h"
 #include "dsl/mesh.h"
 #include "tools/tpusim/cli.h"
 #include "tools/tpusim/common_options.h"
@@ -31,14 +32,15 @@ constexpr const char* kHelp =
 tpusim bench KERNEL --topology T --min-bytes B --max-bytes E [--factor F] [options]
 
 Runs each ENTRY (a kernel or a program; a family name stands for its members) once per
-value of one problem parameter and prints one row per value (and entry), as nccl-tests
-does. Every sweep has one spelling, --sweep PARAM=FROM:TO[:xF]: PARAM is bytes (V, the
-full, gathered array, as in docs/references.md §3), m (the batch size of programs; the rows
-of matmuls), k or n; the values are FROM, FROM*F, FROM*F^2, ... up to TO (F: an integer
-of at least 2, default 2). FROM and TO take K, M, G suffixes (powers of 1024). The other
-parameters stay as --bytes, --m, --k, --n give them. --min-bytes B --max-bytes E
---factor F is the same as --sweep bytes=B:E:xF.
-  size        the swept value (bytes, or m, k, n)
+value of one parameter and prints one row per value (and entry), as nccl-tests does.
+Every sweep has one spelling, --sweep PARAM=FROM:TO[:xF]: PARAM is an int or bytes
+parameter that every entry declares, e.g. bytes (V, the full, gathered array, as in
+docs/references.md §3), m (the batch size of programs; the rows of matmuls), k, n or a
+kernel's own such as chunk_bytes; the values are FROM, FROM*F, FROM*F^2, ... up to TO (F:
+an integer of at least 2, default 2). FROM and TO take K, M, G suffixes (powers of 1024).
+The other parameters stay as their flags give them (`tpusim bench ENTRY --help` lists
+them). --min-bytes B --max-bytes E --factor F is the same as --sweep bytes=B:E:xF.
+  size        the swept value (bytes, or the swept parameter)
   time        simulated time (the last chip to finish)
   algbw       V / time
   busbw       algbw x the kernel's bus factor ((X-1)/X for all-gather)
@@ -220,9 +222,10 @@ int RunBench(int argc, char** argv) {
   double max_wall = 0, max_rss = 0;
   po::options_description options(kHelp);
   CommonOptions common;
-  common.Add(options, kAllCommonOptions & ~kBlockOptions);
+  common.Add(options, kAllCommonOptions);
+  const ParamFlags params;
   options.add_options()("sweep", po::value(&sweep_text),
-                        "PARAM=FROM:TO[:xF]: sweep bytes, m, k or n, e.g. m=256:16384:x2")(
+                        "PARAM=FROM:TO[:xF]: sweep an int or bytes parameter, e.g. m=256:16384:x2")(
       "min-bytes", po::value(&min_text), "same as --sweep bytes=B:E:xF: the smallest V")(
       "max-bytes,e", po::value(&max_text), "largest V (the sweep stops at or below it)")(
       "factor,f", po::value(&factor)->default_value(2),
@@ -234,13 +237,14 @@ int RunBench(int argc, char** argv) {
       "json", "end the output with the rows as one JSON array on the last line");
   std::vector<std::string> names;
   po::variables_map vm;
-  if (!ParseCommandLine("bench", argc, argv, options, -1, names, vm)) return 0;
+  if (!ParseCommandLine("bench", argc, argv, options, -1, names, vm, params)) return 0;
   if (names.empty())
     throw UsageError("bench", "name the kernel to run, e.g. tpusim bench all_gather_bidi.");
-  const std::vector<std::string> entries = kernels::Registry::Get().ExpandFamilies(names);
-  std::vector<const kernels::KernelInfo*> infos;
-  for (const auto& name : entries)
-    infos.push_back(&FindEntry("bench", name));
+  const std::vector<const kernels::KernelInfo*> infos = EntriesNamed("bench", names);
+  std::vector<std::string> entries;
+  for (const auto* info : infos)
+    entries.push_back(info->name);
+  const kernels::ParamValues given = params.Given("bench", vm, infos);
   if (!vm.count("topology"))
     throw UsageError("bench", "--topology is required, e.g. --topology v5e-16x16.");
   Sweep sweep;
@@ -252,7 +256,7 @@ int RunBench(int argc, char** argv) {
   } else {
     if (min_text.empty() && max_text.empty()) {
       throw UsageError("bench",
-                       "give the sweep: --sweep m=256:16384:x2 (bytes, m, k or n), or "
+                       "give the sweep: --sweep m=256:16384:x2 (an int or bytes parameter), or "
                        "--min-bytes B --max-bytes E.");
     }
     if (min_text.empty())
@@ -273,18 +277,22 @@ int RunBench(int argc, char** argv) {
                                     "previous one times the factor).");
     }
   }
+  CheckSweptParam(sweep, infos);
   if (vm.count("max-wall") && !(max_wall > 0))
     throw UsageError("bench", "--max-wall must be a positive number of seconds.");
   if (vm.count("max-rss") && !(max_rss > 0))
     throw UsageError("bench", "--max-rss must be a positive number of MiB.");
 
-  const KernelRunRequest base = common.Request("bench", vm);
+  KernelRunRequest base = common.Request("bench", vm);
+  base.params = given;
   const dsl::Mesh mesh(base.topology);
-  const int axis_index = mesh.AxisIndex(base.args.axis);  // throws for an unknown axis
   if (entries.size() > 1) {
     for (const auto& name : entries)
       sweep.entry_width = std::max(sweep.entry_width, static_cast<int>(name.size()) + 1);
   }
+  // Where the swept value comes from, for an error about it.
+  const std::string sweep_flag =
+      sweep_text.empty() ? "--min-bytes" : "--sweep " + sweep.param + "=FROM";
 
   // The sweep, checked before anything runs: the first value must be one every entry
   // takes (an error that names the nearest valid sizes); a later one an entry rejects is
@@ -296,25 +304,28 @@ int RunBench(int argc, char** argv) {
   std::vector<Planned> plan;
   std::vector<std::string> notes;
   std::vector<kernels::Bound> bounds(entries.size());
+  std::optional<kernels::Params> first_params;
   for (const uint64_t v : sweep.Values()) {
     for (size_t e = 0; e < entries.size(); ++e) {
-      kernels::CollectiveArgs args = base.args;
-      sweep.Set(args, v);
-      args.functional = false;  // placeholders: checks the shapes without making data
+      kernels::ParamValues values = given;
+      values.insert_or_assign(sweep.param, kernels::ParamValue(v));
       try {
-        infos[e]->make(mesh, args);
-        if (infos[e]->bound) bounds[e] = infos[e]->bound(mesh, args);
+        kernels::Params bound = infos[e]->Bind(values);
+        bound.functional = false;  // placeholders: checks the shapes without making data
+        MakeEntryWorkload(*infos[e], mesh, bound);
+        if (infos[e]->bound) bounds[e] = infos[e]->bound(mesh, bound);
+        if (!first_params) first_params = bound;
         plan.push_back({e, v});
       } catch (const Error& error) {
         if (error.kind() != ErrorKind::kInvalidArgument) throw;
-        if (v == sweep.from) {
-          std::string message = error.what();
-          const std::string option = "--bytes " + std::to_string(v);
-          if (sweep.param == "bytes" && message.rfind(option, 0) == 0) {
-            message = (sweep_text.empty() ? "--min-bytes " : "--sweep bytes FROM ") +
-                      std::to_string(v) + message.substr(option.size());
-          }
-          throw UsageError("bench", (entries.size() > 1 ? entries[e] + ": " : "") + message);
+        const auto* param_error = dynamic_cast<const kernels::ParamError*>(&error);
+        const bool swept = param_error && std::count(param_error->params().begin(),
+                                                     param_error->params().end(), sweep.param) > 0;
+        if (v == sweep.from || (param_error && !swept)) {
+          if (!param_error) throw;
+          throw UsageError("bench",
+                           std::string(error.what()) + (swept ? " (flag " + sweep_flag + ")"
+                                                              : FlagsNote(param_error->params())));
         }
         notes.push_back("skipped " + entries[e] + " at " + sweep.param + " " + std::to_string(v) +
                         ": " + error.what());
@@ -323,15 +334,20 @@ int RunBench(int argc, char** argv) {
   }
   if (ParseOnly()) return 0;
 
-  const bool wraparound = base.topology.mesh().wraparound(axis_index);
+  std::string problem;
+  if (first_params && first_params->TypeOf("axis") == kernels::ParamType::kString) {
+    const std::string& axis = first_params->String("axis");
+    const int axis_index = mesh.AxisIndex(axis);
+    problem += ", axis '" + axis + "' of " + std::to_string(mesh.shape()[axis_index]) +
+               (base.topology.mesh().wraparound(axis_index) ? " with" : " without") + " wraparound";
+  }
+  if (first_params && first_params->TypeOf("dtype") == kernels::ParamType::kEnum)
+    problem += ", " + first_params->String("dtype");
   std::cout << "# tpusim bench "
             << (entries.size() == 1 ? entries[0]
                                     : "of " + std::to_string(entries.size()) + " entries")
-            << " on " << base.topology.name() << " (" << mesh.devices() << " chips), axis '"
-            << base.args.axis << "' of " << mesh.shape()[axis_index]
-            << (wraparound ? " with" : " without") << " wraparound, "
-            << dsl::DTypeName(base.args.dtype)
-            << (base.args.functional ? ", data checked" : ", timing only") << ", sweeping "
+            << " on " << base.topology.name() << " (" << mesh.devices() << " chips)" << problem
+            << (base.functional ? ", data checked" : ", timing only") << ", sweeping "
             << sweep.param << "\n";
   for (size_t e = 0; e < entries.size(); ++e) {
     std::cout << "# bound" << (entries.size() > 1 ? " of " + entries[e] : "") << ": "
@@ -373,7 +389,7 @@ int RunBench(int argc, char** argv) {
     }
     KernelRunRequest request = base;
     request.kernel = entry;
-    sweep.Set(request.args, plan[i].value);
+    request.params.insert_or_assign(sweep.param, kernels::ParamValue(plan[i].value));
     rows.push_back(RunInChild(request, plan[i].value));
     Row& row = rows.back();
     if (max_wall > 0 && row.process_seconds > max_wall) {

@@ -55,8 +55,7 @@ int RunBenchMatmul(int argc, char** argv) {
       "time spent in per-grid-step cost, and how many times slower than the fastest row.\n"
       "Blocks that do not tile the problem are errors.\n\noptions");
   CommonOptions common;
-  common.Add(options, kTopologyOption | kProblemOptions | kNumericOptions | kRunOptions |
-                          kCheckOptions | kLoadOption);
+  common.Add(options, kAllCommonOptions);
   options.add_options()(
       "blocks",
       po::value(&blocks_text)->default_value("128x128x128,256x256x256,512x512x512,512x1024x1024"),
@@ -64,12 +63,15 @@ int RunBenchMatmul(int argc, char** argv) {
       "json", "end the output with the rows as one JSON array on the last line");
   std::vector<std::string> entries;
   po::variables_map vm;
-  if (!ParseCommandLine("bench", argc, argv, options, 1, entries, vm)) return 0;
+  // --blocks sets the block sizes: the other parameters of matmul are flags.
+  const ParamFlags params({"bm", "bk", "bn"});
+  if (!ParseCommandLine("bench", argc, argv, options, 1, entries, vm, params)) return 0;
+  const kernels::KernelInfo& matmul = FindEntry("bench", "matmul");
   KernelRunRequest base = common.Request("bench", vm);
-  const int64_t m = base.args.m, k = base.args.k, n = base.args.n;
-  if (m <= 0 || k <= 0 || n <= 0)
-    throw UsageError("bench", "bench matmul needs the problem size: --m M --k K --n N.");
   base.kernel = "matmul";
+  base.params = params.Given("bench", vm, {&matmul});
+  const kernels::Params problem = matmul.Bind(base.params);
+  const int64_t m = problem.Int("m"), k = problem.Int("k"), n = problem.Int("n");
   const double step_seconds = static_cast<double>(dsl::GridStepCycles(base.topology.chip())) /
                               base.topology.chip().clock_hz();
 
@@ -78,9 +80,9 @@ int RunBenchMatmul(int argc, char** argv) {
   std::vector<KernelRunReport> reports;
   for (const Blocks& b : block_list) {
     KernelRunRequest request = base;
-    request.args.bm = b.bm;
-    request.args.bk = b.bk;
-    request.args.bn = b.bn;
+    request.params.insert_or_assign("bm", kernels::ParamValue(b.bm));
+    request.params.insert_or_assign("bk", kernels::ParamValue(b.bk));
+    request.params.insert_or_assign("bn", kernels::ParamValue(b.bn));
     reports.push_back(RunKernel(request));
   }
   double best = 0;
@@ -88,9 +90,9 @@ int RunBenchMatmul(int argc, char** argv) {
     if (r.completed && (best == 0 || r.sim_seconds < best)) best = r.sim_seconds;
   }
   std::printf("# tpusim bench matmul on %s: %s [%ld, %ld] @ [%ld, %ld], precision %s\n",
-              base.topology.name().c_str(), dsl::DTypeName(base.args.dtype), static_cast<long>(m),
+              base.topology.name().c_str(), problem.String("dtype").c_str(), static_cast<long>(m),
               static_cast<long>(k), static_cast<long>(k), static_cast<long>(n),
-              dsl::PrecisionName(base.args.precision));
+              problem.String("precision").c_str());
   std::printf("# %-16s %8s %12s %9s %7s %10s %9s %s\n", "blocks", "steps", "time (us)", "TFLOP/s",
               "%peak", "%step cost", "x fastest", "data");
   bool all_ok = true;

@@ -84,16 +84,22 @@ void PrintTable(const Contract& contract, const std::vector<Row>& rows) {
   bool dtypes_differ = false;
   for (const auto& row : rows)
     dtypes_differ = dtypes_differ || row.report.out_dtype != r0.out_dtype;
-  // The problem as the options gave it: V for collectives, m/k/n for matmuls and programs.
-  std::string problem = r0.bytes ? HumanBytes(r0.bytes) + " " : "";
+  // The problem as the parameters gave it: V for collectives, m/k/n for matmuls and
+  // programs, the dtype; and the axis, when the entries run over one.
+  std::string problem = r0.bytes ? HumanBytes(r0.bytes) : "";
   for (const auto& [name, value] :
        {std::pair<const char*, int64_t>{"m", r0.m}, {"k", r0.k}, {"n", r0.n}}) {
-    if (value) problem += std::string(name) + "=" + std::to_string(value) + " ";
+    if (value)
+      problem += (problem.empty() ? "" : " ") + std::string(name) + "=" + std::to_string(value);
   }
-  std::printf("%s on %s, axis '%s' (%d chips%s), %s%s%s\n",
+  if (!r0.dtype.empty()) problem += (problem.empty() ? "" : " ") + r0.dtype;
+  const std::string where = r0.axis.empty()
+                                ? " (" + std::to_string(r0.chips) + " chips)"
+                                : ", axis '" + r0.axis + "' (" + std::to_string(r0.axis_size) +
+                                      " chips" + (r0.wraparound ? ", wraparound)" : ")");
+  std::printf("%s on %s%s%s%s%s\n",
               (dtypes_differ ? contract.Shapes() : contract.Describe()).c_str(),
-              r0.topology.c_str(), r0.axis.c_str(), r0.axis_size,
-              r0.wraparound ? ", wraparound" : "", problem.c_str(), r0.dtype.c_str(),
+              r0.topology.c_str(), where.c_str(), problem.empty() ? "" : ", ", problem.c_str(),
               r0.functional ? "" : ", timing only");
   size_t width = 6;
   for (const auto& row : rows)
@@ -146,44 +152,47 @@ int RunCompare(int argc, char** argv) {
   namespace po = boost::program_options;
   std::string trace_dir;
   po::options_description options(
-      "tpusim compare ENTRY... --topology T [--bytes V | --m M --k K --n N] [options]\n\n"
+      "tpusim compare ENTRY... --topology T [--PARAMETER VALUE]... [options]\n\n"
       "Runs each kernel or program on identical inputs (same shapes, specs and seed), checks\n"
       "each result, and prints one row per entry. An ENTRY that names a family (see\n"
       "`tpusim list`) stands for its members in registration order: `compare seed003`.\n"
+      "The parameter flags are those the entries declare (`tpusim compare ENTRY... --help`\n"
+      "lists them); a flag you set must be a parameter of every entry.\n"
       "Entries must compute the same thing: the same input types, shapes and\n"
       "PartitionSpecs, and the same output shapes and specs. Output dtypes may differ (an f32\n"
       "or bf16 accumulation is a schedule's choice); the table then shows each row's.\n\n" +
       std::string(kDefinitions) + "\noptions");
   CommonOptions common;
   common.Add(options, kAllCommonOptions);
+  const ParamFlags params;
   options.add_options()("trace-dir", po::value(&trace_dir),
                         "write DIR/ENTRY.pftrace for each entry ('/' in a name becomes '_'); "
                         "the track layouts match, so two traces open side by side")(
       "json", "end the output with the rows as one JSON array on the last line");
   std::vector<std::string> names;
   po::variables_map vm;
-  if (!ParseCommandLine("compare", argc, argv, options, -1, names, vm)) return 0;
-  const std::vector<std::string> entries = kernels::Registry::Get().ExpandFamilies(names);
-  if (entries.empty())
+  if (!ParseCommandLine("compare", argc, argv, options, -1, names, vm, params)) return 0;
+  const std::vector<const kernels::KernelInfo*> infos = EntriesNamed("compare", names);
+  if (infos.empty())
     throw UsageError("compare",
                      "name the entries to compare, e.g. all_gather_ring all_gather_bidi.");
+  std::vector<std::string> entries;
+  for (const auto* info : infos)
+    entries.push_back(info->name);
+  const kernels::ParamValues given = params.Given("compare", vm, infos);
   if (!vm.count("topology"))
     throw UsageError("compare", "--topology is required, e.g. --topology v5e-4x4.");
-  bool programs_only = true;
-  for (const auto& name : entries)
-    programs_only =
-        programs_only && FindEntry("compare", name).kind == kernels::EntryKind::kProgram;
-  if (!programs_only && !vm.count("bytes") && !(vm.count("m") && vm.count("k") && vm.count("n"))) {
-    throw UsageError("compare",
-                     "give the problem: --bytes V for collectives, or --m --k --n for matmuls.");
-  }
   KernelRunRequest request = common.Request("compare", vm);
+  request.params = given;
 
   // Refuse before running anything when the entries do not compute the same thing.
   const dsl::Mesh mesh(request.topology);
   std::optional<Contract> first;
-  for (const auto& name : entries) {
-    const Contract contract = EntryContract(FindEntry("compare", name), mesh, request.args);
+  for (const auto* info : infos) {
+    const std::string& name = info->name;
+    kernels::Params bound = info->Bind(given);
+    bound.functional = request.functional;
+    const Contract contract = EntryContract(*info, mesh, bound);
     if (!first) {
       first = contract;
     } else if (contract.Shapes() != first->Shapes()) {

@@ -3,8 +3,6 @@
 #include <boost/program_options.hpp>
 #include <iostream>
 
-#include "dsl/cost.h"
-#include "dsl/dtype.h"
 #include "tools/tpusim/cli.h"
 #include "tools/tpusim/common_options.h"
 #include "tools/tpusim/kernel_run.h"
@@ -129,35 +127,35 @@ int RunRun(int argc, char** argv) {
   namespace po = boost::program_options;
   std::string trace;
   po::options_description options(
-      "tpusim run KERNEL --topology T --axis A --bytes V [options]\n"
-      "tpusim run matmul --topology T --m M --k K --n N [--bm --bk --bn] [options]\n"
-      "tpusim run PROGRAM --topology T [--m M --k K --n N | --bytes V] [options]\n\n"
-      "Runs KERNEL (or PROGRAM, a shard_map program; see `tpusim list`) on every chip of\n"
-      "slice T. V is the size in bytes of the full (gathered) array, as in\n"
-      "docs/references.md §3. A matmul computes [M, K] @ [K, N] on each chip and is judged\n"
-      "against the roofline of docs/references.md §1. Programs take their problem size from\n"
-      "the same options (each documents which). Every run reports the bytes each chip sent\n"
-      "over ICI and the peak HBM per chip. Exits 0 only when the run completed and the data\n"
-      "matches the host reference.\n\noptions");
+      "tpusim run ENTRY --topology T [--PARAMETER VALUE]... [options]\n"
+      "e.g. tpusim run all_gather_ring --topology v5e-4x4 --axis x --bytes 16M\n"
+      "     tpusim run matmul --topology v5e-2x2 --m 2048 --k 2048 --n 1024 --bm 256\n\n"
+      "Runs ENTRY, a kernel or a program (a shard_map program; see `tpusim list`), on every\n"
+      "chip of slice T. Each entry declares its parameters, and each parameter is a flag:\n"
+      "`tpusim run ENTRY --help` lists them with their types, defaults, units and ranges. A\n"
+      "collective's bytes is V, the size of the full (gathered) array, as in\n"
+      "docs/references.md §3. A matmul computes [m, k] @ [k, n] on each chip and is judged\n"
+      "against the roofline of docs/references.md §1. Every run reports the bytes each chip\n"
+      "sent over ICI and the peak HBM per chip. Exits 0 only when the run completed and the\n"
+      "data matches the host reference.\n\noptions");
   CommonOptions common;
   common.Add(options, kAllCommonOptions);
+  const ParamFlags params;
   options.add_options()("trace", po::value(&trace),
                         "write a trace here (.pftrace: Perfetto; .json: Chrome JSON)")(
       "json", "end the output with one JSON object on the last line");
   std::vector<std::string> entries;
   po::variables_map vm;
-  if (!ParseCommandLine("run", argc, argv, options, 1, entries, vm)) return 0;
+  if (!ParseCommandLine("run", argc, argv, options, 1, entries, vm, params)) return 0;
   if (entries.empty())
     throw UsageError("run", "name the kernel to run, e.g. tpusim run all_gather_ring.");
-  const bool sized = vm.count("bytes") || vm.count("m") || vm.count("k") || vm.count("n");
-  if (!sized && vm.count("topology") &&
-      FindEntry("run", entries[0]).kind == kernels::EntryKind::kKernel) {
-    throw UsageError("run",
-                     "--bytes is required, e.g. --bytes 16M (matmuls take --m --k --n instead).");
-  }
+  const kernels::KernelInfo& info = FindEntry("run", entries[0]);
+  const kernels::ParamValues given = params.Given("run", vm, {&info});
   KernelRunRequest request = common.Request("run", vm);
   request.kernel = entries[0];
+  request.params = given;
   request.trace_path = trace;
+  info.Bind(request.params);  // every value checked before anything runs
   if (ParseOnly()) return 0;
   const KernelRunReport report = RunKernel(request);
 

@@ -8,6 +8,7 @@
 #include "base/errors.h"
 #include "kernels/registry.h"
 #include "tools/tpusim/cli.h"
+#include "tools/tpusim/param_flags.h"
 #include "tools/tpusim/version.h"
 #include "topologies/topology_loader.h"
 
@@ -24,13 +25,14 @@ commands:
                    MXU and ICI utilisation, % of the lower bound
   bench KERNEL     sweep sizes, nccl-tests style: time, algbw, busbw, % of the analytic
                    bound, and the simulator's wall time and events/s per size
-  list             the kernels (built in and loaded), one line each
+  list             the kernels and programs (built in and loaded), one line each
   topologies       list the slice presets
   check-trace FILE check a Perfetto trace against the format rules
 
 --load LIB.so (anywhere on the line, repeatable) loads a shared library built against
 tpusim whose kernels register themselves; run, compare, bench and list then know them.
-`tpusim COMMAND --help` shows a command's options.
+`tpusim COMMAND --help` shows a command's options; `tpusim run ENTRY --help` also lists
+the parameters ENTRY declares, each a flag (--bytes, --chunk-bytes, ...).
 )";
 
 // Takes every `--load PATH` / `--load=PATH` out of argv (every command accepts it, so no
@@ -95,12 +97,18 @@ int Main(int argc, char** argv) {
     for (const auto& path : libraries)
       kernels::LoadKernelLibrary(path);
     // A kernel linked in twice (two objects registering one name) is reported here.
-    kernels::Registry::Get().CheckNoDuplicates();
+    kernels::Registry::Get().CheckRegistrations();
     return Dispatch(argc, argv);
   } catch (const UsageError& e) {
     const std::string tool = e.command().empty() ? "tpusim" : "tpusim " + e.command();
     std::cerr << tool << ": " << e.what() << "\n"
               << "Try '" << tool << " --help'.\n";
+    return 2;
+  } catch (const kernels::ParamError& e) {
+    // The library names parameters; the command line sets them with flags.
+    std::cerr << "tpusim " << command << ": " << e.what() << FlagsNote(e.params()) << "\n"
+              << "Try 'tpusim " << command << (e.entry().empty() ? "" : " " + e.entry())
+              << " --help'.\n";
     return 2;
   } catch (const topologies::TopologyError& e) {
     std::cerr << "tpusim " << command << ": " << e.what() << "\n"

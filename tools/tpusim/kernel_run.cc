@@ -60,6 +60,10 @@ nlohmann::ordered_json KernelRunReport::ToJson() const {
       trace_path.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(trace_path);
   j["wall_seconds"] = wall_seconds;
   j["events"] = events;
+  nlohmann::ordered_json values = nlohmann::ordered_json::object();
+  for (const auto& [name, value] : params)
+    std::visit([&values, &name](const auto& v) { values[name] = v; }, value.storage());
+  j["params"] = values;
   return j;
 }
 
@@ -114,28 +118,21 @@ dsl::Shape GlobalShape(const dsl::Mesh& mesh, const dsl::PartitionSpec& spec, ds
   return block;
 }
 
-std::string Join(const std::vector<std::string>& parts) {
-  std::string text;
-  for (size_t i = 0; i < parts.size(); ++i)
-    text += (i ? ", " : "") + parts[i];
-  return text;
-}
-
 }  // namespace
 
 std::string Contract::Shapes() const {
-  return inputs + " -> (" + Join(out_shapes) + ")";
+  return inputs + " -> (" + kernels::JoinList(out_shapes) + ")";
 }
 
 std::string Contract::Describe() const {
   std::vector<std::string> outputs;
   for (size_t i = 0; i < out_shapes.size(); ++i)
     outputs.push_back(out_dtypes[i] + out_shapes[i]);
-  return inputs + " -> (" + Join(outputs) + ")";
+  return inputs + " -> (" + kernels::JoinList(outputs) + ")";
 }
 
 std::string Contract::OutDtypes() const {
-  return Join(out_dtypes);
+  return kernels::JoinList(out_dtypes);
 }
 
 std::optional<Contract> WorkloadContract(const kernels::Workload& workload) {
@@ -160,7 +157,7 @@ std::optional<Contract> WorkloadContract(const kernels::Workload& workload) {
     inputs.push_back(dsl::TypeString(input.dtype(), input.shape()) + " " +
                      program.in_specs()[i].Describe());
   }
-  contract.inputs = "(" + Join(inputs) + ")";
+  contract.inputs = "(" + kernels::JoinList(inputs) + ")";
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string dtype = dsl::DTypeName(outputs[i].dtype);
     // TypeString spells "bf16[2048,1024]"; the shape alone is what follows the dtype.
@@ -172,14 +169,28 @@ std::optional<Contract> WorkloadContract(const kernels::Workload& workload) {
   return contract;
 }
 
+kernels::Workload MakeEntryWorkload(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
+                                    const kernels::Params& params) {
+  try {
+    return info.make(mesh, params);
+  } catch (const kernels::ParamError& e) {
+    if (!e.entry().empty()) throw;
+    const std::string message = e.what();
+    throw kernels::ParamError(
+        e.params(), message.rfind(info.name, 0) == 0 ? message : info.name + ": " + message,
+        info.name);
+  }
+}
+
 Contract EntryContract(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
-                       const kernels::CollectiveArgs& args) {
-  kernels::CollectiveArgs shapes_only = args;
+                       const kernels::Params& params) {
+  kernels::Params shapes_only = params;
   shapes_only.functional = false;
-  if (auto contract = WorkloadContract(info.make(mesh, shapes_only))) return *contract;
-  kernels::CollectiveArgs functional = args;
+  if (auto contract = WorkloadContract(MakeEntryWorkload(info, mesh, shapes_only)))
+    return *contract;
+  kernels::Params functional = params;
   functional.functional = true;
-  if (auto contract = WorkloadContract(info.make(mesh, functional))) return *contract;
+  if (auto contract = WorkloadContract(MakeEntryWorkload(info, mesh, functional))) return *contract;
   throw Error(ErrorKind::kInvalidArgument,
               "program '" + info.name +
                   "' does not say what it returns: its workload has neither out_types nor "
@@ -237,31 +248,63 @@ void RequireRunMemory(const kernels::Workload& workload) {
 
 }  // namespace
 
+namespace {
+
+// The problem parameters the report shows, when the entry takes them.
+void ReportProblem(const kernels::Params& params, const dsl::Mesh& mesh,
+                   const config::Topology& topology, KernelRunReport& report) {
+  const auto has = [&params](const char* name, kernels::ParamType type) {
+    return params.TypeOf(name) == type && params.Has(name);
+  };
+  if (has("axis", kernels::ParamType::kString)) {
+    report.axis = params.String("axis");
+    const int axis_index = mesh.AxisIndex(report.axis);  // throws naming the mesh's axes
+    report.axis_size = mesh.shape()[axis_index];
+    report.wraparound = topology.mesh().wraparound(axis_index);
+  }
+  if (has("bytes", kernels::ParamType::kBytes)) report.bytes = params.Bytes("bytes");
+  if (has("dtype", kernels::ParamType::kEnum)) report.dtype = params.String("dtype");
+  if (has("m", kernels::ParamType::kInt)) report.m = params.Int("m");
+  if (has("k", kernels::ParamType::kInt)) report.k = params.Int("k");
+  if (has("n", kernels::ParamType::kInt)) report.n = params.Int("n");
+  report.params = params.Values();
+}
+
+// The entry's workload, refused up front when a functional run would not fit the host's
+// memory. The library then says to run it timing-only; here that is a flag.
+kernels::Workload MakeWorkload(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
+                               const kernels::Params& params) {
+  try {
+    kernels::Workload workload = MakeEntryWorkload(info, mesh, params);
+    if (params.functional) RequireRunMemory(workload);
+    return workload;
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kCapacity || !params.functional) throw;
+    throw Error(e.kind(), std::string(e.what()) + " (flag --timing-only)");
+  }
+}
+
+}  // namespace
+
 KernelRunReport RunKernel(const KernelRunRequest& request) {
   const kernels::KernelInfo* info = &FindEntry("run", request.kernel);
   const dsl::Mesh mesh(request.topology);
-  const int axis_index = mesh.AxisIndex(request.args.axis);
+  kernels::Params params = info->Bind(request.params);
+  params.functional = request.functional;
 
   KernelRunReport report;
   report.kernel = request.kernel;
   report.kind = kernels::EntryKindName(info->kind);
   report.topology = request.topology.name();
   report.chips = static_cast<uint64_t>(mesh.devices());
-  report.axis = request.args.axis;
-  report.axis_size = mesh.shape()[axis_index];
-  report.wraparound = request.topology.mesh().wraparound(axis_index);
-  report.bytes = request.args.bytes;
-  report.dtype = dsl::DTypeName(request.args.dtype);
-  report.functional = request.args.functional;
+  ReportProblem(params, mesh, request.topology, report);
+  report.functional = request.functional;
   report.trace_path = request.trace_path;
 
-  kernels::Workload workload = info->make(mesh, request.args);
-  const kernels::Bound bound = info->bound ? info->bound(mesh, request.args) : kernels::Bound{};
+  kernels::Workload workload = MakeWorkload(*info, mesh, params);
+  const kernels::Bound bound = info->bound ? info->bound(mesh, params) : kernels::Bound{};
   report.bound_seconds = bound.seconds;
   report.bound_formula = bound.formula;
-  report.m = request.args.m;
-  report.k = request.args.k;
-  report.n = request.args.n;
   if (bound.peak_flops > 0) {
     report.roofline = true;
     report.blocks = bound.blocks;
@@ -270,13 +313,11 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
     report.hbm_bytes = bound.hbm_bytes;
   }
 
-  if (request.args.functional) RequireRunMemory(workload);
-
   std::unique_ptr<traces::TraceSink> trace;
   if (!request.trace_path.empty()) trace = traces::OpenTraceFile(request.trace_path);
 
   dsl::RunOptions options;
-  options.functional = request.args.functional;
+  options.functional = request.functional;
   options.trace = trace.get();
   options.time_limit = request.time_limit;
   options.race_check = request.checks.race_check;
@@ -310,7 +351,8 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   report.sim_seconds = static_cast<double>(result.time()) * 1e-12;
   if (report.sim_seconds > 0) {
     report.algbw = static_cast<double>(report.bytes) / report.sim_seconds;
-    if (info->bus_factor) report.busbw = report.algbw * info->bus_factor(report.axis_size);
+    if (info->bus_factor && report.axis_size > 0)
+      report.busbw = report.algbw * info->bus_factor(report.axis_size);
     if (report.roofline) {
       report.achieved_flops = report.flops / report.sim_seconds;
       double busy = 0;
@@ -320,7 +362,7 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
         report.mxu_utilisation = busy / result.stats.cores.size() / report.sim_seconds;
     }
   }
-  if (result.ok && request.args.functional) {
+  if (result.ok && request.functional) {
     const dsl::Comparison c = dsl::CheckAgainstReference(
         workload.program, result, workload.expected, workload.rtol, workload.atol);
     report.checked = true;

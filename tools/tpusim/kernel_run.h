@@ -31,7 +31,10 @@ struct InterpretChecks {
 struct KernelRunRequest {
   std::string kernel;
   config::Topology topology;
-  kernels::CollectiveArgs args;
+  // The entry's parameters as given (text from the command line); RunKernel checks them
+  // against its declarations and fills in the defaults.
+  kernels::ParamValues params;
+  bool functional = true;  // false: timing only, no payload
   std::string trace_path;  // empty: no trace
   base::Picoseconds time_limit = 60'000'000'000'000ull;
   InterpretChecks checks;
@@ -74,6 +77,9 @@ struct KernelRunReport {
   // Programs: time the cores waited in async collectives' *_done, mean over chips.
   double async_wait_seconds = 0;
 
+  // The entry's parameters as the run used them, defaults included.
+  std::vector<std::pair<std::string, kernels::ParamValue>> params;
+
   // Compute kernels with a roofline bound (kernels::Bound::peak_flops > 0), per chip.
   bool roofline = false;
   int64_t m = 0, k = 0, n = 0;
@@ -108,10 +114,14 @@ struct Contract {
 // Empty when a program's outputs are unknown before it runs (no Workload::out_types, and
 // no reference outputs because the workload is not functional).
 std::optional<Contract> WorkloadContract(const kernels::Workload& workload);
-// The contract of entry `info` for `args`: from a shapes-only workload when it tells,
+// The contract of entry `info` for `params`: from a shapes-only workload when it tells,
 // otherwise from a functional one (whose reference outputs give a program's outputs).
 Contract EntryContract(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
-                       const kernels::CollectiveArgs& args);
+                       const kernels::Params& params);
+// info.make(mesh, params), with a ParamError it throws tied to the entry: its message
+// starts with the entry's name and its hint names the entry's --help.
+kernels::Workload MakeEntryWorkload(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
+                                    const kernels::Params& params);
 // The registry entry called `name`; throws UsageError for `command` listing the known
 // entries (and families) when there is none.
 const kernels::KernelInfo& FindEntry(const std::string& command, const std::string& name);

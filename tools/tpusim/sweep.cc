@@ -21,13 +21,11 @@ Sweep ParseSweep(const std::string& text) {
   const size_t equals = text.find('=');
   const size_t colon = text.find(':', equals == std::string::npos ? 0 : equals);
   const std::string usage =
-      "; write PARAM=FROM:TO[:xF] with PARAM one of bytes, m, k, n, e.g. "
+      "; write PARAM=FROM:TO[:xF] with PARAM an int or bytes parameter of every entry, e.g. "
       "--sweep m=256:16384:x2.";
   if (equals == std::string::npos || colon == std::string::npos)
     throw UsageError("bench", "--sweep '" + text + "' is not a sweep" + usage);
   sweep.param = text.substr(0, equals);
-  if (sweep.param != "bytes" && sweep.param != "m" && sweep.param != "k" && sweep.param != "n")
-    throw UsageError("bench", "--sweep cannot sweep '" + sweep.param + "'" + usage);
   const std::string option = "--sweep " + sweep.param;
   std::string rest = text.substr(colon + 1);
   std::string to_text = rest, factor_text;
@@ -42,6 +40,22 @@ Sweep ParseSweep(const std::string& text) {
   sweep.to = ParseBytes("bench", option + " TO", to_text);
   if (!factor_text.empty()) sweep.factor = ParseBytes("bench", option + " factor", factor_text);
   return sweep;
+}
+
+void CheckSweptParam(const Sweep& sweep, const std::vector<const kernels::KernelInfo*>& entries) {
+  for (const auto* entry : entries) {
+    const kernels::Param* param = entry->FindParam(sweep.param);
+    if (param &&
+        (param->type() == kernels::ParamType::kInt || param->type() == kernels::ParamType::kBytes))
+      continue;
+    throw UsageError("bench",
+                     "--sweep cannot sweep '" + sweep.param + "': " + entry->name +
+                         (param ? "'s parameter '" + sweep.param + "' is " +
+                                      kernels::ParamTypeName(param->type()) + ", not int or bytes"
+                                : " takes no parameter '" + sweep.param + "'") +
+                         "; write PARAM=FROM:TO[:xF] with an int or bytes parameter "
+                         "of every entry (`tpusim bench ENTRY --help` lists them).");
+  }
 }
 
 void CheckSweep(const Sweep& sweep, const std::string& from_name, const std::string& to_name,

@@ -1,7 +1,7 @@
 #pragma once
 
-// bench's one spelling of a sweep, --sweep PARAM=FROM:TO[:xF], over a problem parameter
-// of kernels::CollectiveArgs (bytes, m, k or n).
+// bench's one spelling of a sweep, --sweep PARAM=FROM:TO[:xF], over an int or bytes
+// parameter that every benched entry declares (bytes, m, chunk_bytes, ...).
 
 #include <cstdint>
 #include <string>
@@ -11,24 +11,19 @@
 
 namespace tpusim::cli {
 
-// The swept parameter: which CollectiveArgs field it sets, and the entry column's width
-// (0: one entry, no column).
+// The swept parameter, its values, and the entry column's width (0: one entry, no column).
 struct Sweep {
   std::string param = "bytes";
   uint64_t from = 0, to = 0, factor = 2;
   int entry_width = 0;
 
-  void Set(kernels::CollectiveArgs& args, uint64_t value) const {
-    if (param == "bytes") args.bytes = value;
-    if (param == "m") args.m = static_cast<int64_t>(value);
-    if (param == "k") args.k = static_cast<int64_t>(value);
-    if (param == "n") args.n = static_cast<int64_t>(value);
-  }
   std::vector<uint64_t> Values() const;  // from, from*factor, ... up to `to`
 };
 
 // "m=256:16384:x2". Throws UsageError naming the part that is wrong.
 Sweep ParseSweep(const std::string& text);
+// Throws UsageError unless every entry declares sweep.param as an int or bytes parameter.
+void CheckSweptParam(const Sweep& sweep, const std::vector<const kernels::KernelInfo*>& entries);
 // Throws UsageError, with the options' names, for an empty, reversed or non-growing sweep.
 void CheckSweep(const Sweep& sweep, const std::string& from_name, const std::string& to_name,
                 const std::string& factor_name);
