@@ -123,7 +123,8 @@ std::string ParamFlags::Help(const std::string& command,
   }
   std::ostringstream text;
   text << help;
-  return text.str();
+  const std::string printed = text.str();
+  return printed.empty() || printed.back() == '\n' ? printed : printed + "\n";
 }
 
 kernels::ParamValues ParamFlags::Given(
