@@ -86,17 +86,26 @@ void PrintTable(const Contract& contract, const std::vector<Row>& rows) {
     dtypes_differ = dtypes_differ || row.report.out_dtype != r0.out_dtype;
   // The problem as the parameters gave it: V for collectives, m/k/n for matmuls and
   // programs, the dtype; and the axis, when the entries run over one.
-  std::string problem = r0.bytes ? HumanBytes(r0.bytes) : "";
+  // Appends, not "literal" + std::string: GCC 12 at -O3 misreports the latter (-Wrestrict).
+  std::string problem;
+  const auto add = [&problem](const std::string& part) {
+    if (!problem.empty()) problem += ' ';
+    problem += part;
+  };
+  if (r0.bytes) add(HumanBytes(r0.bytes));
   for (const auto& [name, value] :
-       {std::pair<const char*, int64_t>{"m", r0.m}, {"k", r0.k}, {"n", r0.n}}) {
-    if (value)
-      problem += (problem.empty() ? "" : " ") + std::string(name) + "=" + std::to_string(value);
+       {std::pair<std::string, int64_t>{"m", r0.m}, {"k", r0.k}, {"n", r0.n}}) {
+    if (value) add(name + "=" + std::to_string(value));
   }
-  if (!r0.dtype.empty()) problem += (problem.empty() ? "" : " ") + r0.dtype;
-  const std::string where = r0.axis.empty()
-                                ? " (" + std::to_string(r0.chips) + " chips)"
-                                : ", axis '" + r0.axis + "' (" + std::to_string(r0.axis_size) +
-                                      " chips" + (r0.wraparound ? ", wraparound)" : ")");
+  if (!r0.dtype.empty()) add(r0.dtype);
+  std::string where;
+  if (r0.axis.empty()) {
+    where.append(" (").append(std::to_string(r0.chips)).append(" chips)");
+  } else {
+    where.append(", axis '").append(r0.axis).append("' (");
+    where.append(std::to_string(r0.axis_size))
+        .append(r0.wraparound ? " chips, wraparound)" : " chips)");
+  }
   std::printf("%s on %s%s%s%s%s\n",
               (dtypes_differ ? contract.Shapes() : contract.Describe()).c_str(),
               r0.topology.c_str(), where.c_str(), problem.empty() ? "" : ", ", problem.c_str(),
