@@ -14,6 +14,7 @@
 #include "tools/tpusim/cli.h"
 #include "tools/tpusim/common_options.h"
 #include "tools/tpusim/kernel_run.h"
+#include "tools/tpusim/same_computation.h"
 
 namespace tpusim::cli {
 
@@ -32,8 +33,10 @@ constexpr const char* kDefinitions = R"(Columns:
                over their live ranges), max over chips
   bound        lower bound: max(compute at peak MXU FLOP/s, communication at the link
                bound of docs/references.md §3); the kernel registry gives both parts
+               (programs: the bytes their collectives must move, see `tpusim run`)
   of bound     bound / time: 100% means the schedule reaches the bound
   data         whether every chip's output matches the host reference
+  specs        programs whose PartitionSpecs differ: each row's in_specs -> out_specs
 )";
 
 struct Row {
@@ -81,9 +84,13 @@ double ExposedPercent(const Row& row) {
 void PrintTable(const Contract& contract, const std::vector<Row>& rows) {
   const auto& r0 = rows.front().report;
   // Output dtypes may differ between schedules: then each row names its own.
-  bool dtypes_differ = false;
-  for (const auto& row : rows)
+  // So may a program's PartitionSpecs: then the header shows the global problem and each
+  // row its own specs.
+  bool dtypes_differ = false, specs_differ = false;
+  for (const auto& row : rows) {
     dtypes_differ = dtypes_differ || row.report.out_dtype != r0.out_dtype;
+    specs_differ = specs_differ || row.report.specs != r0.specs;
+  }
   // The problem as the options gave it: V for collectives, m/k/n for matmuls and programs.
   std::string problem = r0.bytes ? HumanBytes(r0.bytes) + " " : "";
   for (const auto& [name, value] :
@@ -91,10 +98,9 @@ void PrintTable(const Contract& contract, const std::vector<Row>& rows) {
     if (value) problem += std::string(name) + "=" + std::to_string(value) + " ";
   }
   std::printf("%s on %s, axis '%s' (%d chips%s), %s%s%s\n",
-              (dtypes_differ ? contract.Shapes() : contract.Describe()).c_str(),
-              r0.topology.c_str(), r0.axis.c_str(), r0.axis_size,
-              r0.wraparound ? ", wraparound" : "", problem.c_str(), r0.dtype.c_str(),
-              r0.functional ? "" : ", timing only");
+              contract.Format(!specs_differ, !dtypes_differ).c_str(), r0.topology.c_str(),
+              r0.axis.c_str(), r0.axis_size, r0.wraparound ? ", wraparound" : "", problem.c_str(),
+              r0.dtype.c_str(), r0.functional ? "" : ", timing only");
   size_t width = 6;
   for (const auto& row : rows)
     width = std::max(width, row.report.kernel.size());
@@ -102,7 +108,8 @@ void PrintTable(const Contract& contract, const std::vector<Row>& rows) {
   std::printf("%-*s %12s %8s %12s %7s %9s %12s %10s %10s %12s %9s", name_width, "kernel", "time",
               "speedup", "exposed comm", "%", "MXU util", "busiest ICI", "ICI/chip", "peak HBM",
               "bound", "of bound");
-  std::printf(dtypes_differ ? "  %-9s data\n" : "  data\n", "out dtype");
+  std::printf(dtypes_differ ? "  %-9s data" : "  data", "out dtype");
+  std::printf(specs_differ ? "         specs (in -> out)\n" : "\n");
   for (const auto& row : rows) {
     const auto& r = row.report;
     const std::string data = !r.completed ? std::string("FAILED: ") + ErrorKindName(*r.error_kind)
@@ -118,7 +125,7 @@ void PrintTable(const Contract& contract, const std::vector<Row>& rows) {
                 r.bound_seconds > 0 ? HumanSeconds(r.bound_seconds).c_str() : "-",
                 r.percent_of_bound());
     if (dtypes_differ) std::printf("  %-9s", r.out_dtype.c_str());
-    std::printf("  %s\n", data.c_str());
+    std::printf(specs_differ ? "  %-11s  %s\n" : "  %s\n", data.c_str(), r.specs.c_str());
     if (!r.completed) std::printf("    %s\n", r.error.c_str());
     if (r.completed && r.functional && !r.correct) std::printf("    %s\n", r.mismatch.c_str());
   }
@@ -147,12 +154,16 @@ int RunCompare(int argc, char** argv) {
   std::string trace_dir;
   po::options_description options(
       "tpusim compare ENTRY... --topology T [--bytes V | --m M --k K --n N] [options]\n\n"
-      "Runs each kernel or program on identical inputs (same shapes, specs and seed), checks\n"
+      "Runs each kernel or program on identical global inputs (same shapes and seed), checks\n"
       "each result, and prints one row per entry. An ENTRY that names a family (see\n"
       "`tpusim list`) stands for its members in registration order: `compare seed003`.\n"
-      "Entries must compute the same thing: the same input types, shapes and\n"
-      "PartitionSpecs, and the same output shapes and specs. Output dtypes may differ (an f32\n"
-      "or bf16 accumulation is a schedule's choice); the table then shows each row's.\n\n" +
+      "Entries must compute the same global problem: the same input types and shapes and\n"
+      "the same output shapes. Output dtypes may differ (an f32 or bf16 accumulation is a\n"
+      "schedule's choice); the table then shows each row's. Kernels must also agree on their\n"
+      "PartitionSpecs. A program's specs are a schedule's choice (mlp/dp and mlp/tp lay one\n"
+      "problem out differently; the table then shows each row's), so programs must instead\n"
+      "agree on the host reference: the same inputs, and reference outputs that agree within\n"
+      "their tolerances (timing-only runs build no reference, so only the types are checked).\n\n" +
       std::string(kDefinitions) + "\noptions");
   CommonOptions common;
   common.Add(options, kAllCommonOptions);
@@ -180,21 +191,7 @@ int RunCompare(int argc, char** argv) {
   KernelRunRequest request = common.Request("compare", vm);
 
   // Refuse before running anything when the entries do not compute the same thing.
-  const dsl::Mesh mesh(request.topology);
-  std::optional<Contract> first;
-  for (const auto& name : entries) {
-    const Contract contract = EntryContract(FindEntry("compare", name), mesh, request.args);
-    if (!first) {
-      first = contract;
-    } else if (contract.Shapes() != first->Shapes()) {
-      throw UsageError("compare", "'" + entries[0] + "' and '" + name +
-                                      "' have different sharding contracts, so they do not "
-                                      "compute the same thing:\n  " +
-                                      entries[0] + ": " + first->Describe() + "\n  " + name + ": " +
-                                      contract.Describe() +
-                                      "\ncompare schedules of one computation.");
-    }
-  }
+  const Contract first = CheckSameComputation(entries, dsl::Mesh(request.topology), request.args);
   if (ParseOnly()) return 0;
   if (!trace_dir.empty()) PrepareTraceDirectory("compare", trace_dir);
 
@@ -208,7 +205,7 @@ int RunCompare(int argc, char** argv) {
     rows.push_back(Summarise(RunKernel(request)));
   }
   if (isatty(2)) std::cerr << "\r\033[K";
-  PrintTable(*first, rows);
+  PrintTable(first, rows);
   bool all_ok = true;
   for (const auto& row : rows)
     all_ok = all_ok && row.report.ok();

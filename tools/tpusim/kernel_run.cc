@@ -33,6 +33,7 @@ nlohmann::ordered_json KernelRunReport::ToJson() const {
   j["k"] = k;
   j["n"] = n;
   j["out_dtype"] = out_dtype;
+  j["specs"] = specs;
   j["ici_bytes_per_chip"] = ici_bytes_per_chip;
   j["peak_hbm_bytes"] = peak_hbm_bytes;
   if (kind == "program") j["async_wait_ns"] = async_wait_seconds * 1e9;
@@ -123,15 +124,19 @@ std::string Join(const std::vector<std::string>& parts) {
 
 }  // namespace
 
-std::string Contract::Shapes() const {
-  return inputs + " -> (" + Join(out_shapes) + ")";
+std::string Contract::Format(bool with_specs, bool with_out_dtypes) const {
+  std::vector<std::string> inputs, outputs;
+  for (size_t i = 0; i < in_types.size(); ++i)
+    inputs.push_back(in_types[i] + (with_specs ? " " + in_specs[i] : ""));
+  for (size_t i = 0; i < out_shapes.size(); ++i) {
+    outputs.push_back((with_out_dtypes ? out_dtypes[i] : "") + out_shapes[i] +
+                      (with_specs ? " " + out_specs[i] : ""));
+  }
+  return "(" + Join(inputs) + ") -> (" + Join(outputs) + ")";
 }
 
-std::string Contract::Describe() const {
-  std::vector<std::string> outputs;
-  for (size_t i = 0; i < out_shapes.size(); ++i)
-    outputs.push_back(out_dtypes[i] + out_shapes[i]);
-  return inputs + " -> (" + Join(outputs) + ")";
+std::string Contract::Specs() const {
+  return Join(in_specs) + " -> " + Join(out_specs);
 }
 
 std::string Contract::OutDtypes() const {
@@ -154,19 +159,17 @@ std::optional<Contract> WorkloadContract(const kernels::Workload& workload) {
   }
   if (outputs.size() != program.out_specs().size()) return std::nullopt;
   Contract contract;
-  std::vector<std::string> inputs;
   for (size_t i = 0; i < workload.inputs.size(); ++i) {
     const auto& input = workload.inputs[i];
-    inputs.push_back(dsl::TypeString(input.dtype(), input.shape()) + " " +
-                     program.in_specs()[i].Describe());
+    contract.in_types.push_back(dsl::TypeString(input.dtype(), input.shape()));
+    contract.in_specs.push_back(program.in_specs()[i].Describe());
   }
-  contract.inputs = "(" + Join(inputs) + ")";
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string dtype = dsl::DTypeName(outputs[i].dtype);
     // TypeString spells "bf16[2048,1024]"; the shape alone is what follows the dtype.
     contract.out_shapes.push_back(
-        dsl::TypeString(outputs[i].dtype, outputs[i].shape).substr(dtype.size()) + " " +
-        program.out_specs()[i].Describe());
+        dsl::TypeString(outputs[i].dtype, outputs[i].shape).substr(dtype.size()));
+    contract.out_specs.push_back(program.out_specs()[i].Describe());
     contract.out_dtypes.push_back(dtype);
   }
   return contract;
@@ -295,6 +298,7 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   report.stats = result.stats;
   if (const auto contract = WorkloadContract(workload)) {
     report.contract = contract->Describe();
+    report.specs = contract->Specs();
     report.out_dtype = contract->OutDtypes();
   }
   double ici_bytes = 0;
