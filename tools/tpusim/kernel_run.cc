@@ -27,8 +27,8 @@ nlohmann::ordered_json KernelRunReport::ToJson() const {
   j["analytic_ns"] = bound_seconds * 1e9;
   j["analytic_formula"] = bound_formula;
   j["percent_of_bound"] = percent_of_bound();
-  j["algbw_gbps"] = algbw / 1e9;
-  j["busbw_gbps"] = busbw / 1e9;
+  j["algbw_gbps"] = bandwidths ? nlohmann::ordered_json(algbw / 1e9) : nullptr;
+  j["busbw_gbps"] = bandwidths ? nlohmann::ordered_json(busbw / 1e9) : nullptr;
   j["m"] = m;
   j["k"] = k;
   j["n"] = n;
@@ -312,9 +312,12 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
     async_wait += static_cast<double>(wait) * 1e-12;
   if (!result.async_wait.empty()) report.async_wait_seconds = async_wait / result.async_wait.size();
   report.sim_seconds = static_cast<double>(result.time()) * 1e-12;
+  report.bandwidths = info->bus_factor && report.bytes > 0;
   if (report.sim_seconds > 0) {
-    report.algbw = static_cast<double>(report.bytes) / report.sim_seconds;
-    if (info->bus_factor) report.busbw = report.algbw * info->bus_factor(report.axis_size);
+    if (report.bandwidths) {
+      report.algbw = static_cast<double>(report.bytes) / report.sim_seconds;
+      report.busbw = report.algbw * info->bus_factor(report.axis_size);
+    }
     if (report.roofline) {
       report.achieved_flops = report.flops / report.sim_seconds;
       double busy = 0;

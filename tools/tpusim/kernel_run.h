@@ -59,7 +59,11 @@ struct KernelRunReport {
   double sim_seconds = 0;
   double bound_seconds = 0;
   std::string bound_formula;
-  double algbw = 0;  // V / T
+  // V / T and algbw x the bus factor, for entries that move an array of V bytes (--bytes)
+  // and declare a bus factor (the collectives); `bandwidths` is false for the others
+  // (matmuls, programs sized by --m --k --n), whose ICI bytes per chip say what moved.
+  bool bandwidths = false;
+  double algbw = 0;
   double busbw = 0;
   double wall_seconds = 0;
   uint64_t events = 0;
