@@ -69,9 +69,15 @@ Bound GatherThenSum(const Mesh& mesh, const CollectiveArgs& args) {
           "T(ring all-gather of V) + 2 T(bidirectional reduce-scatter of V/X)"};
 }
 
-const tpusim::kernels::Registration registration(tpusim::kernels::KernelInfo{
-    "gather_sum", "user example program: relu, the user's ring all-gather, then lax.psum", Make,
-    GatherThenSum, tpusim::kernels::AllGatherBusFactor});
+tpusim::kernels::KernelInfo GatherSum() {
+  tpusim::kernels::KernelInfo info{
+      "gather_sum", "user example program: relu, the user's ring all-gather, then lax.psum", Make,
+      GatherThenSum, tpusim::kernels::AllGatherBusFactor};
+  info.kind = tpusim::kernels::EntryKind::kProgram;  // `tpusim list` shows it with the programs
+  return info;
+}
+
+const tpusim::kernels::Registration registration(GatherSum());
 
 }  // namespace
 }  // namespace user_kernel
