@@ -33,7 +33,8 @@ constexpr const char* kDefinitions = R"(Columns:
                over their live ranges), max over chips
   bound        lower bound: max(compute at peak MXU FLOP/s, communication at the link
                bound of docs/references.md §3); the kernel registry gives both parts
-               (programs: the bytes their collectives must move, see `tpusim run`)
+               (a program counts the bytes its layout must move; `tpusim run` shows
+               the formula)
   of bound     bound / time: 100% means the schedule reaches the bound
   data         whether every chip's output matches the host reference
   specs        programs whose PartitionSpecs differ: each row's in_specs -> out_specs
