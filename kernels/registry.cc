@@ -17,7 +17,7 @@ Registry& Registry::Get() {
 
 void Registry::Add(KernelInfo info) {
   if (Find(info.name)) {
-    duplicates_.push_back(info.name);
+    duplicates_.emplace_back(info.name, info.kind);
     return;
   }
   for (size_t i = 0; i < info.params.size(); ++i) {
@@ -90,14 +90,40 @@ const char* EntryKindName(EntryKind kind) {
   return kind == EntryKind::kProgram ? "program" : "kernel";
 }
 
+namespace {
+
+// "'a'", "'a' and 'b'", "'a', 'b' and 'c'".
+std::string QuotedList(const std::vector<std::string>& names) {
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i) list += i + 1 == names.size() ? " and " : ", ";
+    list += "'" + names[i] + "'";
+  }
+  return list;
+}
+
+}  // namespace
+
 void Registry::CheckRegistrations() const {
   if (!duplicates_.empty()) {
+    // "kernel 'a' is", "kernels 'a' and 'b', and program 'c' are".
     std::string names;
-    for (const auto& name : duplicates_)
-      names += (names.empty() ? "'" : ", '") + name + "'";
+    size_t previous = 0;
+    for (const EntryKind kind : {EntryKind::kKernel, EntryKind::kProgram}) {
+      std::vector<std::string> of_kind;
+      for (const auto& [name, k] : duplicates_) {
+        if (k == kind) of_kind.push_back(name);
+      }
+      if (of_kind.empty()) continue;
+      if (previous) names += previous > 1 ? ", and " : " and ";
+      names += std::string(EntryKindName(kind)) + (of_kind.size() > 1 ? "s " : " ") +
+               QuotedList(of_kind);
+      previous = of_kind.size();
+    }
     throw Error(ErrorKind::kInvalidArgument,
-                "kernel " + names + " is registered twice; the first registration is kept. " +
-                    "Every kernel needs its own name: rename the later one.");
+                names + (duplicates_.size() > 1 ? " are" : " is") +
+                    " registered twice; the first registration is kept. Every kernel and " +
+                    "program needs its own name: rename the later one.");
   }
   if (!bad_declarations_.empty()) {
     std::string problems;

@@ -90,14 +90,14 @@ class Registry {
   std::vector<std::string> Families() const;
   // Each name that is a family becomes its members, in place; other names stay.
   std::vector<std::string> ExpandFamilies(const std::vector<std::string>& names) const;
-  // Throws Error(kInvalidArgument) naming every kernel registered twice and every unsound
-  // parameter declaration.
+  // Throws Error(kInvalidArgument) naming every kernel and program registered twice and
+  // every unsound parameter declaration.
   void CheckRegistrations() const;
 
  private:
   std::vector<KernelInfo> kernels_;  // sorted by name
   std::vector<std::string> registration_order_;
-  std::vector<std::string> duplicates_;
+  std::vector<std::pair<std::string, EntryKind>> duplicates_;
   std::vector<std::string> bad_declarations_;
 };
 

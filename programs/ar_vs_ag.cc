@@ -9,6 +9,7 @@
 #include "kernels/registry.h"
 #include "programs/ar_vs_ag.h"
 #include "programs/host_reference.h"
+#include "programs/program_entry.h"
 
 namespace tpusim::programs {
 namespace {
@@ -40,22 +41,13 @@ Problem ProblemFor(const std::string& name, const Mesh& mesh, const Params& para
 // y = x @ W rounded once; the all-reduce's X partials are rounded to bf16 before the sum
 // (one ulp each, plus one of the result), the all-gather's dot rounds once.
 Workload MakeWorkload(const Problem& p, const Params& params, ShardMap program, bool partials) {
-  Workload w{std::move(program), {}, {}};
-  w.inputs = {Operand(p.b, p.d, DType::kBF16, params.seed * 37 + 1, params.functional),
-              Operand(p.d, p.f, DType::kBF16, params.seed * 37 + 2, params.functional)};
+  Workload w{
+      std::move(program), MatmulOperands(p.b, p.d, p.f, params.seed * 37, params.functional), {}};
+  w.out_types = {{{p.b, p.f}, DType::kBF16}};  // so compare knows the contract without a reference
   if (!params.functional) return w;
-  const HostMatrix x = ToHost(w.inputs[0]);
-  const HostMatrix weights = ToHost(w.inputs[1]);
-  HostMatrix y = HostMatrix::Zero(p.b, p.f);
-  double partial_max = 0;
-  for (int i = 0; i < p.x; ++i) {
-    const HostMatrix part =
-        x.middleCols(i * p.dx(), p.dx()) * weights.middleRows(i * p.dx(), p.dx());
-    partial_max = std::max(partial_max, MaxAbs(part));
-    y += part;
-  }
-  w.expected = {FromHost(y, DType::kBF16)};
-  w.atol = Ulp(DType::kBF16) * (MaxAbs(y) + (partials ? p.x * partial_max : 0.0));
+  const ChunkedProduct y = SumOfKChunks(w.inputs[0], w.inputs[1], p.x);
+  w.expected = {FromHost(y.sum, DType::kBF16)};
+  w.atol = Ulp(DType::kBF16) * (MaxAbs(y.sum) + (partials ? p.x * y.partial_max : 0.0));
   return w;
 }
 
@@ -88,40 +80,26 @@ Workload AllGather(const Mesh& mesh, const Params& params) {
 kernels::Bound MakeBound(const Mesh& mesh, const Params& params, bool all_reduce) {
   const Problem p =
       ProblemFor(all_reduce ? "ar_vs_ag/allreduce" : "ar_vs_ag/allgather", mesh, params);
-  const kernels::AxisLinks links = kernels::LinksOf(mesh, p.axis);
-  const double w = links.link_bytes_per_s * (links.wraparound ? 2 : 1);
-  const double share = static_cast<double>(p.x - 1) / p.x;
-  kernels::Bound b;
-  b.peak_flops = kernels::PeakMxuFlops(mesh);
-  b.flops = 2.0 * p.b * p.d * p.f / (all_reduce ? p.x : 1);
-  const double comm =
-      all_reduce ? 2 * (2.0 * p.b * p.f) * share / w : (2.0 * p.d * p.f) * share / w;
-  b.seconds = std::max(b.flops / b.peak_flops, comm);
-  b.formula = all_reduce ? "max(2BDF/(X C), 2 (2BF bytes)(X-1)/X / W)"
-                         : "max(2BDF/C, (2DF bytes)(X-1)/X / W)";
-  return b;
+  if (all_reduce) {
+    return ComputeOrLinkBound(mesh, 2.0 * p.b * p.d * p.f / p.x,
+                              LinkSeconds(mesh, p.axis, 2 * (2.0 * p.b * p.f)),
+                              "max(2BDF/(X C), 2 (2BF bytes)(X-1)/X / W)");
+  }
+  return ComputeOrLinkBound(mesh, 2.0 * p.b * p.d * p.f, LinkSeconds(mesh, p.axis, 2.0 * p.d * p.f),
+                            "max(2BDF/C, (2DF bytes)(X-1)/X / W)");
 }
 
-kernels::KernelInfo Info(const std::string& schedule, const std::string& summary,
-                         std::function<Workload(const Mesh&, const Params&)> make,
+kernels::KernelInfo Info(const std::string& schedule, const std::string& summary, MakeFn make,
                          bool all_reduce) {
-  kernels::KernelInfo info;
-  info.name = std::string(kFamily) + "/" + schedule;
-  info.kind = kernels::EntryKind::kProgram;
-  info.family = kFamily;
-  info.summary = summary;
-  info.params = {kernels::AxisParam().Description("the mesh axis W's rows are sharded over"),
-                 kernels::MParam().Description("B, the batch: rows of x and of y"),
-                 kernels::KParam().Description("D: columns of x, rows of W").Default(kArVsAgD),
-                 kernels::NParam().Description("F: columns of W and of y").Default(kArVsAgF)};
-  info.make = std::move(make);
-  info.bound = [all_reduce](const Mesh& mesh, const Params& params) {
-    return MakeBound(mesh, params, all_reduce);
-  };
-  info.flops_per_chip = [all_reduce](const Mesh& mesh, const Params& params) {
-    return MakeBound(mesh, params, all_reduce).flops;
-  };
-  return info;
+  return ProgramEntry(
+      kFamily, schedule, summary,
+      {kernels::AxisParam().Description("the mesh axis W's rows are sharded over"),
+       kernels::MParam().Description("B, the batch: rows of x and of y"),
+       kernels::KParam().Description("D: columns of x, rows of W").Default(kArVsAgD),
+       kernels::NParam().Description("F: columns of W and of y").Default(kArVsAgF)},
+      std::move(make), [all_reduce](const Mesh& mesh, const Params& params) {
+        return MakeBound(mesh, params, all_reduce);
+      });
 }
 
 const kernels::Registration all_reduce(

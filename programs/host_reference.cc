@@ -13,6 +13,12 @@ dsl::Array Operand(int64_t rows, int64_t cols, dsl::DType dtype, uint64_t seed, 
                     : dsl::Array::Placeholder({rows, cols}, dtype);
 }
 
+std::vector<dsl::Array> MatmulOperands(int64_t m, int64_t k, int64_t n, uint64_t seed,
+                                       bool functional) {
+  return {Operand(m, k, dsl::DType::kBF16, seed + 1, functional),
+          Operand(k, n, dsl::DType::kBF16, seed + 2, functional)};
+}
+
 HostMatrix ToHost(const dsl::Array& a) {
   HostMatrix m(a.shape()[0], a.shape()[1]);
   for (int64_t i = 0; i < a.size(); ++i)
@@ -37,6 +43,19 @@ HostMatrix Rounded(const HostMatrix& m, dsl::DType dtype) {
 
 double MaxAbs(const HostMatrix& m) {
   return m.size() ? m.cwiseAbs().maxCoeff() : 0.0;
+}
+
+ChunkedProduct SumOfKChunks(const dsl::Array& a, const dsl::Array& b, int chunks) {
+  const HostMatrix x = ToHost(a);
+  const HostMatrix y = ToHost(b);
+  const int64_t chunk = x.cols() / chunks;
+  ChunkedProduct p{HostMatrix::Zero(x.rows(), y.cols())};
+  for (int i = 0; i < chunks; ++i) {
+    const HostMatrix part = x.middleCols(i * chunk, chunk) * y.middleRows(i * chunk, chunk);
+    p.partial_max = std::max(p.partial_max, MaxAbs(part));
+    p.sum += part;
+  }
+  return p;
 }
 
 double Ulp(dsl::DType dtype) {

@@ -7,6 +7,7 @@
 #include <Eigen/Core>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "dsl/array.h"
 #include "dsl/mesh.h"
@@ -19,6 +20,10 @@ using HostMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::
 // functional (timing-only runs move no payload).
 dsl::Array Operand(int64_t rows, int64_t cols, dsl::DType dtype, uint64_t seed, bool functional);
 
+// The operands of a matmul problem: bf16 a [m, k] from seed + 1 and b [k, n] from seed + 2.
+std::vector<dsl::Array> MatmulOperands(int64_t m, int64_t k, int64_t n, uint64_t seed,
+                                       bool functional);
+
 HostMatrix ToHost(const dsl::Array& a);
 // Rounds every element once to `dtype`.
 dsl::Array FromHost(const HostMatrix& m, dsl::DType dtype);
@@ -26,6 +31,14 @@ HostMatrix Relu(const HostMatrix& m);
 // The matrix with every element rounded to `dtype` (what a program array of it holds).
 HostMatrix Rounded(const HostMatrix& m, dsl::DType dtype);
 double MaxAbs(const HostMatrix& m);
+
+// a @ b as devices that each hold one of `chunks` equal K-chunks compute it: the sum of the
+// chunks' partial products, and the largest |partial| (what bounds their roundings).
+struct ChunkedProduct {
+  HostMatrix sum;
+  double partial_max = 0;
+};
+ChunkedProduct SumOfKChunks(const dsl::Array& a, const dsl::Array& b, int chunks);
 
 // The most one rounding to `dtype` moves a value of magnitude 1, relative: one unit in the
 // last place (2^-7 for bf16's 8 significant bits, 2^-23 for f32). A result computed with

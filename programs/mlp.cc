@@ -18,6 +18,7 @@
 #include "kernels/problem_params.h"
 #include "kernels/registry.h"
 #include "programs/host_reference.h"
+#include "programs/program_entry.h"
 
 namespace tpusim::programs {
 namespace {
@@ -64,6 +65,7 @@ Workload MlpWorkload(const Mlp& p, const Params& params, ShardMap program, Layou
   w.inputs = {Operand(p.b, p.d, DType::kBF16, params.seed * 41 + 1, params.functional),
               Operand(p.d, p.h, DType::kBF16, params.seed * 41 + 2, params.functional),
               Operand(p.h, p.d, DType::kBF16, params.seed * 41 + 3, params.functional)};
+  w.out_types = {{{p.b, p.d}, DType::kBF16}};  // so compare knows the contract without a reference
   if (!params.functional) return w;
   const HostMatrix x = ToHost(w.inputs[0]);
   const HostMatrix w1 = ToHost(w.inputs[1]);
@@ -117,41 +119,42 @@ Workload Make(const std::string& name, const Mesh& mesh, const Params& params, L
   return MlpWorkload(p, params, shard_map(mesh, in_specs, {out_spec}, body, name), layout);
 }
 
-// Compute only: each chip's share of the 4 B D H FLOPs at the MXU peak
-// (docs/references.md §1); replicated does all of them on every chip.
+// max(compute, communication), per chip: its share of the 4 B D H FLOPs at the MXU peak
+// (replicated does all of them on every chip), and the bytes its layout must move at the
+// link bound (program_entry.h): FSDP gathers both weights (2 D H bf16 bytes each), TP
+// all-reduces the [B, D] bf16 partial (2 x 2 B D bytes, as psum = 2 x psum_scatter);
+// replicated and DP move nothing.
 kernels::Bound MlpBound(const Mesh& mesh, const Params& params, Layout layout) {
   const Mlp p = MlpFor("mlp", mesh, params, layout);
-  kernels::Bound b;
-  b.flops = 4.0 * p.b * p.d * p.h / (layout == Layout::kReplicated ? 1 : p.x);
-  b.peak_flops = kernels::PeakMxuFlops(mesh);
-  b.seconds = b.flops / b.peak_flops;
-  b.formula = layout == Layout::kReplicated ? "4 B D H / peak FLOP/s (compute only)"
-                                            : "4 B D H / (X peak FLOP/s) (compute only)";
-  return b;
+  const double flops = 4.0 * p.b * p.d * p.h / (layout == Layout::kReplicated ? 1 : p.x);
+  switch (layout) {
+    case Layout::kReplicated:
+      return ComputeOrLinkBound(mesh, flops, 0, "4 B D H / peak FLOP/s (no communication)");
+    case Layout::kDp:
+      return ComputeOrLinkBound(mesh, flops, 0, "4 B D H / (X peak FLOP/s) (no communication)");
+    case Layout::kFsdp:
+      return ComputeOrLinkBound(mesh, flops, LinkSeconds(mesh, p.axis, 2 * (2.0 * p.d * p.h)),
+                                "max(4 B D H / (X C), 2 (2 D H bytes)(X-1)/X / W)");
+    case Layout::kTp:
+      break;
+  }
+  return ComputeOrLinkBound(mesh, flops, LinkSeconds(mesh, p.axis, 2 * (2.0 * p.b * p.d)),
+                            "max(4 B D H / (X C), 2 (2 B D bytes)(X-1)/X / W)");
 }
 
 kernels::KernelInfo Info(const std::string& layout_name, const std::string& summary,
                          Layout layout) {
-  kernels::KernelInfo info;
-  info.name = std::string(kFamily) + "/" + layout_name;
-  info.kind = kernels::EntryKind::kProgram;
-  info.family = kFamily;
-  info.summary = summary;
-  info.params = {kernels::AxisParam().Description("the mesh axis the layout shards over"),
-                 kernels::MParam().Description("B, the batch: rows of X and y").Default(1024),
-                 kernels::KParam().Description("D: columns of X and y").Default(1024),
-                 kernels::NParam().Description("H: the hidden layer's width").Default(4096)};
-  const std::string name = info.name;
-  info.make = [name, layout](const Mesh& mesh, const Params& params) {
-    return Make(name, mesh, params, layout);
-  };
-  info.bound = [layout](const Mesh& mesh, const Params& params) {
-    return MlpBound(mesh, params, layout);
-  };
-  info.flops_per_chip = [layout](const Mesh& mesh, const Params& params) {
-    return MlpBound(mesh, params, layout).flops;
-  };
-  return info;
+  const std::string name = std::string(kFamily) + "/" + layout_name;
+  return ProgramEntry(
+      kFamily, layout_name, summary,
+      {kernels::AxisParam().Description("the mesh axis the layout shards over"),
+       kernels::MParam().Description("B, the batch: rows of X and y").Default(1024),
+       kernels::KParam().Description("D: columns of X and y").Default(1024),
+       kernels::NParam().Description("H: the hidden layer's width").Default(4096)},
+      [name, layout](const Mesh& mesh, const Params& params) {
+        return Make(name, mesh, params, layout);
+      },
+      [layout](const Mesh& mesh, const Params& params) { return MlpBound(mesh, params, layout); });
 }
 
 const kernels::Registration replicated(

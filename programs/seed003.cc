@@ -26,6 +26,7 @@
 #include "kernels/reduce_scatter.h"
 #include "kernels/registry.h"
 #include "programs/host_reference.h"
+#include "programs/program_entry.h"
 
 namespace tpusim::programs {
 namespace {
@@ -67,26 +68,17 @@ enum class Partials { kNone, kBf16, kF32 };
 // roundings of products up to 1 (sqrt(K) x 2^-24 x K bounds it loosely and cheaply).
 Workload SeedWorkload(const Seed& s, const Params& params, ShardMap program, DType out,
                       Partials partials) {
-  Workload w{std::move(program), {}, {}};
-  w.inputs = {Operand(s.m, s.k, DType::kBF16, params.seed * 31 + 1, params.functional),
-              Operand(s.k, s.n, DType::kBF16, params.seed * 31 + 2, params.functional)};
+  Workload w{
+      std::move(program), MatmulOperands(s.m, s.k, s.n, params.seed * 31, params.functional), {}};
   w.out_types = {{{s.m, s.n}, out}};  // so compare knows the contract without a reference
   if (!params.functional) return w;
-  const HostMatrix a = ToHost(w.inputs[0]);
-  const HostMatrix b = ToHost(w.inputs[1]);
-  HostMatrix product = HostMatrix::Zero(s.m, s.n);
-  double partial_max = 0;
-  for (int j = 0; j < s.y; ++j) {
-    const HostMatrix part = a.middleCols(j * s.ky(), s.ky()) * b.middleRows(j * s.ky(), s.ky());
-    partial_max = std::max(partial_max, MaxAbs(part));
-    product += part;
-  }
-  w.expected = {FromHost(product, out)};
+  const ChunkedProduct p = SumOfKChunks(w.inputs[0], w.inputs[1], s.y);
+  w.expected = {FromHost(p.sum, out)};
   if (out == DType::kF32) {
     w.atol = 6 * std::sqrt(static_cast<double>(s.k)) * std::ldexp(1.0, -24) * s.k;
   } else {
-    w.atol = Ulp(out) * MaxAbs(product);
-    if (partials == Partials::kBf16) w.atol += Ulp(DType::kBF16) * s.y * partial_max;
+    w.atol = Ulp(out) * MaxAbs(p.sum);
+    if (partials == Partials::kBf16) w.atol += Ulp(DType::kBF16) * s.y * p.partial_max;
   }
   return w;
 }
@@ -162,36 +154,26 @@ Workload Fused(const Mesh& mesh, const Params& params) {
 }
 
 // Every version does at least each device's share of the FLOPs, 2 (M/X)(K/Y) N, at the
-// MXU peak (docs/references.md §1); (a) does Y times that.
+// MXU peak (docs/references.md §1); (a) does Y times that. The bound is compute-only on
+// purpose: the layout is the same for all six, and how much they move is each schedule's
+// choice ((f) moves only the weight rows a device needs, (a) no partial sums), so a
+// communication term taken from one schedule's collectives would not bound the others.
+// The family's common floor is the compute.
 kernels::Bound SeedBound(const Mesh& mesh, const Params& params) {
   const Seed s = SeedFor("seed003", mesh, params);
-  kernels::Bound b;
-  b.flops =
-      2.0 * static_cast<double>(s.rows()) * static_cast<double>(s.ky()) * static_cast<double>(s.n);
-  b.peak_flops = kernels::PeakMxuFlops(mesh);
-  b.seconds = b.flops / b.peak_flops;
-  b.formula = "2 (M/X)(K/Y) N / peak FLOP/s (compute only)";
-  return b;
+  return ComputeOrLinkBound(
+      mesh,
+      2.0 * static_cast<double>(s.rows()) * static_cast<double>(s.ky()) * static_cast<double>(s.n),
+      0, "2 (M/X)(K/Y) N / peak FLOP/s (compute only)");
 }
 
-double SeedFlops(const Mesh& mesh, const Params& params) {
-  return SeedBound(mesh, params).flops;
-}
-
-kernels::KernelInfo Seed003(const std::string& version, const std::string& summary,
-                            std::function<Workload(const Mesh&, const Params&)> make) {
-  kernels::KernelInfo info;
-  info.name = std::string(kFamily) + "/" + version;
-  info.kind = kernels::EntryKind::kProgram;
-  info.family = kFamily;
-  info.summary = summary;
-  info.params = {kernels::MParam().Description("M: rows of inputs and out").Default(2048),
-                 kernels::KParam().Description("K: the contracting dim").Default(2048),
-                 kernels::NParam().Description("N: columns of weights and out").Default(1024)};
-  info.make = std::move(make);
-  info.bound = SeedBound;
-  info.flops_per_chip = SeedFlops;
-  return info;
+kernels::KernelInfo Seed003(const std::string& version, const std::string& summary, MakeFn make) {
+  return ProgramEntry(
+      kFamily, version, summary,
+      {kernels::MParam().Description("M: rows of inputs and out").Default(2048),
+       kernels::KParam().Description("K: the contracting dim").Default(2048),
+       kernels::NParam().Description("N: columns of weights and out").Default(1024)},
+      std::move(make), SeedBound);
 }
 
 const kernels::Registration a(Seed003("a", "lax only: all_gather both operands, then dot",

@@ -99,6 +99,18 @@ std::vector<Value> ProgramContext::Step(const std::string& name, const std::vect
 
 std::vector<Value> ProgramContext::Call(const std::string& op, const std::vector<Value>& operands,
                                         const Attributes& attrs) {
+  return CallOp(op, operands, attrs, nullptr);
+}
+
+AsyncValues ProgramContext::CallStart(const std::string& op, const std::vector<Value>& operands,
+                                      const Attributes& attrs) {
+  AsyncValues started;
+  started.results_ = CallOp(op, operands, attrs, &started);
+  return started;
+}
+
+std::vector<Value> ProgramContext::CallOp(const std::string& op, const std::vector<Value>& operands,
+                                          const Attributes& attrs, AsyncValues* started) {
   const OpDef& def = OpRegistry::Get().Find(op);
   const int count = static_cast<int>(operands.size());
   if (count < def.min_operands || (def.max_operands >= 0 && count > def.max_operands)) {
@@ -119,33 +131,17 @@ std::vector<Value> ProgramContext::Call(const std::string& op, const std::vector
   std::vector<ShapeDtype> types;
   for (const Value& v : operands)
     types.push_back(v.type());
-  const std::vector<ShapeDtype> result_types = def.shape(OpTyping{op, mesh(), types, resolved});
+  const OpTyping typing{op, mesh(), types, resolved};
+  if (def.lower) return PallasCallStep(def.lower(typing), operands, started);
+  const std::vector<ShapeDtype> result_types = def.shape(typing);
   const std::string name = def.describe ? def.describe(resolved) : op;
-  return Step(name, operands, result_types,
-              [&def, resolved, operands](ProgramContext& ctx, const std::vector<Value>& results) {
-                OpRun run{ctx, operands, results, resolved};
-                def.run(run);
-              });
-}
-
-AsyncValues ProgramContext::CallStart(const std::string& op, const std::vector<Value>& operands,
-                                      const Attributes& attrs) {
-  const OpDef& def = OpRegistry::Get().Find(op);
-  const Attributes resolved = ResolveAttributes(def, attrs);
-  std::vector<ShapeDtype> types;
-  for (const Value& v : operands)
-    types.push_back(v.type());
-  const std::vector<ShapeDtype> result_types = def.shape(OpTyping{op, mesh(), types, resolved});
-  AsyncValues started;
-  const std::string name = def.describe ? def.describe(resolved) : op;
-  Step(
+  return Step(
       name, operands, result_types,
       [&def, resolved, operands](ProgramContext& ctx, const std::vector<Value>& results) {
         OpRun run{ctx, operands, results, resolved};
         def.run(run);
       },
-      &started);
-  return started;
+      started);
 }
 
 std::vector<Value> ProgramContext::CallDone(AsyncValues& started) {
@@ -227,9 +223,11 @@ std::vector<Value> ProgramContext::PallasCallStep(const PallasCall& call,
       all.push_back(in >= 0 ? aliased(in) : fresh[next++]);
     return all;
   };
+  // `call` by value: an async step runs after this returns, and the call may be a
+  // temporary (pallas_call_start(Builder(...)), or one built by name).
   const std::vector<Value> fresh = Step(
       name, inputs, fresh_types,
-      [&call, inputs, outputs](ProgramContext& ctx, const std::vector<Value>& results) {
+      [call, inputs, outputs](ProgramContext& ctx, const std::vector<Value>& results) {
         ctx.RunPallasCall(call, inputs, outputs(results, [&](int in) {
                             return inputs[static_cast<size_t>(in)];
                           }));

@@ -69,6 +69,9 @@ class ProgramContext {
 
   // Runs op `op` (OpRegistry) on `operands` with `attrs`, as one step:
   //   ctx.Call("all_gather", {x}, {{"axis_name", "x"}, {"axis", 0}, {"tiled", true}})
+  // A registered kernel is the op "pallas_call" with its call_target_name
+  // (dsl/program/op_registry.h):
+  //   ctx.Call("pallas_call", {a, b}, {{"call_target_name", "matmul"}, {"bm", 256}})
   std::vector<Value> Call(const std::string& op, const std::vector<Value>& operands,
                           const Attributes& attrs = {});
   // The op runs next to the ops issued after it (a second thread of control on this
@@ -122,6 +125,9 @@ class ProgramContext {
   Value psum_scatter_done(AsyncValues& started) { return CallDone(started).at(0); }
   AsyncValues ppermute_start(const Value& x, const std::string& axis_name, const IntPairs& perm);
   Value ppermute_done(AsyncValues& started) { return CallDone(started).at(0); }
+  AsyncValues all_to_all_start(const Value& x, const std::string& axis_name, int split_axis,
+                               int concat_axis, bool tiled = false);
+  Value all_to_all_done(AsyncValues& started) { return CallDone(started).at(0); }
 
   // Runs `call` on this device with `inputs` as its operands (in HBM); its outputs are
   // new values. Its scratch, pipeline buffers and semaphores exist while the device is
@@ -159,6 +165,10 @@ class ProgramContext {
 
   std::vector<Value> PallasCallStep(const PallasCall& call, const std::vector<Value>& inputs,
                                     AsyncValues* started);
+  // Call (started unset) and CallStart: checks the operands and attributes, then runs the
+  // op as a step, or as its pallas_call when the op lowers to one (OpDef::lower).
+  std::vector<Value> CallOp(const std::string& op, const std::vector<Value>& operands,
+                            const Attributes& attrs, AsyncValues* started);
 
   // Throws Error(kRace) when an async op still running reads `written`, which `op` is
   // about to write in place (its input `input`, aliased to an output).

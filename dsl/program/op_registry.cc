@@ -6,40 +6,74 @@
 
 namespace tpusim::dsl {
 
+namespace {
+
+// What ops and call targets share: a list of definitions with unique names.
+template <typename Def>
+void AddNamed(std::vector<Def>& defs, Def def, const std::string& noun, const std::string& fix) {
+  if (std::any_of(defs.begin(), defs.end(), [&](const Def& d) { return d.name == def.name; }))
+    throw Error(ErrorKind::kInvalidArgument,
+                noun + " '" + def.name + "' is registered twice; " + fix + ".");
+  defs.push_back(std::move(def));
+}
+
+template <typename Def>
+std::vector<std::string> NamesOf(const std::vector<Def>& defs) {
+  std::vector<std::string> names;
+  for (const auto& d : defs)
+    names.push_back(d.name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+template <typename Def>
+const Def& FindNamed(const std::vector<Def>& defs, const std::string& name,
+                     const std::string& unknown, const std::string& known_are) {
+  for (const auto& d : defs) {
+    if (d.name == name) return d;
+  }
+  std::string known;
+  for (const auto& n : NamesOf(defs))
+    known += (known.empty() ? "" : ", ") + n;
+  throw Error(ErrorKind::kInvalidArgument,
+              unknown + " '" + name + "'; " + known_are + ": " + known + ".");
+}
+
+}  // namespace
+
 OpRegistry& OpRegistry::Get() {
   static OpRegistry* registry = [] {
     auto* r = new OpRegistry;
     RegisterArrayOps(*r);
+    RegisterPallasCallOp(*r);
     return r;
   }();
   return *registry;
 }
 
 void OpRegistry::Add(OpDef op) {
-  if (std::any_of(ops_.begin(), ops_.end(), [&](const OpDef& o) { return o.name == op.name; })) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "program op '" + op.name + "' is registered twice; give each op its own name.");
-  }
-  ops_.push_back(std::move(op));
+  AddNamed(ops_, std::move(op), "program op", "give each op its own name");
 }
 
 std::vector<std::string> OpRegistry::Names() const {
-  std::vector<std::string> names;
-  for (const auto& op : ops_)
-    names.push_back(op.name);
-  std::sort(names.begin(), names.end());
-  return names;
+  return NamesOf(ops_);
 }
 
 const OpDef& OpRegistry::Find(const std::string& name) const {
-  for (const auto& op : ops_) {
-    if (op.name == name) return op;
-  }
-  std::string known;
-  for (const auto& n : Names())
-    known += (known.empty() ? "" : ", ") + n;
-  throw Error(ErrorKind::kInvalidArgument,
-              "unknown program op '" + name + "'; the known ops are: " + known + ".");
+  return FindNamed(ops_, name, "unknown program op", "the known ops are");
+}
+
+void OpRegistry::AddCallTarget(CallTarget target) {
+  AddNamed(targets_, std::move(target), "pallas_call target", "give each kernel its own name");
+}
+
+std::vector<std::string> OpRegistry::CallTargetNames() const {
+  return NamesOf(targets_);
+}
+
+const CallTarget& OpRegistry::FindCallTarget(const std::string& name) const {
+  return FindNamed(targets_, name, "pallas_call: unknown call_target_name",
+                   "the kernels programs can call by name are");
 }
 
 void ThrowOpError(const std::string& op, const std::string& message) {
@@ -48,9 +82,9 @@ void ThrowOpError(const std::string& op, const std::string& message) {
 
 namespace {
 
-std::string SchemaString(const OpDef& op) {
+std::string SchemaString(const std::vector<AttrSpec>& schema) {
   std::string s;
-  for (const auto& a : op.attributes) {
+  for (const auto& a : schema) {
     s += (s.empty() ? "" : ", ") + a.name + " (" + AttrTypeName(a.type) +
          (a.default_value ? ", default " + a.default_value->ToString()
           : a.optional    ? ", optional"
@@ -75,17 +109,18 @@ std::optional<Attr> Coerce(const Attr& given, AttrType want) {
 }  // namespace
 
 Attributes ResolveAttributes(const OpDef& op, const Attributes& attrs) {
+  const std::vector<AttrSpec> schema = op.schema_for ? op.schema_for(attrs) : op.attributes;
   for (const auto& entry : attrs) {
     const std::string& name = entry.first;  // a plain reference: clang 14 cannot capture a binding
-    const bool known = std::any_of(op.attributes.begin(), op.attributes.end(),
+    const bool known = std::any_of(schema.begin(), schema.end(),
                                    [&](const AttrSpec& a) { return a.name == name; });
     if (!known) {
       ThrowOpError(op.name, "unknown attribute '" + name + "'; " + op.name +
-                                " takes: " + SchemaString(op) + ".");
+                                " takes: " + SchemaString(schema) + ".");
     }
   }
   Attributes resolved;
-  for (const auto& spec : op.attributes) {
+  for (const auto& spec : schema) {
     auto it = attrs.find(spec.name);
     if (it == attrs.end()) {
       if (!spec.default_value && spec.optional) continue;

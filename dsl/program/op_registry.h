@@ -6,6 +6,13 @@
 // can before any time passes) and a run function (does the op on one device: numerics
 // in functional mode, time on the chip). The registry fills itself: array ops register
 // from dsl/program/array_ops.cc, the lax collectives from kernels/lax/program_ops.cc.
+//
+// Kernels are callable by name too, as an HLO custom-call calls one: the op "pallas_call"
+// with the attribute call_target_name naming a CallTarget (a kernel's pallas_call builder,
+// registered from kernels/call_targets.cc) and the target's own attributes:
+//   ctx.Call("pallas_call", {w}, {{"call_target_name", "all_gather_ring"}, {"axis_name", "x"}})
+// runs exactly the call ctx.pallas_call(kernels::RingAllGatherCall("x", X, w.type()), {w})
+// runs.
 
 #include <functional>
 #include <optional>
@@ -56,6 +63,22 @@ struct OpDef {
   std::function<void(OpRun&)> run;
   // The step's name on the trace ("all_gather x"); unset: the op's name.
   std::function<std::string(const Attributes&)> describe = nullptr;
+  // An op whose schema depends on the attributes given (pallas_call: call_target_name and
+  // the attributes of the target it names). Unset: `attributes`.
+  std::function<std::vector<AttrSpec>(const Attributes& given)> schema_for = nullptr;
+  // An op that runs as a pallas_call: the call, built from the operand types and the
+  // resolved attributes. The context runs it as ProgramContext::pallas_call runs a call
+  // (input_output_aliases, its own scratch and semaphores), instead of `run`.
+  std::function<PallasCall(const OpTyping&)> lower = nullptr;
+};
+
+// A kernel that programs call by name ("pallas_call" with call_target_name = `name`): its
+// parameters as attributes, and the builder of its pallas_call for the operand types.
+struct CallTarget {
+  std::string name;
+  std::string summary;
+  std::vector<AttrSpec> attributes;
+  std::function<PallasCall(const OpTyping&)> build;
 };
 
 class OpRegistry {
@@ -66,24 +89,38 @@ class OpRegistry {
   const OpDef& Find(const std::string& name) const;
   std::vector<std::string> Names() const;
 
+  // The kernels "pallas_call" can name. Find throws Error(kInvalidArgument) naming the
+  // known targets when `name` is not one.
+  void AddCallTarget(CallTarget target);
+  const CallTarget& FindCallTarget(const std::string& name) const;
+  std::vector<std::string> CallTargetNames() const;
+
  private:
   std::vector<OpDef> ops_;
+  std::vector<CallTarget> targets_;
 };
 
 struct OpRegistration {
   explicit OpRegistration(OpDef op) { OpRegistry::Get().Add(std::move(op)); }
 };
 
-// `attrs` checked against `op`'s schema (an unknown name or a wrong type is an error
-// naming it and the schema), with defaults filled in. A string where a string list is
-// expected is a one-element list, and an int where a float is expected is converted.
+struct CallTargetRegistration {
+  explicit CallTargetRegistration(CallTarget target) {
+    OpRegistry::Get().AddCallTarget(std::move(target));
+  }
+};
+
+// `attrs` checked against `op`'s schema (OpDef::schema_for, else attributes; an unknown name or a
+// wrong type is an error naming it and the schema), with defaults filled in. A string where a
+// string list is expected is a one-element list, and an int where a float is expected is converted.
 Attributes ResolveAttributes(const OpDef& op, const Attributes& attrs);
 
 // Error(kInvalidArgument) "<op>: <message>", for shape functions.
 [[noreturn]] void ThrowOpError(const std::string& op, const std::string& message);
 
-// The array ops of dsl/program/array_ops.cc (called once by OpRegistry::Get, so a static
-// library cannot drop them).
+// The array ops of dsl/program/array_ops.cc, and the op "pallas_call" (called once by
+// OpRegistry::Get, so a static library cannot drop them).
 void RegisterArrayOps(OpRegistry& registry);
+void RegisterPallasCallOp(OpRegistry& registry);
 
 }  // namespace tpusim::dsl

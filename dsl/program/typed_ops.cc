@@ -15,6 +15,14 @@ Attributes ScatterAttrs(const std::string& axis_name, int scatter_dimension, boo
   return {{"axis_name", axis_name}, {"scatter_dimension", scatter_dimension}, {"tiled", tiled}};
 }
 
+Attributes AllToAllAttrs(const std::string& axis_name, int split_axis, int concat_axis,
+                         bool tiled) {
+  return {{"axis_name", axis_name},
+          {"split_axis", split_axis},
+          {"concat_axis", concat_axis},
+          {"tiled", tiled}};
+}
+
 }  // namespace
 
 Value ProgramContext::dot(const Value& a, const Value& b, std::optional<DType> preferred,
@@ -79,12 +87,7 @@ Value ProgramContext::ppermute(const Value& x, const std::string& axis_name, con
 
 Value ProgramContext::all_to_all(const Value& x, const std::string& axis_name, int split_axis,
                                  int concat_axis, bool tiled) {
-  return Call("all_to_all", {x},
-              {{"axis_name", axis_name},
-               {"split_axis", split_axis},
-               {"concat_axis", concat_axis},
-               {"tiled", tiled}})
-      .at(0);
+  return Call("all_to_all", {x}, AllToAllAttrs(axis_name, split_axis, concat_axis, tiled)).at(0);
 }
 
 AsyncValues ProgramContext::all_gather_start(const Value& x, const std::string& axis_name, int axis,
@@ -104,6 +107,11 @@ AsyncValues ProgramContext::psum_scatter_start(const Value& x, const std::string
 AsyncValues ProgramContext::ppermute_start(const Value& x, const std::string& axis_name,
                                            const IntPairs& perm) {
   return CallStart("ppermute", {x}, {{"axis_name", axis_name}, {"perm", perm}});
+}
+
+AsyncValues ProgramContext::all_to_all_start(const Value& x, const std::string& axis_name,
+                                             int split_axis, int concat_axis, bool tiled) {
+  return CallStart("all_to_all", {x}, AllToAllAttrs(axis_name, split_axis, concat_axis, tiled));
 }
 
 }  // namespace tpusim::dsl

@@ -76,10 +76,19 @@ Bound GatherThenSum(const Mesh& mesh, const Params& params) {
 // The program takes what its steps take: the collective's axis, bytes and dtype (the
 // reductions' dtypes, for the psum), and the user kernel's chunks (declared once, in
 // all_gather_ring_left_chunked.cc).
-const tpusim::kernels::Registration registration(tpusim::kernels::KernelInfo{
-    "gather_sum", "user example program: relu, the user's ring all-gather, then lax.psum",
-    tpusim::kernels::ParamList(tpusim::kernels::ReductionParams(), ChunksParam()), Make,
-    GatherThenSum, tpusim::kernels::AllGatherBusFactor});
+tpusim::kernels::KernelInfo GatherSum() {
+  tpusim::kernels::KernelInfo info{
+      "gather_sum",
+      "user example program: relu, the user's ring all-gather, then lax.psum",
+      tpusim::kernels::ParamList(tpusim::kernels::ReductionParams(), ChunksParam()),
+      Make,
+      GatherThenSum,
+      tpusim::kernels::AllGatherBusFactor};
+  info.kind = tpusim::kernels::EntryKind::kProgram;  // `tpusim list` shows it with the programs
+  return info;
+}
+
+const tpusim::kernels::Registration registration(GatherSum());
 
 }  // namespace
 }  // namespace user_kernel

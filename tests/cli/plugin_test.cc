@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "tests/support/test_support.h"
@@ -99,6 +100,20 @@ INSTANTIATE_TEST_SUITE_P(
         BadLoad{"list --load " TPUSIM_EMPTY_PLUGIN,
                 {"registered no kernel", "tpusim::kernels::Registration"}},
         BadLoad{"list --load", {"--load needs the path of a shared library"}}));
+
+// A second copy of the example's plugin registers its kernel and its program again: the
+// message names each with its kind, in one sentence.
+TEST(Plugin, ACopyOfAPluginNamesEveryKernelAndProgramItRegistersAgain) {
+  const std::string copy = testing::TempPath("libuser_kernel_copy.so");
+  std::filesystem::copy_file(kPlugin, copy, std::filesystem::copy_options::overwrite_existing);
+  const auto r = RunTpusim("list --load " + kPlugin + " --load " + copy);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("kernel library '" + copy +
+                               "': kernel 'all_gather_ring_left_chunked' and program "
+                               "'gather_sum' are registered twice; the first registration is "
+                               "kept. Every kernel and program needs its own name: rename the "
+                               "later one."));
+}
 
 TEST(Version, PrintsTheProjectVersionAndGitRevision) {
   const auto r = RunTpusim("--version");

@@ -105,6 +105,66 @@ TEST(ProgramCli, CompareRefusesProgramsWithDifferentContracts) {
   EXPECT_THAT(r.err, HasSubstr("tiny_rows: (bf16[64,128] P('x', None), bf16[128,128] P(None, "
                                "None)) -> (bf16[64,128] P('x', None))"));
   EXPECT_THAT(r.err, HasSubstr("tpusim compare --help"));
+  // Same types, but relu(x @ w) is not x @ w: the host references tell them apart.
+  EXPECT_THAT(r.err, HasSubstr("Their types agree, but on the same inputs their host references "
+                               "differ ('tiny_rows' against 'tiny/sync'): output 0: element"));
+}
+
+// A program's PartitionSpecs are a schedule's choice: tiny_local computes tiny's problem
+// but leaves y row-sharded. The header names the global problem, each row its specs.
+TEST(ProgramCli, CompareTakesProgramsThatLayOutOneProblemDifferently) {
+  const auto r = RunTpusim("compare tiny/sync tiny_local --topology v5e-2x2 --json" + kTiny);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("(bf16[64,128], bf16[128,128]) -> (bf16[64,128]) on v5e-2x2"));
+  EXPECT_THAT(r.out, HasSubstr("specs (in -> out)"));
+  EXPECT_THAT(r.out, HasSubstr("correct      P('x', None), P(None, None) -> P(None, None)\n"));
+  EXPECT_THAT(r.out, HasSubstr("correct      P('x', None), P(None, None) -> P('x', None)\n"));
+  const auto rows = LastLineJson(r.out);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["specs"], "P('x', None), P(None, None) -> P(None, None)");
+  EXPECT_EQ(rows[1]["specs"], "P('x', None), P(None, None) -> P('x', None)");
+  for (const auto& row : rows)
+    EXPECT_EQ(row["correct"], true) << row.dump();
+}
+
+TEST(ProgramCli, CompareWithOneLayoutShowsNoSpecsColumn) {
+  const auto r = RunTpusim("compare tiny/sync tiny/async --topology v5e-2x2 --timing-only" + kTiny);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("specs (in -> out)")));
+  EXPECT_THAT(r.out, HasSubstr("(bf16[64,128] P('x', None), bf16[128,128] P(None, None)) -> "
+                               "(bf16[64,128] P(None, None))"));
+}
+
+TEST(ProgramCli, CompareRefusesProgramsWhoseGlobalTypesDiffer) {
+  const auto r =
+      RunTpusim("compare tiny/sync mlp/dp --topology v5e-2x2 --m 64 --k 128 --n 256" + kTiny);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr("'tiny/sync' and 'mlp/dp' have different sharding contracts"));
+  EXPECT_THAT(r.err, HasSubstr("Their global input types or output shapes differ."));
+}
+
+// The four mlp layouts are one problem: compare runs them, checks every row against the
+// one reference, and bounds the communicating layouts by the bytes they must move.
+TEST(ProgramCli, CompareRunsTheMlpLayoutsSideBySide) {
+  const auto r = RunTpusim("compare mlp --topology v5e-2x2 --m 64 --k 128 --n 256 --json" + kTiny);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("specs (in -> out)"));
+  const auto rows = LastLineJson(r.out);
+  ASSERT_EQ(rows.size(), 4u);
+  const char* specs[] = {"P(), P(), P() -> P()", "P('x', None), P(), P() -> P('x', None)",
+                         "P('x', None), P('x', None), P('x', None) -> P('x', None)",
+                         "P(), P(None, 'x'), P('x', None) -> P()"};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i]["correct"], true) << rows[i].dump();
+    EXPECT_EQ(rows[i]["specs"], specs[i]);
+  }
+  EXPECT_THAT(rows[1]["analytic_formula"].get<std::string>(), HasSubstr("no communication"));
+  EXPECT_THAT(rows[2]["analytic_formula"].get<std::string>(), HasSubstr("(2 D H bytes)"));
+  EXPECT_THAT(rows[3]["analytic_formula"].get<std::string>(), HasSubstr("(2 B D bytes)"));
+  // A schedule never beats its bound.
+  for (const auto& row : rows)
+    EXPECT_LE(row["percent_of_bound"].get<double>(), 100.0) << row.dump();
 }
 
 TEST(ProgramCli, CompareRefusesAKernelAndAProgramThatComputeDifferentThings) {

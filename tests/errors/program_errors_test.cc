@@ -53,14 +53,69 @@ TEST(ProgramErrors, AxisNameNotInTheMesh) {
     return std::vector<Value>{ctx.all_gather(in[0], "z")};
   });
   EXPECT_THAT(e, HasSubstr("'z'"));
+  // The op and its axis, the mesh, and the axes it does have.
+  EXPECT_THAT(e, HasSubstr("all_gather z: axis name 'z' is not in Mesh('x': 4); use one of 'x'."));
 }
 
+// The divisibility rules of the lax collectives, as JAX checks them. Every one that can
+// fail has a test here (and lax_errors_test.cc checks them on a 2-D mesh):
+//   psum_scatter  tiled: x.shape[scatter_dimension] must divide by the axis size;
+//                 untiled: it must equal the axis size (the dimension is removed);
+//   all_to_all    tiled: x.shape[split_axis] must divide by the axis size;
+//                 untiled: it must equal the axis size.
+// all_gather has no such rule, tiled or not: it only concatenates (tiled) or stacks
+// (untiled) the devices' blocks, so every shape gathers. A "tiled all-gather whose
+// dimension does not divide" cannot happen; its inverse, the tiled psum_scatter, is the
+// one that splits a dimension and can fail.
 TEST(ProgramErrors, TiledScatterWhoseDimensionDoesNotDivide) {
   const std::string e = Failure([](ProgramContext& ctx, const std::vector<Value>&) {
     return std::vector<Value>{ctx.psum_scatter(ctx.zeros({5, 8}, DType::kF32), "x", 0, true)};
   });
   EXPECT_THAT(e, HasSubstr("psum_scatter"));
   EXPECT_THAT(e, HasSubstr("5"));
+  EXPECT_THAT(e, HasSubstr("psum_scatter x: scatter_dimension=0 has size 5, which does not "
+                           "divide into 4 equal tiles over 'x' (4 devices). Use a size that is "
+                           "a multiple of 4 (e.g. 4 or 8), or pad x."));
+}
+
+TEST(ProgramErrors, UntiledScatterDimensionThatIsNotTheAxisSize) {
+  const std::string e = Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+    return std::vector<Value>{ctx.psum_scatter(in[0], "x", /*scatter_dimension=*/1)};
+  });
+  EXPECT_THAT(e, HasSubstr("psum_scatter x: scatter_dimension=1 has size 8, but without "
+                           "tiled=True it must equal the size of 'x' (4). Pass tiled=True to "
+                           "split it into 4 tiles instead."));
+}
+
+TEST(ProgramErrors, TiledAllToAllWhoseSplitAxisDoesNotDivide) {
+  const std::string e = Failure([](ProgramContext& ctx, const std::vector<Value>&) {
+    return std::vector<Value>{ctx.all_to_all(ctx.zeros({6, 8}, DType::kF32), "x", 0, 1, true)};
+  });
+  EXPECT_THAT(e, HasSubstr("all_to_all x: split_axis=0 has size 6, which does not divide into 4 "
+                           "equal tiles over 'x' (4 devices). Use a size that is a multiple of 4 "
+                           "(e.g. 4 or 8), or pad x."));
+}
+
+TEST(ProgramErrors, UntiledAllToAllWhoseSplitAxisIsNotTheAxisSize) {
+  const std::string e = Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+    return std::vector<Value>{ctx.all_to_all(in[0], "x", /*split_axis=*/1, /*concat_axis=*/0)};
+  });
+  EXPECT_THAT(e, HasSubstr("all_to_all x: split_axis=1 has size 8, but without tiled=True it "
+                           "must equal the size of 'x' (4). Pass tiled=True to split it into 4 "
+                           "tiles instead."));
+}
+
+// The counter-case: a tiled all_gather of any size runs (5 rows per device, 20 gathered).
+TEST(ProgramErrors, ATiledAllGatherOfAnySizeIsNoError) {
+  const Mesh mesh(testing::MakeTopology({4}, {true}));
+  auto program = shard_map(mesh, {P{"x", nullptr}}, {P{}},
+                           [](ProgramContext& ctx, const std::vector<Value>& in) {
+                             return std::vector<Value>{ctx.all_gather(in[0], "x", 0, true)};
+                           });
+  const Array x = Array::Random({20, 3}, DType::kF32, 2);
+  auto run = testing::RunAndCheckTrace(program, {x}, {}, "gather_any_size");
+  ASSERT_TRUE(run.result.ok) << run.result.error;
+  EXPECT_TRUE(CompareExact(run.result.outputs[0], x).equal);
 }
 
 TEST(ProgramErrors, PermutationThatIsNotOne) {

@@ -1,6 +1,10 @@
 // Tiny programs for the registry and CLI tests (family "tiny"): y = all_gather(x) @ w with
-// x row-sharded over the axis parameter, scheduled three ways, and one entry that computes
-// something else. Compiled into program_tests and into a plugin that the CLI tests --load.
+// x row-sharded over the axis parameter, scheduled three ways; one more layout of that
+// problem (tiny_local: y stays row-sharded, so nothing moves), and one entry that computes
+// something else with the same types and layout as tiny_local (tiny_rows: relu(x @ w)).
+// Compiled into program_tests and into a plugin that the CLI tests --load.
+
+#include <algorithm>
 
 #include "base/errors.h"
 #include "dsl/program/context.h"
@@ -16,7 +20,7 @@ using dsl::P;
 using dsl::ProgramContext;
 using dsl::Value;
 
-enum class Schedule { kSync, kAsync, kF32, kRowSharded };
+enum class Schedule { kSync, kAsync, kF32, kLocalRows, kReluRows };
 
 // m is the batch size (rows of x), default 64; k and n default to 128.
 std::vector<Param> TinyParams() {
@@ -37,7 +41,8 @@ Workload Make(Schedule schedule, const dsl::Mesh& mesh, const Params& params) {
   dsl::ProgramBody body = [schedule, axis](ProgramContext& ctx, const std::vector<Value>& in) {
     const Value& x = in[0];
     const Value& w = in[1];
-    if (schedule == Schedule::kRowSharded) return std::vector<Value>{ctx.dot(x, w)};
+    if (schedule == Schedule::kLocalRows) return std::vector<Value>{ctx.dot(x, w)};
+    if (schedule == Schedule::kReluRows) return std::vector<Value>{ctx.relu(ctx.dot(x, w))};
     if (schedule == Schedule::kAsync) {
       AsyncValues started = ctx.all_gather_start(x, axis, 0, /*tiled=*/true);
       Value local = ctx.dot(x, w);  // issued while the gather moves
@@ -48,8 +53,8 @@ Workload Make(Schedule schedule, const dsl::Mesh& mesh, const Params& params) {
     if (schedule == Schedule::kF32) return std::vector<Value>{ctx.dot(gathered, w, DType::kF32)};
     return std::vector<Value>{ctx.dot(gathered, w)};
   };
-  const dsl::PartitionSpec out =
-      schedule == Schedule::kRowSharded ? P{axis, nullptr} : P{nullptr, nullptr};
+  const bool row_sharded = schedule == Schedule::kLocalRows || schedule == Schedule::kReluRows;
+  const dsl::PartitionSpec out = row_sharded ? P{axis, nullptr} : P{nullptr, nullptr};
   Workload w{dsl::shard_map(mesh, {P{axis, nullptr}, P{nullptr, nullptr}}, {out}, body, "tiny")};
   AddMatmulOperands(w, args, 11);
   const DType out_dtype = schedule == Schedule::kF32 ? DType::kF32 : args.dtype;
@@ -58,6 +63,10 @@ Workload Make(Schedule schedule, const dsl::Mesh& mesh, const Params& params) {
     for (int64_t i = 0; i < converted.size(); ++i)
       converted.SetFlat(i, w.expected[0].GetFlat(i));
     w.expected[0] = std::move(converted);
+  }
+  if (!w.expected.empty() && schedule == Schedule::kReluRows) {
+    for (int64_t i = 0; i < w.expected[0].size(); ++i)
+      w.expected[0].SetFlat(i, std::max(w.expected[0].GetFlat(i), 0.0));
   }
   // One entry declares its outputs; the others leave compare to learn them from a
   // functional workload's reference.
@@ -86,8 +95,11 @@ const Registration async(Program("tiny/async", "all_gather_start x, a dot, done,
                                  Schedule::kAsync, "tiny"));
 const Registration f32(Program("tiny/f32", "all_gather x, then dot into f32", Schedule::kF32,
                                "tiny"));
-const Registration rows(Program("tiny_rows", "dot of the local rows: y stays row-sharded",
-                                Schedule::kRowSharded, ""));
+const Registration local(Program("tiny_local",
+                                 "dot of the local rows: tiny's problem, y left row-sharded",
+                                 Schedule::kLocalRows, ""));
+const Registration rows(Program("tiny_rows", "relu of the local rows' dot: y stays row-sharded",
+                                Schedule::kReluRows, ""));
 
 }  // namespace
 }  // namespace tpusim::kernels

@@ -44,6 +44,8 @@ them). --min-bytes B --max-bytes E --factor F is the same as --sweep bytes=B:E:x
   time        simulated time (the last chip to finish)
   algbw       V / time
   busbw       algbw x the kernel's bus factor ((X-1)/X for all-gather)
+              (both "-" for entries not sized by V: matmuls and programs; ICI/chip
+              says what they moved)
   bound       the kernel's analytic bound (docs/references.md §3); its formula is in the header
   %bound      bound / time: 100% means the kernel reaches the bound
   ICI/chip    bytes each chip's ICI links carried, mean over chips (MiB)
@@ -88,6 +90,8 @@ struct Row {
   double Number(const char* key) const {
     return ran && report.contains(key) && report[key].is_number() ? report[key].get<double>() : 0;
   }
+  // algbw and busbw: null in the report of an entry that is not a V-byte collective.
+  bool Has(const char* key) const { return ran && report.contains(key) && report[key].is_number(); }
 };
 
 // Runs one size in a child process and reads its report back through a pipe.
@@ -164,6 +168,11 @@ std::string Format(const char* format, double value) {
   return text;
 }
 
+// A bandwidth column: `none` where the entry has no such bandwidth.
+std::string Bandwidth(const Row& row, const char* key, const char* format, const char* none) {
+  return row.Has(key) || !row.ran ? Format(format, row.Number(key)) : none;
+}
+
 std::string DataColumn(const Row& row) {
   if (!row.completed()) return "FAILED";
   if (row.correct().is_null()) return "-";
@@ -177,12 +186,13 @@ void PrintRow(std::ostream& out, const Row& row, const Sweep& sweep) {
   const double events = row.Number("events");
   char line[320];
   std::snprintf(line, sizeof line,
-                "%-*s%14llu %12.3f %9.2f %9.2f %12.3f %7.1f %9.2f %9.2f %6s %8.3f %10.0f %7.2f "
+                "%-*s%14llu %12.3f %9s %9s %12.3f %7.1f %9.2f %9.2f %6s %8.3f %10.0f %7.2f "
                 "%8.1f",
                 sweep.entry_width, sweep.entry_width ? row.entry.c_str() : "",
-                static_cast<unsigned long long>(row.value), time_us, row.Number("algbw_gbps"),
-                row.Number("busbw_gbps"), bound_us, row.Number("percent_of_bound"),
-                row.Number("ici_bytes_per_chip") / (1 << 20),
+                static_cast<unsigned long long>(row.value), time_us,
+                Bandwidth(row, "algbw_gbps", "%.2f", "-").c_str(),
+                Bandwidth(row, "busbw_gbps", "%.2f", "-").c_str(), bound_us,
+                row.Number("percent_of_bound"), row.Number("ici_bytes_per_chip") / (1 << 20),
                 row.Number("peak_hbm_bytes") / (1 << 20), DataColumn(row).c_str(), wall, events,
                 wall > 0 ? events / wall / 1e6 : 0, row.rss_mib);
   out << line << "\n";
@@ -197,7 +207,7 @@ void CsvRow(std::ostream& out, const Row& row, const Sweep& sweep) {
   const double events = row.Number("events");
   if (sweep.entry_width) out << row.entry << ",";
   out << row.value << "," << Format("%.6f", row.Number("sim_time_ns") / 1e3) << ","
-      << Format("%.4f", row.Number("algbw_gbps")) << "," << Format("%.4f", row.Number("busbw_gbps"))
+      << Bandwidth(row, "algbw_gbps", "%.4f", "") << "," << Bandwidth(row, "busbw_gbps", "%.4f", "")
       << "," << Format("%.6f", row.Number("analytic_ns") / 1e3) << ","
       << Format("%.3f", row.Number("percent_of_bound")) << ","
       << Format("%.0f", row.Number("ici_bytes_per_chip")) << ","
@@ -414,7 +424,7 @@ int RunBench(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   double busbw_sum = 0, min_pct = 0, max_pct = 0, events = 0, sim_wall = 0;
-  int completed = 0;
+  int completed = 0, with_busbw = 0;
   bool all_ok = true;
   for (const Row& row : rows) {
     all_ok = all_ok && row.ok();
@@ -423,16 +433,18 @@ int RunBench(int argc, char** argv) {
     min_pct = completed == 0 ? pct : std::min(min_pct, pct);
     max_pct = completed == 0 ? pct : std::max(max_pct, pct);
     busbw_sum += row.Number("busbw_gbps");
+    with_busbw += row.Has("busbw_gbps");
     events += row.Number("events");
     sim_wall += row.Number("wall_seconds");
     ++completed;
   }
   char summary[320];
   std::snprintf(summary, sizeof summary,
-                "# %d of %zu %s completed%s; avg bus bandwidth %.2f GB/s; %% of bound "
+                "# %d of %zu %s completed%s; avg bus bandwidth %s; %% of bound "
                 "min %.1f%% max %.1f%%; wall %.3f s total (%.3f s simulating, %.2f M events/s)",
                 completed, rows.size(), entries.size() > 1 ? "rows" : "sizes",
-                all_ok ? "" : " (FAILURES above)", completed ? busbw_sum / completed : 0.0, min_pct,
+                all_ok ? "" : " (FAILURES above)",
+                with_busbw ? Format("%.2f GB/s", busbw_sum / with_busbw).c_str() : "-", min_pct,
                 max_pct, total_wall, sim_wall, sim_wall > 0 ? events / sim_wall / 1e6 : 0.0);
   std::cout << summary << "\n";
   if (vm.count("json")) {

@@ -14,6 +14,7 @@
 #include "tools/tpusim/cli.h"
 #include "tools/tpusim/common_options.h"
 #include "tools/tpusim/kernel_run.h"
+#include "tools/tpusim/same_computation.h"
 
 namespace tpusim::cli {
 
@@ -32,8 +33,11 @@ constexpr const char* kDefinitions = R"(Columns:
                over their live ranges), max over chips
   bound        lower bound: max(compute at peak MXU FLOP/s, communication at the link
                bound of docs/references.md §3); the kernel registry gives both parts
+               (a program counts the bytes its layout must move; `tpusim run` shows
+               the formula)
   of bound     bound / time: 100% means the schedule reaches the bound
   data         whether every chip's output matches the host reference
+  specs        programs whose PartitionSpecs differ: each row's in_specs -> out_specs
 )";
 
 struct Row {
@@ -81,9 +85,13 @@ double ExposedPercent(const Row& row) {
 void PrintTable(const Contract& contract, const std::vector<Row>& rows) {
   const auto& r0 = rows.front().report;
   // Output dtypes may differ between schedules: then each row names its own.
-  bool dtypes_differ = false;
-  for (const auto& row : rows)
+  // So may a program's PartitionSpecs: then the header shows the global problem and each
+  // row its own specs.
+  bool dtypes_differ = false, specs_differ = false;
+  for (const auto& row : rows) {
     dtypes_differ = dtypes_differ || row.report.out_dtype != r0.out_dtype;
+    specs_differ = specs_differ || row.report.specs != r0.specs;
+  }
   // The problem as the parameters gave it: V for collectives, m/k/n for matmuls and
   // programs, the dtype; and the axis, when the entries run over one.
   // Appends, not "literal" + std::string: GCC 12 at -O3 misreports the latter (-Wrestrict).
@@ -106,8 +114,7 @@ void PrintTable(const Contract& contract, const std::vector<Row>& rows) {
     where.append(std::to_string(r0.axis_size))
         .append(r0.wraparound ? " chips, wraparound)" : " chips)");
   }
-  std::printf("%s on %s%s%s%s%s\n",
-              (dtypes_differ ? contract.Shapes() : contract.Describe()).c_str(),
+  std::printf("%s on %s%s%s%s%s\n", contract.Format(!specs_differ, !dtypes_differ).c_str(),
               r0.topology.c_str(), where.c_str(), problem.empty() ? "" : ", ", problem.c_str(),
               r0.functional ? "" : ", timing only");
   size_t width = 6;
@@ -117,7 +124,8 @@ void PrintTable(const Contract& contract, const std::vector<Row>& rows) {
   std::printf("%-*s %12s %8s %12s %7s %9s %12s %10s %10s %12s %9s", name_width, "kernel", "time",
               "speedup", "exposed comm", "%", "MXU util", "busiest ICI", "ICI/chip", "peak HBM",
               "bound", "of bound");
-  std::printf(dtypes_differ ? "  %-9s data\n" : "  data\n", "out dtype");
+  std::printf(dtypes_differ ? "  %-9s data" : "  data", "out dtype");
+  std::printf(specs_differ ? "         specs (in -> out)\n" : "\n");
   for (const auto& row : rows) {
     const auto& r = row.report;
     const std::string data = !r.completed ? std::string("FAILED: ") + ErrorKindName(*r.error_kind)
@@ -133,7 +141,7 @@ void PrintTable(const Contract& contract, const std::vector<Row>& rows) {
                 r.bound_seconds > 0 ? HumanSeconds(r.bound_seconds).c_str() : "-",
                 r.percent_of_bound());
     if (dtypes_differ) std::printf("  %-9s", r.out_dtype.c_str());
-    std::printf("  %s\n", data.c_str());
+    std::printf(specs_differ ? "  %-11s  %s\n" : "  %s\n", data.c_str(), r.specs.c_str());
     if (!r.completed) std::printf("    %s\n", r.error.c_str());
     if (r.completed && r.functional && !r.correct) std::printf("    %s\n", r.mismatch.c_str());
   }
@@ -162,14 +170,18 @@ int RunCompare(int argc, char** argv) {
   std::string trace_dir;
   po::options_description options(
       "tpusim compare ENTRY... --topology T [--PARAMETER VALUE]... [options]\n\n"
-      "Runs each kernel or program on identical inputs (same shapes, specs and seed), checks\n"
+      "Runs each kernel or program on identical global inputs (same shapes and seed), checks\n"
       "each result, and prints one row per entry. An ENTRY that names a family (see\n"
       "`tpusim list`) stands for its members in registration order: `compare seed003`.\n"
       "The parameter flags are those the entries declare (`tpusim compare ENTRY... --help`\n"
       "lists them); a flag you set must be a parameter of every entry.\n"
-      "Entries must compute the same thing: the same input types, shapes and\n"
-      "PartitionSpecs, and the same output shapes and specs. Output dtypes may differ (an f32\n"
-      "or bf16 accumulation is a schedule's choice); the table then shows each row's.\n\n" +
+      "Entries must compute the same global problem: the same input types and shapes and\n"
+      "the same output shapes. Output dtypes may differ (an f32 or bf16 accumulation is a\n"
+      "schedule's choice); the table then shows each row's. Kernels must also agree on their\n"
+      "PartitionSpecs. A program's specs are a schedule's choice (mlp/dp and mlp/tp lay one\n"
+      "problem out differently; the table then shows each row's), so programs must instead\n"
+      "agree on the host reference: the same inputs, and reference outputs that agree within\n"
+      "their tolerances (timing-only runs build no reference, so only the types are checked).\n\n" +
       std::string(kDefinitions) + "\noptions");
   CommonOptions common;
   common.Add(options, kAllCommonOptions);
@@ -195,24 +207,8 @@ int RunCompare(int argc, char** argv) {
   request.params = given;
 
   // Refuse before running anything when the entries do not compute the same thing.
-  const dsl::Mesh mesh(request.topology);
-  std::optional<Contract> first;
-  for (const auto* info : infos) {
-    const std::string& name = info->name;
-    kernels::Params bound = info->Bind(given);
-    bound.functional = request.functional;
-    const Contract contract = EntryContract(*info, mesh, bound);
-    if (!first) {
-      first = contract;
-    } else if (contract.Shapes() != first->Shapes()) {
-      throw UsageError("compare", "'" + entries[0] + "' and '" + name +
-                                      "' have different sharding contracts, so they do not "
-                                      "compute the same thing:\n  " +
-                                      entries[0] + ": " + first->Describe() + "\n  " + name + ": " +
-                                      contract.Describe() +
-                                      "\ncompare schedules of one computation.");
-    }
-  }
+  const Contract first =
+      CheckSameComputation(infos, dsl::Mesh(request.topology), given, request.functional);
   if (ParseOnly()) return 0;
   if (!trace_dir.empty()) PrepareTraceDirectory("compare", trace_dir);
 
@@ -226,7 +222,7 @@ int RunCompare(int argc, char** argv) {
     rows.push_back(Summarise(RunKernel(request)));
   }
   if (isatty(2)) std::cerr << "\r\033[K";
-  PrintTable(*first, rows);
+  PrintTable(first, rows);
   bool all_ok = true;
   for (const auto& row : rows)
     all_ok = all_ok && row.report.ok();

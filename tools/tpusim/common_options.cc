@@ -49,18 +49,21 @@ std::vector<const kernels::KernelInfo*> EntriesNamed(const std::string& command,
   return infos;
 }
 
-bool ParseCommandLine(const std::string& command, int argc, char** argv,
-                      po::options_description& options, int max_entries,
-                      std::vector<std::string>& entries, po::variables_map& vm,
-                      const ParamFlags& params) {
+namespace {
+
+// `params`: the entries' parameter flags; nullptr for a command whose positional
+// arguments are not entries.
+bool Parse(const std::string& command, int argc, char** argv, po::options_description& options,
+           int max_positional, std::vector<std::string>& positionals, po::variables_map& vm,
+           const ParamFlags* params) {
   options.add_options()("help,h", "show this help");
   po::options_description hidden;
-  hidden.add_options()("entry", po::value(&entries));
-  params.AddTo(hidden, options);
+  hidden.add_options()("entry", po::value(&positionals));
+  if (params) params->AddTo(hidden, options);
   po::options_description all;
   all.add(options).add(hidden);
   po::positional_options_description positional;
-  positional.add("entry", max_entries);
+  positional.add("entry", max_positional);
   try {
     po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
     po::notify(vm);
@@ -68,10 +71,26 @@ bool ParseCommandLine(const std::string& command, int argc, char** argv,
     throw UsageError(command, e.what());
   }
   if (vm.count("help")) {
-    std::cout << options << "\n" << params.Help(command, EntriesNamed(command, entries));
+    std::cout << options << "\n";
+    if (params) std::cout << params->Help(command, EntriesNamed(command, positionals));
     return false;
   }
   return true;
+}
+
+}  // namespace
+
+bool ParseCommandLine(const std::string& command, int argc, char** argv,
+                      po::options_description& options, int max_entries,
+                      std::vector<std::string>& entries, po::variables_map& vm,
+                      const ParamFlags& params) {
+  return Parse(command, argc, argv, options, max_entries, entries, vm, &params);
+}
+
+bool ParseCommandLine(const std::string& command, int argc, char** argv,
+                      po::options_description& options, int max_operands,
+                      std::vector<std::string>& operands, po::variables_map& vm) {
+  return Parse(command, argc, argv, options, max_operands, operands, vm, nullptr);
 }
 
 }  // namespace tpusim::cli

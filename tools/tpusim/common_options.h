@@ -47,6 +47,12 @@ bool ParseCommandLine(const std::string& command, int argc, char** argv,
                       boost::program_options::options_description& options, int max_entries,
                       std::vector<std::string>& entries, boost::program_options::variables_map& vm,
                       const ParamFlags& params);
+// The same for a command that runs no registry entry (check-trace): no parameter flags,
+// and the positional arguments (`operands`) are not entry names.
+bool ParseCommandLine(const std::string& command, int argc, char** argv,
+                      boost::program_options::options_description& options, int max_operands,
+                      std::vector<std::string>& operands,
+                      boost::program_options::variables_map& vm);
 // The registry entries `names` stand for, families expanded; throws UsageError for an
 // unknown one.
 std::vector<const kernels::KernelInfo*> EntriesNamed(const std::string& command,

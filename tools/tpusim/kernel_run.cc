@@ -27,12 +27,13 @@ nlohmann::ordered_json KernelRunReport::ToJson() const {
   j["analytic_ns"] = bound_seconds * 1e9;
   j["analytic_formula"] = bound_formula;
   j["percent_of_bound"] = percent_of_bound();
-  j["algbw_gbps"] = algbw / 1e9;
-  j["busbw_gbps"] = busbw / 1e9;
+  j["algbw_gbps"] = bandwidths ? nlohmann::ordered_json(algbw / 1e9) : nullptr;
+  j["busbw_gbps"] = bandwidths ? nlohmann::ordered_json(busbw / 1e9) : nullptr;
   j["m"] = m;
   j["k"] = k;
   j["n"] = n;
   j["out_dtype"] = out_dtype;
+  j["specs"] = specs;
   j["ici_bytes_per_chip"] = ici_bytes_per_chip;
   j["peak_hbm_bytes"] = peak_hbm_bytes;
   if (kind == "program") j["async_wait_ns"] = async_wait_seconds * 1e9;
@@ -120,15 +121,19 @@ dsl::Shape GlobalShape(const dsl::Mesh& mesh, const dsl::PartitionSpec& spec, ds
 
 }  // namespace
 
-std::string Contract::Shapes() const {
-  return inputs + " -> (" + kernels::JoinList(out_shapes) + ")";
+std::string Contract::Format(bool with_specs, bool with_out_dtypes) const {
+  std::vector<std::string> inputs, outputs;
+  for (size_t i = 0; i < in_types.size(); ++i)
+    inputs.push_back(in_types[i] + (with_specs ? " " + in_specs[i] : ""));
+  for (size_t i = 0; i < out_shapes.size(); ++i) {
+    outputs.push_back((with_out_dtypes ? out_dtypes[i] : "") + out_shapes[i] +
+                      (with_specs ? " " + out_specs[i] : ""));
+  }
+  return "(" + kernels::JoinList(inputs) + ") -> (" + kernels::JoinList(outputs) + ")";
 }
 
-std::string Contract::Describe() const {
-  std::vector<std::string> outputs;
-  for (size_t i = 0; i < out_shapes.size(); ++i)
-    outputs.push_back(out_dtypes[i] + out_shapes[i]);
-  return inputs + " -> (" + kernels::JoinList(outputs) + ")";
+std::string Contract::Specs() const {
+  return kernels::JoinList(in_specs) + " -> " + kernels::JoinList(out_specs);
 }
 
 std::string Contract::OutDtypes() const {
@@ -151,19 +156,17 @@ std::optional<Contract> WorkloadContract(const kernels::Workload& workload) {
   }
   if (outputs.size() != program.out_specs().size()) return std::nullopt;
   Contract contract;
-  std::vector<std::string> inputs;
   for (size_t i = 0; i < workload.inputs.size(); ++i) {
     const auto& input = workload.inputs[i];
-    inputs.push_back(dsl::TypeString(input.dtype(), input.shape()) + " " +
-                     program.in_specs()[i].Describe());
+    contract.in_types.push_back(dsl::TypeString(input.dtype(), input.shape()));
+    contract.in_specs.push_back(program.in_specs()[i].Describe());
   }
-  contract.inputs = "(" + kernels::JoinList(inputs) + ")";
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string dtype = dsl::DTypeName(outputs[i].dtype);
     // TypeString spells "bf16[2048,1024]"; the shape alone is what follows the dtype.
     contract.out_shapes.push_back(
-        dsl::TypeString(outputs[i].dtype, outputs[i].shape).substr(dtype.size()) + " " +
-        program.out_specs()[i].Describe());
+        dsl::TypeString(outputs[i].dtype, outputs[i].shape).substr(dtype.size()));
+    contract.out_specs.push_back(program.out_specs()[i].Describe());
     contract.out_dtypes.push_back(dtype);
   }
   return contract;
@@ -336,6 +339,7 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   report.stats = result.stats;
   if (const auto contract = WorkloadContract(workload)) {
     report.contract = contract->Describe();
+    report.specs = contract->Specs();
     report.out_dtype = contract->OutDtypes();
   }
   double ici_bytes = 0;
@@ -349,10 +353,13 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
     async_wait += static_cast<double>(wait) * 1e-12;
   if (!result.async_wait.empty()) report.async_wait_seconds = async_wait / result.async_wait.size();
   report.sim_seconds = static_cast<double>(result.time()) * 1e-12;
+  // Only entries sized by V over an axis (the bytes and axis parameters) have bandwidths.
+  report.bandwidths = info->bus_factor && report.bytes > 0 && report.axis_size > 0;
   if (report.sim_seconds > 0) {
-    report.algbw = static_cast<double>(report.bytes) / report.sim_seconds;
-    if (info->bus_factor && report.axis_size > 0)
+    if (report.bandwidths) {
+      report.algbw = static_cast<double>(report.bytes) / report.sim_seconds;
       report.busbw = report.algbw * info->bus_factor(report.axis_size);
+    }
     if (report.roofline) {
       report.achieved_flops = report.flops / report.sim_seconds;
       double busy = 0;

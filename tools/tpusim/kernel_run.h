@@ -62,13 +62,19 @@ struct KernelRunReport {
   double sim_seconds = 0;
   double bound_seconds = 0;
   std::string bound_formula;
-  double algbw = 0;  // V / T
+  // V / T and algbw x the bus factor, for entries that move an array of V bytes (the
+  // parameter bytes) over an axis and declare a bus factor (the collectives); `bandwidths`
+  // is false for the others (matmuls, programs sized by m, k, n), whose ICI bytes per chip
+  // say what moved.
+  bool bandwidths = false;
+  double algbw = 0;
   double busbw = 0;
   double wall_seconds = 0;
   uint64_t events = 0;
   std::string trace_path;
   base::RunStats stats;   // per-core blocked/MXU time, per-link busy time
   std::string contract;   // inputs, specs and outputs: what the kernel computes
+  std::string specs;      // its PartitionSpecs alone: "P('x', None), P() -> P('x', None)"
   std::string out_dtype;  // the outputs' element types, e.g. "bf16" or "f32, bf16"
   // Bytes each chip's outbound ICI links carried (forwarded hops included), mean over
   // chips; and the most HBM one chip's arrays held at once, max over chips.
@@ -98,18 +104,29 @@ struct KernelRunReport {
 };
 
 // What an entry computes: its global input types and PartitionSpecs, and its global
-// outputs' shapes, specs and dtypes. Schedules compared side by side must agree on all of
-// it except the output dtypes (accumulating in f32 or bf16 is a schedule's choice).
+// outputs' shapes, specs and dtypes. Schedules compared side by side must compute the same
+// global problem: the same input types and output shapes (output dtypes may differ:
+// accumulating in f32 or bf16 is a schedule's choice). Kernels must also agree on the
+// PartitionSpecs (a kernel's blocks are its layout); a program's specs are a schedule's
+// choice like any other (mlp/dp and mlp/tp lay the same problem out differently), so
+// programs must instead agree on the host reference (tools/tpusim/cmd_compare.cc).
 struct Contract {
-  std::string inputs;                   // "(bf16[2048,2048] P('x', 'y'), ...)"
-  std::vector<std::string> out_shapes;  // "[2048,1024] P('x', None)", one per output
+  std::vector<std::string> in_types;    // "bf16[2048,2048]", one per input
+  std::vector<std::string> in_specs;    // "P('x', 'y')", one per input
+  std::vector<std::string> out_shapes;  // "[2048,1024]", one per output
+  std::vector<std::string> out_specs;   // "P('x', None)", one per output
   std::vector<std::string> out_dtypes;  // "bf16", one per output
 
-  // What must agree: "(bf16[2048,2048] P('x', 'y')) -> ([2048,1024] P('x', None))".
-  std::string Shapes() const;
+  // The global problem: "(bf16[2048,2048], bf16[1024,1024]) -> ([2048,1024])".
+  std::string Problem() const { return Format(false, false); }
+  // The layout: "P('x', 'y'), P('x', None) -> P('x', None)".
+  std::string Specs() const;
+  // Both: "(bf16[2048,2048] P('x', 'y'), ...) -> ([2048,1024] P('x', None))".
+  std::string Shapes() const { return Format(true, false); }
   // All of it: "(bf16[2048,2048] P('x', 'y')) -> (bf16[2048,1024] P('x', None))".
-  std::string Describe() const;
+  std::string Describe() const { return Format(true, true); }
   std::string OutDtypes() const;  // "bf16" or "f32, bf16"
+  std::string Format(bool with_specs, bool with_out_dtypes) const;
 };
 // Empty when a program's outputs are unknown before it runs (no Workload::out_types, and
 // no reference outputs because the workload is not functional).

@@ -1,0 +1,170 @@
+// The library kernels that programs call by name: ctx.Call("pallas_call", operands,
+// {{"call_target_name", NAME}, ...}), as an XLA HLO custom-call names its target
+// (dsl/program/op_registry.h). Each target builds exactly the pallas_call its typed
+// builder builds for the operand types, so a call by name times and computes as the typed
+// ctx.pallas_call(...) does:
+//   all_gather_ring, all_gather_bidi  x (any rank) -> every device's x along dim 0
+//                                     (RingAllGatherCall / BidiAllGatherCall)
+//   all_reduce_ring                   x (any rank) -> the sum of x over the axis
+//                                     (RingAllReduceCall)
+//   matmul                            a [M, K], b [K, N] -> a @ b on this chip
+//                                     (MatmulCall(PlanMatmul))
+//   agw_matmul_ar, agw_matmul_ar_fused  inputs [M/X, K/Y], weights [K/X, N] -> out [M/X, N]
+//                                     (AgwMatmulCall)
+
+#include <string>
+
+#include "dsl/program/op_registry.h"
+#include "kernels/agw_matmul.h"
+#include "kernels/all_gather.h"
+#include "kernels/matmul.h"
+#include "kernels/reduce_scatter.h"
+
+namespace tpusim::kernels {
+namespace {
+
+using dsl::Attr;
+using dsl::AttrSpec;
+using dsl::AttrType;
+using dsl::OpTyping;
+using dsl::PallasCall;
+using dsl::ShapeDtype;
+
+// The operands of target `name`, checked: `count` of them, each of rank `rank` when given.
+const std::vector<ShapeDtype>& Operands(const OpTyping& t, const std::string& name, size_t count,
+                                        const std::string& what, int rank = -1) {
+  bool ok = t.operands.size() == count;
+  for (const auto& operand : t.operands)
+    ok = ok && (rank < 0 || static_cast<int>(operand.shape.size()) == rank);
+  if (!ok) {
+    std::string given;
+    for (const auto& operand : t.operands)
+      given += (given.empty() ? "" : ", ") + dsl::TypeString(operand.dtype, operand.shape);
+    dsl::ThrowOpError("pallas_call " + name, "takes " + what + "; got (" + given + ").");
+  }
+  return t.operands;
+}
+
+const std::string& AxisName(const OpTyping& t) {
+  return t.attrs.at("axis_name").AsString();
+}
+
+AttrSpec AxisAttr(const std::string& description) {
+  return {"axis_name", AttrType::kString, std::nullopt, description};
+}
+
+int64_t IntAttr(const OpTyping& t, const char* name) {
+  return t.attrs.at(name).AsInt();
+}
+
+dsl::CallTarget AllGather(const std::string& name, bool bidirectional) {
+  dsl::CallTarget target;
+  target.name = name;
+  target.summary = std::string(bidirectional ? "bidirectional" : "one-way") +
+                   " ring all-gather of x along dimension 0 (tiled)";
+  target.attributes = {AxisAttr("the mesh axis to gather over")};
+  target.build = [name, bidirectional](const OpTyping& t) {
+    const ShapeDtype& x = Operands(t, name, 1, "one operand, x")[0];
+    const int n = t.mesh.AxisSize(AxisName(t));
+    return bidirectional ? BidiAllGatherCall(AxisName(t), n, x)
+                         : RingAllGatherCall(AxisName(t), n, x);
+  };
+  return target;
+}
+
+dsl::CallTarget AllReduce() {
+  dsl::CallTarget target;
+  target.name = "all_reduce_ring";
+  target.summary = "ring all-reduce (reduce-scatter, then all-gather) of x over an axis";
+  target.attributes = {AxisAttr("the mesh axis to sum over")};
+  target.build = [](const OpTyping& t) {
+    const ShapeDtype& x = Operands(t, "all_reduce_ring", 1, "one operand, x")[0];
+    return RingAllReduceCall(t.mesh, AxisName(t), x);
+  };
+  return target;
+}
+
+AttrSpec BlockAttr(const char* name, const std::string& what) {
+  return {name, AttrType::kInt, Attr(0), what + " (0: the kernel's default)"};
+}
+
+dsl::CallTarget Matmul() {
+  dsl::CallTarget target;
+  target.name = "matmul";
+  target.summary = "tiled MXU matmul a @ b on this chip, f32 accumulation in VMEM";
+  target.attributes = {BlockAttr("bm", "rows of a block of a"),
+                       BlockAttr("bk", "the contracting block"),
+                       BlockAttr("bn", "columns of a block of b"),
+                       {"precision", AttrType::kPrecision, Attr(dsl::Precision::kDefault),
+                        "jax.lax.Precision of the dots (f32 operands)"}};
+  target.build = [](const OpTyping& t) {
+    const auto& in = Operands(t, "matmul", 2, "a [M, K] and b [K, N] of one dtype", 2);
+    if (in[0].shape[1] != in[1].shape[0] || in[0].dtype != in[1].dtype) {
+      dsl::ThrowOpError("pallas_call matmul", "needs a [M, K] and b [K, N] of one dtype, but got " +
+                                                  dsl::TypeString(in[0].dtype, in[0].shape) +
+                                                  " and " +
+                                                  dsl::TypeString(in[1].dtype, in[1].shape) + ".");
+    }
+    MatmulPlan problem;
+    problem.m = in[0].shape[0];
+    problem.k = in[0].shape[1];
+    problem.n = in[1].shape[1];
+    problem.bm = IntAttr(t, "bm");
+    problem.bk = IntAttr(t, "bk");
+    problem.bn = IntAttr(t, "bn");
+    problem.dtype = in[0].dtype;
+    problem.precision = t.attrs.at("precision").AsPrecision();
+    return MatmulCall(PlanMatmul(problem));
+  };
+  return target;
+}
+
+dsl::CallTarget AgwMatmul(bool fused) {
+  const std::string name = fused ? "agw_matmul_ar_fused" : "agw_matmul_ar";
+  dsl::CallTarget target;
+  target.name = name;
+  target.summary = fused ? "inputs @ weights, weight rows moving while the MXU multiplies and "
+                           "each column chunk all-reduced over axis2 while the next is multiplied"
+                         : "inputs @ weights: all_gather the weights over axis_name, multiply, "
+                           "all-reduce over axis2";
+  target.attributes = {
+      AxisAttr("the axis sharding the weights' rows and the inputs' rows (X)"),
+      {"axis2", AttrType::kString, Attr(""),
+       "the axis sharding the inputs' columns (Y; empty: the first other mesh axis)"},
+      BlockAttr("bn", "the column chunk of N")};
+  target.build = [name, fused](const OpTyping& t) {
+    const auto& in = Operands(t, name, 2, "inputs [M/X, K/Y] and weights [K/X, N]", 2);
+    AgwMatmulProblem problem;
+    problem.x_axis = AxisName(t);
+    problem.y_axis = t.attrs.at("axis2").AsString();
+    const std::vector<std::string> others = OtherAxes(t.mesh, problem.x_axis);
+    const std::string& y_axis =
+        problem.y_axis.empty() && !others.empty() ? others[0] : problem.y_axis;
+    const int x = t.mesh.AxisSize(problem.x_axis);
+    const int y = y_axis.empty() ? 1 : t.mesh.AxisSize(y_axis);
+    problem.m = in[0].shape[0] * x;
+    problem.k = in[1].shape[0] * x;
+    problem.n = in[1].shape[1];
+    if (in[0].shape[1] * y != problem.k || in[0].dtype != in[1].dtype) {
+      dsl::ThrowOpError("pallas_call " + name,
+                        "the inputs' block " + dsl::TypeString(in[0].dtype, in[0].shape) +
+                            " and the weights' block " + dsl::TypeString(in[1].dtype, in[1].shape) +
+                            " do not split one K of one dtype: inputs hold K/" + std::to_string(y) +
+                            " columns, weights K/" + std::to_string(x) + " rows.");
+    }
+    problem.column_chunk = IntAttr(t, "bn");
+    problem.dtype = in[0].dtype;
+    return AgwMatmulCall(t.mesh, problem, fused);
+  };
+  return target;
+}
+
+const dsl::CallTargetRegistration all_gather_ring(AllGather("all_gather_ring", false));
+const dsl::CallTargetRegistration all_gather_bidi(AllGather("all_gather_bidi", true));
+const dsl::CallTargetRegistration all_reduce_ring(AllReduce());
+const dsl::CallTargetRegistration matmul(Matmul());
+const dsl::CallTargetRegistration agw_matmul_ar(AgwMatmul(false));
+const dsl::CallTargetRegistration agw_matmul_ar_fused(AgwMatmul(true));
+
+}  // namespace
+}  // namespace tpusim::kernels

@@ -1,0 +1,148 @@
+// Kernels called by name (the op "pallas_call" with a call_target_name, as an XLA HLO
+// custom-call names its target: dsl/program/op_registry.h, kernels/call_targets.cc) run the
+// very call the typed C++ API runs: the same time, events, DMAs and bytes.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "dsl/program/context.h"
+#include "dsl/program/op_registry.h"
+#include "dsl/shard_map.h"
+#include "kernels/agw_matmul.h"
+#include "kernels/all_gather.h"
+#include "kernels/matmul.h"
+#include "kernels/reduce_scatter.h"
+#include "tests/support/test_support.h"
+
+namespace tpusim {
+namespace {
+
+using namespace dsl;
+using ::testing::HasSubstr;
+
+// out = inputs @ weights on a 2x2 mesh, as seed003 lays it out: inputs [M, K] P('x', 'y'),
+// weights [K, N] P('x', None), out [M, N] P('x', None).
+constexpr int64_t kM = 256, kK = 512, kN = 256;
+
+RunResult RunSeedLayout(const ProgramBody& body) {
+  const Mesh mesh(testing::MakeTopology({2, 2}, {false, false}));
+  auto program = shard_map(mesh, {P{"x", "y"}, P{"x", nullptr}}, {P{"x", nullptr}}, body);
+  auto run = testing::RunAndCheckTrace(program, {Array::Random({kM, kK}, DType::kBF16, 21),
+                                                 Array::Random({kK, kN}, DType::kBF16, 22)});
+  EXPECT_TRUE(run.result.ok) << run.result.error;
+  return run.result;
+}
+
+void ExpectSameRun(const RunResult& typed, const RunResult& by_name) {
+  ASSERT_TRUE(typed.ok && by_name.ok);
+  EXPECT_EQ(typed.stats.end_time, by_name.stats.end_time);
+  EXPECT_EQ(typed.stats.events, by_name.stats.events);
+  EXPECT_EQ(typed.stats.dmas, by_name.stats.dmas);
+  EXPECT_EQ(typed.peak_hbm_bytes, by_name.peak_hbm_bytes);
+  ASSERT_EQ(typed.outputs.size(), by_name.outputs.size());
+  for (size_t i = 0; i < typed.outputs.size(); ++i) {
+    const Comparison c = CompareExact(by_name.outputs[i], typed.outputs[i]);
+    EXPECT_TRUE(c.equal) << c.detail;
+  }
+}
+
+// seed003 (d): all-gather the weights over x, slice K-chunk y, matmul, all-reduce over y.
+TEST(PallasCallByName, ComposedKernelsTimeAndComputeAsTheTypedCalls) {
+  const int64_t kx = kK / 2, ky = kK / 2, rows = kM / 2;
+  const RunResult typed = RunSeedLayout([&](ProgramContext& ctx, const std::vector<Value>& in) {
+    kernels::MatmulPlan local;
+    local.m = rows;
+    local.k = ky;
+    local.n = kN;
+    Value w =
+        ctx.pallas_call(kernels::RingAllGatherCall("x", 2, {{kx, kN}, DType::kBF16}), {in[1]})[0];
+    Value chunk = ctx.dynamic_slice(w, {ctx.axis_index("y") * ky, 0}, {ky, kN});
+    Value partial =
+        ctx.pallas_call(kernels::MatmulCall(kernels::PlanMatmul(local)), {in[0], chunk})[0];
+    return ctx.pallas_call(kernels::RingAllReduceCall(ctx.mesh(), "y", {{rows, kN}, DType::kBF16}),
+                           {partial});
+  });
+  const RunResult by_name = RunSeedLayout([&](ProgramContext& ctx, const std::vector<Value>& in) {
+    Value w = ctx.Call("pallas_call", {in[1]},
+                       {{"call_target_name", "all_gather_ring"}, {"axis_name", "x"}})[0];
+    Value chunk = ctx.dynamic_slice(w, {ctx.axis_index("y") * ky, 0}, {ky, kN});
+    Value partial = ctx.Call("pallas_call", {in[0], chunk}, {{"call_target_name", "matmul"}})[0];
+    return ctx.Call("pallas_call", {partial},
+                    {{"call_target_name", "all_reduce_ring"}, {"axis_name", "y"}});
+  });
+  ExpectSameRun(typed, by_name);
+}
+
+// seed003 (f): the fused kernel, started asynchronously by name.
+TEST(PallasCallByName, AFusedKernelStartedByNameRunsAsTheTypedCall) {
+  const RunResult typed = RunSeedLayout([](ProgramContext& ctx, const std::vector<Value>& in) {
+    kernels::AgwMatmulProblem problem;
+    problem.x_axis = "x";
+    problem.y_axis = "y";
+    problem.m = kM;
+    problem.k = kK;
+    problem.n = kN;
+    AsyncValues started =
+        ctx.pallas_call_start(kernels::AgwMatmulCall(ctx.mesh(), problem, /*fused=*/true), in);
+    return ctx.pallas_call_done(started);
+  });
+  const RunResult by_name = RunSeedLayout([](ProgramContext& ctx, const std::vector<Value>& in) {
+    AsyncValues started = ctx.CallStart(
+        "pallas_call", in,
+        {{"call_target_name", "agw_matmul_ar_fused"}, {"axis_name", "x"}, {"axis2", "y"}});
+    return ctx.CallDone(started);
+  });
+  ExpectSameRun(typed, by_name);
+}
+
+TEST(PallasCallByName, TheOpAndItsTargetsAreRegistered) {
+  const OpRegistry& registry = OpRegistry::Get();
+  const auto ops = registry.Names();
+  EXPECT_NE(std::find(ops.begin(), ops.end(), "pallas_call"), ops.end());
+  EXPECT_THAT(registry.CallTargetNames(),
+              ::testing::IsSupersetOf({"agw_matmul_ar", "agw_matmul_ar_fused", "all_gather_bidi",
+                                       "all_gather_ring", "all_reduce_ring", "matmul"}));
+}
+
+std::string Failure(const ProgramBody& body) {
+  const Mesh mesh(testing::MakeTopology({4}, {true}));
+  auto program = shard_map(mesh, {P{}}, {P{}}, body);
+  auto run = testing::RunAndCheckTrace(program, {Array::Random({8, 128}, DType::kF32, 1)}, {},
+                                       "pallas_call_by_name_failure");
+  EXPECT_FALSE(run.result.ok);
+  return run.result.error;
+}
+
+TEST(PallasCallByName, MistakesNameTheTargetAndTheFix) {
+  EXPECT_THAT(Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+                return ctx.Call("pallas_call", in, {{"call_target_name", "all_gahter_ring"}});
+              }),
+              HasSubstr("pallas_call: unknown call_target_name 'all_gahter_ring'; the kernels "
+                        "programs can call by name are: agw_matmul_ar, agw_matmul_ar_fused, "
+                        "all_gather_bidi, all_gather_ring"));
+  EXPECT_THAT(Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+                return ctx.Call("pallas_call", in);
+              }),
+              HasSubstr("pallas_call: the attribute 'call_target_name' (string: the kernel to "
+                        "call: a registered pallas_call target) is required"));
+  EXPECT_THAT(Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+                return ctx.Call("pallas_call", in,
+                                {{"call_target_name", "all_gather_ring"}, {"axis", "x"}});
+              }),
+              HasSubstr("pallas_call: unknown attribute 'axis'; pallas_call takes: "
+                        "call_target_name (string, required), axis_name (string, required)."));
+  EXPECT_THAT(Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+                return ctx.Call("pallas_call", {in[0], in[0]}, {{"call_target_name", "matmul"}});
+              }),
+              HasSubstr("pallas_call matmul: needs a [M, K] and b [K, N] of one dtype, but got "
+                        "f32[8,128] and f32[8,128]."));
+  EXPECT_THAT(Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+                return ctx.Call("pallas_call", {in[0], in[0]},
+                                {{"call_target_name", "all_gather_ring"}, {"axis_name", "x"}});
+              }),
+              HasSubstr("pallas_call all_gather_ring: takes one operand, x; got (f32[8,128], "
+                        "f32[8,128])."));
+}
+
+}  // namespace
+}  // namespace tpusim
