@@ -57,6 +57,30 @@ int64_t IntAttr(const OpTyping& t, const char* name) {
   return t.attrs.at(name).AsInt();
 }
 
+// A block size: 0 (the kernel's default) or a positive size.
+int64_t BlockSize(const OpTyping& t, const std::string& target, const char* name) {
+  const int64_t block = IntAttr(t, name);
+  if (block < 0) {
+    dsl::ThrowOpError("pallas_call " + target, std::string("the attribute '") + name + "' is " +
+                                                   std::to_string(block) +
+                                                   "; give a block size of at least 1, or 0 for "
+                                                   "the kernel's default.");
+  }
+  return block;
+}
+
+// The kernels' builders report a value they cannot use as a ParamError naming their
+// parameter; called by name, the values are the call's operands and attributes, so the
+// error is the call's.
+template <class Build>
+PallasCall Built(const std::string& target, Build build) {
+  try {
+    return build();
+  } catch (const ParamError& e) {
+    dsl::ThrowOpError("pallas_call " + target, e.what());
+  }
+}
+
 dsl::CallTarget AllGather(const std::string& name, bool bidirectional) {
   dsl::CallTarget target;
   target.name = name;
@@ -109,12 +133,12 @@ dsl::CallTarget Matmul() {
     problem.m = in[0].shape[0];
     problem.k = in[0].shape[1];
     problem.n = in[1].shape[1];
-    problem.bm = IntAttr(t, "bm");
-    problem.bk = IntAttr(t, "bk");
-    problem.bn = IntAttr(t, "bn");
+    problem.bm = BlockSize(t, "matmul", "bm");
+    problem.bk = BlockSize(t, "matmul", "bk");
+    problem.bn = BlockSize(t, "matmul", "bn");
     problem.dtype = in[0].dtype;
     problem.precision = t.attrs.at("precision").AsPrecision();
-    return MatmulCall(PlanMatmul(problem));
+    return Built("matmul", [&problem] { return MatmulCall(PlanMatmul(problem)); });
   };
   return target;
 }
@@ -152,9 +176,9 @@ dsl::CallTarget AgwMatmul(bool fused) {
                             " do not split one K of one dtype: inputs hold K/" + std::to_string(y) +
                             " columns, weights K/" + std::to_string(x) + " rows.");
     }
-    problem.column_chunk = IntAttr(t, "bn");
+    problem.column_chunk = BlockSize(t, name, "bn");
     problem.dtype = in[0].dtype;
-    return AgwMatmulCall(t.mesh, problem, fused);
+    return Built(name, [&t, &problem, fused] { return AgwMatmulCall(t.mesh, problem, fused); });
   };
   return target;
 }

@@ -142,6 +142,18 @@ TEST(PallasCallByName, MistakesNameTheTargetAndTheFix) {
               }),
               HasSubstr("pallas_call all_gather_ring: takes one operand, x; got (f32[8,128], "
                         "f32[8,128])."));
+  // The kernel's own checks of a value are the call's errors: they name its attribute.
+  EXPECT_THAT(Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+                return ctx.Call("pallas_call", {in[0], ctx.zeros({128, 128}, DType::kF32)},
+                                {{"call_target_name", "matmul"}, {"bm", 16}});
+              }),
+              HasSubstr("pallas_call matmul: bm 16 must be between 1 and m (8)."));
+  EXPECT_THAT(Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+                return ctx.Call("pallas_call", {in[0], ctx.zeros({128, 128}, DType::kF32)},
+                                {{"call_target_name", "matmul"}, {"bk", -1}});
+              }),
+              HasSubstr("pallas_call matmul: the attribute 'bk' is -1; give a block size of at "
+                        "least 1, or 0 for the kernel's default."));
 }
 
 }  // namespace
