@@ -110,7 +110,8 @@ void Chip::before_end_of_elaboration() {
     }
   }
   for (auto& link : links_)
-    router_->out.bind(link->in);
+    // Port to export: the link has no backward path to bind (IciLink::in).
+    static_cast<sc_core::sc_port_b<tlm::tlm_fw_transport_if<>>&>(router_->out).bind(link->in);
 }
 
 SemaphoreHandle Chip::AddSemaphore(SemaphoreKind kind, const std::string& name) {

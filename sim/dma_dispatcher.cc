@@ -18,7 +18,6 @@ DmaDispatcher::DmaDispatcher(SliceState& slice, DmaLedger& ledger, Chip& chip, D
       engine_(engine),
       id_(chip.id()),
       chunk_bytes_(chunk_bytes),
-      through_tlm_(slice.options().book_through_tlm),
       channels_(channels) {}
 
 void DmaDispatcher::Check(const DmaRequest& request) {
@@ -95,12 +94,14 @@ void DmaDispatcher::Start(const DmaRequest& request) {
   t.within_one_memory = source.chip == destination.chip && source.space == destination.space;
   t.source_dense = BoxIsDense(request.source.box);
   t.destination_dense = BoxIsDense(request.destination.box);
-  t.route = slice_.torus().Route(issuer, destination.chip);
+  t.dispatcher = this;
+  t.chunk_bytes = chunk_bytes_;
+  t.through_tlm = slice_.options().book_through_tlm;
+  const std::vector<LinkId> route = slice_.torus().Route(issuer, destination.chip);
+  t.hops = static_cast<int>(route.size());
   Router& router = chip_.router();  // cold, once per DMA
-  std::vector<PathHop> read_path;
-  router.PathTo(t.source_base, nullptr, read_path);
-  t.read_hop = read_path.front();
-  if (!t.within_one_memory) router.PathTo(t.destination_base, t.route.data(), t.write_path);
+  router.PathTo(t.source_base, nullptr, t.path);
+  if (!t.within_one_memory) router.PathTo(t.destination_base, route.data(), t.path);
   t.latency = slice_.RouteLatency(issuer, destination.chip);
   if (destination.chip != issuer) t.flow = slice_.NewFlow();
   ++slice_.stats().dmas;
@@ -134,113 +135,110 @@ void DmaDispatcher::Begin(Transfer& t, int channel) {
     slice_.trace().Begin(chip_.tracks().dma_channels[channel], EventQueue::Now(), t.request.label,
                          {{"bytes", t.bytes},
                           {"to", slice_.torus().Describe(destination)},
-                          {"hops", static_cast<int64_t>(t.route.size())}},
+                          {"hops", static_cast<int64_t>(t.hops)}},
                          t.flow);
   }
-  BytesInFlight(static_cast<int64_t>(t.bytes));
+  if (slice_.traced()) BytesInFlight(static_cast<int64_t>(t.bytes));
   if (t.bytes == 0) {
-    Schedule(EventQueue::Now(), kDeparted, t);
-    Schedule(EventQueue::Now() + t.latency, kLanded, t);
+    Schedule(slice_, EventQueue::Now(), kDeparted, t);
+    Schedule(slice_, EventQueue::Now() + t.latency, kLanded, t);
     return;
   }
-  ReserveChunk(t);
+  ReserveChunk(slice_, t);
 }
 
-void DmaDispatcher::Schedule(Picoseconds when, ChunkEvent event, Transfer& t, uint64_t bytes) {
-  slice_.calendar().At(when, &DmaDispatcher::RunChunkEvent, this, reinterpret_cast<uintptr_t>(&t),
-                       bytes << 2 | event);
+void DmaDispatcher::Schedule(SliceState& slice, Picoseconds when, ChunkEvent event, Transfer& t,
+                             uint64_t bytes) {
+  slice.calendar().At(when, &DmaDispatcher::RunChunkEvent, &slice, reinterpret_cast<uintptr_t>(&t),
+                      bytes << 2 | event);
 }
 
-void DmaDispatcher::RunChunkEvent(void* engine, uint64_t transfer, uint64_t event_and_bytes) {
-  auto& self = *static_cast<DmaDispatcher*>(engine);
+void DmaDispatcher::RunChunkEvent(void* slice_state, uint64_t transfer, uint64_t event_and_bytes) {
+  auto& slice = *static_cast<SliceState*>(slice_state);
   auto& t = *reinterpret_cast<Transfer*>(static_cast<uintptr_t>(transfer));
   const uint64_t bytes = event_and_bytes >> 2;
   switch (static_cast<ChunkEvent>(event_and_bytes & 3)) {
     case kDeparted:
-      self.OnDeparted(t, bytes);
+      OnDeparted(slice, t, bytes);
       break;
     case kDepartedThenReserve:
-      self.OnDeparted(t, bytes);
-      self.ReserveChunk(t);
+      OnDeparted(slice, t, bytes);
+      ReserveChunk(slice, t);
       break;
     case kReserve:
-      self.ReserveChunk(t);
+      ReserveChunk(slice, t);
       break;
     case kLanded:
-      self.OnLanded(t, bytes);
+      OnLanded(slice, t, bytes);
       break;
   }
-}
-
-void DmaDispatcher::Book(const PathHop& hop, tlm::tlm_generic_payload& payload,
-                         ChunkExtension& chunk, const Transfer& t) {
-  if (hop.link) {
-    payload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    hop.target->b_transport(payload, delay);
-  } else {
-    BookMemoryHop(*hop.target, payload, chunk);
-  }
-  if (!payload.is_response_error()) return;
-  const uint64_t address = payload.get_address();
-  const ChipId chip = AddressChip(address);
-  throw Error(ErrorKind::kInvalidArgument,
-              "the " + std::string(MemorySpaceName(AddressSpace(address))) + " of " +
-                  slice_.torus().Describe(chip) + " (timing model '" +
-                  slice_.chip(chip).memory(AddressSpace(address)).timing_model() +
-                  "') refused a chunk of DMA '" + t.request.label + "' (" +
-                  payload.get_response_string() +
-                  "); a memory model must accept TLM_IGNORE_COMMAND transactions.");
 }
 
 uint64_t DmaDispatcher::ChunkAddress(uint64_t base, const ByteBox& box, bool dense, uint64_t sent) {
   return base + (dense ? box.offset + sent : BoxOffsetAt(box, sent));
 }
 
-void DmaDispatcher::ReserveChunk(Transfer& t) {
-  const uint64_t bytes = std::min(chunk_bytes_, t.bytes - t.sent);
-  // The read from the source memory, then the write along the route to the destination.
-  // A copy within one memory books its port once, for both.
-  const uint64_t read_bytes = t.within_one_memory ? 2 * bytes : bytes;
+void DmaDispatcher::ReserveChunk(SliceState& slice, Transfer& t) {
+  const uint64_t bytes = std::min(t.chunk_bytes, t.bytes - t.sent);
   ChunkSchedule schedule(EventQueue::Now());
-  tlm::tlm_generic_payload* payload = nullptr;  // only for hops that are not the model's own
-  auto book = [&](const PathHop& hop, bool write, uint64_t length) {
-    if (hop.direct && !through_tlm_) {
+  // The read from the source memory, then the write along the route to the destination. A
+  // copy within one memory books its port once, for both.
+  const size_t hops = t.path.size();
+  for (size_t i = 0; i < hops; ++i) {
+    const PathHop& hop = t.path[i];
+    const uint64_t length = i == 0 && t.within_one_memory ? 2 * bytes : bytes;
+    if (hop.direct && !t.through_tlm) {
       hop.direct->BookChunk(schedule, length, t.id, &t.request.label);
-      return;
+    } else {
+      t.dispatcher->BookThroughTlm(t, i, i > 0 && i + 1 < hops, length, schedule);
     }
-    if (!payload) {
-      payload = &payloads_.Acquire();
-      payload->set_command(tlm::TLM_IGNORE_COMMAND);
-    }
-    auto& chunk = *payload->get_extension<ChunkExtension>();
-    chunk.transfer = t.id;
-    chunk.label = &t.request.label;
-    chunk.schedule = schedule;
-    chunk.route = nullptr;
-    chunk.forward = false;  // this engine calls each hop of the path itself
-    chunk.read_and_write = t.within_one_memory;
-    payload->set_address(
-        write ? ChunkAddress(t.destination_base, t.request.destination.box, t.destination_dense,
-                             t.sent)
-              : ChunkAddress(t.source_base, t.request.source.box, t.source_dense, t.sent));
-    payload->set_data_length(static_cast<unsigned int>(length));
-    Book(hop, *payload, chunk, t);
-    schedule = chunk.schedule;
-  };
-  book(t.read_hop, false, read_bytes);
-  if (!t.within_one_memory) {
-    for (const PathHop& hop : t.write_path)
-      book(hop, true, bytes);
   }
-  if (payload) payload->release();
-
   const Picoseconds departure = schedule.departure();
   const Picoseconds pace = schedule.pace();
   const bool more = t.sent + bytes < t.bytes;
-  Schedule(departure, more && pace == departure ? kDepartedThenReserve : kDeparted, t, bytes);
-  if (more && pace != departure) Schedule(pace, kReserve, t);
-  Schedule(schedule.arrival(), kLanded, t, bytes);
+  Schedule(slice, departure, more && pace == departure ? kDepartedThenReserve : kDeparted, t,
+           bytes);
+  if (more && pace != departure) Schedule(slice, pace, kReserve, t);
+  Schedule(slice, schedule.arrival(), kLanded, t, bytes);
+}
+
+void DmaDispatcher::BookThroughTlm(Transfer& t, size_t hop, bool link, uint64_t bytes,
+                                   ChunkSchedule& schedule) {
+  tlm::tlm_generic_payload& payload = payloads_.Acquire();
+  payload.set_command(tlm::TLM_IGNORE_COMMAND);
+  auto& chunk = *payload.get_extension<ChunkExtension>();
+  chunk.transfer = t.id;
+  chunk.label = &t.request.label;
+  chunk.schedule = schedule;
+  chunk.route = nullptr;
+  chunk.forward = false;  // this engine calls each hop of the path itself
+  chunk.read_and_write = t.within_one_memory;
+  payload.set_address(
+      hop > 0
+          ? ChunkAddress(t.destination_base, t.request.destination.box, t.destination_dense, t.sent)
+          : ChunkAddress(t.source_base, t.request.source.box, t.source_dense, t.sent));
+  payload.set_data_length(static_cast<unsigned int>(bytes));
+  tlm::tlm_fw_transport_if<>& target = *t.path[hop].target;
+  if (link) {
+    payload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    target.b_transport(payload, delay);
+  } else {
+    BookMemoryHop(target, payload, chunk);
+  }
+  schedule = chunk.schedule;
+  const bool refused = payload.is_response_error();
+  const std::string status = refused ? payload.get_response_string() : "";
+  const uint64_t address = payload.get_address();
+  payload.release();
+  if (!refused) return;
+  const ChipId chip = AddressChip(address);
+  throw Error(ErrorKind::kInvalidArgument,
+              "the " + std::string(MemorySpaceName(AddressSpace(address))) + " of " +
+                  slice_.torus().Describe(chip) + " (timing model '" +
+                  slice_.chip(chip).memory(AddressSpace(address)).timing_model() +
+                  "') refused a chunk of DMA '" + t.request.label + "' (" + status +
+                  "); a memory model must accept TLM_IGNORE_COMMAND transactions.");
 }
 
 void DmaDispatcher::MoveBytes(const Region& region, uint64_t base, uint8_t* data, bool into) {
@@ -274,18 +272,21 @@ void DmaDispatcher::MoveBytes(const Region& region, uint64_t base, uint8_t* data
   });
 }
 
-void DmaDispatcher::OnDeparted(Transfer& t, uint64_t bytes) {
+void DmaDispatcher::OnDeparted(SliceState& slice, Transfer& t, uint64_t bytes) {
   t.sent += bytes;
   if (t.request.has_send_semaphore) {
     if (t.sent == t.bytes) {  // only the last chunk is remembered, so only it builds a Touch
       const Touch touch{EventQueue::Now(), t.issuer, static_cast<int64_t>(t.bytes),
                         "DMA '" + t.request.label + "' (sent)"};
-      slice_.AddToSemaphore(t.request.send_semaphore, static_cast<int64_t>(bytes), &touch);
+      slice.AddToSemaphore(t.request.send_semaphore, static_cast<int64_t>(bytes), &touch);
     } else {
-      slice_.AddToSemaphore(t.request.send_semaphore, static_cast<int64_t>(bytes), nullptr);
+      slice.AddToSemaphore(t.request.send_semaphore, static_cast<int64_t>(bytes), nullptr);
     }
   }
-  if (t.sent < t.bytes) return;
+  if (t.sent == t.bytes) t.dispatcher->Departed(t);
+}
+
+void DmaDispatcher::Departed(Transfer& t) {
   if (RaceDetector* races = slice_.races())
     races->DmaSent(t.race_id, t.request.has_send_semaphore ? &t.request.send_semaphore : nullptr);
   // The payload leaves with its last chunk; the sender may reuse the source after wait_send.
@@ -299,15 +300,16 @@ void DmaDispatcher::OnDeparted(Transfer& t, uint64_t bytes) {
   Admit();
 }
 
-void DmaDispatcher::OnLanded(Transfer& t, uint64_t bytes) {
+void DmaDispatcher::OnLanded(SliceState& slice, Transfer& t, uint64_t bytes) {
   t.landed += bytes;
-  BytesInFlight(-static_cast<int64_t>(bytes));
-  const bool last = t.landed == t.bytes;
-  if (!last) {
-    if (bytes > 0)
-      slice_.AddToSemaphore(t.request.recv_semaphore, static_cast<int64_t>(bytes), nullptr);
-    return;
-  }
+  // Bytes in flight only feed the trace's counter.
+  if (slice.traced()) t.dispatcher->BytesInFlight(-static_cast<int64_t>(bytes));
+  if (t.landed == t.bytes) return t.dispatcher->Landed(t, bytes);
+  if (bytes > 0)
+    slice.AddToSemaphore(t.request.recv_semaphore, static_cast<int64_t>(bytes), nullptr);
+}
+
+void DmaDispatcher::Landed(Transfer& t, uint64_t bytes) {
   ledger_.Landed(t);
   if (slice_.functional()) {
     if (t.bytes > 0) MoveBytes(t.request.destination, t.destination_base, t.staging.data(), true);
@@ -330,10 +332,8 @@ void DmaDispatcher::OnLanded(Transfer& t, uint64_t bytes) {
 
 void DmaDispatcher::BytesInFlight(int64_t delta) {
   bytes_in_flight_ += delta;
-  if (slice_.traced()) {
-    slice_.trace().Counter(chip_.tracks().bytes_in_flight, EventQueue::Now(),
-                           static_cast<double>(bytes_in_flight_));
-  }
+  slice_.trace().Counter(chip_.tracks().bytes_in_flight, EventQueue::Now(),
+                         static_cast<double>(bytes_in_flight_));
 }
 
 }  // namespace tpusim::sim

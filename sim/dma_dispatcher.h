@@ -49,14 +49,21 @@ class DmaDispatcher {
   void Check(const DmaRequest& request);
   void Admit();
   void Begin(Transfer& t, int channel);
-  void ReserveChunk(Transfer& t);
+  // What a chunk does touches only the transfer, its path and the slice (the calendar
+  // calls these with the SliceState); the dispatcher only when a DMA starts or ends.
+  static void ReserveChunk(SliceState& slice, Transfer& t);
+  // Books the hops of one chunk of `bytes` as transactions (EngineOptions::book_through_tlm,
+  // or a target that is not the model's own).
+  void BookThroughTlm(Transfer& t, size_t hop, bool link, uint64_t bytes, ChunkSchedule& schedule);
   // Where the byte `sent` bytes into the DMA lies, on the source or the destination side.
   static uint64_t ChunkAddress(uint64_t base, const ByteBox& box, bool dense, uint64_t sent);
-  // Books one hop of a chunk's transaction; throws when the target refuses it.
-  void Book(const PathHop& hop, tlm::tlm_generic_payload& payload, ChunkExtension& chunk,
-            const Transfer& t);
-  void OnDeparted(Transfer& t, uint64_t bytes);
-  void OnLanded(Transfer& t, uint64_t bytes);
+  static void OnDeparted(SliceState& slice, Transfer& t, uint64_t bytes);
+  static void OnLanded(SliceState& slice, Transfer& t, uint64_t bytes);
+  // The last chunk has left: the channel is free, and the bytes leave the source.
+  void Departed(Transfer& t);
+  // The last chunk (of `bytes`) has landed.
+  void Landed(Transfer& t, uint64_t bytes);
+  // For the trace's counter only.
   void BytesInFlight(int64_t delta);
   // Copies a DMA's bytes out of its source, or into its destination, by DMI (or debug
   // transport when the target grants no DMI).
@@ -64,8 +71,9 @@ class DmaDispatcher {
 
   // Chunk events go to the calendar as a plain function and two integers (no allocation).
   enum ChunkEvent : uint64_t { kDeparted, kDepartedThenReserve, kReserve, kLanded };
-  void Schedule(Picoseconds when, ChunkEvent event, Transfer& t, uint64_t bytes = 0);
-  static void RunChunkEvent(void* dispatcher, uint64_t transfer, uint64_t event_and_bytes);
+  static void Schedule(SliceState& slice, Picoseconds when, ChunkEvent event, Transfer& t,
+                       uint64_t bytes = 0);
+  static void RunChunkEvent(void* slice, uint64_t transfer, uint64_t event_and_bytes);
 
   SliceState& slice_;
   DmaLedger& ledger_;

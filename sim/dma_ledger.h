@@ -16,29 +16,34 @@
 
 namespace tpusim::sim {
 
+class DmaDispatcher;
 class SliceState;
 
-// One DMA from start to landing.
+// One DMA from start to landing. What every chunk reads comes first, the request after:
+// on a pod the simulator cycles through thousands of these between two chunks of one.
 struct Transfer {
-  uint64_t id = 0;
-  ChipId issuer = 0;
-  DmaRequest request;
-  uint64_t bytes = 0;
   uint64_t sent = 0;
   uint64_t landed = 0;
-  uint64_t source_base = 0;        // global address of the source buffer's first byte
-  uint64_t destination_base = 0;   // ... and of the destination buffer's
+  uint64_t bytes = 0;
+  uint64_t chunk_bytes = 0;
+  uint64_t id = 0;
+  DmaDispatcher* dispatcher = nullptr;  // the issuing chip's
+  // The hops a chunk books, as the routers give them (Router::PathTo): the source memory,
+  // then (unless the copy stays within one memory) the route's links and the destination.
+  std::vector<PathHop> path;
   bool within_one_memory = false;  // one transaction books the port for read and write
+  bool through_tlm = false;        // EngineOptions::book_through_tlm
   bool source_dense = false;       // contiguous boxes: a chunk's address needs no walk
   bool destination_dense = false;
-  std::vector<LinkId> route;  // the links to the destination, in order
-  // The targets a chunk's read and write visit, as the routers give them (Router::PathTo).
-  PathHop read_hop;
-  std::vector<PathHop> write_path;
-  Picoseconds latency = 0;  // of the route, for an empty DMA
   int channel = -1;
-  traces::FlowId flow = 0;
+  ChipId issuer = 0;
   uint32_t race_id = 0;  // the race detector's name for it
+  traces::FlowId flow = 0;
+  uint64_t source_base = 0;       // global address of the source buffer's first byte
+  uint64_t destination_base = 0;  // ... and of the destination buffer's
+  Picoseconds latency = 0;        // of the route, for an empty DMA
+  int hops = 0;                   // links on the route
+  DmaRequest request;
   std::vector<uint8_t> staging;
 };
 

@@ -8,7 +8,6 @@ namespace tpusim::sim {
 IciLink::IciLink(sc_core::sc_module_name name, const Link& link, LinkTiming& timing, std::string to)
     : sc_module(name), in("in"), out("out"), timing_(timing), link_(link), to_(std::move(to)) {
   in.bind(*this);
-  out.bind(*this);
 }
 
 void IciLink::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
@@ -43,15 +42,6 @@ tlm::tlm_sync_enum IciLink::nb_transport_fw(tlm::tlm_generic_payload& payload, t
                                             sc_core::sc_time&) {
   payload.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);  // loosely timed only
   return tlm::TLM_COMPLETED;
-}
-
-tlm::tlm_sync_enum IciLink::nb_transport_bw(tlm::tlm_generic_payload&, tlm::tlm_phase&,
-                                            sc_core::sc_time&) {
-  return tlm::TLM_COMPLETED;
-}
-
-void IciLink::invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) {
-  in->invalidate_direct_mem_ptr(start, end);
 }
 
 std::vector<Parameter> IciLink::parameters() const {

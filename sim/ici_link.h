@@ -25,7 +25,6 @@ class Router;
 
 class IciLink : public sc_core::sc_module,
                 public tlm::tlm_fw_transport_if<>,
-                public tlm::tlm_bw_transport_if<>,
                 public TimedTarget,
                 public Described {
  public:
@@ -33,8 +32,12 @@ class IciLink : public sc_core::sc_module,
   // (sim/port_timing.h); `to` names the chip it reaches.
   IciLink(sc_core::sc_module_name name, const Link& link, LinkTiming& timing, std::string to);
 
-  tlm::tlm_target_socket<> in;      // from the router of the chip it leaves
-  tlm::tlm_initiator_socket<> out;  // to the router of the chip it reaches
+  // From the router of the chip it leaves. Only the forward path crosses a link, so an export
+  // of the transport interface stands in for a whole target socket (half the SystemC
+  // objects, on every link of a pod).
+  sc_core::sc_export<tlm::tlm_fw_transport_if<>> in;
+  // To the router of the chip it reaches, for the same reason a port, not a socket.
+  sc_core::sc_port<tlm::tlm_fw_transport_if<>> out;
 
   const Link& link() const { return link_; }
   Picoseconds latency() const { return timing_.latency; }
@@ -48,10 +51,6 @@ class IciLink : public sc_core::sc_module,
   unsigned int transport_dbg(tlm::tlm_generic_payload& payload) override;
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay) override;
-  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
-                                     sc_core::sc_time& delay) override;
-  void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) override;
-
   ChunkTarget& chunk_timing() override { return timing_; }
 
   std::vector<Parameter> parameters() const override;

@@ -60,12 +60,12 @@ void Router::PathTo(uint64_t address, const LinkId* route, std::vector<PathHop>&
     const ChipId destination = AddressChip(address);
     if (destination == at->chip_) {
       const auto output = static_cast<size_t>(AddressSpace(address));
-      path.push_back(PathHop{at->targets_[output], false, at->direct_[output]});
+      path.push_back(PathHop{at->direct_[output], at->targets_[output]});
       return;
     }
     const LinkId link = route[next_link++];
     const size_t output = kMemories + (link - at->first_link_);
-    path.push_back(PathHop{at->targets_[output], true, at->direct_[output]});
+    path.push_back(PathHop{at->direct_[output], at->targets_[output]});
     at = &at->links_[output - kMemories]->next();
   }
 }

@@ -25,11 +25,11 @@ class ChunkExtension;
 class ChunkTarget;
 class IciLink;
 
-// One hop of a chunk's path: the target a DMA engine calls, and whether it is a link.
+// One hop of a chunk's path: the target a DMA engine calls. Which hops are links follows
+// from the position (Transfer::path).
 struct PathHop {
+  ChunkTarget* direct = nullptr;  // the target's own booking, when it is one of the model's
   tlm::tlm_fw_transport_if<>* target = nullptr;
-  bool link = false;
-  ChunkTarget* direct = nullptr;  // the same target, when it is one of the model's own
 };
 
 class Router : public sc_core::sc_module,

@@ -52,8 +52,9 @@ Slice::Slice(sc_core::sc_module_name name, const config::Topology& topology, Eng
 
 Slice::~Slice() {
   // SystemC's port and export registries find what they remove by searching back from the
-  // newest entry: taking the chips down newest first keeps that constant time, where
-  // oldest first would be quadratic in the size of the slice.
+  // newest entry (and its module registry, as sim/simulation.h arranges, at the front):
+  // taking the chips down newest first keeps that constant time, where oldest first would
+  // be quadratic in the size of the slice.
   while (!chips_.empty())
     chips_.pop_back();
 }
