@@ -168,13 +168,14 @@ std::vector<Parameter> Slice::parameters() const {
   const auto& t = state_.topology();
   std::string axes;
   for (int a = 0; a < state_.torus().axes(); ++a) {
-    axes += (a ? " x " : "") + std::to_string(state_.torus().axis_size(a)) + " " +
-            state_.torus().axis_names()[a] + (state_.torus().wraparound(a) ? " (wraps)" : "");
+    axes += (a ? ", " : "") + state_.torus().axis_names()[a] + ":" +
+            std::to_string(state_.torus().axis_size(a)) +
+            (state_.torus().wraparound(a) ? " (wraps)" : "");
   }
   return {{"topology", t.name()}, {"mesh", axes}, {"chips", FormatCount(state_.torus().chips())}};
 }
 
-std::string DescribeTree(const sc_core::sc_object& root) {
+std::string DescribeTree(const sc_core::sc_object& root, int depth, bool recurse) {
   std::string text;
   std::function<void(const sc_core::sc_object&, int)> walk = [&](const sc_core::sc_object& object,
                                                                  int depth) {
@@ -185,10 +186,11 @@ std::string DescribeTree(const sc_core::sc_object& root) {
         text += "  " + p.name + "=" + p.value;
     }
     text += "\n";
+    if (!recurse) return;
     for (const sc_core::sc_object* child : object.get_child_objects())
       walk(*child, depth + 1);
   };
-  walk(root, 0);
+  walk(root, depth);
   return text;
 }
 

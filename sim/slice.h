@@ -59,8 +59,9 @@ class Slice : public sc_core::sc_module, public Described {
   bool ran_ = false;
 };
 
-// "slice\n  chip_0_0  id=0 ...\n    core  clock=1.5 GHz ...": the tree under `root`, one
-// module a line, indented by depth, with the parameters of each that has them.
-std::string DescribeTree(const sc_core::sc_object& root);
+// "slice  topology=v5e-2x2 ...\n  chip_0_0  id=0 ...\n    core  clock=1.5 GHz ...": the
+// modules under `root` (or `root` alone), one a line, indented two spaces a level from
+// `depth`, with the parameters of each that has them.
+std::string DescribeTree(const sc_core::sc_object& root, int depth = 0, bool recurse = true);
 
 }  // namespace tpusim::sim
