@@ -4,6 +4,7 @@
 #include "sim/core_thread.h"
 
 #include <algorithm>
+#include <new>
 
 #include "sim/chip.h"
 #include "sim/dma_engine.h"
@@ -338,6 +339,14 @@ void CoreThread::Body(const Engine::CoreProgram& program) {
     return;
   } catch (const sc_core::sc_unwind_exception&) {
     throw;  // SystemC is ending this suspended thread (SystemCContext::EndSuspendedThreads)
+  } catch (const std::bad_alloc&) {
+    // Sizes are checked against host memory before a run; this is the last resort, and it is
+    // the host's memory, not a misuse of the kernel.
+    slice_.Fail(ErrorKind::kCapacity,
+                slice_.torus().Describe(chip_) +
+                    ": the simulator ran out of host memory while the kernel ran. Run it "
+                    "timing-only (no payload, the same timing) or choose a smaller size.");
+    return;
   } catch (const std::exception& e) {
     slice_.Fail(ErrorKind::kKernelMisuse,
                 slice_.torus().Describe(chip_) + ": the kernel threw an exception: " + e.what());

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <new>
+
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
 #include "dsl/shard_map.h"
@@ -210,6 +212,17 @@ TEST(Misuse, RunawayKernelStopsAtTheTimeLimit) {
   auto run = RunExpectingFailure(program, ErrorKind::kTimeLimit, 1'000'000'000ull /* 1 ms */);
   EXPECT_THAT(run.result.error, HasSubstr("simulated-time limit of 1.000 ms"));
   EXPECT_THAT(run.result.error, HasSubstr("time_limit"));
+}
+
+TEST(Misuse, HostOutOfMemoryInAKernelIsACapacityFailureNotAMisuse) {
+  // The last resort behind the host-memory estimates: whatever runs out of host memory on a
+  // core's thread ends the run with the reason and the fix, as a capacity failure.
+  auto program = Program([](Kernel& k, const Refs&) {
+    if (k.device_id() == 1) throw std::bad_alloc();
+  });
+  auto run = RunExpectingFailure(program, ErrorKind::kCapacity);
+  EXPECT_THAT(run.result.error, HasSubstr("chip 1 (x=1): the simulator ran out of host memory"));
+  EXPECT_THAT(run.result.error, HasSubstr("timing-only"));
 }
 
 TEST(Misuse, VmemOverCapacityListsTheAllocations) {
