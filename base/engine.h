@@ -33,6 +33,10 @@ struct EngineOptions {
   // Happens-before race detection in functional runs. Off, only two DMAs writing the same
   // bytes at the same time are still caught.
   bool race_check = true;
+  // Send each DMA chunk to every hop as a TLM-2.0 transaction, the model's own memories and
+  // links included, instead of booking those directly. Same timing, about twice the wall
+  // time; the tests use it to check that the two agree.
+  bool book_through_tlm = false;
 };
 
 struct PortStats {

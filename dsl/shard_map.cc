@@ -130,6 +130,7 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
   engine_options.trace = options.trace;
   engine_options.chip_slowdown = options.chip_slowdown;
   engine_options.race_check = options.race_check;
+  engine_options.book_through_tlm = options.book_through_tlm;
   const std::unique_ptr<base::Engine> engine = base::BuildEngine(mesh_.topology(), engine_options);
   ProgramRun run(mesh_, *engine);
   run.zero_uninitialized = options.uninitialized_memory == UninitializedMemory::kZero;

@@ -33,6 +33,9 @@ struct RunOptions {
   std::vector<double> chip_slowdown;
   // Happens-before race detection (functional runs; interpret mode's detect_races).
   bool race_check = true;
+  // Every DMA chunk as a TLM-2.0 transaction to every hop (base::EngineOptions): slower,
+  // same timing.
+  bool book_through_tlm = false;
   // Outputs, scratch and pipeline buffers before the kernel writes them; inputs are set.
   UninitializedMemory uninitialized_memory = UninitializedMemory::kNan;
   // Runs the grid points of 'parallel' dimensions in an order drawn from this seed

@@ -9,7 +9,7 @@
 
 #include "base/errors.h"
 #include "dsl/mesh.h"
-#include "sim/system.h"
+#include "sim/simulation.h"
 #include "topologies/topology_loader.h"
 
 namespace {
@@ -43,7 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     tpusim::base::EngineOptions options;
     options.functional = false;
     options.time_limit = 1'000'000'000'000;  // 1 s of simulated time
-    tpusim::sim::System system(topology, options);
+    tpusim::sim::Simulation system(topology, options);
     (void)system.Run(SmallKernel);
   } catch (const tpusim::topologies::TopologyError&) {
   } catch (const tpusim::Error&) {

@@ -4,10 +4,10 @@
 
 namespace tpusim::sim {
 
-Picoseconds BandwidthPort::Reserve(Picoseconds now, Picoseconds earliest, uint64_t bytes,
-                                   uint64_t transfer_id, const std::string* label) {
+Picoseconds BandwidthPort::ReserveFor(Picoseconds now, Picoseconds earliest, Picoseconds duration,
+                                      uint64_t bytes, uint64_t transfer_id,
+                                      const std::string* label) {
   Retire(now);
-  const Picoseconds duration = Duration(bytes);
   Picoseconds start = earliest;
   auto it = calendar_.begin() + static_cast<std::ptrdiff_t>(head_);
   for (; it != calendar_.end(); ++it) {

@@ -36,7 +36,12 @@ class BandwidthPort {
   // Holds the port for `bytes` in the earliest free gap starting at or after `earliest`.
   // `now` lets the port retire (and trace) intervals that are over. Returns the start.
   Picoseconds Reserve(Picoseconds now, Picoseconds earliest, uint64_t bytes, uint64_t transfer_id,
-                      const std::string* label);
+                      const std::string* label) {
+    return ReserveFor(now, earliest, Duration(bytes), bytes, transfer_id, label);
+  }
+  // The same for a duration a timing model computed (row misses, say) instead of the rate.
+  Picoseconds ReserveFor(Picoseconds now, Picoseconds earliest, Picoseconds duration,
+                         uint64_t bytes, uint64_t transfer_id, const std::string* label);
 
   // Writes every interval still held to the trace. Called at the end of a run.
   void FlushTrace();

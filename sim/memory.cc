@@ -4,74 +4,27 @@
 #include <cstring>
 
 #include "base/errors.h"
+#include "sim/byte_box.h"
+#include "sim/chunk.h"
 
 namespace tpusim::sim {
 
 namespace {
-
-// Walks every contiguous run of a box, innermost dimension merged when it is dense.
-template <typename Visit>
-void ForEachRun(const ByteBox& box, Visit visit) {
-  const size_t dims = box.counts.size();
-  if (dims == 0) {
-    visit(box.offset, static_cast<uint64_t>(box.element_bytes));
-    return;
-  }
-  const bool dense_inner = box.strides[dims - 1] == box.element_bytes;
-  const size_t outer_dims = dense_inner ? dims - 1 : dims;
-  const uint64_t run = dense_inner ? box.counts[dims - 1] * box.element_bytes : box.element_bytes;
-  for (auto c : box.counts) {
-    if (c == 0) return;
-  }
-  std::vector<uint64_t> index(outer_dims, 0);
-  while (true) {
-    uint64_t offset = box.offset;
-    for (size_t i = 0; i < outer_dims; ++i)
-      offset += index[i] * box.strides[i];
-    visit(offset, run);
-    size_t d = outer_dims;
-    while (d > 0) {
-      --d;
-      if (++index[d] < box.counts[d]) break;
-      index[d] = 0;
-      if (d == 0) return;
-    }
-    if (outer_dims == 0) return;
-  }
-}
-
+constexpr uint64_t kAlignment = 64;  // buffers start on cache-line boundaries
 }  // namespace
 
-bool BoxesOverlap(const ByteBox& a, const ByteBox& b) {
-  if (a.bytes() == 0 || b.bytes() == 0) return false;
-  if (a.end() <= b.offset || b.end() <= a.offset) return false;
-  auto runs = [](const ByteBox& box) {
-    std::vector<std::pair<uint64_t, uint64_t>> out;
-    ForEachRun(box, [&](uint64_t offset, uint64_t run) { out.emplace_back(offset, offset + run); });
-    std::sort(out.begin(), out.end());
-    return out;
-  };
-  const auto ra = runs(a), rb = runs(b);
-  size_t i = 0, j = 0;
-  while (i < ra.size() && j < rb.size()) {
-    if (ra[i].second <= rb[j].first) {
-      ++i;
-    } else if (rb[j].second <= ra[i].first) {
-      ++j;
-    } else {
-      return true;
-    }
-  }
-  return false;
-}
-
-Memory::Memory(std::string owner, MemorySpace space, uint64_t capacity, bool functional,
-               std::unique_ptr<BandwidthPort> port)
-    : owner_(std::move(owner)),
+Memory::Memory(sc_core::sc_module_name name, ChipId chip, std::string owner, MemorySpace space,
+               uint64_t capacity, bool functional, MemoryPortTiming& timing)
+    : sc_module(name),
+      socket("socket"),
+      timing_(timing),
+      chip_(chip),
       space_(space),
-      capacity_(capacity),
       functional_(functional),
-      port_(std::move(port)) {}
+      owner_(std::move(owner)),
+      capacity_(capacity) {
+  socket.bind(*this);
+}
 
 uint32_t Memory::Allocate(uint64_t bytes, const std::string& label, Uninitialized fill) {
   if (allocated_ + bytes > capacity_) {
@@ -86,8 +39,17 @@ uint32_t Memory::Allocate(uint64_t bytes, const std::string& label, Uninitialize
                     FormatBytes(capacity_) + " available. Allocations:" + breakdown +
                     "\n  Use smaller blocks, fewer buffers, or fewer pipeline stages.");
   }
+  // Bases only grow, so a buffer's address is never reused within a run; the address space
+  // (2^46 bytes) outlasts any run's allocations by far, but say so if one gets there.
+  if (next_base_ + bytes > kAddressOffsetMask) {
+    throw Error(ErrorKind::kCapacity, std::string(MemorySpaceName(space_)) + " of " + owner_ +
+                                          " ran out of address space after " +
+                                          std::to_string(buffers_.size()) +
+                                          " allocations; allocate fewer, larger buffers.");
+  }
   allocated_ += bytes;
-  buffers_.push_back(Buffer{label, bytes, true, fill, {}});
+  buffers_.push_back(Buffer{label, bytes, next_base_, true, fill, {}});
+  next_base_ += (bytes + kAlignment - 1) / kAlignment * kAlignment;
   return static_cast<uint32_t>(buffers_.size() - 1);
 }
 
@@ -120,23 +82,16 @@ std::vector<uint8_t>& Memory::Materialize(Buffer& buffer) {
 void Memory::Gather(uint32_t index, const ByteBox& box, uint8_t* out) const {
   if (!functional_) return;
   const Buffer& buffer = buffers_[index];
+  if (!buffer.bytes.empty()) return GatherBox(buffer.bytes.data(), box, out);
   ForEachRun(box, [&](uint64_t offset, uint64_t run) {
-    if (buffer.bytes.empty()) {
-      FillUnwritten(buffer, offset, run, out);
-    } else {
-      std::memcpy(out, buffer.bytes.data() + offset, run);
-    }
+    FillUnwritten(buffer, offset, run, out);
     out += run;
   });
 }
 
 void Memory::Scatter(uint32_t index, const ByteBox& box, const uint8_t* in) {
   if (!functional_) return;
-  auto& bytes = Materialize(buffers_[index]);
-  ForEachRun(box, [&](uint64_t offset, uint64_t run) {
-    std::memcpy(bytes.data() + offset, in, run);
-    in += run;
-  });
+  ScatterBox(Materialize(buffers_[index]).data(), box, in);
 }
 
 void Memory::WriteAll(uint32_t index, const void* data, uint64_t size) {
@@ -151,6 +106,72 @@ std::vector<uint8_t> Memory::ReadAll(uint32_t index) const {
   std::vector<uint8_t> unwritten(buffer.size);
   FillUnwritten(buffer, 0, buffer.size, unwritten.data());
   return unwritten;
+}
+
+uint64_t Memory::Address(uint32_t index, uint64_t offset) const {
+  return MakeAddress(chip_, space_, buffers_[index].base + offset);
+}
+
+Memory::Buffer* Memory::BufferAt(uint64_t offset) {
+  auto it = std::upper_bound(buffers_.begin(), buffers_.end(), offset,
+                             [](uint64_t o, const Buffer& b) { return o < b.base; });
+  if (it == buffers_.begin()) return nullptr;
+  Buffer& buffer = *std::prev(it);
+  if (!buffer.live || offset >= buffer.base + buffer.size) return nullptr;
+  return &buffer;
+}
+
+void Memory::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+  auto* chunk = payload.get_extension<ChunkExtension>();
+  const Picoseconds now = chunk ? chunk->schedule.now() : sc_core::sc_time_stamp().value();
+  const uint64_t bytes = payload.get_data_length();
+  if (payload.get_command() != tlm::TLM_IGNORE_COMMAND && transport_dbg(payload) != bytes) {
+    payload.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  const Picoseconds start =
+      port().Reserve(now, now + delay.value(), bytes, chunk ? chunk->transfer : 0,
+                     chunk ? chunk->label : &port().name());
+  delay = sc_core::sc_time::from_value(start + port().Duration(bytes) - now);
+  if (chunk) {
+    chunk->has_hop_start = true;
+    chunk->hop_start = start;
+  }
+  payload.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+bool Memory::get_direct_mem_ptr(tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi) {
+  Buffer* buffer = functional_ ? BufferAt(AddressOffset(payload.get_address())) : nullptr;
+  if (!buffer) return false;
+  dmi.set_dmi_ptr(Materialize(*buffer).data());
+  dmi.set_start_address(MakeAddress(chip_, space_, buffer->base));
+  dmi.set_end_address(MakeAddress(chip_, space_, buffer->base + buffer->size - 1));
+  dmi.allow_read_write();
+  return true;
+}
+
+unsigned int Memory::transport_dbg(tlm::tlm_generic_payload& payload) {
+  const uint64_t offset = AddressOffset(payload.get_address());
+  const uint64_t length = payload.get_data_length();
+  Buffer* buffer = functional_ ? BufferAt(offset) : nullptr;
+  if (!buffer || offset + length > buffer->base + buffer->size) return 0;
+  uint8_t* bytes = Materialize(*buffer).data() + (offset - buffer->base);
+  if (payload.is_read()) std::memcpy(payload.get_data_ptr(), bytes, length);
+  if (payload.is_write()) std::memcpy(bytes, payload.get_data_ptr(), length);
+  return static_cast<unsigned int>(length);
+}
+
+tlm::tlm_sync_enum Memory::nb_transport_fw(tlm::tlm_generic_payload& payload, tlm::tlm_phase&,
+                                           sc_core::sc_time&) {
+  // Loosely timed only: the model's initiators use b_transport.
+  payload.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+  return tlm::TLM_COMPLETED;
+}
+
+std::vector<Parameter> Memory::parameters() const {
+  return {{"capacity", FormatBytes(capacity_)},
+          {"bandwidth", FormatRate(timing_.port.bytes_per_second())},
+          {"timing", timing_model_}};
 }
 
 }  // namespace tpusim::sim

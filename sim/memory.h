@@ -1,32 +1,56 @@
 #pragma once
 
-// One memory of one chip (HBM, VMEM or SMEM): named allocations against a capacity, and
-// their bytes. Payloads are allocated on first write, so a 16 GiB HBM costs only what a
-// run touches, and not at all in timing-only mode.
+// One memory of one chip (HBM, VMEM or SMEM) as a module of the tree (`slice.chip_0_0.hbm`).
+//
+// It is three things:
+// - an allocator: named buffers against a capacity, each placed in the memory's address
+//   space (base::BufferHandle indexes them);
+// - storage: a buffer's bytes, allocated on first write, so a 16 GiB HBM costs only what a
+//   run touches, and nothing in timing-only mode. Initiators reach the bytes by DMI (or
+//   debug transport);
+// - a TLM-2.0 target for DMA chunks: b_transport holds the memory's port for the chunk's
+//   bytes in the earliest free gap at or after the time the chunk reaches it (the annotated
+//   delay) and returns when it is done. Reads and writes share the port.
+//
+// A chip may put another timing model in front of it (sim/memory_models.h): the router is
+// then bound to that model's socket, which still reaches these bytes by DMI.
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <systemc>
+#include <tlm>
 #include <vector>
 
 #include "sim/bandwidth_port.h"
 #include "sim/base_names.h"
+#include "sim/chunk.h"
+#include "sim/parameters.h"
+#include "sim/port_timing.h"
 
 namespace tpusim::sim {
 
-// Whether two boxes of one buffer share a byte (exact for strided boxes, not just their
-// bounding ranges: column blocks of one matrix do not overlap).
-bool BoxesOverlap(const ByteBox& a, const ByteBox& b);
-
-class Memory {
+class Memory : public sc_core::sc_module,
+               public tlm::tlm_fw_transport_if<>,
+               public TimedTarget,
+               public Described {
  public:
-  Memory(std::string owner, MemorySpace space, uint64_t capacity, bool functional,
-         std::unique_ptr<BandwidthPort> port);
+  // `owner` names the chip in messages ("chip 3 (x=1, y=1)").
+  // `timing` is the memory port's state, kept by the slice (sim/port_timing.h).
+  Memory(sc_core::sc_module_name name, ChipId chip, std::string owner, MemorySpace space,
+         uint64_t capacity, bool functional, MemoryPortTiming& timing);
 
+  // Bound by the chip's router (or by a timing model in front of this memory).
+  tlm::tlm_target_socket<32, tlm::tlm_base_protocol_types, 1, sc_core::SC_ZERO_OR_MORE_BOUND>
+      socket;
+
+  ChipId chip() const { return chip_; }
   MemorySpace space() const { return space_; }
   uint64_t capacity() const { return capacity_; }
   uint64_t allocated() const { return allocated_; }
-  BandwidthPort& port() { return *port_; }
+  BandwidthPort& port() { return timing_.port; }
+  const std::string& timing_model() const { return timing_model_; }
+  void set_timing_model(std::string name) { timing_model_ = std::move(name); }
 
   // Throws Error(kCapacity) listing every live allocation when `bytes` does not fit.
   uint32_t Allocate(uint64_t bytes, const std::string& label, Uninitialized fill = {});
@@ -34,6 +58,8 @@ class Memory {
   bool Live(uint32_t index) const { return index < buffers_.size() && buffers_[index].live; }
   uint64_t Size(uint32_t index) const { return buffers_[index].size; }
   const std::string& Label(uint32_t index) const { return buffers_[index].label; }
+  // The global address (sim/chunk.h) of byte `offset` of a buffer.
+  uint64_t Address(uint32_t index, uint64_t offset) const;
 
   // Copies the box out of / into the buffer. No-ops in timing-only mode.
   void Gather(uint32_t index, const ByteBox& box, uint8_t* out) const;
@@ -41,10 +67,24 @@ class Memory {
   void WriteAll(uint32_t index, const void* data, uint64_t size);
   std::vector<uint8_t> ReadAll(uint32_t index) const;
 
+  // tlm_fw_transport_if: b_transport books the port for a chunk (TLM_IGNORE_COMMAND: the
+  // bytes move by DMI) or moves a contiguous READ/WRITE and books the port for it.
+  // get_direct_mem_ptr grants one live buffer's bytes; transport_dbg copies them.
+  void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) override;
+  bool get_direct_mem_ptr(tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi) override;
+  unsigned int transport_dbg(tlm::tlm_generic_payload& payload) override;
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay) override;
+
+  ChunkTarget& chunk_timing() override { return timing_; }
+
+  std::vector<Parameter> parameters() const override;
+
  private:
   struct Buffer {
     std::string label;
     uint64_t size = 0;
+    uint64_t base = 0;  // offset in the memory's address space
     bool live = true;
     Uninitialized fill;
     std::vector<uint8_t> bytes;  // empty until written
@@ -52,14 +92,19 @@ class Memory {
   // Unwritten bytes [offset, offset + size) of `buffer`, as its fill pattern says.
   static void FillUnwritten(const Buffer& buffer, uint64_t offset, uint64_t size, uint8_t* out);
   std::vector<uint8_t>& Materialize(Buffer& buffer);
+  // The live buffer holding address-space offset `offset`, or null.
+  Buffer* BufferAt(uint64_t offset);
 
-  std::string owner_;
+  MemoryPortTiming& timing_;
+  ChipId chip_;
   MemorySpace space_;
-  uint64_t capacity_;
   bool functional_;
+  std::string owner_;
+  uint64_t capacity_;
   uint64_t allocated_ = 0;
-  std::vector<Buffer> buffers_;
-  std::unique_ptr<BandwidthPort> port_;
+  uint64_t next_base_ = 0;
+  std::vector<Buffer> buffers_;  // in address order: bases only grow
+  std::string timing_model_ = "bandwidth";
 };
 
 }  // namespace tpusim::sim

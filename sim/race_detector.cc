@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "sim/memory.h"
+#include "sim/byte_box.h"
 
 namespace tpusim::sim {
 

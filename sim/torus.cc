@@ -6,6 +6,9 @@ namespace tpusim::sim {
 
 Torus::Torus(DeviceGrid grid, std::vector<bool> wraparound)
     : grid_(std::move(grid)), wraparound_(std::move(wraparound)) {
+  strides_.assign(axes(), 1);
+  for (int axis = axes() - 1; axis > 0; --axis)
+    strides_[axis - 1] = strides_[axis] * static_cast<uint32_t>(axis_size(axis));
   link_index_.assign(static_cast<size_t>(chips()) * axes() * 2, -1);
   for (ChipId chip = 0; chip < chips(); ++chip) {
     const Coords here = CoordsOf(chip);
@@ -69,6 +72,24 @@ std::vector<LinkId> Torus::Route(ChipId from, ChipId to) const {
     }
   }
   return route;
+}
+
+int64_t Torus::NextLink(ChipId at, ChipId to) const {
+  for (int axis = 0; axis < axes(); ++axis) {
+    const int n = axis_size(axis);
+    const int here = static_cast<int>(at / strides_[axis] % static_cast<uint32_t>(n));
+    const int there = static_cast<int>(to / strides_[axis] % static_cast<uint32_t>(n));
+    if (here == there) continue;
+    int direction;
+    if (wraparound_[axis]) {
+      const int forward = ((there - here) % n + n) % n;
+      direction = forward <= n - forward ? +1 : -1;
+    } else {
+      direction = there > here ? +1 : -1;
+    }
+    return LinkFrom(at, axis, direction);
+  }
+  return -1;
 }
 
 }  // namespace tpusim::sim

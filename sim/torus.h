@@ -51,10 +51,14 @@ class Torus {
   // Dimension-ordered: axis 0 first. On an axis with wraparound the shorter way round is
   // taken (the + direction on a tie); without wraparound the only way there.
   std::vector<LinkId> Route(ChipId from, ChipId to) const;
+  // The first link of Route(at, to), or -1 when at == to, without building the route: a
+  // router decides hop by hop, and dimension-ordered hops agree with the whole route.
+  int64_t NextLink(ChipId at, ChipId to) const;
 
  private:
   DeviceGrid grid_;
   std::vector<bool> wraparound_;
+  std::vector<uint32_t> strides_;  // chips between neighbours along each axis (row-major)
   std::vector<Link> links_;
   std::vector<int64_t> link_index_;  // (chip * axes + axis) * 2 + (direction > 0 ? 0 : 1)
 };

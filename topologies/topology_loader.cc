@@ -92,6 +92,24 @@ void RequireInRange(const std::string& source, const std::string& field, bool pr
            Number(range.max) + " (" + range.unit + "); see topologies/topology.proto");
 }
 
+// The model's name and parameters are checked against the model when the slice is built
+// (sim/memory_models.h); here, only that they are well formed.
+void ValidateMemoryModel(const std::string& source, const std::string& field,
+                         const config::MemoryConfig& memory) {
+  if (memory.has_model() && memory.model().empty())
+    Fail(source, field + ".model", "is empty; name a timing model, e.g. \"bandwidth\"");
+  std::set<std::string> names;
+  for (int i = 0; i < memory.parameter_size(); ++i) {
+    const auto& p = memory.parameter(i);
+    const std::string at = field + ".parameter[" + std::to_string(i) + "]";
+    if (p.name().empty()) Fail(source, at + ".name", "is missing; name the model parameter");
+    if (!names.insert(p.name()).second)
+      Fail(source, at + ".name", "gives '" + p.name() + "' twice; give each parameter once");
+    if (!p.has_value() || !std::isfinite(p.value()))
+      Fail(source, at + ".value", "must be a finite number for parameter '" + p.name() + "'");
+  }
+}
+
 void ValidateMemory(const std::string& source, const std::string& name, bool present,
                     const config::MemoryConfig& memory) {
   if (!present) Fail(source, "chip." + name, "is missing; give capacity_bytes and bandwidth");
@@ -99,6 +117,107 @@ void ValidateMemory(const std::string& source, const std::string& name, bool pre
                  memory.capacity_bytes(), kCapacity);
   RequireInRange(source, "chip." + name + ".bandwidth_bytes_per_s",
                  memory.has_bandwidth_bytes_per_s(), memory.bandwidth_bytes_per_s(), kBandwidth);
+  ValidateMemoryModel(source, "chip." + name, memory);
+}
+
+// Coordinates given in an override: one per axis, each inside the mesh.
+std::vector<int> OverrideCoords(const std::string& source, const std::string& field,
+                                const google::protobuf::RepeatedField<uint32_t>& chip,
+                                const config::MeshConfig& mesh) {
+  if (chip.size() != mesh.shape_size()) {
+    Fail(source, field,
+         "has " + std::to_string(chip.size()) + " coordinates, but the mesh has " +
+             std::to_string(mesh.shape_size()) + " axes; give one per axis, e.g. chip: [3, 1]");
+  }
+  std::vector<int> coords;
+  for (int i = 0; i < chip.size(); ++i) {
+    if (chip.Get(i) >= mesh.shape(i)) {
+      Fail(source, field,
+           "has coordinate " + std::to_string(chip.Get(i)) + " on axis '" + mesh.axis_names(i) +
+               "', which has " + std::to_string(mesh.shape(i)) + " chips (0 to " +
+               std::to_string(mesh.shape(i) - 1) + ")");
+    }
+    coords.push_back(static_cast<int>(chip.Get(i)));
+  }
+  return coords;
+}
+
+std::string CoordsString(const std::vector<int>& coords) {
+  std::string s = "(";
+  for (size_t i = 0; i < coords.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(coords[i]);
+  return s + ")";
+}
+
+void ValidateOverrides(const std::string& source, const config::Topology& topology) {
+  const auto& mesh = topology.mesh();
+  std::set<std::pair<std::vector<int>, std::string>> links;
+  for (int i = 0; i < topology.link_override_size(); ++i) {
+    const auto& o = topology.link_override(i);
+    const std::string at = "link_override[" + std::to_string(i) + "]";
+    const std::vector<int> coords = OverrideCoords(source, at + ".chip", o.chip(), mesh);
+    const std::string& direction = o.direction();
+    int axis = -1;
+    if (direction.size() >= 2 && (direction.back() == '+' || direction.back() == '-')) {
+      for (int a = 0; a < mesh.axis_names_size(); ++a) {
+        if (mesh.axis_names(a) == direction.substr(0, direction.size() - 1)) axis = a;
+      }
+    }
+    if (axis < 0) {
+      std::string names;
+      for (const auto& n : mesh.axis_names())
+        names += (names.empty() ? "'" : "', '") + n + "+'";
+      Fail(source, at + ".direction",
+           "is '" + direction + "'; give a mesh axis and + or -, e.g. " + names + "'");
+    }
+    const bool forward = direction.back() == '+';
+    const bool at_edge =
+        forward ? coords[axis] == static_cast<int>(mesh.shape(axis)) - 1 : coords[axis] == 0;
+    if (mesh.shape(axis) < 2 || (at_edge && !mesh.wraparound(axis))) {
+      Fail(source, at,
+           "names the " + direction + " link of chip " + CoordsString(coords) +
+               ", which does not exist: axis '" + mesh.axis_names(axis) + "' has " +
+               (mesh.shape(axis) < 2 ? "one chip" : "no wraparound and the chip is at its edge"));
+    }
+    if (!links.insert({coords, direction}).second)
+      Fail(source, at,
+           "overrides the " + direction + " link of chip " + CoordsString(coords) +
+               " a second time; merge the two");
+    if (!o.has_bandwidth_bytes_per_s() && !o.has_latency_ns())
+      Fail(source, at, "changes nothing; give bandwidth_bytes_per_s, latency_ns or both");
+    if (o.has_bandwidth_bytes_per_s())
+      RequireInRange(source, at + ".bandwidth_bytes_per_s", true, o.bandwidth_bytes_per_s(),
+                     kBandwidth);
+    if (o.has_latency_ns())
+      RequireInRange(source, at + ".latency_ns", true, o.latency_ns(), kHopLatency);
+  }
+  std::set<std::vector<int>> chips;
+  for (int i = 0; i < topology.chip_override_size(); ++i) {
+    const auto& o = topology.chip_override(i);
+    const std::string at = "chip_override[" + std::to_string(i) + "]";
+    const std::vector<int> coords = OverrideCoords(source, at + ".chip", o.chip(), mesh);
+    if (!chips.insert(coords).second)
+      Fail(source, at, "overrides chip " + CoordsString(coords) + " a second time; merge the two");
+    auto memory = [&](const char* name, bool present, const config::MemoryConfig& m) {
+      if (!present) return;
+      const std::string field = at + "." + name;
+      if (m.has_capacity_bytes())
+        RequireInRange(source, field + ".capacity_bytes", true, m.capacity_bytes(), kCapacity);
+      if (m.has_bandwidth_bytes_per_s())
+        RequireInRange(source, field + ".bandwidth_bytes_per_s", true, m.bandwidth_bytes_per_s(),
+                       kBandwidth);
+      ValidateMemoryModel(source, field, m);
+    };
+    memory("hbm", o.has_hbm(), o.hbm());
+    memory("vmem", o.has_vmem(), o.vmem());
+    memory("smem", o.has_smem(), o.smem());
+    if (o.has_dma() && o.dma().has_engines())
+      RequireInRange(source, at + ".dma.engines", true, o.dma().engines(), kDmaEngines);
+    if (o.has_dma() && o.dma().has_chunk_bytes())
+      RequireInRange(source, at + ".dma.chunk_bytes", true, o.dma().chunk_bytes(), kChunkBytes);
+    if (!o.has_hbm() && !o.has_vmem() && !o.has_smem() && !o.has_dma())
+      Fail(source, at, "changes nothing; give hbm, vmem, smem or dma fields");
+  }
 }
 
 // chip.cost may be left out (an ideal chip), but what it gives must make sense.
@@ -109,11 +228,9 @@ constexpr Range kDotPasses{0, 64, true, "bf16 MXU passes"};
 void ValidateCost(const std::string& source, const config::ComputeCostConfig& cost) {
   RequireInRange(source, "chip.cost.grid_step_cycles", true, cost.grid_step_cycles(),
                  kGridStepCycles);
-  RequireInRange(source, "chip.cost.mxu_efficiency", true, cost.mxu_efficiency(),
-                 kMxuEfficiency);
+  RequireInRange(source, "chip.cost.mxu_efficiency", true, cost.mxu_efficiency(), kMxuEfficiency);
   RequireInRange(source, "chip.cost.int8_mxu_rate", true, cost.int8_mxu_rate(), kMxuRate);
-  RequireInRange(source, "chip.cost.int32_dot_passes", true, cost.int32_dot_passes(),
-                 kDotPasses);
+  RequireInRange(source, "chip.cost.int32_dot_passes", true, cost.int32_dot_passes(), kDotPasses);
 }
 
 }  // namespace
@@ -181,6 +298,7 @@ void ValidateTopology(config::Topology& topology, const std::string& source) {
          "has " + std::to_string(mesh.wraparound_size()) + " flags, but mesh.shape has " +
              std::to_string(dims) + " axes; give one per axis");
   }
+  ValidateOverrides(source, topology);
   if (!topology.has_name()) topology.set_name(std::filesystem::path(source).stem().string());
 }
 
@@ -255,6 +373,46 @@ uint64_t ChipCount(const config::Topology& topology) {
   for (auto d : topology.mesh().shape())
     count *= d;
   return count;
+}
+
+namespace {
+bool SameCoords(const google::protobuf::RepeatedField<uint32_t>& chip,
+                const std::vector<int>& coords) {
+  if (chip.size() != static_cast<int>(coords.size())) return false;
+  for (int i = 0; i < chip.size(); ++i) {
+    if (static_cast<int>(chip.Get(i)) != coords[static_cast<size_t>(i)]) return false;
+  }
+  return true;
+}
+
+// A memory field of an override replaces the slice's; a new model brings its own parameters.
+void Override(config::MemoryConfig& memory, const config::MemoryConfig& with) {
+  if (with.has_model() || with.parameter_size() > 0) memory.clear_parameter();
+  memory.MergeFrom(with);
+}
+}  // namespace
+
+config::ChipConfig ChipAt(const config::Topology& topology, const std::vector<int>& coords) {
+  config::ChipConfig chip = topology.chip();
+  for (const auto& o : topology.chip_override()) {
+    if (!SameCoords(o.chip(), coords)) continue;
+    if (o.has_hbm()) Override(*chip.mutable_hbm(), o.hbm());
+    if (o.has_vmem()) Override(*chip.mutable_vmem(), o.vmem());
+    if (o.has_smem()) Override(*chip.mutable_smem(), o.smem());
+    if (o.has_dma()) chip.mutable_dma()->MergeFrom(o.dma());
+  }
+  return chip;
+}
+
+LinkSettings LinkAt(const config::Topology& topology, const std::vector<int>& coords,
+                    const std::string& direction) {
+  LinkSettings link{topology.ici().link_bandwidth_bytes_per_s(), topology.ici().hop_latency_ns()};
+  for (const auto& o : topology.link_override()) {
+    if (o.direction() != direction || !SameCoords(o.chip(), coords)) continue;
+    if (o.has_bandwidth_bytes_per_s()) link.bandwidth_bytes_per_s = o.bandwidth_bytes_per_s();
+    if (o.has_latency_ns()) link.latency_ns = o.latency_ns();
+  }
+  return link;
 }
 
 std::string ShapeString(const config::Topology& topology) {

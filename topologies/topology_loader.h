@@ -37,6 +37,18 @@ std::vector<std::string> PresetNames();
 const std::string& PresetText(const std::string& name);  // throws TopologyError if unknown
 
 uint64_t ChipCount(const config::Topology& topology);
+
+// The chip at `coords` as a validated topology describes it: `chip`, with that chip's
+// chip_override applied (each memory or DMA field given replaces the slice's).
+config::ChipConfig ChipAt(const config::Topology& topology, const std::vector<int>& coords);
+
+// One link direction ("x+") leaving the chip at `coords`, after its link_override.
+struct LinkSettings {
+  double bandwidth_bytes_per_s = 0;
+  double latency_ns = 0;
+};
+LinkSettings LinkAt(const config::Topology& topology, const std::vector<int>& coords,
+                    const std::string& direction);
 std::string ShapeString(const config::Topology& topology);  // e.g. "4x4"
 
 }  // namespace tpusim::topologies

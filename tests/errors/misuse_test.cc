@@ -5,11 +5,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <new>
+
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
 #include "dsl/shard_map.h"
-#include "sim/memory.h"
-#include "sim/system.h"
+#include "sim/byte_box.h"
+#include "sim/simulation.h"
 #include "tests/support/test_support.h"
 
 namespace tpusim {
@@ -108,7 +110,7 @@ TEST(Misuse, DeviceOutsideTheMesh) {
 // The model's own check under the DSL's: a DMA request naming a chip the slice does not
 // have (as another front end on sim/ could make) fails the run instead of crashing it.
 TEST(Misuse, SimRejectsADmaToAChipOutsideTheSlice) {
-  sim::System system(testing::MakeTopology({4}, {false}), {});
+  sim::Simulation system(testing::MakeTopology({4}, {false}), {});
   const base::BufferHandle source = system.Allocate(0, base::MemorySpace::kHbm, 4096, "x");
   const base::SemaphoreHandle send = system.AddSemaphore(0, base::SemaphoreKind::kDma, "send");
   const base::SemaphoreHandle recv = system.AddSemaphore(0, base::SemaphoreKind::kDma, "recv");
@@ -132,7 +134,7 @@ TEST(Misuse, SimRejectsADmaToAChipOutsideTheSlice) {
 
 // Loads and stores are bounds-checked in the model too, not only by Ref slicing.
 TEST(Misuse, SimRejectsALoadPastTheEndOfItsBuffer) {
-  sim::System system(testing::MakeTopology({1}, {false}), {});
+  sim::Simulation system(testing::MakeTopology({1}, {false}), {});
   const base::BufferHandle tile = system.Allocate(0, base::MemorySpace::kVmem, 4096, "tile");
   const auto outcome = system.Run([&](base::CorePort& core) {
     std::vector<uint8_t> out(4096);
@@ -209,7 +211,18 @@ TEST(Misuse, RunawayKernelStopsAtTheTimeLimit) {
   });
   auto run = RunExpectingFailure(program, ErrorKind::kTimeLimit, 1'000'000'000ull /* 1 ms */);
   EXPECT_THAT(run.result.error, HasSubstr("simulated-time limit of 1.000 ms"));
-  EXPECT_THAT(run.result.error, HasSubstr("--time-limit"));
+  EXPECT_THAT(run.result.error, HasSubstr("time_limit"));
+}
+
+TEST(Misuse, HostOutOfMemoryInAKernelIsACapacityFailureNotAMisuse) {
+  // The last resort behind the host-memory estimates: whatever runs out of host memory on a
+  // core's thread ends the run with the reason and the fix, as a capacity failure.
+  auto program = Program([](Kernel& k, const Refs&) {
+    if (k.device_id() == 1) throw std::bad_alloc();
+  });
+  auto run = RunExpectingFailure(program, ErrorKind::kCapacity);
+  EXPECT_THAT(run.result.error, HasSubstr("chip 1 (x=1): the simulator ran out of host memory"));
+  EXPECT_THAT(run.result.error, HasSubstr("timing-only"));
 }
 
 TEST(Misuse, VmemOverCapacityListsTheAllocations) {

@@ -110,6 +110,26 @@ TEST(NeverAHang, SpinsThatCouldStillEndEachOtherMeetTheTimeLimit) {
   EXPECT_THAT(run.result.error, HasSubstr("polls REGULAR semaphore 'flag' with semaphore_read"));
 }
 
+TEST(NeverAHang, SpinsOnEachOtherThatNothingCanEndAreALivelockNotAnHourOfWallTime) {
+  // Both chips poll their own flag and neither ever signals: once each has only polled for
+  // a million reads and no DMA or signal is in flight, nothing can end either spin. Before,
+  // only the time limit ended this, at about two hours of wall time for the default 60 s.
+  auto program = Ring(2, 256, [](Kernel& k, const Refs& r) {
+    while (k.semaphore_read(r[4]) == 0) {
+    }
+  });
+  auto run = testing::RunAndCheckTrace(program, {Array::Random({2 * 256}, DType::kF32, 3)}, {},
+                                       "spin_mutual");
+  ASSERT_FALSE(run.result.ok);
+  EXPECT_EQ(run.result.error_kind, ErrorKind::kDeadlock) << run.result.error;
+  const std::string& e = run.result.error;
+  EXPECT_THAT(e, HasSubstr("livelock at"));
+  EXPECT_THAT(e, HasSubstr("chip 0 (x=0) polls REGULAR semaphore 'flag' with semaphore_read"));
+  EXPECT_THAT(e, HasSubstr("chip 1 (x=1) polls REGULAR semaphore 'flag' with semaphore_read"));
+  // The read count runs on across the waits a poll makes for the other core's events.
+  EXPECT_THAT(e, HasSubstr("(1048577 reads since it last did anything else)"));
+}
+
 TEST(NeverAHang, TimeLimitReportOnAPartlyFilledSemaphoreSaysWhereTheValueCameFrom) {
   // 8 MiB per chip crosses a 45 GB/s link in ~186 us, in 512 KiB chunks; stopped at 50 us,
   // the receiver's semaphore holds the chunks that have landed.

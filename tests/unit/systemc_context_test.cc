@@ -7,7 +7,7 @@
 #include <functional>
 #include <ostream>
 
-#include "sim/system.h"
+#include "sim/simulation.h"
 #include "topologies/topology_loader.h"
 
 namespace tpusim {
@@ -35,7 +35,7 @@ TEST_P(SuspendedThreadsTest, AreUnwoundWhenTheRunEnds) {
   const config::Topology topology = topologies::LoadTopology("v5e-2x2");
   base::EngineOptions options;
   options.time_limit = 1'000'000'000;  // 1 ms
-  sim::System system(topology, options);
+  sim::Simulation system(topology, options);
   int alive = 0;
   int entered = 0;
   const base::RunOutcome outcome = system.Run([&](CorePort& core) {

@@ -48,6 +48,7 @@ void SetParseOnly(bool parse_only);
 bool ParseOnly();
 
 int RunTopologies(int argc, char** argv);
+int RunDescribe(int argc, char** argv);
 int RunRun(int argc, char** argv);
 int RunCompare(int argc, char** argv);
 int RunBench(int argc, char** argv);

@@ -27,6 +27,7 @@ commands:
                    bound, and the simulator's wall time and events/s per size
   list             the kernels and programs (built in and loaded), one line each
   topologies       list the slice presets
+  describe T       the model's module tree for slice T, with each module's parameters
   check-trace FILE check a Perfetto trace against the format rules
 
 --load LIB.so (anywhere on the line, repeatable) loads a shared library built against
@@ -76,6 +77,7 @@ int Dispatch(int argc, char** argv) {
   if (command == "bench") return RunBench(argc - 1, argv + 1);
   if (command == "list") return RunList(argc - 1, argv + 1);
   if (command == "topologies") return RunTopologies(argc - 1, argv + 1);
+  if (command == "describe") return RunDescribe(argc - 1, argv + 1);
   if (command == "check-trace") return RunCheckTrace(argc - 1, argv + 1);
   if (command == "--version") {
     std::cout << "tpusim " << kVersion << " (git " << kGitRevision << ")\n";

@@ -1,0 +1,68 @@
+#pragma once
+
+// Boxes of bytes (base::ByteBox): walking their contiguous runs, whether two overlap, and
+// copying them out of and into a buffer's bytes.
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "sim/base_names.h"
+
+namespace tpusim::sim {
+
+// Walks every contiguous run of a box, innermost dimension merged when it is dense.
+template <typename Visit>
+void ForEachRun(const ByteBox& box, Visit visit) {
+  const size_t dims = box.counts.size();
+  if (dims == 0) {
+    visit(box.offset, static_cast<uint64_t>(box.element_bytes));
+    return;
+  }
+  const bool dense_inner = box.strides[dims - 1] == box.element_bytes;
+  const size_t outer_dims = dense_inner ? dims - 1 : dims;
+  const uint64_t run = dense_inner ? box.counts[dims - 1] * box.element_bytes : box.element_bytes;
+  for (auto c : box.counts) {
+    if (c == 0) return;
+  }
+  std::vector<uint64_t> index(outer_dims, 0);
+  while (true) {
+    uint64_t offset = box.offset;
+    for (size_t i = 0; i < outer_dims; ++i)
+      offset += index[i] * box.strides[i];
+    visit(offset, run);
+    size_t d = outer_dims;
+    while (d > 0) {
+      --d;
+      if (++index[d] < box.counts[d]) break;
+      index[d] = 0;
+      if (d == 0) return;
+    }
+    if (outer_dims == 0) return;
+  }
+}
+
+// Whether two boxes of one buffer share a byte (exact for strided boxes, not just their
+// bounding ranges: column blocks of one matrix do not overlap).
+bool BoxesOverlap(const ByteBox& a, const ByteBox& b);
+
+// Where the byte `linear` bytes into the box (in its element order) lies in the buffer.
+uint64_t BoxOffsetAt(const ByteBox& box, uint64_t linear);
+// Whether the box is one contiguous run (then byte `linear` is at offset + linear).
+bool BoxIsDense(const ByteBox& box);
+
+// Copies the box out of / into a buffer whose bytes start at `base`.
+inline void GatherBox(const uint8_t* base, const ByteBox& box, uint8_t* out) {
+  ForEachRun(box, [&](uint64_t offset, uint64_t run) {
+    std::memcpy(out, base + offset, run);
+    out += run;
+  });
+}
+inline void ScatterBox(uint8_t* base, const ByteBox& box, const uint8_t* in) {
+  ForEachRun(box, [&](uint64_t offset, uint64_t run) {
+    std::memcpy(base + offset, in, run);
+    in += run;
+  });
+}
+
+}  // namespace tpusim::sim

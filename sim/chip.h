@@ -1,0 +1,106 @@
+#pragma once
+
+// One chip of the slice (`slice.chip_1_3`): its TensorCore, HBM, VMEM and SMEM, its DMA
+// engine, its router, and the ICI links that leave it (one module per direction), plus the
+// semaphores kernels make on it. The chip wires the router to its memories (or to the timing
+// model a topology puts in front of one) and to its outgoing links when the tree is
+// elaborated, so a test or a user can bind another target first (UseMemoryTarget).
+
+#include <array>
+#include <deque>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <tlm>
+#include <vector>
+
+#include "sim/base_names.h"
+#include "sim/parameters.h"
+#include "sim/semaphore.h"
+#include "sim/torus.h"
+#include "topologies/topology.pb.h"
+#include "traces/trace_sink.h"
+
+namespace tpusim::sim {
+
+class DmaEngine;
+class DmaLedger;
+class IciLink;
+class Memory;
+class Router;
+class SliceState;
+class TensorCore;
+struct Link;
+
+// The trace tracks of one chip, in the fixed order DESIGN.md gives.
+struct ChipTracks {
+  traces::TrackId chip = 0;
+  traces::TrackId core = 0;
+  traces::TrackId mxu = 0;
+  traces::TrackId vpu = 0;
+  std::vector<traces::TrackId> dma_channels;
+  traces::TrackId dma_arrivals = 0;
+  traces::TrackId hbm = 0;
+  traces::TrackId vmem = 0;
+  traces::TrackId smem = 0;
+  std::vector<traces::TrackId> links;  // by position in Torus::LinksFrom
+  traces::TrackId bytes_in_flight = 0;
+};
+
+// One link direction leaving the chip, as the topology sets it.
+struct LinkSetup {
+  LinkId id = 0;
+  double bytes_per_second = 0;
+  Picoseconds latency = 0;
+};
+
+class Chip : public sc_core::sc_module, public Described {
+ public:
+  // `config` is the chip's own (after the topology's chip_override); `links` its outgoing
+  // links in Torus::LinksFrom order.
+  Chip(sc_core::sc_module_name name, SliceState& slice, DmaLedger& ledger, ChipId id,
+       config::ChipConfig config, const std::vector<LinkSetup>& links);
+  ~Chip() override;
+
+  ChipId id() const { return id_; }
+  const config::ChipConfig& config() const { return config_; }
+  const ChipTracks& tracks() const { return tracks_; }
+  TensorCore& core() { return *core_; }
+  Memory& memory(MemorySpace space) { return *memories_[static_cast<size_t>(space)]; }
+  const Memory& memory(MemorySpace space) const { return *memories_[static_cast<size_t>(space)]; }
+  DmaEngine& dma() { return *dma_; }
+  Router& router() { return *router_; }
+  const std::vector<std::unique_ptr<IciLink>>& links() const { return links_; }
+
+  // Sends `space`'s DMA chunks to `target` instead of the memory's own port, as a timing
+  // model from the topology does. Call before the simulation starts; `target` reaches the
+  // bytes through the memory's socket. `model` names it for reports and describe.
+  void UseMemoryTarget(MemorySpace space, tlm::tlm_base_target_socket_b<>& target,
+                       const std::string& model);
+
+  // Semaphores are the chip's; SliceState keeps them (SliceState::semaphores).
+  SemaphoreHandle AddSemaphore(SemaphoreKind kind, const std::string& name);
+
+  std::vector<Parameter> parameters() const override;
+
+ protected:
+  void before_end_of_elaboration() override;
+
+ private:
+  static ChipTracks MakeTracks(SliceState& slice, ChipId id, const config::ChipConfig& config,
+                               const std::vector<LinkSetup>& links);
+
+  SliceState& slice_;
+  ChipId id_;
+  config::ChipConfig config_;
+  ChipTracks tracks_;
+  std::array<std::unique_ptr<Memory>, 3> memories_;  // MemorySpace order
+  std::unique_ptr<TensorCore> core_;
+  std::unique_ptr<DmaEngine> dma_;
+  std::unique_ptr<Router> router_;
+  std::vector<std::unique_ptr<IciLink>> links_;
+  std::vector<std::unique_ptr<sc_core::sc_module>> memory_models_;
+  std::array<tlm::tlm_base_target_socket_b<>*, 3> memory_targets_{};
+};
+
+}  // namespace tpusim::sim

@@ -1,0 +1,397 @@
+// Spawning activities needs SystemC's dynamic processes, declared only with this macro
+// defined before <systemc> is first included.
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include "sim/core_thread.h"
+
+#include <algorithm>
+#include <new>
+
+#include "sim/chip.h"
+#include "sim/dma_engine.h"
+#include "sim/memory.h"
+#include "sim/reports.h"
+#include "sim/slice_state.h"
+#include "sim/tensor_core.h"
+
+namespace tpusim::sim {
+
+namespace {
+
+// What semaphore_read costs the core: a scalar load of the semaphore's sync flag. No public
+// figure; modelled as a few cycles of the chip clock, like a scalar-memory load.
+constexpr uint64_t kSemaphoreReadCycles = 4;
+// Once nothing is pending anywhere (every other core finished or blocked, no DMA or signal
+// in flight), no semaphore can change while a core only reads. A core that goes on reading
+// this many times is spinning forever: report it at once instead of at the time limit.
+// (A loop that gives up after fewer reads runs on as before.)
+constexpr uint64_t kProvenSpinReads = uint64_t{1} << 20;
+constexpr Picoseconds kNever = ~Picoseconds{0};
+constexpr int kActivityTrackRank = 900;  // after the chip's fixed tracks
+
+}  // namespace
+
+CoreThread::CoreThread(SliceState& slice, TensorCore& core, traces::TrackId track, CoreThread* root,
+                       std::string name)
+    : slice_(slice),
+      core_(core),
+      chip_(core.chip().id()),
+      track_(track),
+      root_(root),
+      name_(std::move(name)),
+      read_cost_(CyclesToTime(kSemaphoreReadCycles, core.clock_hz())) {}
+
+ChipId CoreThread::chip() const {
+  return chip_;
+}
+bool CoreThread::functional() const {
+  return slice_.functional();
+}
+Picoseconds CoreThread::Now() const {
+  return EventQueue::Now() + ahead_;
+}
+double CoreThread::clock_hz() const {
+  return core_.clock_hz();
+}
+
+void CoreThread::StartDma(const DmaRequest& request) {
+  CatchUp();
+  core_.chip().dma().Start(request);
+}
+
+void CoreThread::Wait(SemaphoreHandle handle, int64_t amount, WaitKind kind,
+                      std::string_view what) {
+  CatchUp();
+  slice_.CheckSemaphore(handle, "waited on", std::string(what));
+  const Torus& torus = slice_.torus();
+  if (handle.chip != chip_) {
+    throw Error(ErrorKind::kSemaphoreMisuse,
+                torus.Describe(chip_) + " waits on semaphore '" + slice_.semaphore(handle).name() +
+                    "' of " + torus.Describe(handle.chip) +
+                    ", but a core can only wait on its own semaphores; wait on the local one "
+                    "and let the other chip signal it.");
+  }
+  Semaphore& s = slice_.semaphore(handle);
+  const bool dma_wait = kind != WaitKind::kSemaphore;
+  if (dma_wait != (s.kind() == SemaphoreKind::kDma)) {
+    throw Error(ErrorKind::kSemaphoreMisuse,
+                torus.Describe(chip_) + " calls " + WaitKindName(kind) + " on " +
+                    SemaphoreKindName(s.kind()) + " semaphore '" + s.name() + "'. " +
+                    (dma_wait ? "DMA descriptors need DMA semaphores; allocate it as "
+                                "SemaphoreType::DMA."
+                              : "A DMA semaphore counts bytes and is waited on through its "
+                                "copy descriptor's wait/wait_send/wait_recv."));
+  }
+  if (amount <= 0) {
+    throw Error(ErrorKind::kSemaphoreMisuse, torus.Describe(chip_) + " waits for " +
+                                                 std::to_string(amount) + " on semaphore '" +
+                                                 s.name() + "'; the amount must be positive.");
+  }
+  if (s.value() < amount) {
+    const Picoseconds since = Now();
+    if (slice_.traced()) {  // the name and arguments cost allocations
+      slice_.trace().Begin(track_, since, std::string(WaitKindName(kind)) + " " + s.name(),
+                           {{"needs", amount}, {"has", s.value()}});
+    }
+    waiting_ = &s;
+    wait_amount_ = amount;
+    wait_kind_ = kind;
+    wait_what_ = what;
+    while (s.value() < amount) {
+      sc_core::wait(wake_);
+      stack_.Announce();
+    }
+    waiting_ = nullptr;
+    stats_.blocked += Now() - since;
+    slice_.trace().End(track_, Now());
+  }
+  if (RaceDetector* races = slice_.races()) races->Acquire(chip_, handle);
+  s.Take(amount);
+  if (s.counter_track())
+    slice_.trace().Counter(s.counter_track(), Now(), static_cast<double>(s.value()));
+}
+
+void CoreThread::Signal(SemaphoreHandle handle, int64_t amount) {
+  CatchUp();
+  slice_.Signal(chip_, handle, amount);
+}
+
+// Each read costs kSemaphoreReadCycles. Reads before the next event anywhere in the model
+// cannot see a change, so the core runs ahead of SystemC time by their cost and waits once,
+// when something could happen or the time limit comes (temporal decoupling,
+// docs/references.md §8): a polling loop costs simulated time, not a thread switch per read.
+int64_t CoreThread::Read(SemaphoreHandle handle) {
+  slice_.CheckSemaphore(handle, "read", "semaphore_read");
+  const Semaphore& s = slice_.semaphore(handle);
+  if (ahead_ > 0 && EventQueue::Now() + ahead_ >= horizon_) WaitOutReads();
+  if (ahead_ == 0) {
+    const Picoseconds now = EventQueue::Now();
+    const Picoseconds quiet = sc_core::sc_time_to_pending_activity().value();
+    horizon_ = std::min(slice_.options().time_limit, quiet > kNever - now ? kNever : now + quiet);
+    if (slice_.traced())  // the name costs an allocation
+      slice_.trace().Begin(track_, now, "semaphore_read " + s.name());
+  }
+  polling_ = &s;  // the reports name the semaphore read last
+  ++poll_reads_;
+  if (poll_reads_ > kProvenSpinReads && SpinCannotEnd())
+    throw Error(ErrorKind::kDeadlock, SpinReport(slice_, Now()));
+  ahead_ += read_cost_;
+  // A core that polls until a value arrives has seen what was signalled before it.
+  if (RaceDetector* races = slice_.races(); races && handle.chip == chip_)
+    races->Acquire(chip_, handle);
+  return s.value();
+}
+
+// Nothing left in the model can change a semaphore: no DMA or signal is on the calendar, and
+// every other thread of control has finished, waits for what it cannot get, or has itself
+// only polled for kProvenSpinReads reads. (A loop that gives up after fewer reads goes on.)
+bool CoreThread::SpinCannotEnd() const {
+  if (!slice_.calendar().empty()) return false;
+  auto passive = [this](const CoreThread& t) {
+    if (&t == this || t.finished_) return true;
+    if (t.waiting_) return t.waiting_->value() < t.wait_amount_;
+    if (t.joining_) return !t.joining_->finished_;
+    return t.polling_ && t.poll_reads_ > kProvenSpinReads;
+  };
+  for (const CoreThread* core : slice_.cores()) {
+    if (!passive(*core)) return false;
+  }
+  for (const auto& activity : slice_.activities()) {
+    if (!passive(*activity)) return false;
+  }
+  return true;
+}
+
+int64_t CoreThread::Peek(SemaphoreHandle handle) const {
+  slice_.CheckSemaphore(handle, "read", "semaphore_read");
+  return slice_.semaphore(handle).value();
+}
+
+std::string CoreThread::SemaphoreName(SemaphoreHandle handle) const {
+  return slice_.semaphore(handle).name();
+}
+
+SemaphoreKind CoreThread::KindOf(SemaphoreHandle handle) const {
+  return slice_.semaphore(handle).kind();
+}
+
+void CoreThread::Compute(ComputeUnit unit, uint64_t cycles, std::string_view what) {
+  CatchUp();
+  double slowdown = 1.0;
+  if (chip_ < slice_.options().chip_slowdown.size())
+    slowdown = slice_.options().chip_slowdown[chip_];
+  const Picoseconds duration =
+      static_cast<Picoseconds>(static_cast<double>(CyclesToTime(cycles, clock_hz())) * slowdown);
+  if (duration == 0) return;
+  // A unit another activity of this chip is using: wait for it, then take it. The scalar
+  // unit (per-step overhead) is the core's own and drawn on its track.
+  traces::TrackId track = track_;
+  if (unit != ComputeUnit::kScalar) {
+    Picoseconds& free_at = core_.unit_free(unit);
+    if (free_at > Now()) {
+      const Picoseconds start = free_at;
+      free_at = start + duration;
+      sc_core::wait(sc_core::sc_time::from_value(start - Now()));
+      stack_.Announce();
+    } else {
+      free_at = Now() + duration;
+    }
+    const ChipTracks& tracks = core_.chip().tracks();
+    track = unit == ComputeUnit::kMxu ? tracks.mxu : tracks.vpu;
+  }
+  slice_.trace().Begin(track, Now(), what, {{"cycles", cycles}});
+  computing_on_ = track;
+  sc_core::wait(sc_core::sc_time::from_value(duration));
+  computing_on_ = 0;
+  stack_.Announce();
+  slice_.trace().End(track, Now());
+  if (unit == ComputeUnit::kMxu) stats_.mxu_busy += duration;
+  if (unit == ComputeUnit::kVpu) stats_.vpu_busy += duration;
+}
+
+void CoreThread::BeginScope(std::string_view name) {
+  CatchUp();
+  slice_.trace().Begin(track_, Now(), name);
+  if (RaceDetector* races = slice_.races()) races->BeginScope(chip_, name);
+  ++open_scopes_;
+}
+
+void CoreThread::EndScope() {
+  CatchUp();
+  if (open_scopes_ == 0) return;
+  --open_scopes_;
+  if (RaceDetector* races = slice_.races()) races->EndScope(chip_);
+  slice_.trace().End(track_, Now());
+}
+
+void CoreThread::Load(const Region& region, void* out, std::string_view what) {
+  CatchUp();
+  CheckAccess(region, "loaded from", what);
+  if (RaceDetector* races = slice_.races()) races->CoreAccess(chip_, region, false, what, Now());
+  slice_.memory(region.buffer).Gather(region.buffer.index, region.box, static_cast<uint8_t*>(out));
+}
+
+void CoreThread::Store(const Region& region, const void* in, std::string_view what) {
+  CatchUp();
+  CheckAccess(region, "stored to", what);
+  if (RaceDetector* races = slice_.races()) races->CoreAccess(chip_, region, true, what, Now());
+  slice_.memory(region.buffer)
+      .Scatter(region.buffer.index, region.box, static_cast<const uint8_t*>(in));
+}
+
+void CoreThread::CheckAccess(const Region& region, const char* role, std::string_view what) const {
+  slice_.CheckBuffer(region.buffer, role, std::string(what));
+  const Memory& m = slice_.memory(region.buffer);
+  if (region.box.end() > m.Size(region.buffer.index)) {
+    throw Error(ErrorKind::kOutOfBounds, std::string(what) + " ends at byte " +
+                                             std::to_string(region.box.end()) + " of '" +
+                                             m.Label(region.buffer.index) + "', which has only " +
+                                             std::to_string(m.Size(region.buffer.index)) +
+                                             " bytes; slice the ref within its shape.");
+  }
+}
+
+BufferHandle CoreThread::Allocate(MemorySpace space, uint64_t bytes, const std::string& label,
+                                  Uninitialized fill) {
+  CatchUp();
+  return BufferHandle{chip_, space, core_.chip().memory(space).Allocate(bytes, label, fill)};
+}
+
+void CoreThread::Free(BufferHandle buffer) {
+  CatchUp();
+  const std::string what = slice_.torus().Describe(chip_) + " frees a buffer";
+  slice_.CheckBuffer(buffer, "freed", what);
+  if (buffer.chip != chip_) {
+    throw Error(ErrorKind::kKernelMisuse, what + " of " + slice_.torus().Describe(buffer.chip) +
+                                              "; a core frees only its own buffers.");
+  }
+  Memory& memory = slice_.memory(buffer);
+  core_.chip().dma().ledger().CheckFree(buffer, what, memory.Label(buffer.index));
+  if (RaceDetector* races = slice_.races()) races->Free(buffer);
+  memory.Free(buffer.index);
+}
+
+SemaphoreHandle CoreThread::AddSemaphore(SemaphoreKind kind, const std::string& name) {
+  CatchUp();
+  return core_.chip().AddSemaphore(kind, name);
+}
+
+CorePort::ActivityId CoreThread::Spawn(const std::string& name,
+                                       std::function<void(CorePort&)> body) {
+  const auto [slot, track] = core_.TakeActivityTrack(kActivityTrackRank);
+  auto& activities = slice_.activities();
+  const auto id = static_cast<ActivityId>(activities.size());
+  CoreThread* child = activities
+                          .emplace_back(std::make_unique<CoreThread>(slice_, core_, track,
+                                                                     root_ ? root_ : this, name))
+                          .get();
+  child->track_slot_ = slot;
+  slice_.waiters(chip_).push_back(child);
+  ++unjoined_;
+  sc_core::sc_spawn_options options;
+  options.set_stack_size(TensorCore::kThreadStackBytes);
+  sc_core::sc_spawn([child, body = std::move(body)] { child->Body(body); },
+                    ("activity_" + std::to_string(id)).c_str(), &options);
+  return id;
+}
+
+void CoreThread::YieldToSameTime() {
+  sc_core::wait(sc_core::SC_ZERO_TIME);
+  stack_.Announce();
+}
+
+void CoreThread::Join(ActivityId id) {
+  auto& activities = slice_.activities();
+  if (id >= activities.size() || activities[id]->chip_ != chip_ || activities[id]->joined_) {
+    throw Error(ErrorKind::kKernelMisuse, slice_.torus().Describe(chip_) + " joins activity " +
+                                              std::to_string(id) +
+                                              ", which it did not spawn or joined already.");
+  }
+  CoreThread& child = *activities[id];
+  child.joined_ = true;
+  --unjoined_;
+  if (child.finished_) return;
+  const Picoseconds since = Now();
+  slice_.trace().Begin(track_, since, "join " + child.name_);
+  joining_ = &child;
+  while (!child.finished_) {
+    sc_core::wait(child.done_);
+    stack_.Announce();
+  }
+  joining_ = nullptr;
+  stats_.blocked += Now() - since;
+  slice_.trace().End(track_, Now());
+}
+
+void CoreThread::Body(const Engine::CoreProgram& program) {
+  stack_ = ThreadStack(TensorCore::kThreadStackBytes);
+  started_ = true;
+  slice_.trace().Begin(track_, Now(), root_ ? name_ : std::string("kernel"));
+  try {
+    program(*this);
+    if (unjoined_ > 0) {
+      throw Error(ErrorKind::kKernelMisuse,
+                  slice_.torus().Describe(chip_) + " ends '" + (root_ ? name_ : "the kernel") +
+                      "' with " + std::to_string(unjoined_) +
+                      " spawned activities never joined; join every activity you start.");
+    }
+  } catch (const Error& e) {
+    slice_.Fail(e.kind(), e.what());
+    return;
+  } catch (const sc_core::sc_unwind_exception&) {
+    throw;  // SystemC is ending this suspended thread (SystemCContext::EndSuspendedThreads)
+  } catch (const std::bad_alloc&) {
+    // Sizes are checked against host memory before a run; this is the last resort, and it is
+    // the host's memory, not a misuse of the kernel.
+    slice_.Fail(ErrorKind::kCapacity,
+                slice_.torus().Describe(chip_) +
+                    ": the simulator ran out of host memory while the kernel ran. Run it "
+                    "timing-only (no payload, the same timing) or choose a smaller size.");
+    return;
+  } catch (const std::exception& e) {
+    slice_.Fail(ErrorKind::kKernelMisuse,
+                slice_.torus().Describe(chip_) + ": the kernel threw an exception: " + e.what());
+    return;
+  }
+  CatchUp();
+  while (open_scopes_ > 0)
+    EndScope();
+  slice_.trace().End(track_, Now());
+  finished_ = true;
+  stats_.finish = Now();
+  if (root_) {  // the chip's units did this work; the track and the wake-up list move on
+    root_->stats_.mxu_busy += stats_.mxu_busy;
+    root_->stats_.vpu_busy += stats_.vpu_busy;
+    core_.ReleaseActivityTrack(track_slot_);
+    auto& waiters = slice_.waiters(chip_);
+    waiters.erase(std::find(waiters.begin(), waiters.end(), this));
+    done_.notify(sc_core::SC_ZERO_TIME);
+  }
+}
+
+void CoreThread::CloseTrace(Picoseconds now, const std::string& why) {
+  if (!started_) return;
+  if (computing_on_) slice_.trace().End(computing_on_, now);  // stopped mid-op
+  if (waiting_ || joining_ || polling_) slice_.trace().End(track_, now);
+  while (open_scopes_ > 0)
+    EndScope();
+  slice_.trace().Instant(track_, now, why);
+  slice_.trace().End(track_, now);  // the kernel slice
+}
+
+void CoreThread::CatchUp() {
+  poll_reads_ = 0;  // the core does something other than poll
+  WaitOutReads();
+}
+
+void CoreThread::WaitOutReads() {
+  if (ahead_ == 0) return;
+  const Picoseconds polled = ahead_;
+  ahead_ = 0;
+  sc_core::wait(sc_core::sc_time::from_value(polled));
+  stack_.Announce();
+  stats_.blocked += polled;  // polling is waiting for a semaphore, as a blocking wait is
+  slice_.trace().End(track_, Now());
+  polling_ = nullptr;
+}
+
+}  // namespace tpusim::sim

@@ -1,0 +1,121 @@
+#pragma once
+
+// One thread of control on a TensorCore: the core running its kernel or program, or an
+// activity it spawned (an XLA-style async collective). It implements base::CorePort, the
+// one interface the DSL reaches the model through. Blocking calls (waits, compute) are
+// SystemC waits inside the thread; everything else is a call into the chip's modules.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <systemc>
+
+#include "base/engine.h"
+#include "sim/base_names.h"
+#include "sim/semaphore.h"
+#include "sim/systemc_context.h"
+#include "traces/trace_sink.h"
+
+namespace tpusim::sim {
+
+class SliceState;
+class TensorCore;
+
+class CoreThread final : public CorePort {
+ public:
+  // The core's own thread (root == nullptr), or an activity it spawned, on `track`.
+  CoreThread(SliceState& slice, TensorCore& core, traces::TrackId track, CoreThread* root = nullptr,
+             std::string name = "");
+  CoreThread(const CoreThread&) = delete;
+  CoreThread& operator=(const CoreThread&) = delete;
+
+  ChipId chip() const override;
+  bool functional() const override;
+  // The core's own time: ahead of the model's while it polls (see Read).
+  Picoseconds Now() const override;
+  double clock_hz() const override;
+
+  void StartDma(const DmaRequest& request) override;
+  void Wait(SemaphoreHandle handle, int64_t amount, WaitKind kind, std::string_view what) override;
+  void Signal(SemaphoreHandle handle, int64_t amount) override;
+  int64_t Read(SemaphoreHandle handle) override;
+  int64_t Peek(SemaphoreHandle handle) const override;
+  std::string SemaphoreName(SemaphoreHandle handle) const override;
+  SemaphoreKind KindOf(SemaphoreHandle handle) const override;
+  void Compute(ComputeUnit unit, uint64_t cycles, std::string_view what) override;
+  void BeginScope(std::string_view name) override;
+  void EndScope() override;
+  void Load(const Region& region, void* out, std::string_view what) override;
+  void Store(const Region& region, const void* in, std::string_view what) override;
+  BufferHandle Allocate(MemorySpace space, uint64_t bytes, const std::string& label,
+                        Uninitialized fill) override;
+  void Free(BufferHandle buffer) override;
+  SemaphoreHandle AddSemaphore(SemaphoreKind kind, const std::string& name) override;
+  ActivityId Spawn(const std::string& name, std::function<void(CorePort&)> body) override;
+  void YieldToSameTime() override;
+  void Join(ActivityId activity) override;
+
+  // Runs the program (or a spawned activity's body); failures are recorded and stop the
+  // simulation.
+  void Body(const Engine::CoreProgram& program);
+  // After a failure: ends the slices this thread still has open, so the trace stays valid
+  // up to the failure and shows where the thread stood.
+  void CloseTrace(Picoseconds now, const std::string& why);
+  // Wakes the thread if it waits on `s` and `s` now holds enough.
+  void Poke(const Semaphore& s) {
+    if (waiting_ == &s && s.value() >= wait_amount_) wake_.notify(sc_core::SC_ZERO_TIME);
+  }
+
+  bool finished() const { return finished_; }
+  bool started() const { return started_; }
+  const CoreThread* joining() const { return joining_; }
+  const std::string& name() const { return name_; }
+  const Semaphore* waiting() const { return waiting_; }
+  const Semaphore* polling() const { return polling_; }
+  uint64_t poll_reads() const { return poll_reads_; }
+  int64_t wait_amount() const { return wait_amount_; }
+  WaitKind wait_kind() const { return wait_kind_; }
+  const std::string& wait_what() const { return wait_what_; }
+  const CoreStats& stats() const { return stats_; }
+  // An activity's slot among its chip's async tracks.
+  size_t track_slot() const { return track_slot_; }
+  void set_track_slot(size_t slot) { track_slot_ = slot; }
+
+ private:
+  // Waits out the reads the core ran ahead by, before it does anything the model sees.
+  void CatchUp();
+  void WaitOutReads();  // the same, between reads: the core is still polling
+  bool SpinCannotEnd() const;
+  void CheckAccess(const Region& region, const char* role, std::string_view what) const;
+
+  SliceState& slice_;
+  TensorCore& core_;
+  ChipId chip_;
+  traces::TrackId track_;
+  CoreThread* root_;  // the core that spawned this activity; nullptr for the core itself
+  std::string name_;  // an activity's name
+  size_t track_slot_ = 0;
+  int unjoined_ = 0;
+  bool joined_ = false;
+  const CoreThread* joining_ = nullptr;
+  traces::TrackId computing_on_ = 0;  // the MXU/VPU track of a compute in progress
+  sc_core::sc_event done_;            // an activity finished
+  sc_core::sc_event wake_;            // a semaphore it waits on holds enough
+  ThreadStack stack_;
+  Picoseconds read_cost_ = 0;
+  Picoseconds ahead_ = 0;    // reads done but not yet waited out
+  Picoseconds horizon_ = 0;  // no event anywhere before this time (while ahead_ > 0)
+  const Semaphore* polling_ = nullptr;
+  uint64_t poll_reads_ = 0;  // since the core last did anything else
+  const Semaphore* waiting_ = nullptr;
+  int64_t wait_amount_ = 0;
+  WaitKind wait_kind_ = WaitKind::kSemaphore;
+  std::string wait_what_;
+  int open_scopes_ = 0;
+  bool started_ = false;
+  bool finished_ = false;
+  CoreStats stats_;
+};
+
+}  // namespace tpusim::sim

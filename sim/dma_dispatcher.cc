@@ -1,0 +1,339 @@
+#include "sim/dma_dispatcher.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "sim/byte_box.h"
+#include "sim/chip.h"
+#include "sim/dma_engine.h"
+#include "sim/memory.h"
+
+namespace tpusim::sim {
+
+DmaDispatcher::DmaDispatcher(SliceState& slice, DmaLedger& ledger, Chip& chip, DmaEngine& engine,
+                             uint32_t channels, uint64_t chunk_bytes)
+    : slice_(slice),
+      ledger_(ledger),
+      chip_(chip),
+      engine_(engine),
+      id_(chip.id()),
+      chunk_bytes_(chunk_bytes),
+      channels_(channels) {}
+
+void DmaDispatcher::Check(const DmaRequest& request) {
+  const ChipId issuer = id_;
+  const Torus& torus = slice_.torus();
+  // Every DMA passes here, so the description is only built when a check fails.
+  const auto what = [&] { return "DMA '" + request.label + "' from " + torus.Describe(issuer); };
+  auto check_buffer = [&](const BufferHandle& b, const char* role) {
+    if (b.chip >= torus.chips() || !slice_.memory(b).Live(b.index))
+      slice_.CheckBuffer(b, role, what());
+  };
+  check_buffer(request.source.buffer, "read");
+  if (request.destination.buffer.chip >= torus.chips()) {
+    throw Error(ErrorKind::kKernelMisuse,
+                what() + " targets chip " + std::to_string(request.destination.buffer.chip) +
+                    ", which is outside the " + std::to_string(torus.chips()) + "-chip slice.");
+  }
+  check_buffer(request.destination.buffer, "written");
+  if (request.source.buffer.chip != issuer) {
+    throw Error(ErrorKind::kKernelMisuse,
+                what() +
+                    " reads from another chip's memory; a DMA reads local memory and may "
+                    "write anywhere. Start it on the chip that holds the data.");
+  }
+  auto check_bounds = [&](const Region& r, const char* role) {
+    const Memory& memory = slice_.memory(r.buffer);
+    const uint64_t size = memory.Size(r.buffer.index);
+    if (r.box.end() > size) {
+      throw Error(ErrorKind::kOutOfBounds, what() + ": its " + role + " region ends at byte " +
+                                               std::to_string(r.box.end()) + " of '" +
+                                               memory.Label(r.buffer.index) + "', which has only " +
+                                               std::to_string(size) + " bytes.");
+    }
+  };
+  check_bounds(request.source, "source");
+  check_bounds(request.destination, "destination");
+  if (request.source.box.bytes() != request.destination.box.bytes()) {
+    throw Error(ErrorKind::kKernelMisuse,
+                what() + " copies " + std::to_string(request.source.box.bytes()) +
+                    " bytes into a destination of " +
+                    std::to_string(request.destination.box.bytes()) +
+                    " bytes; source and destination must have the same size.");
+  }
+  auto check_dma_semaphore = [&](SemaphoreHandle h, ChipId expected_chip, const char* role) {
+    if (h.chip >= torus.chips() || h.index >= slice_.semaphores(h.chip).size())
+      slice_.CheckSemaphore(h, role, what());
+    const Semaphore& s = slice_.semaphore(h);
+    if (h.chip != expected_chip || s.kind() != SemaphoreKind::kDma) {
+      throw Error(ErrorKind::kSemaphoreMisuse,
+                  what() + ": its " + role + " semaphore '" + s.name() + "' is a " +
+                      SemaphoreKindName(s.kind()) +
+                      " semaphore; DMAs count bytes on SemaphoreType::DMA semaphores.");
+    }
+  };
+  check_dma_semaphore(request.recv_semaphore, request.destination.buffer.chip, "receive");
+  if (request.has_send_semaphore) check_dma_semaphore(request.send_semaphore, issuer, "send");
+}
+
+void DmaDispatcher::Start(const DmaRequest& request) {
+  Check(request);
+  const ChipId issuer = id_;
+  const Picoseconds now = EventQueue::Now();
+  RaceDetector* races = slice_.races();
+  const uint32_t race_id = races ? races->StartDma(issuer, request, now) : 0;
+  Transfer& t = ledger_.Add();
+  t.race_id = race_id;
+  t.issuer = issuer;
+  t.request = request;
+  t.bytes = request.source.box.bytes();
+  const BufferHandle& source = request.source.buffer;
+  const BufferHandle& destination = request.destination.buffer;
+  t.source_base = slice_.memory(source).Address(source.index, 0);
+  t.destination_base = slice_.memory(destination).Address(destination.index, 0);
+  t.within_one_memory = source.chip == destination.chip && source.space == destination.space;
+  t.source_dense = BoxIsDense(request.source.box);
+  t.destination_dense = BoxIsDense(request.destination.box);
+  t.dispatcher = this;
+  t.chunk_bytes = chunk_bytes_;
+  t.through_tlm = slice_.options().book_through_tlm;
+  const std::vector<LinkId> route = slice_.torus().Route(issuer, destination.chip);
+  t.hops = static_cast<int>(route.size());
+  Router& router = chip_.router();  // cold, once per DMA
+  router.PathTo(t.source_base, nullptr, t.path);
+  if (!t.within_one_memory) router.PathTo(t.destination_base, route.data(), t.path);
+  t.latency = slice_.RouteLatency(issuer, destination.chip);
+  if (destination.chip != issuer) t.flow = slice_.NewFlow();
+  ++slice_.stats().dmas;
+  slice_.stats().dma_bytes += t.bytes;
+  ledger_.CheckWriteRace(t, slice_);
+  queue_.push_back(&t);
+  Admit();
+}
+
+void DmaDispatcher::Admit() {
+  while (queue_head_ < queue_.size()) {
+    // The lowest free channel, as a search of a bool per channel would find it.
+    const uint64_t free =
+        ~busy_ & (channels_ == 64 ? ~uint64_t{0} : (uint64_t{1} << channels_) - 1);
+    if (free == 0) return;
+    const int channel = std::countr_zero(free);
+    Transfer* t = queue_[queue_head_++];
+    if (queue_head_ == queue_.size()) {
+      queue_.clear();
+      queue_head_ = 0;
+    }
+    busy_ |= uint64_t{1} << channel;
+    Begin(*t, channel);
+  }
+}
+
+void DmaDispatcher::Begin(Transfer& t, int channel) {
+  t.channel = channel;
+  const ChipId destination = t.request.destination.buffer.chip;
+  if (slice_.traced()) {  // the arguments cost more than the call: skip both untraced
+    slice_.trace().Begin(chip_.tracks().dma_channels[channel], EventQueue::Now(), t.request.label,
+                         {{"bytes", t.bytes},
+                          {"to", slice_.torus().Describe(destination)},
+                          {"hops", static_cast<int64_t>(t.hops)}},
+                         t.flow);
+  }
+  if (slice_.traced()) BytesInFlight(static_cast<int64_t>(t.bytes));
+  if (t.bytes == 0) {
+    Schedule(slice_, EventQueue::Now(), kDeparted, t);
+    Schedule(slice_, EventQueue::Now() + t.latency, kLanded, t);
+    return;
+  }
+  ReserveChunk(slice_, t);
+}
+
+void DmaDispatcher::Schedule(SliceState& slice, Picoseconds when, ChunkEvent event, Transfer& t,
+                             uint64_t bytes) {
+  slice.calendar().At(when, &DmaDispatcher::RunChunkEvent, &slice, reinterpret_cast<uintptr_t>(&t),
+                      bytes << 2 | event);
+}
+
+void DmaDispatcher::RunChunkEvent(void* slice_state, uint64_t transfer, uint64_t event_and_bytes) {
+  auto& slice = *static_cast<SliceState*>(slice_state);
+  auto& t = *reinterpret_cast<Transfer*>(static_cast<uintptr_t>(transfer));
+  const uint64_t bytes = event_and_bytes >> 2;
+  switch (static_cast<ChunkEvent>(event_and_bytes & 3)) {
+    case kDeparted:
+      OnDeparted(slice, t, bytes);
+      break;
+    case kDepartedThenReserve:
+      OnDeparted(slice, t, bytes);
+      ReserveChunk(slice, t);
+      break;
+    case kReserve:
+      ReserveChunk(slice, t);
+      break;
+    case kLanded:
+      OnLanded(slice, t, bytes);
+      break;
+  }
+}
+
+uint64_t DmaDispatcher::ChunkAddress(uint64_t base, const ByteBox& box, bool dense, uint64_t sent) {
+  return base + (dense ? box.offset + sent : BoxOffsetAt(box, sent));
+}
+
+void DmaDispatcher::ReserveChunk(SliceState& slice, Transfer& t) {
+  const uint64_t bytes = std::min(t.chunk_bytes, t.bytes - t.sent);
+  ChunkSchedule schedule(EventQueue::Now());
+  // The read from the source memory, then the write along the route to the destination. A
+  // copy within one memory books its port once, for both.
+  const size_t hops = t.path.size();
+  for (size_t i = 0; i < hops; ++i) {
+    const PathHop& hop = t.path[i];
+    const uint64_t length = i == 0 && t.within_one_memory ? 2 * bytes : bytes;
+    if (hop.direct && !t.through_tlm) {
+      hop.direct->BookChunk(schedule, length, t.id, &t.request.label);
+    } else {
+      t.dispatcher->BookThroughTlm(t, i, i > 0 && i + 1 < hops, length, schedule);
+    }
+  }
+  const Picoseconds departure = schedule.departure();
+  const Picoseconds pace = schedule.pace();
+  const bool more = t.sent + bytes < t.bytes;
+  Schedule(slice, departure, more && pace == departure ? kDepartedThenReserve : kDeparted, t,
+           bytes);
+  if (more && pace != departure) Schedule(slice, pace, kReserve, t);
+  Schedule(slice, schedule.arrival(), kLanded, t, bytes);
+}
+
+void DmaDispatcher::BookThroughTlm(Transfer& t, size_t hop, bool link, uint64_t bytes,
+                                   ChunkSchedule& schedule) {
+  tlm::tlm_generic_payload& payload = payloads_.Acquire();
+  payload.set_command(tlm::TLM_IGNORE_COMMAND);
+  auto& chunk = *payload.get_extension<ChunkExtension>();
+  chunk.transfer = t.id;
+  chunk.label = &t.request.label;
+  chunk.schedule = schedule;
+  chunk.route = nullptr;
+  chunk.forward = false;  // this engine calls each hop of the path itself
+  chunk.read_and_write = t.within_one_memory;
+  payload.set_address(
+      hop > 0
+          ? ChunkAddress(t.destination_base, t.request.destination.box, t.destination_dense, t.sent)
+          : ChunkAddress(t.source_base, t.request.source.box, t.source_dense, t.sent));
+  payload.set_data_length(static_cast<unsigned int>(bytes));
+  tlm::tlm_fw_transport_if<>& target = *t.path[hop].target;
+  if (link) {
+    payload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    target.b_transport(payload, delay);
+  } else {
+    BookMemoryHop(target, payload, chunk);
+  }
+  schedule = chunk.schedule;
+  const bool refused = payload.is_response_error();
+  const std::string status = refused ? payload.get_response_string() : "";
+  const uint64_t address = payload.get_address();
+  payload.release();
+  if (!refused) return;
+  const ChipId chip = AddressChip(address);
+  throw Error(ErrorKind::kInvalidArgument,
+              "the " + std::string(MemorySpaceName(AddressSpace(address))) + " of " +
+                  slice_.torus().Describe(chip) + " (timing model '" +
+                  slice_.chip(chip).memory(AddressSpace(address)).timing_model() +
+                  "') refused a chunk of DMA '" + t.request.label + "' (" + status +
+                  "); a memory model must accept TLM_IGNORE_COMMAND transactions.");
+}
+
+void DmaDispatcher::MoveBytes(const Region& region, uint64_t base, uint8_t* data, bool into) {
+  tlm::tlm_generic_payload payload;
+  payload.set_address(base);
+  payload.set_command(into ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+  tlm::tlm_dmi dmi;
+  if (engine_.socket->get_direct_mem_ptr(payload, dmi) &&
+      (into ? dmi.is_write_allowed() : dmi.is_read_allowed()) && dmi.get_start_address() <= base) {
+    uint8_t* bytes = dmi.get_dmi_ptr() + (base - dmi.get_start_address());
+    if (into) {
+      ScatterBox(bytes, region.box, data);
+    } else {
+      GatherBox(bytes, region.box, data);
+    }
+    return;
+  }
+  // No DMI: copy run by run through debug transport.
+  ForEachRun(region.box, [&](uint64_t offset, uint64_t run) {
+    payload.set_address(base + offset);
+    payload.set_data_ptr(data);
+    payload.set_data_length(static_cast<unsigned int>(run));
+    if (engine_.socket->transport_dbg(payload) != run) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  "the memory model behind " + slice_.torus().Describe(AddressChip(base)) + "'s " +
+                      MemorySpaceName(AddressSpace(base)) +
+                      " grants neither DMI nor debug transport, so a functional run cannot "
+                      "move its bytes; forward both to the chip's Memory, or run timing-only.");
+    }
+    data += run;
+  });
+}
+
+void DmaDispatcher::OnDeparted(SliceState& slice, Transfer& t, uint64_t bytes) {
+  t.sent += bytes;
+  if (t.request.has_send_semaphore) {
+    if (t.sent == t.bytes) {  // only the last chunk is remembered, so only it builds a Touch
+      const Touch touch{EventQueue::Now(), t.issuer, static_cast<int64_t>(t.bytes),
+                        "DMA '" + t.request.label + "' (sent)"};
+      slice.AddToSemaphore(t.request.send_semaphore, static_cast<int64_t>(bytes), &touch);
+    } else {
+      slice.AddToSemaphore(t.request.send_semaphore, static_cast<int64_t>(bytes), nullptr);
+    }
+  }
+  if (t.sent == t.bytes) t.dispatcher->Departed(t);
+}
+
+void DmaDispatcher::Departed(Transfer& t) {
+  if (RaceDetector* races = slice_.races())
+    races->DmaSent(t.race_id, t.request.has_send_semaphore ? &t.request.send_semaphore : nullptr);
+  // The payload leaves with its last chunk; the sender may reuse the source after wait_send.
+  if (slice_.functional()) {
+    t.staging.resize(t.bytes);
+    if (t.bytes > 0) MoveBytes(t.request.source, t.source_base, t.staging.data(), false);
+  }
+  if (slice_.traced())
+    slice_.trace().End(chip_.tracks().dma_channels[t.channel], EventQueue::Now());
+  busy_ &= ~(uint64_t{1} << t.channel);
+  Admit();
+}
+
+void DmaDispatcher::OnLanded(SliceState& slice, Transfer& t, uint64_t bytes) {
+  t.landed += bytes;
+  // Bytes in flight only feed the trace's counter.
+  if (slice.traced()) t.dispatcher->BytesInFlight(-static_cast<int64_t>(bytes));
+  if (t.landed == t.bytes) return t.dispatcher->Landed(t, bytes);
+  if (bytes > 0)
+    slice.AddToSemaphore(t.request.recv_semaphore, static_cast<int64_t>(bytes), nullptr);
+}
+
+void DmaDispatcher::Landed(Transfer& t, uint64_t bytes) {
+  ledger_.Landed(t);
+  if (slice_.functional()) {
+    if (t.bytes > 0) MoveBytes(t.request.destination, t.destination_base, t.staging.data(), true);
+    std::vector<uint8_t>().swap(t.staging);
+  }
+  const ChipId destination = t.request.destination.buffer.chip;
+  if (slice_.traced()) {
+    slice_.trace().Instant(slice_.chip(destination).tracks().dma_arrivals, EventQueue::Now(),
+                           "arrived: " + t.request.label,
+                           {{"bytes", t.bytes}, {"from", slice_.torus().Describe(t.issuer)}}, 0,
+                           t.flow);
+  }
+  if (RaceDetector* races = slice_.races()) races->DmaLanded(t.race_id, t.request.recv_semaphore);
+  // Only the last chunk is remembered, so only it builds a Touch.
+  const Touch touch{EventQueue::Now(), t.issuer, static_cast<int64_t>(t.bytes),
+                    "DMA '" + t.request.label + "'"};
+  slice_.AddToSemaphore(t.request.recv_semaphore, static_cast<int64_t>(bytes), &touch);
+  ledger_.Trim();  // may free `t`
+}
+
+void DmaDispatcher::BytesInFlight(int64_t delta) {
+  bytes_in_flight_ += delta;
+  slice_.trace().Counter(chip_.tracks().bytes_in_flight, EventQueue::Now(),
+                         static_cast<double>(bytes_in_flight_));
+}
+
+}  // namespace tpusim::sim

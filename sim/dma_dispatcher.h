@@ -1,0 +1,93 @@
+#pragma once
+
+// A chip's DMA engine at work: `channels` DMAs move data at once, further starts queue in
+// order. It cuts each DMA into chunks and books every chunk on its path (sim/chunk.h), then
+// schedules the chunk's departure and landing on the slice's calendar. No thread per DMA:
+// the calendar calls back when a chunk's work is done.
+//
+// It books the hops that are the model's own memories and links directly (ChunkTarget), and
+// sends any other target, such as a memory model of the user's, a TLM-2.0 transaction
+// through the DmaEngine module's initiator socket. In functional runs the DMA's bytes move by
+// DMI (or debug transport) through that socket: read from the source when the last chunk
+// leaves (the sender may reuse the buffer after wait_send), written to the destination when
+// it lands.
+//
+// The dispatcher is the DmaEngine module's working state, kept in the slice's hot arena.
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <tlm>
+#include <vector>
+
+#include "sim/base_names.h"
+#include "sim/chunk.h"
+#include "sim/dma_ledger.h"
+#include "sim/router.h"
+#include "sim/slice_state.h"
+
+namespace tpusim::sim {
+
+class Chip;
+class DmaEngine;
+
+class DmaDispatcher {
+ public:
+  DmaDispatcher(SliceState& slice, DmaLedger& ledger, Chip& chip, DmaEngine& engine,
+                uint32_t channels, uint64_t chunk_bytes);
+  DmaDispatcher(const DmaDispatcher&) = delete;
+  DmaDispatcher& operator=(const DmaDispatcher&) = delete;
+
+  uint32_t channels() const { return channels_; }
+  uint64_t chunk_bytes() const { return chunk_bytes_; }
+  DmaLedger& ledger() { return ledger_; }
+
+  // Checks the request, then queues it behind busy channels. Never blocks.
+  void Start(const DmaRequest& request);
+
+ private:
+  void Check(const DmaRequest& request);
+  void Admit();
+  void Begin(Transfer& t, int channel);
+  // What a chunk does touches only the transfer, its path and the slice (the calendar
+  // calls these with the SliceState); the dispatcher only when a DMA starts or ends.
+  static void ReserveChunk(SliceState& slice, Transfer& t);
+  // Books the hops of one chunk of `bytes` as transactions (EngineOptions::book_through_tlm,
+  // or a target that is not the model's own).
+  void BookThroughTlm(Transfer& t, size_t hop, bool link, uint64_t bytes, ChunkSchedule& schedule);
+  // Where the byte `sent` bytes into the DMA lies, on the source or the destination side.
+  static uint64_t ChunkAddress(uint64_t base, const ByteBox& box, bool dense, uint64_t sent);
+  static void OnDeparted(SliceState& slice, Transfer& t, uint64_t bytes);
+  static void OnLanded(SliceState& slice, Transfer& t, uint64_t bytes);
+  // The last chunk has left: the channel is free, and the bytes leave the source.
+  void Departed(Transfer& t);
+  // The last chunk (of `bytes`) has landed.
+  void Landed(Transfer& t, uint64_t bytes);
+  // For the trace's counter only.
+  void BytesInFlight(int64_t delta);
+  // Copies a DMA's bytes out of its source, or into its destination, by DMI (or debug
+  // transport when the target grants no DMI).
+  void MoveBytes(const Region& region, uint64_t base, uint8_t* data, bool into);
+
+  // Chunk events go to the calendar as a plain function and two integers (no allocation).
+  enum ChunkEvent : uint64_t { kDeparted, kDepartedThenReserve, kReserve, kLanded };
+  static void Schedule(SliceState& slice, Picoseconds when, ChunkEvent event, Transfer& t,
+                       uint64_t bytes = 0);
+  static void RunChunkEvent(void* slice, uint64_t transfer, uint64_t event_and_bytes);
+
+  SliceState& slice_;
+  DmaLedger& ledger_;
+  Chip& chip_;         // its modules are touched once per DMA, not per chunk
+  DmaEngine& engine_;  // the initiator socket, for transactions and DMI
+  ChipId id_;
+  uint64_t chunk_bytes_;
+  bool through_tlm_;              // EngineOptions::book_through_tlm
+  uint32_t channels_;             // at most 64 (the topology's range)
+  uint64_t busy_ = 0;             // a bit per channel
+  std::vector<Transfer*> queue_;  // waiting for a channel, from queue_head_ on
+  size_t queue_head_ = 0;
+  int64_t bytes_in_flight_ = 0;
+  PayloadPool payloads_;
+};
+
+}  // namespace tpusim::sim

@@ -1,0 +1,89 @@
+#include "sim/dma_ledger.h"
+
+#include <algorithm>
+
+#include "sim/byte_box.h"
+#include "sim/chip.h"
+#include "sim/chunk.h"
+#include "sim/memory.h"
+#include "sim/slice_state.h"
+
+namespace tpusim::sim {
+
+uint64_t DmaLedger::BufferKey(const BufferHandle& b) {
+  return (static_cast<uint64_t>(b.chip) * 3 + static_cast<uint64_t>(b.space)) << 32 | b.index;
+}
+
+void DmaLedger::CheckWriteRace(Transfer& t, const SliceState& slice) {
+  if (t.bytes == 0) return;
+  auto& writers = writers_[BufferKey(t.request.destination.buffer)];
+  for (const Transfer* other : writers) {
+    if (!BoxesOverlap(other->request.destination.box, t.request.destination.box)) continue;
+    const auto& b = t.request.destination.buffer;
+    const Torus& torus = slice.torus();
+    throw Error(ErrorKind::kRace,
+                "race: DMA '" + t.request.label + "' from " + torus.Describe(t.issuer) +
+                    " writes bytes of '" + slice.chip(b.chip).memory(b.space).Label(b.index) +
+                    "' on " + torus.Describe(b.chip) + " that DMA '" + other->request.label +
+                    "' from " + torus.Describe(other->issuer) +
+                    " is still writing. Wait for the first copy to land (its receive "
+                    "semaphore) before starting the second, or give each in-flight copy its own "
+                    "buffer (N-buffering with capacity semaphores).");
+  }
+  writers.push_back(&t);
+}
+
+void DmaLedger::Landed(const Transfer& t) {
+  if (t.bytes == 0) return;
+  auto& writers = writers_[BufferKey(t.request.destination.buffer)];
+  writers.erase(std::find(writers.begin(), writers.end(), &t));
+}
+
+void DmaLedger::Trim() {
+  if (keep_settled_) return;
+  while (!transfers_.empty() && Settled(transfers_.front())) {
+    transfers_.pop_front();
+    if (settled_ > 0) --settled_;
+  }
+}
+
+void DmaLedger::CheckFree(BufferHandle buffer, const std::string& what, const std::string& label) {
+  while (settled_ < transfers_.size() && Settled(transfers_[settled_]))
+    ++settled_;
+  for (size_t i = settled_; i < transfers_.size(); ++i) {
+    const Transfer& t = transfers_[i];
+    const bool reading = t.sent < t.bytes && t.request.source.buffer == buffer;
+    const bool writing = t.landed < t.bytes && t.request.destination.buffer == buffer;
+    if (!reading && !writing) continue;
+    throw Error(ErrorKind::kRace, what + " '" + label + "' while DMA '" + t.request.label +
+                                      "' still " + (writing ? "writes into" : "reads from") +
+                                      " it. Wait for the DMA before the scope that allocated "
+                                      "the buffer ends.");
+  }
+}
+
+PayloadPool::~PayloadPool() {
+  for (tlm::tlm_generic_payload* payload : all_) {
+    payload->clear_extension<ChunkExtension>();
+    delete payload;  // deletes nothing else: the extensions were cleared above
+  }
+}
+
+tlm::tlm_generic_payload& PayloadPool::Acquire() {
+  if (free_.empty()) {
+    auto* payload = new tlm::tlm_generic_payload(this);
+    payload->set_extension(new ChunkExtension);
+    all_.push_back(payload);
+    free_.push_back(payload);
+  }
+  tlm::tlm_generic_payload* payload = free_.back();
+  free_.pop_back();
+  payload->acquire();
+  return *payload;
+}
+
+void PayloadPool::free(tlm::tlm_generic_payload* payload) {
+  free_.push_back(payload);
+}
+
+}  // namespace tpusim::sim

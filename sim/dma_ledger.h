@@ -1,0 +1,99 @@
+#pragma once
+
+// What the DMA engines of a slice share: each DMA from start to landing (Transfer), the
+// ledger of DMAs in flight (races, frees), and the pool of generic payloads chunks travel in.
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <tlm>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/base_names.h"
+#include "sim/router.h"
+#include "traces/trace_sink.h"
+
+namespace tpusim::sim {
+
+class DmaDispatcher;
+class SliceState;
+
+// One DMA from start to landing. What every chunk reads comes first, the request after:
+// on a pod the simulator cycles through thousands of these between two chunks of one.
+struct Transfer {
+  uint64_t sent = 0;
+  uint64_t landed = 0;
+  uint64_t bytes = 0;
+  uint64_t chunk_bytes = 0;
+  uint64_t id = 0;
+  DmaDispatcher* dispatcher = nullptr;  // the issuing chip's
+  // The hops a chunk books, as the routers give them (Router::PathTo): the source memory,
+  // then (unless the copy stays within one memory) the route's links and the destination.
+  std::vector<PathHop> path;
+  bool within_one_memory = false;  // one transaction books the port for read and write
+  bool through_tlm = false;        // EngineOptions::book_through_tlm
+  bool source_dense = false;       // contiguous boxes: a chunk's address needs no walk
+  bool destination_dense = false;
+  int channel = -1;
+  ChipId issuer = 0;
+  uint32_t race_id = 0;  // the race detector's name for it
+  traces::FlowId flow = 0;
+  uint64_t source_base = 0;       // global address of the source buffer's first byte
+  uint64_t destination_base = 0;  // ... and of the destination buffer's
+  Picoseconds latency = 0;        // of the route, for an empty DMA
+  int hops = 0;                   // links on the route
+  DmaRequest request;
+  std::vector<uint8_t> staging;
+};
+
+// The DMAs of the slice in start order, with stable addresses: the writers in flight per
+// buffer (two writing the same bytes race), and what a buffer being freed is still used by.
+// A traced run keeps every DMA, because the ports' trace slices name them until the end;
+// an untraced one drops the DMAs that have landed, so memory stays flat however many a run
+// moves.
+class DmaLedger {
+ public:
+  explicit DmaLedger(bool keep_settled) : keep_settled_(keep_settled) {}
+  // A new DMA, numbered from 1 in start order.
+  Transfer& Add() {
+    Transfer& t = transfers_.emplace_back();
+    t.id = ++started_;
+    return t;
+  }
+  std::deque<Transfer>& transfers() { return transfers_; }
+  // Two in-flight DMAs writing the same bytes: which one lands last is a race.
+  void CheckWriteRace(Transfer& t, const SliceState& slice);
+  void Landed(const Transfer& t);
+  // Forgets the landed DMAs at the front, unless the run keeps them.
+  void Trim();
+  // Throws Error(kRace) while a DMA still reads or writes `buffer`.
+  void CheckFree(BufferHandle buffer, const std::string& what, const std::string& label);
+
+ private:
+  static uint64_t BufferKey(const BufferHandle& b);
+  static bool Settled(const Transfer& t) { return t.sent == t.bytes && t.landed == t.bytes; }
+  bool keep_settled_;
+  uint64_t started_ = 0;
+  std::deque<Transfer> transfers_;
+  size_t settled_ = 0;  // transfers_[0, this) have all landed
+  std::unordered_map<uint64_t, std::vector<const Transfer*>> writers_;
+};
+
+// Generic payloads, reused: a chunk acquires one, the router chain books it, it returns.
+class PayloadPool : public tlm::tlm_mm_interface {
+ public:
+  PayloadPool() = default;
+  PayloadPool(const PayloadPool&) = delete;
+  PayloadPool& operator=(const PayloadPool&) = delete;
+  ~PayloadPool() override;
+  // Acquired (reference count 1), with a ChunkExtension; release() gives it back.
+  tlm::tlm_generic_payload& Acquire();
+  void free(tlm::tlm_generic_payload* payload) override;
+
+ private:
+  std::vector<tlm::tlm_generic_payload*> free_;
+  std::vector<tlm::tlm_generic_payload*> all_;
+};
+
+}  // namespace tpusim::sim

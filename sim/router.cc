@@ -1,0 +1,102 @@
+#include "sim/router.h"
+
+#include <cassert>
+
+#include "sim/chunk.h"
+#include "sim/ici_link.h"
+#include "sim/port_timing.h"
+
+namespace tpusim::sim {
+
+Router::Router(sc_core::sc_module_name name, ChipId chip, const Torus& torus)
+    : sc_module(name), chip_(chip), torus_(torus), in("in"), out("out") {
+  const std::vector<LinkId> links = torus.LinksFrom(chip);
+  link_count_ = static_cast<int>(links.size());
+  if (!links.empty()) first_link_ = links.front();
+  for (size_t i = 0; i < links.size(); ++i)
+    assert(links[i] == first_link_ + i);
+  in.bind(*this);
+  out.bind(*this);
+}
+
+void Router::AttachLink(LinkId id, IciLink& link) {
+  links_[id - first_link_] = &link;
+}
+
+void Router::end_of_elaboration() {
+  for (int i = 0; i < out.size(); ++i) {
+    targets_[static_cast<size_t>(i)] = out[i];
+    auto* timed = dynamic_cast<TimedTarget*>(out[i]);
+    direct_[static_cast<size_t>(i)] = timed ? &timed->chunk_timing() : nullptr;
+  }
+}
+
+int Router::OutputFor(uint64_t address, ChunkExtension* chunk) const {
+  const ChipId destination = AddressChip(address);
+  if (destination == chip_) return static_cast<int>(AddressSpace(address));
+  if (chunk && chunk->route) {
+    return kMemories + static_cast<int>(chunk->route[chunk->next_link++] - first_link_);
+  }
+  const int64_t link = torus_.NextLink(chip_, destination);
+  assert(link >= 0);
+  return kMemories + static_cast<int>(static_cast<LinkId>(link) - first_link_);
+}
+
+void Router::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+  auto* chunk = payload.get_extension<ChunkExtension>();
+  const int output = OutputFor(payload.get_address(), chunk);
+  if (output >= kMemories || !chunk) {
+    targets_[output]->b_transport(payload, delay);
+    return;
+  }
+  BookMemoryHop(*targets_[output], payload, *chunk);
+  delay = sc_core::sc_time::from_value(chunk->schedule.arrival() - chunk->schedule.now());
+}
+
+void Router::PathTo(uint64_t address, const LinkId* route, std::vector<PathHop>& path) {
+  Router* at = this;
+  uint32_t next_link = 0;
+  while (true) {
+    const ChipId destination = AddressChip(address);
+    if (destination == at->chip_) {
+      const auto output = static_cast<size_t>(AddressSpace(address));
+      path.push_back(PathHop{at->direct_[output], at->targets_[output]});
+      return;
+    }
+    const LinkId link = route[next_link++];
+    const size_t output = kMemories + (link - at->first_link_);
+    path.push_back(PathHop{at->direct_[output], at->targets_[output]});
+    at = &at->links_[output - kMemories]->next();
+  }
+}
+
+bool Router::get_direct_mem_ptr(tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi) {
+  return out[OutputFor(payload.get_address())]->get_direct_mem_ptr(payload, dmi);
+}
+
+unsigned int Router::transport_dbg(tlm::tlm_generic_payload& payload) {
+  return out[OutputFor(payload.get_address())]->transport_dbg(payload);
+}
+
+tlm::tlm_sync_enum Router::nb_transport_fw(tlm::tlm_generic_payload& payload, tlm::tlm_phase&,
+                                           sc_core::sc_time&) {
+  payload.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);  // loosely timed only
+  return tlm::TLM_COMPLETED;
+}
+
+tlm::tlm_sync_enum Router::nb_transport_bw(tlm::tlm_generic_payload&, tlm::tlm_phase&,
+                                           sc_core::sc_time&) {
+  return tlm::TLM_COMPLETED;
+}
+
+void Router::invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) {
+  for (int i = 0; i < in.size(); ++i)
+    in[i]->invalidate_direct_mem_ptr(start, end);
+}
+
+std::vector<Parameter> Router::parameters() const {
+  return {{"routing", "dimension-ordered"},
+          {"links out", FormatCount(static_cast<uint64_t>(link_count_))}};
+}
+
+}  // namespace tpusim::sim

@@ -1,0 +1,87 @@
+#pragma once
+
+// A chip's router (`slice.chip_1_3.router`): every DMA chunk of the chip, and every chunk
+// passing through it, enters here and leaves towards the memory or the link the address
+// calls for. Routes are dimension-ordered: the first axis on which the destination differs,
+// the shorter way round an axis with wraparound (+ on a tie), the only way without.
+//
+// For a memory hop it also keeps the chunk's schedule (ChunkSchedule): it annotates the
+// delay with when the chunk reaches the memory and records when the memory began and
+// finished, so any LT target can stand in for a memory.
+
+#include <array>
+#include <cstdint>
+#include <systemc>
+#include <tlm>
+#include <vector>
+
+#include "sim/base_names.h"
+#include "sim/parameters.h"
+#include "sim/torus.h"
+
+namespace tpusim::sim {
+
+class ChunkExtension;
+class ChunkTarget;
+class IciLink;
+
+// One hop of a chunk's path: the target a DMA engine calls. Which hops are links follows
+// from the position (Transfer::path).
+struct PathHop {
+  ChunkTarget* direct = nullptr;  // the target's own booking, when it is one of the model's
+  tlm::tlm_fw_transport_if<>* target = nullptr;
+};
+
+class Router : public sc_core::sc_module,
+               public tlm::tlm_fw_transport_if<>,
+               public tlm::tlm_bw_transport_if<>,
+               public Described {
+ public:
+  static constexpr int kMemories = 3;  // out[0..2]: HBM, VMEM, SMEM (MemorySpace order)
+
+  Router(sc_core::sc_module_name name, ChipId chip, const Torus& torus);
+
+ private:
+  // What every hop reads first, together: each chunk crosses several routers.
+  std::array<tlm::tlm_fw_transport_if<>*, kMemories + 6> targets_{};  // out's, once bound
+  std::array<ChunkTarget*, kMemories + 6> direct_{};  // targets_ that are the model's own
+  std::array<IciLink*, 6> links_{};                   // behind out[kMemories + i]
+  ChipId chip_;
+  LinkId first_link_ = 0;  // this chip's outgoing links have consecutive ids
+  int link_count_ = 0;
+  const Torus& torus_;
+
+ public:
+  // From the chip's DMA engine and the links that reach this chip.
+  tlm::tlm_target_socket<32, tlm::tlm_base_protocol_types, 0> in;
+  // Bound by the chip: its memories in MemorySpace order, then its outgoing links in
+  // Torus::LinksFrom order.
+  tlm::tlm_initiator_socket<32, tlm::tlm_base_protocol_types, 0> out;
+
+  void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) override;
+  bool get_direct_mem_ptr(tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi) override;
+  unsigned int transport_dbg(tlm::tlm_generic_payload& payload) override;
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay) override;
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay) override;
+  void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) override;
+
+  // Which of `out`'s targets a transaction to `address` leaves by; a chunk that carries its
+  // route takes the route's next link.
+  int OutputFor(uint64_t address, ChunkExtension* chunk = nullptr) const;
+
+  // The targets a transaction to `address` passes, from this router on, following `route`
+  // (Torus::Route to the address's chip): what DMA engines learn once per DMA, so that each
+  // chunk goes straight to its hops. Call after elaboration.
+  void PathTo(uint64_t address, const LinkId* route, std::vector<PathHop>& path);
+  // The link behind the output of outgoing link `id` (the chip wires it).
+  void AttachLink(LinkId id, IciLink& link);
+
+  std::vector<Parameter> parameters() const override;
+
+ protected:
+  void end_of_elaboration() override;
+};
+
+}  // namespace tpusim::sim

@@ -1,0 +1,61 @@
+#pragma once
+
+// A semaphore of one chip: REGULAR and BARRIER ones count signals, DMA ones count bytes.
+// Semaphores are made while kernels run (scratch, run_scoped), so they are plain objects
+// owned by their chip, not modules. A change wakes the chip's threads of control that
+// wait on it (TensorCore::Wake), in the order those threads were made.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/base_names.h"
+#include "traces/trace_sink.h"
+
+namespace tpusim::sim {
+
+// What last changed a semaphore, for deadlock and exit reports.
+struct Touch {
+  Picoseconds when = 0;
+  ChipId from = 0;
+  int64_t amount = 0;
+  std::string what;  // "DMA 'ag step 1'" or "signal"
+};
+
+class Semaphore {
+ public:
+  static constexpr size_t kRecentTouches = 3;
+
+  Semaphore(std::string name, SemaphoreKind kind) : name_(std::move(name)), kind_(kind) {}
+
+  const std::string& name() const { return name_; }
+  SemaphoreKind kind() const { return kind_; }
+  int64_t value() const { return value_; }
+  // Newest last, at most kRecentTouches; no allocation until used.
+  const std::vector<Touch>& recent() const { return recent_; }
+  traces::TrackId counter_track() const { return counter_track_; }
+  void set_counter_track(traces::TrackId track) { counter_track_ = track; }
+
+  // Raises the value; `touch` (may be null) is remembered for reports.
+  void Add(int64_t amount, const Touch* touch) {
+    value_ += amount;
+    if (touch) {
+      recent_.push_back(*touch);
+      if (recent_.size() > kRecentTouches) recent_.erase(recent_.begin());
+    }
+  }
+  // A wait that found enough: consumes `amount`.
+  void Take(int64_t amount) { value_ -= amount; }
+
+  // "last changed by signal from chip 1 (x=1) (+1 at 2.000 us)", for reports.
+  std::string DescribeRecent(const DeviceGrid& grid) const;
+
+ private:
+  std::string name_;
+  SemaphoreKind kind_;
+  int64_t value_ = 0;
+  std::vector<Touch> recent_;
+  traces::TrackId counter_track_ = 0;
+};
+
+}  // namespace tpusim::sim

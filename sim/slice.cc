@@ -1,0 +1,197 @@
+#include "sim/slice.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "sim/chip.h"
+#include "sim/core_thread.h"
+#include "sim/ici_link.h"
+#include "sim/memory.h"
+#include "sim/memory_models.h"
+#include "sim/reports.h"
+#include "sim/router.h"
+#include "sim/systemc_context.h"
+#include "sim/tensor_core.h"
+#include "topologies/topology_loader.h"
+
+namespace tpusim::sim {
+
+Slice::Slice(sc_core::sc_module_name name, const config::Topology& topology, EngineOptions options)
+    : sc_module(name), state_(topology, std::move(options)), ledger_(state_.traced()) {
+  const Torus& torus = state_.torus();
+  // Every chip's configuration first, so a bad one fails before any module exists.
+  std::vector<config::ChipConfig> configs;
+  configs.reserve(torus.chips());
+  for (ChipId id = 0; id < torus.chips(); ++id) {
+    configs.push_back(topologies::ChipAt(topology, torus.CoordsOf(id)));
+    const config::ChipConfig& c = configs.back();
+    ModelParameters unused;
+    for (const auto& [memory, label] :
+         {std::pair{&c.hbm(), "HBM"}, std::pair{&c.vmem(), "VMEM"}, std::pair{&c.smem(), "SMEM"}}) {
+      MemoryModels::Resolve(*memory, std::string("the ") + label + " of " + torus.Describe(id),
+                            unused);
+    }
+  }
+  for (ChipId id = 0; id < torus.chips(); ++id) {
+    std::vector<LinkSetup> links;
+    for (LinkId link : torus.LinksFrom(id)) {
+      const auto settings = topologies::LinkAt(topology, torus.CoordsOf(id), torus.link(link).name);
+      const Picoseconds latency = NanosecondsToTime(settings.latency_ns);
+      links.push_back(LinkSetup{link, settings.bandwidth_bytes_per_s, latency});
+      state_.SetLinkLatency(link, latency);
+    }
+    chips_.push_back(std::make_unique<Chip>(("chip_" + torus.grid().DescribeCoords(id)).c_str(),
+                                            state_, ledger_, id, std::move(configs[id]), links));
+    state_.AddChip(*chips_.back());
+  }
+  for (auto& chip : chips_) {
+    for (const auto& link : chip->links())
+      link->Connect(chips_[link->link().to]->router());
+  }
+}
+
+Slice::~Slice() {
+  // SystemC's port and export registries find what they remove by searching back from the
+  // newest entry (and its module registry, as sim/simulation.h arranges, at the front):
+  // taking the chips down newest first keeps that constant time, where oldest first would
+  // be quadratic in the size of the slice.
+  while (!chips_.empty())
+    chips_.pop_back();
+}
+
+BufferHandle Slice::Allocate(ChipId chip, MemorySpace space, uint64_t bytes,
+                             const std::string& label, Uninitialized fill) {
+  return BufferHandle{chip, space, chips_[chip]->memory(space).Allocate(bytes, label, fill)};
+}
+
+uint64_t Slice::BufferSize(BufferHandle buffer) {
+  return state_.memory(buffer).Size(buffer.index);
+}
+
+void Slice::WriteHost(BufferHandle buffer, const void* data, uint64_t size) {
+  state_.memory(buffer).WriteAll(buffer.index, data, size);
+}
+
+std::vector<uint8_t> Slice::ReadHost(BufferHandle buffer) {
+  return state_.memory(buffer).ReadAll(buffer.index);
+}
+
+SemaphoreHandle Slice::AddSemaphore(ChipId chip, SemaphoreKind kind, const std::string& name) {
+  return chips_[chip]->AddSemaphore(kind, name);
+}
+
+RunOutcome Slice::Run(const Engine::CoreProgram& program) {
+  if (ran_) throw Error(ErrorKind::kInvalidArgument, "a slice runs once; build a new one.");
+  ran_ = true;
+  for (auto& chip : chips_)
+    chip->core().Start(program);
+  sc_core::sc_start(sc_core::sc_time::from_value(state_.options().time_limit),
+                    sc_core::SC_EXIT_ON_STARVATION);
+  AnnounceMainStack();
+
+  if (!state_.failed()) {
+    const auto& cores = state_.cores();
+    const bool all_finished =
+        std::all_of(cores.begin(), cores.end(), [](const CoreThread* c) { return c->finished(); });
+    if (!all_finished && sc_core::sc_pending_activity()) {
+      state_.Fail(ErrorKind::kTimeLimit, TimeLimitReport(state_));
+    } else if (!all_finished) {
+      state_.Fail(ErrorKind::kDeadlock, DeadlockReport(state_, EventQueue::Now()));
+    } else {
+      CheckSemaphoresAtExit(state_);
+    }
+  }
+  if (state_.failed()) CloseTraces();
+  for (auto& chip : chips_) {
+    for (const auto& link : chip->links())
+      link->port().FlushTrace();
+  }
+  for (auto& chip : chips_) {
+    for (int s = 0; s < 3; ++s)
+      chip->memory(static_cast<MemorySpace>(s)).port().FlushTrace();
+  }
+
+  RunOutcome outcome;
+  outcome.ok = !state_.failed();
+  if (state_.failed()) {
+    outcome.error_kind = state_.error_kind();
+    outcome.error = state_.error();
+  }
+  outcome.stats = CollectStats();
+  return outcome;
+}
+
+void Slice::CloseTraces() {
+  const Picoseconds now = EventQueue::Now();
+  const std::string why = std::string("FAILED: ") + ErrorKindName(state_.error_kind());
+  for (CoreThread* core : state_.cores()) {
+    if (!core->finished()) core->CloseTrace(now, why);
+  }
+  for (auto& activity : state_.activities()) {
+    if (!activity->finished()) activity->CloseTrace(now, why);
+  }
+  traces::TraceSink& trace = state_.trace();
+  for (const Transfer& t : ledger_.transfers()) {
+    if (t.channel >= 0 && t.sent < t.bytes)
+      trace.End(chips_[t.issuer]->tracks().dma_channels[t.channel], now);
+    if (t.channel >= 0 && t.flow && t.landed < t.bytes) {
+      trace.Instant(chips_[t.request.destination.buffer.chip]->tracks().dma_arrivals, now,
+                    "never arrived: " + t.request.label, {}, 0, t.flow);
+    }
+  }
+}
+
+RunStats Slice::CollectStats() {
+  RunStats stats = state_.stats();
+  stats.events = state_.calendar().callbacks_run();
+  for (const CoreThread* core : state_.cores()) {
+    stats.cores.push_back(core->stats());
+    stats.end_time = std::max(stats.end_time, core->stats().finish);
+  }
+  for (auto& chip : chips_) {
+    for (const auto& link : chip->links()) {
+      stats.links.push_back(PortStats{link->port().name(), chip->id(), link->port().busy_time(),
+                                      link->port().bytes_moved()});
+    }
+  }
+  for (auto& chip : chips_) {
+    for (int s = 0; s < 3; ++s) {
+      auto& port = chip->memory(static_cast<MemorySpace>(s)).port();
+      stats.memories.push_back(
+          PortStats{port.name(), chip->id(), port.busy_time(), port.bytes_moved()});
+    }
+  }
+  return stats;
+}
+
+std::vector<Parameter> Slice::parameters() const {
+  const auto& t = state_.topology();
+  std::string axes;
+  for (int a = 0; a < state_.torus().axes(); ++a) {
+    axes += (a ? ", " : "") + state_.torus().axis_names()[a] + ":" +
+            std::to_string(state_.torus().axis_size(a)) +
+            (state_.torus().wraparound(a) ? " (wraps)" : "");
+  }
+  return {{"topology", t.name()}, {"mesh", axes}, {"chips", FormatCount(state_.torus().chips())}};
+}
+
+std::string DescribeTree(const sc_core::sc_object& root, int depth, bool recurse) {
+  std::string text;
+  std::function<void(const sc_core::sc_object&, int)> walk = [&](const sc_core::sc_object& object,
+                                                                 int depth) {
+    if (!dynamic_cast<const sc_core::sc_module*>(&object)) return;
+    text += std::string(2 * depth, ' ') + object.basename();
+    if (const auto* described = dynamic_cast<const Described*>(&object)) {
+      for (const Parameter& p : described->parameters())
+        text += "  " + p.name + "=" + p.value;
+    }
+    text += "\n";
+    if (!recurse) return;
+    for (const sc_core::sc_object* child : object.get_child_objects())
+      walk(*child, depth + 1);
+  };
+  walk(root, depth);
+  return text;
+}
+
+}  // namespace tpusim::sim

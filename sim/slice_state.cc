@@ -1,0 +1,144 @@
+#include "sim/slice_state.h"
+
+#include <systemc>
+
+#include "sim/chip.h"
+#include "sim/core_thread.h"
+#include "sim/memory.h"
+#include "sim/tensor_core.h"
+
+namespace tpusim::sim {
+
+namespace {
+DeviceGrid GridOf(const config::Topology& topology) {
+  const auto& mesh = topology.mesh();
+  return DeviceGrid(std::vector<int>(mesh.shape().begin(), mesh.shape().end()),
+                    std::vector<std::string>(mesh.axis_names().begin(), mesh.axis_names().end()));
+}
+}  // namespace
+
+SliceState::SliceState(const config::Topology& topology, EngineOptions options)
+    : topology_(topology),
+      options_(std::move(options)),
+      torus_(GridOf(topology_), std::vector<bool>(topology_.mesh().wraparound().begin(),
+                                                  topology_.mesh().wraparound().end())),
+      trace_(options_.trace ? options_.trace : &null_trace_),
+      calendar_(std::make_unique<EventQueue>()),
+      semaphores_(torus_.chips()),
+      waiters_(torus_.chips()),
+      link_latency_(torus_.links().size(), 0) {
+  // Made here, in one go, so that the chips' lists lie together (sim/hot_arena.h).
+  for (auto& waiters : waiters_)
+    waiters.reserve(4);
+  cores_.reserve(torus_.chips());
+  // Timing-only runs move no data, so nothing they do can read stale bytes.
+  if (options_.functional && options_.race_check) {
+    races_ = std::make_unique<RaceDetector>(
+        torus_.chips(), [this](const RaceDetector::Race& race) { ReportRace(race); });
+    race_tracks_.assign(torus_.chips(), 0);
+  }
+}
+
+SliceState::~SliceState() = default;
+
+void SliceState::ReportRace(const RaceDetector::Race& race) {
+  const ChipId chip = race.buffer.chip;
+  const std::string message = RaceMessage(
+      race, [&](ChipId c) { return torus_.Describe(c); },
+      std::string(MemorySpaceName(race.buffer.space)) + " buffer '" +
+          memory(race.buffer).Label(race.buffer.index) + "'");
+  // Only the first failure is reported; a later race would write out of time order.
+  if (!failed_ && traced()) {
+    if (!race_tracks_[chip])
+      race_tracks_[chip] = trace_->AddTrack(chips_[chip]->tracks().chip, "races", 900);
+    for (const RaceDetector::Access* a : {&race.earlier, &race.later}) {
+      trace_->Instant(race_tracks_[chip], a->when, "race: " + a->what,
+                      {{"by", torus_.Describe(a->chip)}, {"in", a->where}});
+    }
+  }
+  throw Error(ErrorKind::kRace, message);
+}
+
+Memory& SliceState::memory(const BufferHandle& b) {
+  return chips_[b.chip]->memory(b.space);
+}
+
+void SliceState::CheckBuffer(const BufferHandle& b, const char* role, const std::string& what) {
+  if (b.chip >= chips() || !memory(b).Live(b.index)) {
+    throw Error(ErrorKind::kKernelMisuse,
+                what + ": the buffer " + role + " does not exist (freed, or never allocated).");
+  }
+}
+
+void SliceState::CheckSemaphore(SemaphoreHandle h, const char* role, const std::string& what) {
+  if (h.chip >= chips() || h.index >= semaphores_[h.chip].size()) {
+    throw Error(ErrorKind::kSemaphoreMisuse,
+                what + ": the semaphore " + role + " does not exist; allocate it as scratch.");
+  }
+}
+
+void SliceState::AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch) {
+  Semaphore& s = semaphore(h);
+  s.Add(amount, touch);
+  if (s.counter_track())
+    trace_->Counter(s.counter_track(), EventQueue::Now(), static_cast<double>(s.value()));
+  for (CoreThread* thread : waiters_[h.chip])
+    thread->Poke(s);
+}
+
+void SliceState::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount) {
+  if (target.chip >= torus_.chips()) {
+    throw Error(ErrorKind::kKernelMisuse,
+                torus_.Describe(issuer) + " signals chip " + std::to_string(target.chip) +
+                    ", which is outside the " + std::to_string(torus_.chips()) + "-chip slice.");
+  }
+  CheckSemaphore(target, "signalled", "signal");
+  Semaphore& s = semaphore(target);
+  if (s.kind() == SemaphoreKind::kDma) {
+    throw Error(ErrorKind::kSemaphoreMisuse,
+                torus_.Describe(issuer) + " signals DMA semaphore '" + s.name() +
+                    "'. DMA semaphores count bytes moved by DMAs; signal a REGULAR semaphore.");
+  }
+  if (amount <= 0) {
+    throw Error(ErrorKind::kSemaphoreMisuse, torus_.Describe(issuer) + " signals '" + s.name() +
+                                                 "' with " + std::to_string(amount) +
+                                                 "; the increment must be positive.");
+  }
+  Touch touch{EventQueue::Now(), issuer, amount, "signal"};
+  const bool remote = issuer != target.chip;
+  const Picoseconds arrival = EventQueue::Now() + (remote ? RouteLatency(issuer, target.chip) : 0);
+  if (races_) {
+    auto clock = races_->Release(issuer);
+    if (!remote) races_->SignalArrived(target, clock);
+    if (remote) {
+      calendar_->At(arrival, [this, target, amount, touch, clock = std::move(clock)] {
+        races_->SignalArrived(target, clock);
+        AddToSemaphore(target, amount, &touch);
+      });
+      return;
+    }
+  }
+  if (!remote) {
+    AddToSemaphore(target, amount, &touch);
+  } else {
+    calendar_->At(arrival,
+                  [this, target, amount, touch] { AddToSemaphore(target, amount, &touch); });
+  }
+}
+
+Picoseconds SliceState::RouteLatency(ChipId from, ChipId to) const {
+  Picoseconds latency = 0;
+  for (LinkId link : torus_.Route(from, to))
+    latency += link_latency_[link];
+  return latency;
+}
+
+void SliceState::Fail(ErrorKind kind, const std::string& message) {
+  if (failed_) return;  // the first failure is the cause; later ones are consequences
+  failed_ = true;
+  error_kind_ = kind;
+  error_ = message;
+  sc_core::sc_pause();  // not sc_stop: ending the suspended threads needs one more delta
+}
+
+}  // namespace tpusim::sim

@@ -1,0 +1,118 @@
+#pragma once
+
+// What every module of one slice shares: the options of the run, the torus, the calendar
+// that DMA chunks and signals are scheduled on, the trace, the race detector, the ledger of
+// DMAs, every thread of control, and the run's first failure. The Slice owns it; modules
+// hold a reference, so a test can build one chip's modules on their own.
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/engine.h"
+#include "sim/base_names.h"
+#include "sim/event_queue.h"
+#include "sim/hot_arena.h"
+#include "sim/race_detector.h"
+#include "sim/semaphore.h"
+#include "sim/torus.h"
+#include "topologies/topology.pb.h"
+#include "traces/trace_sink.h"
+
+namespace tpusim::sim {
+
+class Chip;
+class CoreThread;
+class Memory;
+
+class SliceState {
+ public:
+  // Must be built inside a fresh SystemC context (the calendar spawns a method).
+  SliceState(const config::Topology& topology, EngineOptions options);
+  ~SliceState();
+  SliceState(const SliceState&) = delete;
+  SliceState& operator=(const SliceState&) = delete;
+
+  const config::Topology& topology() const { return topology_; }
+  const EngineOptions& options() const { return options_; }
+  bool functional() const { return options_.functional; }
+  const Torus& torus() const { return torus_; }
+  EventQueue& calendar() { return *calendar_; }
+  traces::TraceSink& trace() { return *trace_; }
+  // Building trace names and arguments costs allocations; skip it when nothing records.
+  bool traced() const { return trace_ != &null_trace_; }
+  // Whether a trace was asked for at all (semaphore counter tracks are only worth it then).
+  bool trace_requested() const { return options_.trace != nullptr; }
+  // Happens-before checking (functional runs with race_check); null otherwise.
+  RaceDetector* races() { return races_.get(); }
+  [[noreturn]] void ReportRace(const RaceDetector::Race& race);
+
+  // The chips, as the Slice registers them, for lookups by handle.
+  void AddChip(Chip& chip) { chips_.push_back(&chip); }
+  Chip& chip(ChipId id) { return *chips_[id]; }
+  const Chip& chip(ChipId id) const { return *chips_[id]; }
+  uint32_t chips() const { return static_cast<uint32_t>(chips_.size()); }
+  Memory& memory(const BufferHandle& b);
+  // Semaphores and the threads a change may wake live here, by chip, not in the Chip: the
+  // DMA path touches them for every chunk that lands.
+  std::deque<Semaphore>& semaphores(ChipId chip) { return semaphores_[chip]; }
+  const std::deque<Semaphore>& semaphores(ChipId chip) const { return semaphores_[chip]; }
+  Semaphore& semaphore(SemaphoreHandle h) { return semaphores_[h.chip][h.index]; }
+  // The chip's threads of control in the order they were made: the core, then its live
+  // activities.
+  std::vector<CoreThread*>& waiters(ChipId chip) { return waiters_[chip]; }
+  // Throw Error naming `what` when the handle names nothing (freed, never made, off-slice).
+  void CheckBuffer(const BufferHandle& b, const char* role, const std::string& what);
+  void CheckSemaphore(SemaphoreHandle h, const char* role, const std::string& what);
+  // A signal from `issuer`'s core: arrives after the route's latency.
+  void Signal(ChipId issuer, SemaphoreHandle target, int64_t amount);
+  // Adds to a semaphore now and wakes the threads waiting on it; traces its counter.
+  void AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch);
+  // Where the state every chunk or wake-up touches is made (sim/hot_arena.h).
+  HotArena& hot() { return hot_; }
+  // Each link's latency, as the Slice built it; a signal takes the sum over its route.
+  void SetLinkLatency(LinkId link, Picoseconds latency) { link_latency_[link] = latency; }
+  Picoseconds RouteLatency(ChipId from, ChipId to) const;
+
+  // Every thread of control: the chips' cores in chip order, then activities as spawned
+  // (an ActivityId indexes activities()).
+  std::vector<CoreThread*>& cores() { return cores_; }
+  const std::vector<CoreThread*>& cores() const { return cores_; }
+  std::deque<std::unique_ptr<CoreThread>>& activities() { return activities_; }
+  const std::deque<std::unique_ptr<CoreThread>>& activities() const { return activities_; }
+
+  // The first failure of the run stops the simulation; later ones are its consequences.
+  void Fail(ErrorKind kind, const std::string& message);
+  bool failed() const { return failed_; }
+  ErrorKind error_kind() const { return error_kind_; }
+  const std::string& error() const { return error_; }
+
+  RunStats& stats() { return stats_; }
+  uint64_t NewFlow() { return next_flow_++; }
+
+ private:
+  HotArena hot_;  // first in, last out: modules and the calendar refer to what it holds
+  config::Topology topology_;
+  EngineOptions options_;
+  Torus torus_;
+  traces::NullTraceSink null_trace_;
+  traces::TraceSink* trace_;
+  std::unique_ptr<EventQueue> calendar_;
+  std::unique_ptr<RaceDetector> races_;
+  std::vector<traces::TrackId> race_tracks_;  // by chip, added at the first race there
+  std::vector<Chip*> chips_;
+  std::vector<std::deque<Semaphore>> semaphores_;  // by chip; stable while kernels add more
+  std::vector<std::vector<CoreThread*>> waiters_;  // by chip
+  std::vector<Picoseconds> link_latency_;          // by LinkId
+
+  std::vector<CoreThread*> cores_;
+  std::deque<std::unique_ptr<CoreThread>> activities_;
+  RunStats stats_;
+  uint64_t next_flow_ = 1;
+  bool failed_ = false;
+  ErrorKind error_kind_ = ErrorKind::kKernelMisuse;
+  std::string error_;
+};
+
+}  // namespace tpusim::sim

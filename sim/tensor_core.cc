@@ -1,0 +1,57 @@
+// The core's thread is spawned, which needs SystemC's dynamic processes.
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include "sim/tensor_core.h"
+
+#include <algorithm>
+
+#include "sim/chip.h"
+#include "sim/slice_state.h"
+
+namespace tpusim::sim {
+
+TensorCore::TensorCore(sc_core::sc_module_name name, SliceState& slice, Chip& chip,
+                       const config::ChipConfig& config, traces::TrackId track)
+    : sc_module(name),
+      slice_(slice),
+      chip_(chip),
+      config_(config),
+      thread_(slice.hot().Make<CoreThread>(slice, *this, track)) {
+  slice.waiters(chip.id()).push_back(&thread_);
+  slice.cores().push_back(&thread_);
+}
+
+// Spawned when the run starts, not declared with SC_THREAD: SystemC frees a declared thread
+// that never ended only with its context, searching its whole process table for each, which
+// is quadratic in the number of chips; a spawned thread that ends is freed at once.
+void TensorCore::Start(const Engine::CoreProgram& program) {
+  sc_core::sc_spawn_options options;
+  options.set_stack_size(kThreadStackBytes);
+  CoreThread* thread = &thread_;
+  sc_core::sc_spawn([thread, &program] { thread->Body(program); },
+                    ("core_" + std::to_string(chip_.id())).c_str(), &options);
+}
+
+std::pair<size_t, traces::TrackId> TensorCore::TakeActivityTrack(int rank_base) {
+  auto free = std::find_if(activity_tracks_.begin(), activity_tracks_.end(),
+                           [](const auto& t) { return !t.second; });
+  if (free == activity_tracks_.end()) {
+    const int n = static_cast<int>(activity_tracks_.size());
+    activity_tracks_.emplace_back(
+        slice_.trace().AddTrack(chip_.tracks().chip, "async " + std::to_string(n), rank_base + n),
+        false);
+    free = activity_tracks_.end() - 1;
+  }
+  free->second = true;
+  return {static_cast<size_t>(free - activity_tracks_.begin()), free->first};
+}
+
+std::vector<Parameter> TensorCore::parameters() const {
+  return {
+      {"clock", FormatHertz(config_.clock_hz())},
+      {"MXUs", FormatCount(config_.mxu_count()) + " x " + std::to_string(config_.mxu_size()) + "x" +
+                   std::to_string(config_.mxu_size())},
+      {"VPU", std::to_string(config_.vpu_sublanes()) + " x " + std::to_string(config_.vpu_lanes())},
+      {"grid step", FormatNumber(config_.cost().grid_step_cycles()) + " cycles"}};
+}
+
+}  // namespace tpusim::sim

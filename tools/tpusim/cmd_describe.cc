@@ -1,0 +1,101 @@
+// tpusim describe TOPOLOGY: the model's module tree for a slice, each module with its
+// parameters as the model uses them (after the topology's overrides), or the memory timing
+// models a topology can choose from.
+
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "sim/chip.h"
+#include "sim/memory_models.h"
+#include "sim/parameters.h"
+#include "sim/simulation.h"
+#include "tools/tpusim/cli.h"
+#include "topologies/topology_loader.h"
+
+namespace tpusim::cli {
+
+namespace {
+
+void PrintModels() {
+  std::printf("memory timing models (topology: hbm { model: NAME parameter { name: ... } }):\n");
+  for (const sim::MemoryModel* model : sim::MemoryModels::All()) {
+    std::printf("  %-12s %s\n", model->name.c_str(), model->summary.c_str());
+    for (const auto& p : model->parameters) {
+      std::printf("      %-14s default %s, %s to %s %s: %s\n", p.name.c_str(),
+                  sim::FormatNumber(p.default_value).c_str(), sim::FormatNumber(p.min).c_str(),
+                  sim::FormatNumber(p.max).c_str(), p.unit.c_str(), p.description.c_str());
+    }
+  }
+}
+
+// "1,3" -> the chip at those coordinates, or a usage error naming the mesh.
+base::ChipId ChipFromCoords(const std::string& text, const base::DeviceGrid& grid) {
+  std::vector<int> coords;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    try {
+      size_t used = 0;
+      coords.push_back(std::stoi(part, &used));
+      if (used != part.size()) throw std::invalid_argument(part);
+    } catch (const std::exception&) {
+      throw UsageError("describe", "--chip " + text + " is not a list of coordinates like 1,3.");
+    }
+  }
+  if (!grid.Contains(coords)) {
+    std::string shape;
+    for (int n : grid.shape())
+      shape += (shape.empty() ? "" : "x") + std::to_string(n);
+    throw UsageError("describe", "--chip " + text + " is not a chip of the " + shape +
+                                     " mesh; give one coordinate per axis, each from 0.");
+  }
+  return grid.ChipAt(coords);
+}
+
+}  // namespace
+
+int RunDescribe(int argc, char** argv) {
+  namespace po = boost::program_options;
+  po::options_description options(
+      "tpusim describe TOPOLOGY: the module tree of a slice (slice.chip_1_3.hbm, ...), each "
+      "module with its parameters");
+  options.add_options()("topology,t", po::value<std::string>(),
+                        "preset name (see `tpusim topologies`) or .textproto path")(
+      "chip", po::value<std::string>(), "only this chip's modules, by coordinates: --chip 1,3")(
+      "models", "list the memory timing models a topology can choose, with their parameters")(
+      "help,h", "show this help");
+  po::positional_options_description positional;
+  positional.add("topology", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(options).positional(positional).run(),
+              vm);
+  } catch (const po::error& e) {
+    throw UsageError("describe", e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << options << "\n";
+    return 0;
+  }
+  if (vm.count("models")) {
+    PrintModels();
+    return 0;
+  }
+  if (!vm.count("topology"))
+    throw UsageError("describe", "give a topology: a preset name or a .textproto path.");
+  const config::Topology topology = topologies::LoadTopology(vm["topology"].as<std::string>());
+  sim::Simulation simulation(topology, base::EngineOptions{.functional = false});
+  sim::Slice& slice = simulation.slice();
+  if (vm.count("chip")) {
+    const base::ChipId chip = ChipFromCoords(vm["chip"].as<std::string>(), slice.torus().grid());
+    std::cout << sim::DescribeTree(slice, /*depth=*/0, /*recurse=*/false)
+              << sim::DescribeTree(slice.chip(chip), 1);
+  } else {
+    std::cout << sim::DescribeTree(slice);
+  }
+  return 0;
+}
+
+}  // namespace tpusim::cli
