@@ -110,6 +110,15 @@ TEST(Cli, TheInterpretModeChecksAreFlags) {
   EXPECT_THAT(help.out, HasSubstr("--grid-seed"));
 }
 
+TEST(Cli, TimeLimitFailureNamesTheFlagThatRaisesIt) {
+  // The library names the run option (time_limit); the CLI adds the flag that sets it.
+  const auto r = RunTpusim("run all_gather_ring --topology v5e-2x2 --bytes 64M --time-limit 1e-6");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("FAILED (time limit)"));
+  EXPECT_THAT(r.out, HasSubstr("Raise the run's time limit (time_limit)"));
+  EXPECT_THAT(r.out, HasSubstr("(flag --time-limit)"));
+}
+
 TEST(Cli, MalformedTopologyFileNamesFileFieldAndReason) {
   const std::string path = testing::TempPath("bad.textproto");
   std::ofstream(path) << "chip { clock_hz: 1e9 }\nmesh { shape: [4] }\n";

@@ -335,6 +335,8 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   report.completed = result.ok;
   report.error_kind = result.error_kind;
   report.error = result.error;
+  // The library names the run's option; on the command line it is a flag.
+  if (result.error_kind == ErrorKind::kTimeLimit) report.error += " (flag --time-limit)";
   report.events = result.stats.events;
   report.stats = result.stats;
   if (const auto contract = WorkloadContract(workload)) {
