@@ -13,15 +13,6 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, SliceState& slice, DmaLedger&
   socket.bind(*this);
 }
 
-tlm::tlm_sync_enum DmaEngine::nb_transport_bw(tlm::tlm_generic_payload&, tlm::tlm_phase&,
-                                              sc_core::sc_time&) {
-  return tlm::TLM_COMPLETED;  // loosely timed: nothing comes back this way
-}
-
-void DmaEngine::invalidate_direct_mem_ptr(sc_dt::uint64, sc_dt::uint64) {
-  // DMI pointers are asked for per DMA and never kept, so there is nothing to drop.
-}
-
 std::vector<Parameter> DmaEngine::parameters() const {
   return {{"channels", FormatCount(dispatcher_.channels())},
           {"chunk", FormatBytes(dispatcher_.chunk_bytes())}};

@@ -12,11 +12,12 @@
 
 #include "sim/base_names.h"
 #include "sim/dma_dispatcher.h"
+#include "sim/loosely_timed.h"
 #include "sim/parameters.h"
 
 namespace tpusim::sim {
 
-class DmaEngine : public sc_core::sc_module, public tlm::tlm_bw_transport_if<>, public Described {
+class DmaEngine : public sc_core::sc_module, public LooselyTimedInitiator, public Described {
  public:
   DmaEngine(sc_core::sc_module_name name, SliceState& slice, DmaLedger& ledger, Chip& chip,
             uint32_t channels, uint64_t chunk_bytes);
@@ -27,10 +28,6 @@ class DmaEngine : public sc_core::sc_module, public tlm::tlm_bw_transport_if<>, 
   void Start(const DmaRequest& request) { dispatcher_.Start(request); }
   DmaLedger& ledger() { return dispatcher_.ledger(); }
   uint32_t channels() const { return dispatcher_.channels(); }
-
-  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
-                                     sc_core::sc_time& delay) override;
-  void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) override;
 
   std::vector<Parameter> parameters() const override;
 

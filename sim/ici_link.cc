@@ -38,12 +38,6 @@ unsigned int IciLink::transport_dbg(tlm::tlm_generic_payload& payload) {
   return out->transport_dbg(payload);
 }
 
-tlm::tlm_sync_enum IciLink::nb_transport_fw(tlm::tlm_generic_payload& payload, tlm::tlm_phase&,
-                                            sc_core::sc_time&) {
-  payload.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);  // loosely timed only
-  return tlm::TLM_COMPLETED;
-}
-
 std::vector<Parameter> IciLink::parameters() const {
   return {{"to", to_},
           {"bandwidth", FormatRate(timing_.port.bytes_per_second())},

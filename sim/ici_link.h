@@ -15,6 +15,7 @@
 #include "sim/bandwidth_port.h"
 #include "sim/base_names.h"
 #include "sim/chunk.h"
+#include "sim/loosely_timed.h"
 #include "sim/parameters.h"
 #include "sim/port_timing.h"
 #include "sim/torus.h"
@@ -24,7 +25,7 @@ namespace tpusim::sim {
 class Router;
 
 class IciLink : public sc_core::sc_module,
-                public tlm::tlm_fw_transport_if<>,
+                public LooselyTimedTarget,
                 public TimedTarget,
                 public Described {
  public:
@@ -49,8 +50,6 @@ class IciLink : public sc_core::sc_module,
   void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) override;
   bool get_direct_mem_ptr(tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi) override;
   unsigned int transport_dbg(tlm::tlm_generic_payload& payload) override;
-  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
-                                     sc_core::sc_time& delay) override;
   ChunkTarget& chunk_timing() override { return timing_; }
 
   std::vector<Parameter> parameters() const override;

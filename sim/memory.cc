@@ -161,13 +161,6 @@ unsigned int Memory::transport_dbg(tlm::tlm_generic_payload& payload) {
   return static_cast<unsigned int>(length);
 }
 
-tlm::tlm_sync_enum Memory::nb_transport_fw(tlm::tlm_generic_payload& payload, tlm::tlm_phase&,
-                                           sc_core::sc_time&) {
-  // Loosely timed only: the model's initiators use b_transport.
-  payload.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
-  return tlm::TLM_COMPLETED;
-}
-
 std::vector<Parameter> Memory::parameters() const {
   return {{"capacity", FormatBytes(capacity_)},
           {"bandwidth", FormatRate(timing_.port.bytes_per_second())},

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sim/base_names.h"
+#include "sim/loosely_timed.h"
 #include "sim/parameters.h"
 #include "sim/torus.h"
 
@@ -33,8 +34,8 @@ struct PathHop {
 };
 
 class Router : public sc_core::sc_module,
-               public tlm::tlm_fw_transport_if<>,
-               public tlm::tlm_bw_transport_if<>,
+               public LooselyTimedTarget,
+               public LooselyTimedInitiator,
                public Described {
  public:
   static constexpr int kMemories = 3;  // out[0..2]: HBM, VMEM, SMEM (MemorySpace order)
@@ -61,10 +62,6 @@ class Router : public sc_core::sc_module,
   void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) override;
   bool get_direct_mem_ptr(tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi) override;
   unsigned int transport_dbg(tlm::tlm_generic_payload& payload) override;
-  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
-                                     sc_core::sc_time& delay) override;
-  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
-                                     sc_core::sc_time& delay) override;
   void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) override;
 
   // Which of `out`'s targets a transaction to `address` leaves by; a chunk that carries its

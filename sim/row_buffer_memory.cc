@@ -63,17 +63,6 @@ unsigned int RowBufferMemory::transport_dbg(tlm::tlm_generic_payload& payload) {
   return to_storage->transport_dbg(payload);
 }
 
-tlm::tlm_sync_enum RowBufferMemory::nb_transport_fw(tlm::tlm_generic_payload& payload,
-                                                    tlm::tlm_phase&, sc_core::sc_time&) {
-  payload.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);  // loosely timed only
-  return tlm::TLM_COMPLETED;
-}
-
-tlm::tlm_sync_enum RowBufferMemory::nb_transport_bw(tlm::tlm_generic_payload&, tlm::tlm_phase&,
-                                                    sc_core::sc_time&) {
-  return tlm::TLM_COMPLETED;
-}
-
 void RowBufferMemory::invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) {
   socket->invalidate_direct_mem_ptr(start, end);
 }

@@ -24,14 +24,15 @@
 #include <vector>
 
 #include "sim/base_names.h"
+#include "sim/loosely_timed.h"
 #include "sim/memory_models.h"
 #include "sim/parameters.h"
 
 namespace tpusim::sim {
 
 class RowBufferMemory : public sc_core::sc_module,
-                        public tlm::tlm_fw_transport_if<>,
-                        public tlm::tlm_bw_transport_if<>,
+                        public LooselyTimedTarget,
+                        public LooselyTimedInitiator,
                         public Described {
  public:
   RowBufferMemory(sc_core::sc_module_name name, Memory& storage, uint64_t row_bytes, uint32_t banks,
@@ -48,10 +49,6 @@ class RowBufferMemory : public sc_core::sc_module,
   void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) override;
   bool get_direct_mem_ptr(tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi) override;
   unsigned int transport_dbg(tlm::tlm_generic_payload& payload) override;
-  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
-                                     sc_core::sc_time& delay) override;
-  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
-                                     sc_core::sc_time& delay) override;
   void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) override;
 
   std::vector<Parameter> parameters() const override;
