@@ -157,20 +157,27 @@ void DmaDispatcher::RunChunkEvent(void* slice_state, uint64_t transfer, uint64_t
   auto& slice = *static_cast<SliceState*>(slice_state);
   auto& t = *reinterpret_cast<Transfer*>(static_cast<uintptr_t>(transfer));
   const uint64_t bytes = event_and_bytes >> 2;
-  switch (static_cast<ChunkEvent>(event_and_bytes & 3)) {
-    case kDeparted:
-      OnDeparted(slice, t, bytes);
-      break;
-    case kDepartedThenReserve:
-      OnDeparted(slice, t, bytes);
-      ReserveChunk(slice, t);
-      break;
-    case kReserve:
-      ReserveChunk(slice, t);
-      break;
-    case kLanded:
-      OnLanded(slice, t, bytes);
-      break;
+  // The calendar runs this in a SystemC method, outside every core's thread: a failure here
+  // (a memory model that refuses a chunk, or grants no way to its bytes) must fail the run
+  // as a kernel's does, not escape sc_start.
+  try {
+    switch (static_cast<ChunkEvent>(event_and_bytes & 3)) {
+      case kDeparted:
+        OnDeparted(slice, t, bytes);
+        break;
+      case kDepartedThenReserve:
+        OnDeparted(slice, t, bytes);
+        ReserveChunk(slice, t);
+        break;
+      case kReserve:
+        ReserveChunk(slice, t);
+        break;
+      case kLanded:
+        OnLanded(slice, t, bytes);
+        break;
+    }
+  } catch (const Error& e) {
+    slice.Fail(e.kind(), e.what());
   }
 }
 

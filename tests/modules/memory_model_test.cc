@@ -17,6 +17,7 @@
 #include "sim/slice.h"
 #include "tests/modules/module_support.h"
 #include "tests/support/test_support.h"
+#include "traces/trace_sink.h"
 
 namespace tpusim::modules {
 namespace {
@@ -161,6 +162,45 @@ TEST(CustomMemoryTarget, BoundInFrontOfTheHbmTimesEveryChunk) {
   EXPECT_EQ(run.ReadDestination(0), bytes);
   EXPECT_EQ(run.outcome().stats.memories[0].bytes, 0u);
   EXPECT_EQ(run.slice().chip(0).memory(MemorySpace::kHbm).timing_model(), "fixed_delay");
+}
+
+TEST(CustomMemoryTarget, ThatRefusesAChunkFailsTheRunNamingIt) {
+  // The first chunk is booked as the kernel starts the DMA, the others from the calendar.
+  for (bool first : {true, false}) {
+    SCOPED_TRACE(first ? "first chunk" : "second chunk");
+    const std::string trace = testing::TempPath(first ? "first.pftrace" : "second.pftrace");
+    auto sink = traces::OpenTraceFile(trace);
+    base::EngineOptions options = TimingOnly();
+    options.trace = sink.get();
+    {
+      DmaRun run(testing::MakeTopology({1}, {false}), {HbmToVmem(4 * kChunk)}, options);
+      FixedDelayMemory& model = BindFixedDelay(run, 1'000'000);
+      model.refuse_after_first = true;
+      if (first) model.addresses.push_back(0);
+      run.Run(/*expect_ok=*/false);
+      EXPECT_FALSE(run.outcome().ok);
+      EXPECT_EQ(run.outcome().error_kind, ErrorKind::kInvalidArgument);
+      EXPECT_EQ(run.outcome().error,
+                "the HBM of chip 0 (x=0) (timing model 'fixed_delay') refused a chunk of DMA "
+                "'dma 0' (TLM_ADDRESS_ERROR_RESPONSE); a memory model must accept "
+                "TLM_IGNORE_COMMAND transactions.");
+    }
+    // And the trace is complete up to the failure.
+    sink->Finish();
+    sink.reset();
+    testing::ExpectTraceValid(trace);
+  }
+}
+
+TEST(CustomMemoryTarget, ThatCannotReachTheBytesFailsAFunctionalRun) {
+  DmaRun run(testing::MakeTopology({1}, {false}), {HbmToVmem(kChunk)});
+  BindFixedDelay(run, 1'000'000).forward_bytes = false;
+  run.Run(/*expect_ok=*/false);
+  EXPECT_FALSE(run.outcome().ok);
+  EXPECT_EQ(run.outcome().error_kind, ErrorKind::kInvalidArgument);
+  EXPECT_THAT(run.outcome().error,
+              HasSubstr("grants neither DMI nor debug transport, so a functional run cannot "
+                        "move its bytes; forward both to the chip's Memory, or run timing-only."));
 }
 
 // Building the slice checks each memory's model.
