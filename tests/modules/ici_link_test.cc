@@ -126,6 +126,24 @@ TEST_F(IciLinkTest, AChunkStreamsThroughMemoryAndLinksCutThrough) {
   EXPECT_EQ(chunk.schedule().arrival(), kLatency + 3 * kLatency + kDuration);
 }
 
+TEST_F(IciLinkTest, AFasterLinkFedByASlowerOneCannotSendTheLastByteBeforeItCameIn) {
+  // A chunk crosses a link of half this one's bandwidth (a link_override), then this one.
+  // This link may start once the head has come in, but it can send the chunk's last byte
+  // only after the slow link delivered it: each link's latency counts for the tail too.
+  sim::LinkTiming slow("chip 0 ICI x+ (slow)", kBandwidth / 2, kLatency, nullptr, 0);
+  ChunkPayload chunk(target_, kBytes);
+  slow.BookChunk(chunk.schedule(), kBytes, 1, nullptr);  // [0, 2 D)
+  Send(chunk);
+  EXPECT_EQ(chunk.schedule().arrival(), 2 * kDuration + kLatency + kLatency);
+  EXPECT_EQ(chunk.schedule().pace(), 2 * kDuration) << "the source still paces to the slow link";
+  // Links of one speed stream as before: the second starts a latency after the first.
+  sim::LinkTiming same("chip 0 ICI x+ (same)", kBandwidth, kLatency, nullptr, 0);
+  ChunkPayload other(target_, kBytes, 10 * kDuration);
+  same.BookChunk(other.schedule(), kBytes, 2, nullptr);
+  Send(other);
+  EXPECT_EQ(other.schedule().arrival(), 10 * kDuration + kDuration + 2 * kLatency);
+}
+
 TEST_F(IciLinkTest, ForwardsToTheNextRouterUnlessTheInitiatorCallsEachHop) {
   NextHop next("next");
   link_.out.bind(next);

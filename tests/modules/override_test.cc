@@ -54,8 +54,9 @@ std::vector<Picoseconds> EachAlone(const config::Topology& topology,
 
 TEST(LinkOverride, HalvingOneLinksBandwidthDoublesTheTimeOnlyOfWhatCrossesIt) {
   const auto slow = Line([](config::Topology& t) { OverrideLink(t, 1, "x+", kLink / 2); });
-  // Over the slow link; then beside it, and the other way over it.
-  const std::vector<DmaSpec> dmas = {Remote(1, 2), Remote(0, 1), Remote(2, 3), Remote(2, 1)};
+  // Over the slow link; then beside it, the other way over it, and through it.
+  const std::vector<DmaSpec> dmas = {Remote(1, 2), Remote(0, 1), Remote(2, 3), Remote(2, 1),
+                                     Remote(0, 3)};
   const auto before = EachAlone(Line(), dmas);
   const auto after = EachAlone(slow, dmas);
   const Picoseconds chunk = base::TransferTime(kChunk, kLink);
@@ -67,6 +68,9 @@ TEST(LinkOverride, HalvingOneLinksBandwidthDoublesTheTimeOnlyOfWhatCrossesIt) {
   EXPECT_EQ(after[1], before[1]);
   EXPECT_EQ(after[2], before[2]);
   EXPECT_EQ(after[3], before[3]) << "the x- link between the same chips is another link";
+  // 0 -> 3 is paced by its slowest link.
+  EXPECT_EQ(before[4], 8 * chunk + 3 * kHop);
+  EXPECT_EQ(after[4], 8 * slow_chunk + 3 * kHop);
 }
 
 TEST(LinkOverride, ALatencyOverrideDelaysOnlyRoutesThroughThatLink) {
