@@ -166,6 +166,16 @@ TEST(TopologyOverrides, ALinkMustExist) {
       "wrap.textproto"));
 }
 
+TEST(TopologyOverrides, ADirectionIsAMeshAxisAndASign) {
+  for (const char* direction : {"z+", "x", "+", "x*", ""}) {
+    EXPECT_EQ(OverrideError(std::string("link_override { chip: [0, 0] direction: \"") + direction +
+                            "\" latency_ns: 1 }"),
+              std::string("topology o.textproto: field 'link_override[0].direction' is '") +
+                  direction + "'; give a mesh axis and + or -, e.g. 'x+', 'y+'")
+        << direction;
+  }
+}
+
 TEST(TopologyOverrides, EachLinkOrChipIsOverriddenOnce) {
   EXPECT_EQ(OverrideError(R"(link_override { chip: [0, 1] direction: "x+" latency_ns: 1 }
 link_override { chip: [0, 1] direction: "x+" bandwidth_bytes_per_s: 1e10 })"),
