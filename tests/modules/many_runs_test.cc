@@ -23,6 +23,14 @@
 namespace tpusim::modules {
 namespace {
 
+#if defined(__SANITIZE_ADDRESS__)
+#define TPUSIM_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TPUSIM_TEST_ASAN 1
+#endif
+#endif
+
 constexpr int kRuns = 100;
 constexpr int kSettled = 20;
 constexpr uint64_t kMiB = 1 << 20;
@@ -38,6 +46,11 @@ uint64_t ResidentBytes() {
 }
 
 void ExpectFlat(const std::function<void(int)>& run) {
+#ifdef TPUSIM_TEST_ASAN
+  // AddressSanitizer keeps freed memory in quarantine (256 MiB), so the resident set grows
+  // for a while whatever the model does; `make check` finds leaks with LeakSanitizer.
+  GTEST_SKIP() << "the resident set says nothing under AddressSanitizer";
+#endif
   uint64_t settled = 0;
   for (int i = 1; i <= kRuns; ++i) {
     run(i);

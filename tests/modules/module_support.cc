@@ -12,6 +12,7 @@ void Elaborate() {
   sc_core::sc_report_handler::set_actions(sc_core::SC_ID_NO_SC_START_ACTIVITY_,
                                           sc_core::SC_DO_NOTHING);
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  sim::AnnounceMainStack();  // for AddressSanitizer (sim/systemc_context.h)
 }
 
 ChunkPayload::ChunkPayload(uint64_t address, uint64_t bytes, Picoseconds now, uint64_t transfer)
