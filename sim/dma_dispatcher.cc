@@ -254,7 +254,8 @@ void DmaDispatcher::MoveBytes(const Region& region, uint64_t base, uint8_t* data
   payload.set_command(into ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
   tlm::tlm_dmi dmi;
   if (engine_.socket->get_direct_mem_ptr(payload, dmi) &&
-      (into ? dmi.is_write_allowed() : dmi.is_read_allowed()) && dmi.get_start_address() <= base) {
+      (into ? dmi.is_write_allowed() : dmi.is_read_allowed()) && dmi.get_start_address() <= base &&
+      dmi.get_end_address() >= base + region.box.end() - 1) {  // the grant covers the box
     uint8_t* bytes = dmi.get_dmi_ptr() + (base - dmi.get_start_address());
     if (into) {
       ScatterBox(bytes, region.box, data);

@@ -9,6 +9,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -201,6 +202,66 @@ TEST(CustomMemoryTarget, ThatCannotReachTheBytesFailsAFunctionalRun) {
   EXPECT_THAT(run.outcome().error,
               HasSubstr("grants neither DMI nor debug transport, so a functional run cannot "
                         "move its bytes; forward both to the chip's Memory, or run timing-only."));
+}
+
+// A model that keeps its own bytes and grants DMI to only the first `window` of them, as
+// page-granular TLM models do; the rest it serves by debug transport only.
+class WindowedDmiMemory : public sc_core::sc_module {
+ public:
+  WindowedDmiMemory(sc_core::sc_module_name name, uint64_t bytes, uint64_t window)
+      : sc_module(name), socket("socket"), bytes(bytes), window_(window) {
+    socket.register_b_transport(this, &WindowedDmiMemory::b_transport);
+    socket.register_get_direct_mem_ptr(this, &WindowedDmiMemory::get_direct_mem_ptr);
+    socket.register_transport_dbg(this, &WindowedDmiMemory::transport_dbg);
+  }
+
+  tlm_utils::simple_target_socket<WindowedDmiMemory> socket;
+  std::vector<uint8_t> bytes;
+  uint64_t debug_bytes = 0;  // moved by debug transport
+
+ private:
+  void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time&) {
+    payload.set_response_status(tlm::TLM_OK_RESPONSE);  // takes no time
+  }
+  bool get_direct_mem_ptr(tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi) {
+    const uint64_t address = payload.get_address();
+    if (sim::AddressOffset(address) >= window_) return false;
+    const uint64_t start = address - sim::AddressOffset(address);
+    dmi.set_dmi_ptr(bytes.data());
+    dmi.set_start_address(start);
+    dmi.set_end_address(start + window_ - 1);
+    dmi.allow_read_write();
+    return true;
+  }
+  unsigned int transport_dbg(tlm::tlm_generic_payload& payload) {
+    const uint64_t offset = sim::AddressOffset(payload.get_address());
+    const unsigned int length = payload.get_data_length();
+    if (payload.is_write()) std::memcpy(bytes.data() + offset, payload.get_data_ptr(), length);
+    if (payload.is_read()) std::memcpy(payload.get_data_ptr(), bytes.data() + offset, length);
+    debug_bytes += length;
+    return length;
+  }
+
+  uint64_t window_;
+};
+
+TEST(CustomMemoryTarget, ThatGrantsDmiToPartOfABufferGetsTheRestByDebugTransport) {
+  // A 16 KiB DMA from VMEM into an HBM whose model grants DMI to its first 4 KiB only: the
+  // bytes past the window must not be written through the DMI pointer.
+  constexpr uint64_t kBytes = 16 << 10;
+  DmaRun run(testing::MakeTopology({1}, {false}),
+             {DmaSpec{0, MemorySpace::kVmem, 0, MemorySpace::kHbm, kBytes}});
+  sim::Chip& chip = run.slice().chip(0);
+  auto& model = run.Keep(std::make_unique<WindowedDmiMemory>("windowed_hbm", 64 << 10, 4096));
+  chip.UseMemoryTarget(MemorySpace::kHbm, model.socket, "windowed_dmi");
+  std::vector<uint8_t> bytes(kBytes);
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<uint8_t>(i * 13 + 5);
+  run.FillSource(0, bytes);
+  run.Run();
+  ASSERT_EQ(chip.memory(MemorySpace::kHbm).Address(0, 0) & sim::kAddressOffsetMask, 0u);
+  EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), model.bytes.begin()));
+  EXPECT_GE(model.debug_bytes, kBytes - 4096) << "bytes past the DMI window went by DMI";
 }
 
 // Building the slice checks each memory's model.
