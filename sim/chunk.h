@@ -45,7 +45,8 @@ inline uint64_t AddressOffset(uint64_t address) {
 // destination memory). Data streams through the hops (cut-through): a hop may start once
 // the chunk's head reaches it, and a link adds its latency. Memory is much faster than a
 // link, and in hardware its reads interleave finely with other traffic, so a link fed from
-// memory is only held back until it could no longer finish after the read. The source
+// memory is only held back until it could no longer finish after the read; a link fed by a
+// slower link, until its last byte has come in. The source
 // paces itself to the slowest hop, as credit flow control would, so one DMA cannot queue
 // up a link's whole future.
 class ChunkSchedule {
@@ -63,6 +64,10 @@ class ChunkSchedule {
         earliest = std::max(earliest, previous_end_ > duration ? previous_end_ - duration : 0);
       } else {
         earliest = std::max(earliest, previous_start_ + (previous_link_ ? previous_latency_ : 0));
+        // A link fed by a slower link (an override) cannot send the last byte before it has
+        // come in. Links of one speed start a latency apart, which this already allows.
+        if (previous_link_ && link && previous_end_ + previous_latency_ > duration)
+          earliest = std::max(earliest, previous_end_ + previous_latency_ - duration);
       }
     }
     return earliest;

@@ -157,20 +157,27 @@ void DmaDispatcher::RunChunkEvent(void* slice_state, uint64_t transfer, uint64_t
   auto& slice = *static_cast<SliceState*>(slice_state);
   auto& t = *reinterpret_cast<Transfer*>(static_cast<uintptr_t>(transfer));
   const uint64_t bytes = event_and_bytes >> 2;
-  switch (static_cast<ChunkEvent>(event_and_bytes & 3)) {
-    case kDeparted:
-      OnDeparted(slice, t, bytes);
-      break;
-    case kDepartedThenReserve:
-      OnDeparted(slice, t, bytes);
-      ReserveChunk(slice, t);
-      break;
-    case kReserve:
-      ReserveChunk(slice, t);
-      break;
-    case kLanded:
-      OnLanded(slice, t, bytes);
-      break;
+  // The calendar runs this in a SystemC method, outside every core's thread: a failure here
+  // (a memory model that refuses a chunk, or grants no way to its bytes) must fail the run
+  // as a kernel's does, not escape sc_start.
+  try {
+    switch (static_cast<ChunkEvent>(event_and_bytes & 3)) {
+      case kDeparted:
+        OnDeparted(slice, t, bytes);
+        break;
+      case kDepartedThenReserve:
+        OnDeparted(slice, t, bytes);
+        ReserveChunk(slice, t);
+        break;
+      case kReserve:
+        ReserveChunk(slice, t);
+        break;
+      case kLanded:
+        OnLanded(slice, t, bytes);
+        break;
+    }
+  } catch (const Error& e) {
+    slice.Fail(e.kind(), e.what());
   }
 }
 
@@ -247,7 +254,8 @@ void DmaDispatcher::MoveBytes(const Region& region, uint64_t base, uint8_t* data
   payload.set_command(into ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
   tlm::tlm_dmi dmi;
   if (engine_.socket->get_direct_mem_ptr(payload, dmi) &&
-      (into ? dmi.is_write_allowed() : dmi.is_read_allowed()) && dmi.get_start_address() <= base) {
+      (into ? dmi.is_write_allowed() : dmi.is_read_allowed()) && dmi.get_start_address() <= base &&
+      dmi.get_end_address() >= base + region.box.end() - 1) {  // the grant covers the box
     uint8_t* bytes = dmi.get_dmi_ptr() + (base - dmi.get_start_address());
     if (into) {
       ScatterBox(bytes, region.box, data);

@@ -63,10 +63,8 @@ void DmaLedger::CheckFree(BufferHandle buffer, const std::string& what, const st
 }
 
 PayloadPool::~PayloadPool() {
-  for (tlm::tlm_generic_payload* payload : all_) {
-    payload->clear_extension<ChunkExtension>();
-    delete payload;  // deletes nothing else: the extensions were cleared above
-  }
+  for (tlm::tlm_generic_payload* payload : all_)
+    delete payload;  // and its ChunkExtension: a payload frees the extensions it holds
 }
 
 tlm::tlm_generic_payload& PayloadPool::Acquire() {

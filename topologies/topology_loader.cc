@@ -166,7 +166,7 @@ void ValidateOverrides(const std::string& source, const config::Topology& topolo
     if (axis < 0) {
       std::string names;
       for (const auto& n : mesh.axis_names())
-        names += (names.empty() ? "'" : "', '") + n + "+'";
+        names += (names.empty() ? "'" : "', '") + n + "+";
       Fail(source, at + ".direction",
            "is '" + direction + "'; give a mesh axis and + or -, e.g. " + names + "'");
     }

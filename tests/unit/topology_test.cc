@@ -124,5 +124,126 @@ TEST(Topology, UnknownNameListsThePresets) {
   }
 }
 
+// Overrides (link_override, chip_override): each is checked against the mesh when the file
+// loads, and each error names the override, the field and what to do.
+std::string OverrideError(const std::string& overrides, const std::string& shape = "") {
+  std::string text = PresetText("v5e-2x2");
+  if (!shape.empty()) text = Replace(text, "shape: [2, 2]", shape);
+  try {
+    ParseTopology(text + overrides, "o.textproto");
+  } catch (const TopologyError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "loaded: " << overrides;
+  return "";
+}
+
+TEST(TopologyOverrides, CoordinatesMustNameAChipOfTheMesh) {
+  EXPECT_EQ(OverrideError(R"(link_override { chip: [0, 0, 0] direction: "x+" latency_ns: 1 })"),
+            "topology o.textproto: field 'link_override[0].chip' has 3 coordinates, but the mesh "
+            "has 2 axes; give one per axis, e.g. chip: [3, 1]");
+  EXPECT_EQ(OverrideError(R"(chip_override { chip: [0, 2] dma { engines: 2 } })"),
+            "topology o.textproto: field 'chip_override[0].chip' has coordinate 2 on axis 'y', "
+            "which has 2 chips (0 to 1)");
+}
+
+TEST(TopologyOverrides, ALinkMustExist) {
+  // v5e-2x2 has no wraparound: chip (1, 0) is at the + edge of x.
+  EXPECT_EQ(OverrideError(R"(link_override { chip: [1, 0] direction: "x+" latency_ns: 1 })"),
+            "topology o.textproto: field 'link_override[0]' names the x+ link of chip (1, 0), "
+            "which does not exist: axis 'x' has no wraparound and the chip is at its edge");
+  EXPECT_EQ(OverrideError(R"(link_override { chip: [0, 0] direction: "y-" latency_ns: 1 })"),
+            "topology o.textproto: field 'link_override[0]' names the y- link of chip (0, 0), "
+            "which does not exist: axis 'y' has no wraparound and the chip is at its edge");
+  EXPECT_EQ(OverrideError(R"(link_override { chip: [0, 0] direction: "y+" latency_ns: 1 })",
+                          "shape: [2, 1]"),
+            "topology o.textproto: field 'link_override[0]' names the y+ link of chip (0, 0), "
+            "which does not exist: axis 'y' has one chip");
+  // With wraparound the edge chip has the link back to the start.
+  EXPECT_NO_THROW(ParseTopology(
+      Replace(PresetText("v5e-2x2"), "wraparound: [false, false]", "wraparound: [true, false]") +
+          R"(link_override { chip: [1, 0] direction: "x+" latency_ns: 1 })",
+      "wrap.textproto"));
+}
+
+TEST(TopologyOverrides, ADirectionIsAMeshAxisAndASign) {
+  for (const char* direction : {"z+", "x", "+", "x*", ""}) {
+    EXPECT_EQ(OverrideError(std::string("link_override { chip: [0, 0] direction: \"") + direction +
+                            "\" latency_ns: 1 }"),
+              std::string("topology o.textproto: field 'link_override[0].direction' is '") +
+                  direction + "'; give a mesh axis and + or -, e.g. 'x+', 'y+'")
+        << direction;
+  }
+}
+
+TEST(TopologyOverrides, EachLinkOrChipIsOverriddenOnce) {
+  EXPECT_EQ(OverrideError(R"(link_override { chip: [0, 1] direction: "x+" latency_ns: 1 }
+link_override { chip: [0, 1] direction: "x+" bandwidth_bytes_per_s: 1e10 })"),
+            "topology o.textproto: field 'link_override[1]' overrides the x+ link of chip (0, 1) "
+            "a second time; merge the two");
+  EXPECT_EQ(OverrideError(R"(chip_override { chip: [1, 1] dma { engines: 2 } }
+chip_override { chip: [1, 1] hbm { bandwidth_bytes_per_s: 1e11 } })"),
+            "topology o.textproto: field 'chip_override[1]' overrides chip (1, 1) a second time; "
+            "merge the two");
+  // The two directions of one link pair are two links.
+  EXPECT_NO_THROW(ParseTopology(PresetText("v5e-2x2") +
+                                    R"(link_override { chip: [0, 0] direction: "x+" latency_ns: 1 }
+link_override { chip: [1, 0] direction: "x-" latency_ns: 1 })",
+                                "pair.textproto"));
+}
+
+TEST(TopologyOverrides, AnOverrideMustChangeSomething) {
+  EXPECT_EQ(OverrideError(R"(link_override { chip: [0, 0] direction: "x+" })"),
+            "topology o.textproto: field 'link_override[0]' changes nothing; give "
+            "bandwidth_bytes_per_s, latency_ns or both");
+  EXPECT_EQ(OverrideError(R"(chip_override { chip: [0, 0] })"),
+            "topology o.textproto: field 'chip_override[0]' changes nothing; give hbm, vmem, "
+            "smem or dma fields");
+}
+
+TEST(TopologyOverrides, ValuesAreCheckedLikeTheSlicesOwn) {
+  EXPECT_THAT(
+      OverrideError(R"(link_override { chip: [0, 0] direction: "x+" bandwidth_bytes_per_s: 0 })"),
+      HasSubstr("field 'link_override[0].bandwidth_bytes_per_s'"));
+  EXPECT_THAT(OverrideError(R"(link_override { chip: [0, 0] direction: "x+" latency_ns: -1 })"),
+              HasSubstr("field 'link_override[0].latency_ns'"));
+  EXPECT_THAT(OverrideError(R"(chip_override { chip: [0, 0] dma { engines: 65 } })"),
+              HasSubstr("field 'chip_override[0].dma.engines'"));
+  EXPECT_THAT(OverrideError(R"(chip_override { chip: [0, 0] hbm { model: "" } })"),
+              HasSubstr("field 'chip_override[0].hbm.model' is empty"));
+  EXPECT_THAT(OverrideError(R"(chip_override { chip: [0, 0] hbm {
+  parameter { name: "banks" value: 8 } parameter { name: "banks" value: 16 } } })"),
+              HasSubstr("gives 'banks' twice"));
+}
+
+TEST(TopologyOverrides, ChipAtAndLinkAtApplyThem) {
+  const auto t = ParseTopology(PresetText("v5e-2x2") + R"(
+link_override { chip: [0, 1] direction: "x+" bandwidth_bytes_per_s: 2.25e10 }
+link_override { chip: [1, 1] direction: "x-" latency_ns: 5000 }
+chip_override { chip: [1, 0] hbm { bandwidth_bytes_per_s: 4.095e11 } dma { engines: 2 } }
+chip_override { chip: [0, 1] hbm { model: "row_buffer" parameter { name: "banks" value: 8 } } }
+)",
+                               "ok.textproto");
+  const auto slow = LinkAt(t, {0, 1}, "x+");
+  EXPECT_EQ(slow.bandwidth_bytes_per_s, 2.25e10);
+  EXPECT_EQ(slow.latency_ns, 1000);  // not overridden: the slice's
+  const auto late = LinkAt(t, {1, 1}, "x-");
+  EXPECT_EQ(late.bandwidth_bytes_per_s, 4.5e10);
+  EXPECT_EQ(late.latency_ns, 5000);
+  EXPECT_EQ(LinkAt(t, {0, 0}, "x+").bandwidth_bytes_per_s, 4.5e10);
+  EXPECT_EQ(LinkAt(t, {1, 1}, "y-").latency_ns, 1000);
+  const auto chip = ChipAt(t, {1, 0});
+  EXPECT_EQ(chip.hbm().bandwidth_bytes_per_s(), 4.095e11);
+  EXPECT_EQ(chip.hbm().capacity_bytes(), t.chip().hbm().capacity_bytes());  // kept
+  EXPECT_EQ(chip.dma().engines(), 2u);
+  EXPECT_EQ(chip.dma().chunk_bytes(), t.chip().dma().chunk_bytes());
+  const auto modelled = ChipAt(t, {0, 1});
+  EXPECT_EQ(modelled.hbm().model(), "row_buffer");
+  ASSERT_EQ(modelled.hbm().parameter_size(), 1);
+  EXPECT_EQ(modelled.hbm().parameter(0).name(), "banks");
+  EXPECT_EQ(ChipAt(t, {0, 0}).hbm().bandwidth_bytes_per_s(), 8.19e11);
+  EXPECT_FALSE(ChipAt(t, {0, 0}).hbm().has_model());
+}
+
 }  // namespace
 }  // namespace tpusim::topologies
