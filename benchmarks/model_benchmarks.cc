@@ -160,10 +160,9 @@ void BM_AllGatherBidiEvents(benchmark::State& state) {
   const bool through_tlm = state.range(0) != 0;
   const auto* info = kernels::Registry::Get().Find("all_gather_bidi");
   const dsl::Mesh mesh(topologies::LoadTopology("v5e-4x4"));
-  kernels::CollectiveArgs args;
-  args.bytes = uint64_t{1} << 30;
-  args.functional = false;
-  const kernels::Workload workload = info->make(mesh, args);
+  kernels::Params params = info->Bind({{"bytes", uint64_t{1} << 30}});
+  params.functional = false;
+  const kernels::Workload workload = info->make(mesh, params);
   dsl::RunOptions options;
   options.functional = false;
   options.book_through_tlm = through_tlm;

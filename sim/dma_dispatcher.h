@@ -81,7 +81,6 @@ class DmaDispatcher {
   DmaEngine& engine_;  // the initiator socket, for transactions and DMI
   ChipId id_;
   uint64_t chunk_bytes_;
-  bool through_tlm_;              // EngineOptions::book_through_tlm
   uint32_t channels_;             // at most 64 (the topology's range)
   uint64_t busy_ = 0;             // a bit per channel
   std::vector<Transfer*> queue_;  // waiting for a channel, from queue_head_ on

@@ -123,6 +123,8 @@ Memory::Buffer* Memory::BufferAt(uint64_t offset) {
 
 void Memory::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
   auto* chunk = payload.get_extension<ChunkExtension>();
+  // A chunk carries the time it is booked at (sc_time_stamp() in the model; the module tests
+  // book at times of their own).
   const Picoseconds now = chunk ? chunk->schedule.now() : sc_core::sc_time_stamp().value();
   const uint64_t bytes = payload.get_data_length();
   if (payload.get_command() != tlm::TLM_IGNORE_COMMAND && transport_dbg(payload) != bytes) {

@@ -3,7 +3,7 @@
 // A semaphore of one chip: REGULAR and BARRIER ones count signals, DMA ones count bytes.
 // Semaphores are made while kernels run (scratch, run_scoped), so they are plain objects
 // owned by their chip, not modules. A change wakes the chip's threads of control that
-// wait on it (TensorCore::Wake), in the order those threads were made.
+// wait on it and can now go on (SliceState::AddToSemaphore).
 
 #include <cstdint>
 #include <string>

@@ -99,9 +99,8 @@ TEST(ManyRuns, ShardMapRunsOfALibraryCollectiveLeaveMemoryFlat) {
   const auto* info = kernels::Registry::Get().Find("all_gather_bidi");
   ASSERT_NE(info, nullptr);
   const dsl::Mesh mesh(testing::MakeTopology({4}, {true}));
-  kernels::CollectiveArgs args;
-  args.bytes = kMiB;
-  const kernels::Workload workload = info->make(mesh, args);
+  const kernels::Workload workload =
+      info->make(mesh, testing::ParamsFor("all_gather_bidi", {{"bytes", kMiB}}));
   ExpectFlat([&](int) {
     const dsl::RunResult result = workload.program.Run(workload.inputs, {});
     ASSERT_TRUE(result.ok) << result.error;

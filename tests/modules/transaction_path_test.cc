@@ -144,12 +144,19 @@ struct Run {
   std::string trace;  // the Perfetto file's bytes
 };
 
-Run RunCollective(const std::string& kernel, const config::Topology& topology,
-                  kernels::CollectiveArgs args, bool through_tlm) {
+// The bytes of a collective's full array, and whether it moves real data.
+struct Args {
+  uint64_t bytes = 0;
+  bool functional = true;
+};
+
+Run RunCollective(const std::string& kernel, const config::Topology& topology, const Args& args,
+                  bool through_tlm) {
   const auto* info = kernels::Registry::Get().Find(kernel);
   EXPECT_NE(info, nullptr) << kernel;
   const dsl::Mesh mesh(topology);
-  kernels::Workload workload = info->make(mesh, args);
+  kernels::Workload workload =
+      info->make(mesh, testing::ParamsFor(kernel, {{"bytes", args.bytes}}, args.functional));
   const std::string path =
       testing::TempPath(kernel + (through_tlm ? ".tlm" : ".direct") + ".pftrace");
   auto sink = traces::OpenTraceFile(path);
@@ -166,8 +173,7 @@ Run RunCollective(const std::string& kernel, const config::Topology& topology,
   return run;
 }
 
-void ExpectSameRun(const std::string& kernel, const config::Topology& topology,
-                   const kernels::CollectiveArgs& args) {
+void ExpectSameRun(const std::string& kernel, const config::Topology& topology, const Args& args) {
   SCOPED_TRACE(kernel);
   const Run direct = RunCollective(kernel, topology, args, false);
   const Run tlm = RunCollective(kernel, topology, args, true);
@@ -192,25 +198,18 @@ void ExpectSameRun(const std::string& kernel, const config::Topology& topology,
   EXPECT_TRUE(tlm.trace == direct.trace) << "the traces differ";
 }
 
-kernels::CollectiveArgs Args(uint64_t bytes, bool functional = true) {
-  kernels::CollectiveArgs args;
-  args.bytes = bytes;
-  args.functional = functional;
-  return args;
-}
-
 TEST(TransactionPath, BookThroughTlmGivesTheSameRunForRingCollectives) {
   const auto topology = testing::MakeTopology({8}, {true});
   for (const char* kernel : {"all_gather_ring", "all_gather_bidi", "reduce_scatter_bidi"})
-    ExpectSameRun(kernel, topology, Args(4 << 20));
+    ExpectSameRun(kernel, topology, Args{4 << 20});
 }
 
 TEST(TransactionPath, BookThroughTlmGivesTheSameRunForMultiHopAndTwoAxisCollectives) {
   // all_to_all sends over several hops; all_gather_2d over both axes of an open mesh.
   const auto topology = testing::MakeTopology({4, 2}, {false, false});
-  ExpectSameRun("all_to_all", topology, Args(2 << 20));
-  ExpectSameRun("all_gather_2d", topology, Args(2 << 20));
-  ExpectSameRun("all_reduce_ring", topology, Args(8 << 20, /*functional=*/false));
+  ExpectSameRun("all_to_all", topology, Args{2 << 20});
+  ExpectSameRun("all_gather_2d", topology, Args{2 << 20});
+  ExpectSameRun("all_reduce_ring", topology, Args{8 << 20, /*functional=*/false});
 }
 
 TEST(TransactionPath, BookThroughTlmGivesTheSameRunWithATimingModelAndOverrides) {
@@ -224,7 +223,7 @@ TEST(TransactionPath, BookThroughTlmGivesTheSameRunWithATimingModelAndOverrides)
     link->set_direction("x+");
     link->set_bandwidth_bytes_per_s(1.5e10);
   });
-  ExpectSameRun("all_gather_bidi", topology, Args(4 << 20));
+  ExpectSameRun("all_gather_bidi", topology, Args{4 << 20});
 }
 
 }  // namespace
