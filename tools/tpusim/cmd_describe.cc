@@ -46,8 +46,10 @@ base::ChipId ChipFromCoords(const std::string& text, const base::DeviceGrid& gri
   }
   if (!grid.Contains(coords)) {
     std::string shape;
-    for (int n : grid.shape())
-      shape += (shape.empty() ? "" : "x") + std::to_string(n);
+    for (int n : grid.shape()) {
+      if (!shape.empty()) shape += 'x';
+      shape += std::to_string(n);
+    }
     throw UsageError("describe", "--chip " + text + " is not a chip of the " + shape +
                                      " mesh; give one coordinate per axis, each from 0.");
   }
