@@ -79,12 +79,19 @@ class ShardMap {
   // Throws Error(kInvalidArgument) for inputs that do not match the specs; every failure
   // during the simulation is reported in the result instead.
   RunResult Run(const std::vector<Array>& inputs, const RunOptions& options) const;
+  // What Run checks before it builds anything: the inputs against the specs and, for a
+  // kernel, every BlockSpec against its operand. Throws Error(kInvalidArgument). Cheap for
+  // any size (placeholders will do): it allocates no payload and simulates nothing.
+  void Check(const std::vector<Array>& inputs) const;
 
   // The block of `global` that output `index` of `device` should hold.
   Array ExpectedBlock(int output, const Array& global, int device) const;
 
  private:
   void CheckSpecAxes() const;
+  std::string InputName(size_t i) const;
+  // Each input's per-device block; throws for a wrong count or a spec that does not split.
+  std::vector<ShapeDtype> InputBlocks(const std::vector<Array>& inputs) const;
   Mesh mesh_;
   std::vector<PartitionSpec> in_specs_;
   std::vector<PartitionSpec> out_specs_;

@@ -70,6 +70,25 @@ INSTANTIATE_TEST_SUITE_P(
         BadCommand{"run matmul --topology v5e-2x2 --m 1048576 --k 1048576 --n 1048576", 1,
                    "run it timing-only (no payload, the same timing) or choose a smaller size. "
                    "(flag --timing-only)"},
+        // Refused from the shapes, before the inputs and the host reference are built
+        // (that took minutes and gigabytes): the estimate, its parts and the fix.
+        BadCommand{"run matmul --topology v5e-16x16 --m 16384 --k 16384 --n 16384", 1,
+                   "a functional run of matmul on 256 chips (its inputs and host reference: "},
+        BadCommand{"run matmul --topology v5e-16x16 --m 16384 --k 16384 --n 16384", 1,
+                   "every chip's input and output blocks: "},
+        BadCommand{"run all_gather_ring --topology v5e-16x16 --bytes 4G", 1,
+                   "a functional run of all_gather_ring on 256 chips"},
+        BadCommand{"run all_gather_ring --topology v5e-16x16 --bytes 4G", 1,
+                   "or choose a smaller size. (flag --timing-only)"},
+        // compare and bench check every entry, and bench every size, before running one.
+        BadCommand{"compare all_gather_ring all_gather_bidi --topology v5e-16x16 --bytes 4G", 1,
+                   "a functional run of all_gather_ring on 256 chips"},
+        BadCommand{"bench all_gather_ring --topology v5e-16x16 --min-bytes 1K --max-bytes 4G", 1,
+                   "at bytes 67108864, a functional run of all_gather_ring on 256 chips"},
+        // BlockSpecs are checked before anything slow (the roofline once walked 4096^3 steps).
+        BadCommand{"run matmul --topology v5e-2x2 --m 4096 --k 4096 --n 4096 --bm 1 --bk 1 "
+                   "--bn 1 --timing-only",
+                   2, "BlockSpec for input 0 ('a') has block (1, 1), but the last two dims must"},
         // Timing-only: no payload, but the operands do not fit the chip's HBM.
         BadCommand{"run matmul --topology v5e-2x2 --m 1048576 --k 1048576 --n 1048576 "
                    "--timing-only",

@@ -6,6 +6,7 @@
 
 #include "dsl/mesh.h"
 #include "tools/tpusim/cli.h"
+#include "tools/tpusim/run_memory.h"
 #include "traces/trace_sink.h"
 
 namespace tpusim::cli {
@@ -185,12 +186,30 @@ kernels::Workload MakeEntryWorkload(const kernels::KernelInfo& info, const dsl::
   }
 }
 
-Contract EntryContract(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
-                       const kernels::Params& params) {
+kernels::Workload ShapesOnlyWorkload(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
+                                     const kernels::Params& params) {
   kernels::Params shapes_only = params;
   shapes_only.functional = false;
-  if (auto contract = WorkloadContract(MakeEntryWorkload(info, mesh, shapes_only)))
-    return *contract;
+  kernels::Workload workload = MakeEntryWorkload(info, mesh, shapes_only);
+  workload.program.Check(workload.inputs);
+  return workload;
+}
+
+kernels::Workload MakeWorkload(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
+                               const kernels::Params& params) {
+  kernels::Workload shapes = ShapesOnlyWorkload(info, mesh, params);
+  if (!params.functional) return shapes;
+  RequireRunMemory(shapes, /*built=*/false);
+  kernels::Workload workload = MakeEntryWorkload(info, mesh, params);
+  RequireRunMemory(workload, /*built=*/true);
+  return workload;
+}
+
+Contract EntryContract(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
+                       const kernels::Params& params) {
+  const kernels::Workload shapes = ShapesOnlyWorkload(info, mesh, params);
+  if (auto contract = WorkloadContract(shapes)) return *contract;
+  RequireRunMemory(shapes, /*built=*/false);
   kernels::Params functional = params;
   functional.functional = true;
   if (auto contract = WorkloadContract(MakeEntryWorkload(info, mesh, functional))) return *contract;
@@ -219,40 +238,6 @@ const kernels::KernelInfo& FindEntry(const std::string& command, const std::stri
 
 namespace {
 
-// A functional run copies each input block into every chip's HBM, reads every output block
-// back and assembles the global outputs: refuse it up front when that would not fit.
-void RequireRunMemory(const kernels::Workload& workload) {
-  const dsl::ShardMap& program = workload.program;
-  const dsl::Mesh& mesh = program.mesh();
-  const auto& inputs = workload.inputs;
-  const double devices = mesh.devices();
-  double bytes = 0;  // double: a sum of huge sizes saturates instead of wrapping
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const dsl::Shape block = program.in_specs()[i].BlockShape(mesh, inputs[i].shape(), "input");
-    bytes +=
-        devices * static_cast<double>(dsl::NumElements(block)) * dsl::SizeOf(inputs[i].dtype());
-  }
-  if (program.is_kernel()) {
-    for (const auto& out : program.call().out_shape) {
-      const double block =
-          static_cast<double>(dsl::NumElements(out.shape)) * dsl::SizeOf(out.dtype);
-      bytes += 3 * devices * block;  // in HBM, read back per chip, and assembled
-    }
-  } else {
-    // A program's output blocks are at most its global outputs; the reference holds one.
-    for (const auto& out : workload.expected)
-      bytes += (2 * devices + 1) * static_cast<double>(out.nbytes());
-  }
-  const double most = static_cast<double>(~uint64_t{0});
-  dsl::RequireHostMemory(bytes < most ? static_cast<uint64_t>(bytes) : ~uint64_t{0},
-                         "a functional run on " + std::to_string(mesh.devices()) +
-                             " chips (every chip's input and output blocks)");
-}
-
-}  // namespace
-
-namespace {
-
 // The problem parameters the report shows, when the entry takes them.
 void ReportProblem(const kernels::Params& params, const dsl::Mesh& mesh,
                    const config::Topology& topology, KernelRunReport& report) {
@@ -271,20 +256,6 @@ void ReportProblem(const kernels::Params& params, const dsl::Mesh& mesh,
   if (has("k", kernels::ParamType::kInt)) report.k = params.Int("k");
   if (has("n", kernels::ParamType::kInt)) report.n = params.Int("n");
   report.params = params.Values();
-}
-
-// The entry's workload, refused up front when a functional run would not fit the host's
-// memory. The library then says to run it timing-only; here that is a flag.
-kernels::Workload MakeWorkload(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
-                               const kernels::Params& params) {
-  try {
-    kernels::Workload workload = MakeEntryWorkload(info, mesh, params);
-    if (params.functional) RequireRunMemory(workload);
-    return workload;
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::kCapacity || !params.functional) throw;
-    throw Error(e.kind(), std::string(e.what()) + " (flag --timing-only)");
-  }
 }
 
 }  // namespace

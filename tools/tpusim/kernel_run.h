@@ -135,6 +135,15 @@ std::optional<Contract> WorkloadContract(const kernels::Workload& workload);
 // otherwise from a functional one (whose reference outputs give a program's outputs).
 Contract EntryContract(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
                        const kernels::Params& params);
+// The entry's workload without payload (placeholder inputs, no reference), checked as a
+// run first checks it (dsl::ShardMap::Check: the specs and BlockSpecs): cheap at any size.
+kernels::Workload ShapesOnlyWorkload(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
+                                     const kernels::Params& params);
+// The workload a run with `params` uses. A functional one is refused before it is built
+// when it would not fit the host's memory (tools/tpusim/run_memory.h), and checked again
+// once built.
+kernels::Workload MakeWorkload(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
+                               const kernels::Params& params);
 // info.make(mesh, params), with a ParamError it throws tied to the entry: its message
 // starts with the entry's name and its hint names the entry's --help.
 kernels::Workload MakeEntryWorkload(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
