@@ -146,10 +146,12 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
   engine_options.book_through_tlm = options.book_through_tlm;
   const std::unique_ptr<base::Engine> engine = base::BuildEngine(mesh_.topology(), engine_options);
   ProgramRun run(mesh_, *engine);
-  run.zero_uninitialized = options.uninitialized_memory == UninitializedMemory::kZero;
-  run.grid_seed = options.grid_seed;
+  run.interpret.zero_uninitialized = options.uninitialized_memory == UninitializedMemory::kZero;
+  run.interpret.uninitialized_out_of_bounds_reads =
+      options.out_of_bounds_reads == OutOfBoundsReads::kUninitialized;
+  run.interpret.grid_seed = options.grid_seed;
   for (auto& hbm : run.hbm)
-    hbm->zero_uninitialized = run.zero_uninitialized;
+    hbm->zero_uninitialized = run.interpret.zero_uninitialized;
 
   std::vector<std::vector<Value>> device_inputs(mesh_.devices());
   for (int device = 0; device < mesh_.devices(); ++device) {

@@ -61,9 +61,8 @@ struct ProgramRun {
   void Detach();
 
   const Mesh& mesh;
-  // Pallas interpret mode's uninitialized_memory and random_seed (RunOptions).
-  bool zero_uninitialized = false;
-  std::optional<uint64_t> grid_seed;
+  // Pallas interpret mode's options (RunOptions), for every call.
+  InterpretOptions interpret;
   std::vector<std::shared_ptr<DeviceHbm>> hbm;  // by device
   std::vector<DeviceProgramState> devices;
   std::vector<std::vector<Value>> outputs;  // by device

@@ -23,6 +23,7 @@ nlohmann::ordered_json KernelRunReport::ToJson() const {
   j["bytes"] = bytes;
   j["dtype"] = dtype;
   j["timing_only"] = !functional;
+  j["checks"] = checks.ToJson();
   j["completed"] = completed;
   j["sim_time_ns"] = sim_seconds * 1e9;
   j["analytic_ns"] = bound_seconds * 1e9;
@@ -67,46 +68,6 @@ nlohmann::ordered_json KernelRunReport::ToJson() const {
     std::visit([&values, &name](const auto& v) { values[name] = v; }, value.storage());
   j["params"] = values;
   return j;
-}
-
-void InterpretChecks::AddOptions(boost::program_options::options_description& options) {
-  namespace po = boost::program_options;
-  options.add_options()("no-race-check",
-                        "skip the happens-before race check of functional runs (it is on by "
-                        "default, as interpret mode's detect_races)")(
-      "uninitialized-memory", po::value<std::string>()->default_value("nan"),
-      "what memory no one wrote reads as: nan (integers: the dtype's max) or zero")(
-      "grid-seed", po::value<std::string>(),
-      "run the grid points of 'parallel' dimensions in an order drawn from this seed "
-      "(default: lexicographic)");
-}
-
-InterpretChecks InterpretChecks::Parse(const std::string& command,
-                                       const boost::program_options::variables_map& vm) {
-  InterpretChecks checks;
-  checks.race_check = !vm.count("no-race-check");
-  const std::string memory = vm["uninitialized-memory"].as<std::string>();
-  if (memory == "zero") {
-    checks.uninitialized_memory = dsl::UninitializedMemory::kZero;
-  } else if (memory != "nan") {
-    throw UsageError(command, "--uninitialized-memory is '" + memory + "'; use nan or zero.");
-  }
-  if (vm.count("grid-seed")) {
-    const std::string text = vm["grid-seed"].as<std::string>();
-    size_t used = 0;
-    uint64_t seed = 0;
-    try {
-      if (!text.empty() && text[0] != '-') seed = std::stoull(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != text.size()) {
-      throw UsageError(command, "--grid-seed is '" + text +
-                                    "'; give a whole number from 0 to 18446744073709551615.");
-    }
-    checks.grid_seed = seed;
-  }
-  return checks;
 }
 
 namespace {
@@ -273,6 +234,7 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   report.chips = static_cast<uint64_t>(mesh.devices());
   ReportProblem(params, mesh, request.topology, report);
   report.functional = request.functional;
+  report.checks = request.checks;
   report.trace_path = request.trace_path;
 
   kernels::Workload workload = MakeWorkload(*info, mesh, params);
@@ -296,6 +258,7 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   options.time_limit = request.time_limit;
   options.race_check = request.checks.race_check;
   options.uninitialized_memory = request.checks.uninitialized_memory;
+  options.out_of_bounds_reads = request.checks.out_of_bounds_reads;
   options.grid_seed = request.checks.grid_seed;
   const auto started = std::chrono::steady_clock::now();
   const dsl::RunResult result = workload.program.Run(workload.inputs, options);

@@ -16,16 +16,20 @@
 namespace tpusim::cli {
 
 // The checks of Pallas interpret mode that `run` and `compare` take as flags
-// (docs/references.md §5): --no-race-check, --uninitialized-memory nan|zero, --grid-seed N.
+// (docs/references.md §5): --no-race-check, --uninitialized-memory nan|zero,
+// --out-of-bounds-reads raise|uninitialized, --grid-seed N (tools/tpusim/common_options.cc).
 struct InterpretChecks {
   bool race_check = true;
   dsl::UninitializedMemory uninitialized_memory = dsl::UninitializedMemory::kNan;
+  dsl::OutOfBoundsReads out_of_bounds_reads = dsl::OutOfBoundsReads::kRaise;
   std::optional<uint64_t> grid_seed;
 
   static void AddOptions(boost::program_options::options_description& options);
   // Throws UsageError naming `command` for a bad value.
   static InterpretChecks Parse(const std::string& command,
                                const boost::program_options::variables_map& vm);
+  // As the report's "checks": {"race_check": true, "uninitialized_memory": "nan", ...}.
+  nlohmann::ordered_json ToJson() const;
 };
 
 struct KernelRunRequest {
@@ -51,6 +55,7 @@ struct KernelRunReport {
   uint64_t bytes = 0;
   std::string dtype;
   bool functional = true;
+  InterpretChecks checks;  // how a functional run was checked
 
   bool completed = false;  // the simulation ran to the end without an error
   std::optional<ErrorKind> error_kind;
