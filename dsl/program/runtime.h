@@ -32,6 +32,7 @@ struct DeviceProgramState {
     std::string op;
     base::BufferHandle buffer;
     std::string value;
+    base::Picoseconds started;  // when the op started reading
   };
   std::vector<AsyncRead> async_reads;
   base::Picoseconds async_wait = 0;      // time the core waited in *_done
