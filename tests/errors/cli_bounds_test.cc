@@ -109,6 +109,21 @@ TEST(CliBounds, CheckTraceFailsOnAnEmptyFileAndSaysWhy) {
   EXPECT_THAT(r.out, HasSubstr("FAILED"));
 }
 
+TEST(CliBounds, CheckTraceRefusesAFileOverItsReadLimit) {
+  // Sparse: 3 GiB on paper, nothing on disk, so the test costs nothing.
+  const std::string path = testing::TempPath("huge.pftrace");
+  std::ofstream{path};
+  std::filesystem::resize_file(path, uint64_t{3} << 30);
+  const auto r = RunTpusim("check-trace " + path);
+  std::filesystem::remove(path);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("it has 3221225472 bytes, more than the checker reads "
+                               "(2147483648 bytes, 2 GiB)"));
+  EXPECT_THAT(r.out, HasSubstr("FAILED"));
+  EXPECT_THAT(RunTpusim("check-trace --help").out,
+              HasSubstr("up to 2 GiB (larger files are refused)"));
+}
+
 TEST(CliBounds, CheckTraceFailsOnAFileWithoutPackets) {
   const std::string path = testing::TempPath("zeros.pftrace");
   std::ofstream(path) << std::string(4096, '\0');
