@@ -80,6 +80,20 @@ struct DmaRequest {
   std::string label;
 };
 
+// One side of a race, as its report and the trace name it.
+struct RaceAccess {
+  ChipId chip = 0;   // the core that made it, or the DMA's issuer
+  std::string what;  // "load of 'buf.at[ds(0, 128)]'", "DMA 'copy x -> buf' writes"
+  Picoseconds when = 0;
+  std::string where;  // the core's open scopes: "kernel > step (1,)"
+};
+struct RaceReport {
+  BufferHandle buffer;  // the memory both touch
+  RaceAccess earlier;
+  RaceAccess later;
+  std::string fix;
+};
+
 enum class WaitKind { kDmaSend, kDmaRecv, kDma, kSemaphore };
 const char* WaitKindName(WaitKind kind);  // "wait_send", "wait_recv", "wait", "semaphore_wait"
 
@@ -124,6 +138,11 @@ class CorePort {
   // the buffer's end and Error(kRace) when a DMA on the bytes is not ordered before it.
   virtual void Load(const Region& region, void* out, std::string_view what) = 0;
   virtual void Store(const Region& region, const void* in, std::string_view what) = 0;
+  // A race the DSL finds itself (a program step writing in place a buffer an async op
+  // still reads), reported as the model reports its own: the run fails with
+  // Error(kRace) naming the chip, both accesses and the fix, and a trace marks both on
+  // the chip's "races" track.
+  [[noreturn]] virtual void ReportRace(const RaceReport& race) = 0;
 
   // Buffers and semaphores made while the kernel runs (run_scoped, pipeline buffers), on
   // this core's chip. Allocate throws Error(kCapacity) with the memory's allocation

@@ -21,6 +21,15 @@ struct SlotBinding {
   bool live = true;             // false: a scoped slot that has been freed
 };
 
+// Pallas interpret mode's options a call follows (RunOptions, docs/references.md §5).
+struct InterpretOptions {
+  bool zero_uninitialized = false;  // uninitialized_memory is kZero
+  // out_of_bounds_reads is kUninitialized: a read of a slice past its ref's shape gets
+  // the uninitialized value there instead of raising.
+  bool uninitialized_out_of_bounds_reads = false;
+  std::optional<uint64_t> grid_seed;  // for emit_pipeline's grids too
+};
+
 struct CallLayout {
   const Mesh* mesh = nullptr;
   std::vector<Ref> slots;  // one per slot, unsliced
@@ -33,8 +42,7 @@ struct CallLayout {
   // enters the call, so peers may signal it first: that is what the start barrier is for.
   int barrier_slot = -1;
   std::vector<uint32_t> barrier_semaphores;
-  bool zero_uninitialized = false;    // RunOptions::uninitialized_memory is kZero
-  std::optional<uint64_t> grid_seed;  // RunOptions::grid_seed, for emit_pipeline's grids too
+  InterpretOptions interpret;
 };
 
 // What a fresh buffer of `dtype` reads as: zero, or NaN (integers: the largest value).

@@ -31,10 +31,7 @@ Matrix ToMatrix(const Array& a) {
 
 // A compute op's read or write of a VMEM/SMEM ref, named after the op for race reports.
 Array Read(Kernel& k, const Ref& ref, const std::string& op) {
-  Array out(ref.shape(), ref.dtype());
-  k.port().Load(k.Resolve(ref, k.device_id()), out.data(),
-                op + " reading '" + ref.Describe() + "'");
-  return out;
+  return k.ReadLocal(ref, op + " reading '" + ref.Describe() + "'");
 }
 void Write(Kernel& k, const Ref& ref, const Array& value, const std::string& op) {
   k.port().Store(k.Resolve(ref, k.device_id()), value.data(),

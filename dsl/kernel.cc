@@ -1,5 +1,7 @@
 #include "dsl/kernel.h"
 
+#include <cstring>
+
 #include "base/core_port.h"
 #include "base/errors.h"
 #include "dsl/call_layout.h"
@@ -90,7 +92,7 @@ int Kernel::num_programs(int axis) const {
 }
 
 std::optional<uint64_t> Kernel::grid_seed() const {
-  return layout_.grid_seed;
+  return layout_.interpret.grid_seed;
 }
 
 const std::string& Kernel::dimension_semantics(int axis) const {
@@ -150,6 +152,13 @@ int Kernel::ResolveDevice(const DeviceId& device) const {
 }
 
 base::Region Kernel::Resolve(const Ref& ref, int device) const {
+  if (!ref.out_of_bounds().empty()) {
+    throw Error(ErrorKind::kOutOfBounds,
+                ref.out_of_bounds() +
+                    " Only a read may run past the shape (its elements outside read as "
+                    "uninitialized memory, as out_of_bounds_reads 'uninitialized' asks); "
+                    "stores, compute results and DMAs must stay inside.");
+  }
   const SlotBinding& slot = BindingOf(layout_, ref, device);
   const uint32_t esize = SizeOf(ref.dtype());
   base::Region region;
@@ -314,11 +323,37 @@ void Kernel::CheckLocalAccess(const Ref& ref, const char* verb) const {
           "VMEM scratch buffer with async_copy first, or give the operand a VMEM BlockSpec.");
 }
 
+Ref Kernel::MakeRef(int slot, std::string name, Shape shape, DType dtype, MemorySpace space,
+                    SemaphoreType semaphore_type) const {
+  Ref ref = Ref::Make(slot, std::move(name), std::move(shape), dtype, space, semaphore_type);
+  ref.AllowOutOfBoundsViews(layout_.interpret.uninitialized_out_of_bounds_reads);
+  return ref;
+}
+
+Array Kernel::ReadLocal(const Ref& ref, const std::string& what) {
+  Array out(ref.shape(), ref.dtype());
+  if (ref.out_of_bounds().empty()) {
+    port_.Load(Resolve(ref, device_id()), out.data(), what);
+    return out;
+  }
+  // Outside the ref: what memory no one wrote reads as. Inside: the data.
+  const base::Uninitialized fill =
+      UninitializedFor(ref.dtype(), layout_.interpret.zero_uninitialized);
+  if (fill.pattern != 0) {
+    for (uint64_t i = 0; i < out.nbytes(); i += fill.element_bytes)
+      std::memcpy(out.data() + i, &fill.pattern, fill.element_bytes);  // little-endian
+  }
+  if (const auto part = ref.InBoundsPart()) {
+    Array inside(part->first.shape(), ref.dtype());
+    port_.Load(Resolve(part->first, device_id()), inside.data(), what);
+    out.Place(inside, part->second);
+  }
+  return out;
+}
+
 Array Kernel::load(const Ref& ref) {
   CheckLocalAccess(ref, "a load");
-  Array out(ref.shape(), ref.dtype());
-  port_.Load(Resolve(ref, device_id()), out.data(), "load of '" + ref.Describe() + "'");
-  return out;
+  return ReadLocal(ref, "load of '" + ref.Describe() + "'");
 }
 
 void Kernel::store(const Ref& ref, const Array& value) {
@@ -338,7 +373,7 @@ Ref Kernel::AllocateScoped(const std::string& name, const Shape& shape, DType dt
   auto& slots = layout_.per_device[device_id()];
   SlotBinding binding;
   const Ref ref =
-      Ref::Make(static_cast<int>(slots.size()), name, shape, dtype, space, semaphore_type);
+      MakeRef(static_cast<int>(slots.size()), name, shape, dtype, space, semaphore_type);
   if (space == MemorySpace::kSemaphore) {
     binding.semaphore = true;
     const auto kind = semaphore_type == SemaphoreType::kDma       ? base::SemaphoreKind::kDma
@@ -358,7 +393,7 @@ Ref Kernel::AllocateScoped(const std::string& name, const Shape& shape, DType dt
     binding.buffer = port_.Allocate(
         space == MemorySpace::kSmem ? base::MemorySpace::kSmem : base::MemorySpace::kVmem,
         ref.nbytes(), label.empty() ? name + " " + TypeString(dtype, shape) : label,
-        UninitializedFor(dtype, layout_.zero_uninitialized));
+        UninitializedFor(dtype, layout_.interpret.zero_uninitialized));
   }
   slots.push_back(binding);
   return ref;

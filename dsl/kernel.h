@@ -185,7 +185,9 @@ class Kernel {
 
   [[nodiscard]] NamedScope named_scope(const std::string& name);
 
-  // Kernel-side loads and stores; only VMEM and SMEM refs allow them.
+  // Kernel-side loads and stores; only VMEM and SMEM refs allow them. A slice past the
+  // ref's shape raises, but under RunOptions::out_of_bounds_reads kUninitialized a load
+  // (and a compute op's read) gets the uninitialized value there and the data inside.
   Array load(const Ref& ref);
   void store(const Ref& ref, const Array& value);
 
@@ -215,7 +217,14 @@ class Kernel {
   // For the DSL's own machinery (pipelines, compute ops).
   base::CorePort& port() { return port_; }
   int ResolveDevice(const DeviceId& device) const;
+  // Throws Error(kOutOfBounds) for a view past its ref's shape: only reads may be that.
   base::Region Resolve(const Ref& ref, int device) const;
+  // A load's or compute op's read of local `ref`, named `what` for race reports.
+  Array ReadLocal(const Ref& ref, const std::string& what);
+  // A new ref for this call's slots and scoped buffers: one that makes out-of-bounds views
+  // when reads out of bounds are uninitialized.
+  Ref MakeRef(int slot, std::string name, Shape shape, DType dtype, MemorySpace space,
+              SemaphoreType semaphore_type = SemaphoreType::kDma) const;
   base::SemaphoreHandle ResolveSemaphore(const Ref& sem, int device, const char* role) const;
   // Buffers (or semaphore arrays) that live for a region of the kernel: run_scoped and
   // pipeline buffers. The same sequence of scopes on every device gives the same Ref, so

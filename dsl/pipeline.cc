@@ -223,7 +223,7 @@ void GridPipeline::Run(Kernel& k, const Step& step, const std::string& scope,
                                      "pipeline buffer " + std::to_string(b) + " of " +
                                          p.operand.what + " " + TypeString(ref.dtype(), p.block));
       scoped.push_back(s.buffer[b]);
-      s.view[b] = Ref::Make(s.buffer[b].binding().slot, ref.name(), p.kernel_shape, ref.dtype(),
+      s.view[b] = k.MakeRef(s.buffer[b].binding().slot, ref.name(), p.kernel_shape, ref.dtype(),
                             p.operand.spec.memory_space);
     }
     for (int b = 0; b < 2; ++b) {

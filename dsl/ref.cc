@@ -1,5 +1,7 @@
 #include "dsl/ref.h"
 
+#include <algorithm>
+
 #include "base/errors.h"
 
 namespace tpusim::dsl {
@@ -42,32 +44,71 @@ Ref Ref::Sliced(const std::vector<Slice>& slices) const {
   Ref out = *this;
   out.shape_.clear();
   out.binding_.strides.clear();
+  out.inside_lo_.clear();
+  out.inside_hi_.clear();
+  const bool was_outside = !out_of_bounds_.empty();
   std::string view;
   for (size_t d = 0; d < shape_.size(); ++d) {
+    // The indices of this dimension inside the ref.
+    const int64_t lo = was_outside ? inside_lo_[d] : 0;
+    const int64_t hi = was_outside ? inside_hi_[d] : shape_[d];
     if (d >= slices.size()) {
       out.shape_.push_back(shape_[d]);
       out.binding_.strides.push_back(binding_.strides[d]);
+      out.inside_lo_.push_back(lo);
+      out.inside_hi_.push_back(hi);
       continue;
     }
     const Slice& s = slices[d];
     if (s.start < 0 || s.size < 0 || s.start + s.size > shape_[d]) {
-      throw Error(ErrorKind::kOutOfBounds,
-                  "'" + Describe() + "' is sliced out of bounds: dimension " + std::to_string(d) +
-                      " has extent " + std::to_string(shape_[d]) + ", but the slice covers [" +
-                      std::to_string(s.start) + ", " + std::to_string(s.start + s.size) +
-                      "). Keep start >= 0 and start + size <= " + std::to_string(shape_[d]) + ".");
+      const std::string error =
+          "'" + Describe() + "' is sliced out of bounds: dimension " + std::to_string(d) +
+          " has extent " + std::to_string(shape_[d]) + ", but the slice covers [" +
+          std::to_string(s.start) + ", " + std::to_string(s.start + s.size) +
+          "). Keep start >= 0 and start + size <= " + std::to_string(shape_[d]) + ".";
+      if (!out_of_bounds_views_ || s.size < 0) throw Error(ErrorKind::kOutOfBounds, error);
+      if (out.out_of_bounds_.empty()) out.out_of_bounds_ = error;
     }
     out.binding_.offset += s.start * binding_.strides[d];
     view += (view.empty() ? "" : ", ") +
             (s.squeeze ? std::to_string(s.start)
                        : "ds(" + std::to_string(s.start) + ", " + std::to_string(s.size) + ")");
-    if (!s.squeeze) {
+    if (s.squeeze) {
+      out.none_inside_ = out.none_inside_ || s.start < lo || s.start >= hi;
+    } else {
       out.shape_.push_back(s.size);
       out.binding_.strides.push_back(binding_.strides[d]);
+      out.inside_lo_.push_back(std::clamp<int64_t>(lo - s.start, 0, s.size));
+      out.inside_hi_.push_back(std::clamp<int64_t>(hi - s.start, 0, s.size));
     }
   }
   out.view_ = view_ + "[" + view + "]";
+  // A view of an out-of-bounds view may lie inside the ref again.
+  bool inside = !out.none_inside_;
+  for (size_t d = 0; inside && d < out.shape_.size(); ++d)
+    inside = out.inside_lo_[d] == 0 && out.inside_hi_[d] == out.shape_[d];
+  if (inside) out.out_of_bounds_.clear();
+  if (out.out_of_bounds_.empty()) {
+    out.inside_lo_.clear();
+    out.inside_hi_.clear();
+    out.none_inside_ = false;
+  }
   return out;
+}
+
+std::optional<std::pair<Ref, Shape>> Ref::InBoundsPart() const {
+  if (out_of_bounds_.empty()) return std::make_pair(*this, Shape(shape_.size(), 0));
+  if (none_inside_) return std::nullopt;
+  Ref part = *this;
+  part.out_of_bounds_.clear();
+  part.inside_lo_.clear();
+  part.inside_hi_.clear();
+  for (size_t d = 0; d < shape_.size(); ++d) {
+    if (inside_lo_[d] >= inside_hi_[d]) return std::nullopt;
+    part.shape_[d] = inside_hi_[d] - inside_lo_[d];
+    part.binding_.offset += inside_lo_[d] * binding_.strides[d];
+  }
+  return std::make_pair(part, inside_lo_);
 }
 
 std::string Ref::Describe() const {

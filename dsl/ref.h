@@ -5,7 +5,9 @@
 // is written as the local name of the remote buffer. Slicing with at(...) gives a view.
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dsl/array.h"
@@ -48,7 +50,9 @@ class Ref {
   uint64_t nbytes() const { return static_cast<uint64_t>(size()) * SizeOf(dtype_); }
 
   // A view: one Slice per leading dimension; dimensions not given are taken whole.
-  // Throws Error(kOutOfBounds) naming the ref, the dimension and its extent.
+  // Throws Error(kOutOfBounds) naming the ref, the dimension and its extent; unless the
+  // ref reads out of bounds as uninitialized memory (RunOptions::out_of_bounds_reads), in
+  // which case the view remembers the error for anything but a read (out_of_bounds()).
   template <typename... S>
   Ref at(const S&... slices) const {
     return Sliced({Slice(slices)...});
@@ -57,6 +61,13 @@ class Ref {
 
   // "x", "out.at[ds(64, 64)]", "recv_sems[2]": used in errors and trace names.
   std::string Describe() const;
+
+  // A view that runs past the shape of the ref it was sliced from: the error that slicing
+  // it would have raised; empty for a view inside the ref.
+  const std::string& out_of_bounds() const { return out_of_bounds_; }
+  // The part of an out-of-bounds view inside the ref, as a view of its own, and where it
+  // starts in this view; nullopt when no element is inside.
+  std::optional<std::pair<Ref, Shape>> InBoundsPart() const;
 
   // For the DSL's own machinery.
   struct Binding {
@@ -67,6 +78,9 @@ class Ref {
   static Ref Make(int slot, std::string name, Shape shape, DType dtype, MemorySpace space,
                   SemaphoreType semaphore_type = SemaphoreType::kDma);
   const Binding& binding() const { return binding_; }
+  // Slices past the shape of this ref, and of views of it, make out-of-bounds views
+  // instead of raising (a buffer ref of a run whose out_of_bounds_reads is kUninitialized).
+  void AllowOutOfBoundsViews(bool allow) { out_of_bounds_views_ = allow && !is_semaphore(); }
 
  private:
   std::string name_;
@@ -76,6 +90,12 @@ class Ref {
   MemorySpace space_ = MemorySpace::kAny;
   SemaphoreType semaphore_type_ = SemaphoreType::kDma;
   Binding binding_;
+  bool out_of_bounds_views_ = false;
+  std::string out_of_bounds_;
+  // Out-of-bounds views: per dimension, the indices [lo, hi) inside the ref; none_inside
+  // when a dropped dimension's index was outside it.
+  Shape inside_lo_, inside_hi_;
+  bool none_inside_ = false;
 };
 
 }  // namespace tpusim::dsl

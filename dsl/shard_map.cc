@@ -93,33 +93,46 @@ ShardMap shard_map(const Mesh& mesh, std::vector<PartitionSpec> in_specs,
                   std::move(name));
 }
 
-RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& options) const {
+std::string ShardMap::InputName(size_t i) const {
+  if (call_ && i < call_->in_names.size()) return call_->in_names[i];
+  return "in" + std::to_string(i);
+}
+
+std::vector<ShapeDtype> ShardMap::InputBlocks(const std::vector<Array>& inputs) const {
   if (inputs.size() != in_specs_.size()) {
     throw Error(ErrorKind::kInvalidArgument, name_ + " takes " + std::to_string(in_specs_.size()) +
                                                  " inputs, got " + std::to_string(inputs.size()) +
                                                  ".");
   }
-  auto input_name = [&](size_t i) {
-    if (call_ && i < call_->in_names.size()) return call_->in_names[i];
-    return "in" + std::to_string(i);
-  };
   std::vector<ShapeDtype> in_blocks;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    in_blocks.push_back(
+        ShapeDtype{in_specs_[i].BlockShape(mesh_, inputs[i].shape(), "input " + InputName(i)),
+                   inputs[i].dtype()});
+  }
+  return in_blocks;
+}
+
+void ShardMap::Check(const std::vector<Array>& inputs) const {
+  const std::vector<ShapeDtype> in_blocks = InputBlocks(inputs);
+  if (call_) CallInstance(mesh_, *call_, in_blocks);
+}
+
+RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& options) const {
+  const std::vector<ShapeDtype> in_blocks = InputBlocks(inputs);
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (options.functional && !inputs[i].has_data()) {
       throw Error(ErrorKind::kInvalidArgument,
-                  name_ + ": input " + input_name(i) +
+                  name_ + ": input " + InputName(i) +
                       " is a placeholder without data; functional runs need real inputs.");
     }
     if (call_ && static_cast<int>(i) < call_->grid_spec.num_scalar_prefetch &&
         !inputs[i].has_data()) {
       throw Error(ErrorKind::kInvalidArgument,
-                  name_ + ": scalar-prefetch input " + input_name(i) +
+                  name_ + ": scalar-prefetch input " + InputName(i) +
                       " is a placeholder without data, but index maps read its values even in "
                       "timing-only runs; pass its real values.");
     }
-    in_blocks.push_back(
-        ShapeDtype{in_specs_[i].BlockShape(mesh_, inputs[i].shape(), "input " + input_name(i)),
-                   inputs[i].dtype()});
   }
   // A kernel's BlockSpecs fail here, before the run, as they always have.
   if (call_) CallInstance(mesh_, *call_, in_blocks);
@@ -133,15 +146,17 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
   engine_options.book_through_tlm = options.book_through_tlm;
   const std::unique_ptr<base::Engine> engine = base::BuildEngine(mesh_.topology(), engine_options);
   ProgramRun run(mesh_, *engine);
-  run.zero_uninitialized = options.uninitialized_memory == UninitializedMemory::kZero;
-  run.grid_seed = options.grid_seed;
+  run.interpret.zero_uninitialized = options.uninitialized_memory == UninitializedMemory::kZero;
+  run.interpret.uninitialized_out_of_bounds_reads =
+      options.out_of_bounds_reads == OutOfBoundsReads::kUninitialized;
+  run.interpret.grid_seed = options.grid_seed;
   for (auto& hbm : run.hbm)
-    hbm->zero_uninitialized = run.zero_uninitialized;
+    hbm->zero_uninitialized = run.interpret.zero_uninitialized;
 
   std::vector<std::vector<Value>> device_inputs(mesh_.devices());
   for (int device = 0; device < mesh_.devices(); ++device) {
     for (size_t i = 0; i < inputs.size(); ++i) {
-      Value v = Value::Allocate(run.hbm[device], in_blocks[i], input_name(i));
+      Value v = Value::Allocate(run.hbm[device], in_blocks[i], InputName(i));
       const Array& input = inputs[i];
       auto block = [this, &input, spec = &in_specs_[i], shape = in_blocks[i].shape, device] {
         return input.Slice(spec->BlockOffsets(mesh_, input.shape(), device), shape);

@@ -25,6 +25,12 @@ namespace tpusim::dsl {
 // gives visibly wrong data, or zero.
 enum class UninitializedMemory { kNan, kZero };
 
+// What a kernel's read of a slice past its ref's shape does (interpret mode's
+// out_of_bounds_reads): raise, or read the uninitialized value (see UninitializedMemory)
+// where the slice is out of bounds and the data where it is in. Writes out of bounds
+// always raise.
+enum class OutOfBoundsReads { kRaise, kUninitialized };
+
 struct RunOptions {
   // Timing-only runs move no payload; their inputs may be Array placeholders.
   bool functional = true;
@@ -38,6 +44,7 @@ struct RunOptions {
   bool book_through_tlm = false;
   // Outputs, scratch and pipeline buffers before the kernel writes them; inputs are set.
   UninitializedMemory uninitialized_memory = UninitializedMemory::kNan;
+  OutOfBoundsReads out_of_bounds_reads = OutOfBoundsReads::kRaise;
   // Runs the grid points of 'parallel' dimensions in an order drawn from this seed
   // (interpret mode's random_seed); unset, every grid runs in lexicographic order.
   std::optional<uint64_t> grid_seed;
@@ -79,12 +86,19 @@ class ShardMap {
   // Throws Error(kInvalidArgument) for inputs that do not match the specs; every failure
   // during the simulation is reported in the result instead.
   RunResult Run(const std::vector<Array>& inputs, const RunOptions& options) const;
+  // What Run checks before it builds anything: the inputs against the specs and, for a
+  // kernel, every BlockSpec against its operand. Throws Error(kInvalidArgument). Cheap for
+  // any size (placeholders will do): it allocates no payload and simulates nothing.
+  void Check(const std::vector<Array>& inputs) const;
 
   // The block of `global` that output `index` of `device` should hold.
   Array ExpectedBlock(int output, const Array& global, int device) const;
 
  private:
   void CheckSpecAxes() const;
+  std::string InputName(size_t i) const;
+  // Each input's per-device block; throws for a wrong count or a spec that does not split.
+  std::vector<ShapeDtype> InputBlocks(const std::vector<Array>& inputs) const;
   Mesh mesh_;
   std::vector<PartitionSpec> in_specs_;
   std::vector<PartitionSpec> out_specs_;

@@ -253,21 +253,15 @@ Bound MatmulRoofline(const Mesh& mesh, const MatmulPlan& p) {
   b.flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.k) * static_cast<double>(p.n);
   b.peak_flops = 2.0 * chip.mxu_count() * chip.mxu_size() * chip.mxu_size() * chip.clock_hz();
   b.hbm_bytes_per_s = chip.hbm().bandwidth_bytes_per_s();
-  // Walk the grid as the pipeline does: a block is fetched when its index changes.
-  uint64_t a_fetches = 0, b_fetches = 0;
-  int64_t last_a = -1, last_b = -1;
-  for (int i = 0; i < p.grid[0]; ++i) {
-    for (int j = 0; j < p.grid[1]; ++j) {
-      for (int k = 0; k < p.grid[2]; ++k) {
-        const int64_t a = static_cast<int64_t>(i) * p.grid[2] + k;
-        const int64_t bb = static_cast<int64_t>(k) * p.grid[1] + j;
-        a_fetches += a != last_a;
-        b_fetches += bb != last_b;
-        last_a = a;
-        last_b = bb;
-      }
-    }
-  }
+  // The pipeline fetches a block when its index changes from one step to the next; the
+  // grid runs (i, j, k) with k innermost. a's block (i, k) changes every step when k
+  // loops (grid[2] > 1), else only with i; b's block (k, j) changes every step unless the
+  // whole grid maps to one block of it. Counted in closed form: a grid of small blocks
+  // has billions of steps.
+  const uint64_t steps = static_cast<uint64_t>(p.grid[0]) * static_cast<uint64_t>(p.grid[1]) *
+                         static_cast<uint64_t>(p.grid[2]);
+  const uint64_t a_fetches = p.grid[2] > 1 ? steps : static_cast<uint64_t>(p.grid[0]);
+  const uint64_t b_fetches = p.grid[2] > 1 || p.grid[1] > 1 ? steps : 1;
   const double es = SizeOf(p.dtype);
   const double a_bytes = static_cast<double>(p.m) * p.k * es;
   const double b_bytes = static_cast<double>(p.k) * p.n * es;

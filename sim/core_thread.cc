@@ -238,6 +238,10 @@ void CoreThread::Store(const Region& region, const void* in, std::string_view wh
       .Scatter(region.buffer.index, region.box, static_cast<const uint8_t*>(in));
 }
 
+void CoreThread::ReportRace(const RaceReport& race) {
+  slice_.ReportRace(race);
+}
+
 void CoreThread::CheckAccess(const Region& region, const char* role, std::string_view what) const {
   slice_.CheckBuffer(region.buffer, role, std::string(what));
   const Memory& m = slice_.memory(region.buffer);

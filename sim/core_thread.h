@@ -48,6 +48,7 @@ class CoreThread final : public CorePort {
   void EndScope() override;
   void Load(const Region& region, void* out, std::string_view what) override;
   void Store(const Region& region, const void* in, std::string_view what) override;
+  [[noreturn]] void ReportRace(const RaceReport& race) override;
   BufferHandle Allocate(MemorySpace space, uint64_t bytes, const std::string& label,
                         Uninitialized fill) override;
   void Free(BufferHandle buffer) override;

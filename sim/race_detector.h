@@ -32,19 +32,9 @@ class RaceDetector {
  public:
   using DmaId = uint32_t;
 
-  // One side of a race, as the report and the trace name it.
-  struct Access {
-    ChipId chip = 0;   // the core that made it, or the DMA's issuer
-    std::string what;  // "load of 'buf.at[ds(0, 128)]'", "DMA 'copy x -> buf' writes"
-    Picoseconds when = 0;
-    std::string where;  // the core's open scopes: "kernel > step (1,)"
-  };
-  struct Race {
-    BufferHandle buffer;  // the memory both touch
-    Access earlier;
-    Access later;
-    std::string fix;
-  };
+  // One side of a race, and the race, as the report and the trace name them.
+  using Access = RaceAccess;
+  using Race = RaceReport;
   // Called with the race found; expected to throw (the run fails with kRace).
   using Reporter = std::function<void(const Race&)>;
 

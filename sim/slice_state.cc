@@ -35,7 +35,6 @@ SliceState::SliceState(const config::Topology& topology, EngineOptions options)
   if (options_.functional && options_.race_check) {
     races_ = std::make_unique<RaceDetector>(
         torus_.chips(), [this](const RaceDetector::Race& race) { ReportRace(race); });
-    race_tracks_.assign(torus_.chips(), 0);
   }
 }
 
@@ -49,6 +48,8 @@ void SliceState::ReportRace(const RaceDetector::Race& race) {
           memory(race.buffer).Label(race.buffer.index) + "'");
   // Only the first failure is reported; a later race would write out of time order.
   if (!failed_ && traced()) {
+    // Made at the first race: the DSL reports some without the detector (timing-only runs).
+    if (race_tracks_.empty()) race_tracks_.assign(torus_.chips(), 0);
     if (!race_tracks_[chip])
       race_tracks_[chip] = trace_->AddTrack(chips_[chip]->tracks().chip, "races", 900);
     for (const RaceDetector::Access* a : {&race.earlier, &race.later}) {

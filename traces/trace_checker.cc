@@ -560,6 +560,12 @@ std::string ReadTraceFile(const std::string& path) {
   }
   // Sized up front, so a large trace is held once rather than copied out of a stream.
   const std::streamoff size = file.tellg();
+  if (size > static_cast<std::streamoff>(kMaxTraceFileBytes)) {
+    throw TraceError("tpusim cannot read trace file " + Quoted(path) + ": it has " +
+                     std::to_string(size) + " bytes, more than the checker reads (" +
+                     std::to_string(kMaxTraceFileBytes) +
+                     " bytes, 2 GiB). Check a trace of a shorter run, or one with less detail.");
+  }
   std::string bytes;
   try {
     bytes.resize(size > 0 ? static_cast<size_t>(size) : 0);

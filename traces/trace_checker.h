@@ -77,7 +77,11 @@ struct DecodedSlice {
 std::vector<DecodedEvent> DecodePerfettoTrace(std::string_view bytes);
 // Pairs BEGINs with their ENDs, in order of their BEGIN; unclosed slices are left out.
 std::vector<DecodedSlice> PairSlices(const std::vector<DecodedEvent>& events);
-// The whole file; throws TraceError naming the path and the reason when it cannot be read.
+// The most ReadTraceFile reads: the checker holds a trace in memory whole, and decoding
+// a few GiB takes tens of seconds.
+inline constexpr uint64_t kMaxTraceFileBytes = uint64_t{2} << 30;  // 2 GiB
+// The whole file; throws TraceError naming the path and the reason when it cannot be read
+// or is larger than kMaxTraceFileBytes.
 std::string ReadTraceFile(const std::string& path);
 
 std::string_view ToString(DecodedEvent::Type type);

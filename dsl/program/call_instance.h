@@ -37,8 +37,8 @@ class CallInstance {
   // `barrier_semaphores`: by device, the barrier semaphore of the call's collective_id
   // (empty when it sets none).
   CallInstance(const Mesh& mesh, PallasCall call, const std::vector<ShapeDtype>& inputs,
-               std::vector<uint32_t> barrier_semaphores = {}, bool zero_uninitialized = false,
-               std::optional<uint64_t> grid_seed = {});
+               std::vector<uint32_t> barrier_semaphores = {},
+               const InterpretOptions& interpret = {});
   ~CallInstance();
 
   const PallasCall& call() const { return call_; }

@@ -77,7 +77,7 @@ std::vector<Value> ProgramContext::Step(const std::string& name, const std::vect
     started->step_ = step;
     state_.pending_async.push_back(name);
     for (const Value& v : operands)
-      state_.async_reads.push_back({step, name, v.buffer(), v.Describe()});
+      state_.async_reads.push_back({step, name, v.buffer(), v.Describe(), port_.Now()});
     // The activity's own context shares this device's state; it holds the operands and
     // results, so their buffers live until the op is done.
     started->activity_ = port_.Spawn(name, [&run = run_, device = device_, &state = state_, step,
@@ -177,14 +177,19 @@ void ProgramContext::CheckNoAsyncReader(const std::string& op, const Value& writ
                                         int input) const {
   for (const auto& read : state_.async_reads) {
     if (read.buffer != written.buffer()) continue;
-    throw Error(ErrorKind::kRace,
-                "race on device " + std::to_string(device_) + ": '" + op + "' (step " +
-                    std::to_string(state_.next_step) + ") writes its input " +
-                    std::to_string(input) + " (" + read.value +
-                    ") in place through input_output_aliases, but the async '" + read.op +
-                    "' started at step " + std::to_string(read.step) +
-                    " still reads that buffer. Call its *_done before this call, or drop the "
-                    "alias so the call writes a new buffer.");
+    const std::string step = std::to_string(state_.next_step);
+    base::RaceReport race;
+    race.buffer = read.buffer;
+    race.earlier = {port_.chip(), "the async '" + read.op + "' reading " + read.value, read.started,
+                    "step " + std::to_string(read.step) + " ('" + read.op + "', not done yet)"};
+    race.later = {port_.chip(), "'" + op + "' writing " + written.Describe() + " in place",
+                  port_.Now(), "step " + step + " ('" + op + "')"};
+    race.fix = "'" + op + "' (step " + step + ") writes its input " + std::to_string(input) + " (" +
+               read.value + ") in place through input_output_aliases, but the async '" + read.op +
+               "' started at step " + std::to_string(read.step) +
+               " still reads that buffer. Call its *_done before this call, or drop the alias "
+               "so the call writes a new buffer.";
+    port_.ReportRace(race);
   }
 }
 

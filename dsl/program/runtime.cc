@@ -116,8 +116,7 @@ CallInstance& ProgramRun::CallAt(int step, const PallasCall& call,
   std::vector<uint32_t> barriers;
   if (call.compiler_params.collective_id)
     barriers = BarrierSemaphores(*call.compiler_params.collective_id);
-  instance = std::make_unique<CallInstance>(mesh, call, inputs, std::move(barriers),
-                                            zero_uninitialized, grid_seed);
+  instance = std::make_unique<CallInstance>(mesh, call, inputs, std::move(barriers), interpret);
   return *instance;
 }
 

@@ -32,6 +32,7 @@ struct DeviceProgramState {
     std::string op;
     base::BufferHandle buffer;
     std::string value;
+    base::Picoseconds started;  // when the op started reading
   };
   std::vector<AsyncRead> async_reads;
   base::Picoseconds async_wait = 0;      // time the core waited in *_done
@@ -61,9 +62,8 @@ struct ProgramRun {
   void Detach();
 
   const Mesh& mesh;
-  // Pallas interpret mode's uninitialized_memory and random_seed (RunOptions).
-  bool zero_uninitialized = false;
-  std::optional<uint64_t> grid_seed;
+  // Pallas interpret mode's options (RunOptions), for every call.
+  InterpretOptions interpret;
   std::vector<std::shared_ptr<DeviceHbm>> hbm;  // by device
   std::vector<DeviceProgramState> devices;
   std::vector<std::vector<Value>> outputs;  // by device

@@ -87,6 +87,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "unrecognised option '--frobnicate'"},
         BadArgs{"run all_gather_ring --topology v5e-2x2 --bytes 64K --uninitialized-memory ones",
                 "--uninitialized-memory is 'ones'; use nan or zero."},
+        BadArgs{"run all_gather_ring --topology v5e-2x2 --bytes 64K --out-of-bounds-reads nan",
+                "--out-of-bounds-reads is 'nan'; use raise or uninitialized."},
         BadArgs{"run all_gather_ring --topology v5e-2x2 --bytes 64K --grid-seed -3",
                 "--grid-seed is '-3'; give a whole number"},
         BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 64K -%canonical_option%",
@@ -94,8 +96,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(Cli, TheInterpretModeChecksAreFlags) {
   // A race-free kernel passes with every check and with each switched off or changed.
-  for (const char* flags :
-       {"", " --no-race-check", " --uninitialized-memory zero", " --grid-seed 42"}) {
+  for (const char* flags : {"", " --no-race-check", " --uninitialized-memory zero",
+                            " --out-of-bounds-reads uninitialized", " --grid-seed 42"}) {
     const auto r =
         RunTpusim(std::string("run all_gather_ring --topology v5e-2x2 --bytes 64K") + flags);
     EXPECT_EQ(r.exit_code, 0) << flags << r.out << r.err;
@@ -107,7 +109,18 @@ TEST(Cli, TheInterpretModeChecksAreFlags) {
   const auto help = RunTpusim("run --help");
   EXPECT_THAT(help.out, HasSubstr("--no-race-check"));
   EXPECT_THAT(help.out, HasSubstr("--uninitialized-memory"));
+  EXPECT_THAT(help.out, HasSubstr("--out-of-bounds-reads"));
   EXPECT_THAT(help.out, HasSubstr("--grid-seed"));
+  // The JSON report says how the run was checked.
+  const auto json = RunTpusim(
+      "run all_gather_ring --topology v5e-2x2 --bytes 64K --out-of-bounds-reads uninitialized "
+      "--uninitialized-memory zero --json");
+  ASSERT_EQ(json.exit_code, 0) << json.out << json.err;
+  const auto checks = LastLineJson(json.out)["checks"];
+  EXPECT_EQ(checks["out_of_bounds_reads"], "uninitialized");
+  EXPECT_EQ(checks["uninitialized_memory"], "zero");
+  EXPECT_EQ(checks["race_check"], true);
+  EXPECT_TRUE(checks["grid_seed"].is_null());
 }
 
 TEST(Cli, TimeLimitFailureNamesTheFlagThatRaisesIt) {

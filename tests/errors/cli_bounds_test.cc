@@ -70,6 +70,25 @@ INSTANTIATE_TEST_SUITE_P(
         BadCommand{"run matmul --topology v5e-2x2 --m 1048576 --k 1048576 --n 1048576", 1,
                    "run it timing-only (no payload, the same timing) or choose a smaller size. "
                    "(flag --timing-only)"},
+        // Refused from the shapes, before the inputs and the host reference are built
+        // (that took minutes and gigabytes): the estimate, its parts and the fix.
+        BadCommand{"run matmul --topology v5e-16x16 --m 16384 --k 16384 --n 16384", 1,
+                   "a functional run of matmul on 256 chips (its inputs and host reference: "},
+        BadCommand{"run matmul --topology v5e-16x16 --m 16384 --k 16384 --n 16384", 1,
+                   "every chip's input and output blocks: "},
+        BadCommand{"run all_gather_ring --topology v5e-16x16 --bytes 4G", 1,
+                   "a functional run of all_gather_ring on 256 chips"},
+        BadCommand{"run all_gather_ring --topology v5e-16x16 --bytes 4G", 1,
+                   "or choose a smaller size. (flag --timing-only)"},
+        // compare and bench check every entry, and bench every size, before running one.
+        BadCommand{"compare all_gather_ring all_gather_bidi --topology v5e-16x16 --bytes 4G", 1,
+                   "a functional run of all_gather_ring on 256 chips"},
+        BadCommand{"bench all_gather_ring --topology v5e-16x16 --min-bytes 1K --max-bytes 4G", 1,
+                   "at bytes 67108864, a functional run of all_gather_ring on 256 chips"},
+        // BlockSpecs are checked before anything slow (the roofline once walked 4096^3 steps).
+        BadCommand{"run matmul --topology v5e-2x2 --m 4096 --k 4096 --n 4096 --bm 1 --bk 1 "
+                   "--bn 1 --timing-only",
+                   2, "BlockSpec for input 0 ('a') has block (1, 1), but the last two dims must"},
         // Timing-only: no payload, but the operands do not fit the chip's HBM.
         BadCommand{"run matmul --topology v5e-2x2 --m 1048576 --k 1048576 --n 1048576 "
                    "--timing-only",
@@ -88,6 +107,21 @@ TEST(CliBounds, CheckTraceFailsOnAnEmptyFileAndSaysWhy) {
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_THAT(r.out, HasSubstr("the file is empty, so it holds no trace packets"));
   EXPECT_THAT(r.out, HasSubstr("FAILED"));
+}
+
+TEST(CliBounds, CheckTraceRefusesAFileOverItsReadLimit) {
+  // Sparse: 3 GiB on paper, nothing on disk, so the test costs nothing.
+  const std::string path = testing::TempPath("huge.pftrace");
+  std::ofstream{path};
+  std::filesystem::resize_file(path, uint64_t{3} << 30);
+  const auto r = RunTpusim("check-trace " + path);
+  std::filesystem::remove(path);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("it has 3221225472 bytes, more than the checker reads "
+                               "(2147483648 bytes, 2 GiB)"));
+  EXPECT_THAT(r.out, HasSubstr("FAILED"));
+  EXPECT_THAT(RunTpusim("check-trace --help").out,
+              HasSubstr("up to 2 GiB (larger files are refused)"));
 }
 
 TEST(CliBounds, CheckTraceFailsOnAFileWithoutPackets) {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "dsl/kernel.h"
@@ -111,6 +112,114 @@ TEST(UninitializedMemory, UnwrittenSmemReadsAsTheIntegerMax) {
       {ScratchSpec::SMEM({1, 128}, DType::kInt32, "counts"), ScratchSpec::DMA({}, "sem")});
   ASSERT_TRUE(run.ok) << run.error;
   EXPECT_EQ(run.outputs[0].GetFlat(0), std::numeric_limits<int32_t>::max());
+}
+
+// ---------------------------------------------------------------------------------------
+// Reads out of bounds (interpret mode's out_of_bounds_reads).
+
+const std::vector<ScratchSpec> kTwoBuffers = {ScratchSpec::VMEM({8, 128}, DType::kF32, "buf"),
+                                              ScratchSpec::VMEM({8, 128}, DType::kF32, "got"),
+                                              ScratchSpec::DMA({}, "sem")};
+
+// Copies x into buf, computes `read(buf)` into got, and got into out.
+KernelFn ReadsThrough(std::function<void(Kernel&, const Ref& buf, const Ref& got)> read) {
+  return [read](Kernel& k, const Refs& r) {
+    const Ref &x = r[0], &out = r[1], &buf = r[2], &got = r[3], &sem = r[4];
+    AsyncCopy in = k.async_copy(x, buf, sem);
+    in.start();
+    in.wait();
+    read(k, buf, got);
+    AsyncCopy back = k.async_copy(got, out, sem);
+    back.start();
+    back.wait();
+  };
+}
+
+// A load of rows 4..11 of the 8-row buf: half of it past the end.
+const KernelFn kLoadsPastTheEnd = ReadsThrough(
+    [](Kernel& k, const Ref& buf, const Ref& got) { k.store(got, k.load(buf.at(ds(4, 8)))); });
+// An add reading rows -4..3 of buf: half of it before the start.
+const KernelFn kAddsFromBeforeTheStart = ReadsThrough(
+    [](Kernel& k, const Ref& buf, const Ref& got) { k.add(got, buf.at(ds(-4, 8)), buf); });
+
+RunOptions OutOfBoundsReads(UninitializedMemory memory = UninitializedMemory::kNan) {
+  RunOptions options;
+  options.out_of_bounds_reads = OutOfBoundsReads::kUninitialized;
+  options.uninitialized_memory = memory;
+  return options;
+}
+
+const Array kX = Array::Random({8, 128}, DType::kF32, 5);  // RunOneChip's input
+
+TEST(OutOfBoundsReads, RaiseByDefault) {
+  const RunResult run = RunOneChip(kLoadsPastTheEnd, {{8, 128}, DType::kF32}, kTwoBuffers);
+  ASSERT_FALSE(run.ok);
+  EXPECT_EQ(run.error_kind, ErrorKind::kOutOfBounds);
+  EXPECT_THAT(run.error, ::testing::HasSubstr("'buf' is sliced out of bounds: dimension 0 has "
+                                              "extent 8, but the slice covers [4, 12)"));
+  const RunResult add = RunOneChip(kAddsFromBeforeTheStart, {{8, 128}, DType::kF32}, kTwoBuffers);
+  ASSERT_FALSE(add.ok);
+  EXPECT_THAT(add.error, ::testing::HasSubstr("the slice covers [-4, 4)"));
+}
+
+TEST(OutOfBoundsReads, UninitializedReadsNanOutsideAndTheDataInside) {
+  const RunResult run =
+      RunOneChip(kLoadsPastTheEnd, {{8, 128}, DType::kF32}, kTwoBuffers, OutOfBoundsReads());
+  ASSERT_TRUE(run.ok) << run.error;
+  const Array& out = run.outputs[0];
+  EXPECT_TRUE(CompareExact(out.Slice({0, 0}, {4, 128}), kX.Slice({4, 0}, {4, 128})).equal);
+  EXPECT_EQ(CountNan(out.Slice({4, 0}, {4, 128})), 4 * 128);
+  // A compute op's read too, before the start: NaN + x there, x + x where it is inside.
+  const RunResult add =
+      RunOneChip(kAddsFromBeforeTheStart, {{8, 128}, DType::kF32}, kTwoBuffers, OutOfBoundsReads());
+  ASSERT_TRUE(add.ok) << add.error;
+  EXPECT_EQ(CountNan(add.outputs[0].Slice({0, 0}, {4, 128})), 4 * 128);
+  EXPECT_FLOAT_EQ(add.outputs[0].GetFlat(4 * 128 + 7), kX.GetFlat(7) + kX.GetFlat(4 * 128 + 7));
+}
+
+TEST(OutOfBoundsReads, UninitializedFollowsZeroMemoryAndIntegerMax) {
+  const RunResult zero = RunOneChip(kLoadsPastTheEnd, {{8, 128}, DType::kF32}, kTwoBuffers,
+                                    OutOfBoundsReads(UninitializedMemory::kZero));
+  ASSERT_TRUE(zero.ok) << zero.error;
+  EXPECT_EQ(CountNan(zero.outputs[0]), 0);
+  EXPECT_EQ(zero.outputs[0].GetFlat(4 * 128 + 9), 0);
+  EXPECT_EQ(zero.outputs[0].GetFlat(9), kX.GetFlat(4 * 128 + 9));
+  const RunResult ints = RunOneChip(
+      [](Kernel& k, const Refs& r) {
+        const Ref &out = r[1], &counts = r[2], &got = r[3], &sem = r[4];
+        k.fill(counts, 5);
+        k.store(got, k.load(counts.at(ds(4, 8))));
+        AsyncCopy back = k.async_copy(got, out, sem);
+        back.start();
+        back.wait();
+      },
+      {{8, 128}, DType::kInt32},
+      {ScratchSpec::VMEM({8, 128}, DType::kInt32, "counts"),
+       ScratchSpec::VMEM({8, 128}, DType::kInt32, "got"), ScratchSpec::DMA({}, "sem")},
+      OutOfBoundsReads());
+  ASSERT_TRUE(ints.ok) << ints.error;
+  EXPECT_EQ(ints.outputs[0].GetFlat(3 * 128), 5);
+  EXPECT_EQ(ints.outputs[0].GetFlat(4 * 128), std::numeric_limits<int32_t>::max());
+}
+
+TEST(OutOfBoundsReads, StoresAndCopiesOutOfBoundsStillRaise) {
+  const std::vector<std::function<void(Kernel&, const Ref&, const Ref&)>> writes = {
+      [](Kernel& k, const Ref& buf, const Ref&) {
+        k.store(buf.at(ds(4, 8)), Array({8, 128}, DType::kF32));
+      },
+      [](Kernel& k, const Ref& buf, const Ref&) { k.fill(buf.at(ds(4, 8)), 1); },
+      [](Kernel& k, const Ref& buf, const Ref& got) {
+        AsyncCopy copy = k.async_copy(buf.at(ds(4, 8)), got, k.ref("sem"));
+        copy.start();
+      }};
+  for (const auto& write : writes) {
+    const RunResult run =
+        RunOneChip(ReadsThrough(write), {{8, 128}, DType::kF32}, kTwoBuffers, OutOfBoundsReads());
+    ASSERT_FALSE(run.ok);
+    EXPECT_EQ(run.error_kind, ErrorKind::kOutOfBounds);
+    EXPECT_THAT(run.error, ::testing::HasSubstr("'buf' is sliced out of bounds"));
+    EXPECT_THAT(run.error, ::testing::HasSubstr("Only a read may run past the shape"));
+  }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -56,6 +56,31 @@ TEST(Ref, OutOfBoundsSliceNamesTheRefAndTheExtent) {
   }
 }
 
+TEST(Ref, OutOfBoundsViewsKnowTheirPartInsideTheRef) {
+  Ref r = Ref::Make(0, "buf", {8, 16}, DType::kF32, MemorySpace::kVmem);
+  r.AllowOutOfBoundsViews(true);
+  const Ref past = r.at(ds(6, 4), ds(-2, 16));  // rows 6..9, columns -2..13
+  EXPECT_THAT(past.out_of_bounds(), HasSubstr("'buf' is sliced out of bounds: dimension 0"));
+  EXPECT_EQ(past.shape(), (Shape{4, 16}));
+  const auto part = past.InBoundsPart();
+  ASSERT_TRUE(part.has_value());
+  EXPECT_EQ(part->first.shape(), (Shape{2, 14}));  // rows 6..7, columns 0..13
+  EXPECT_EQ(part->second, (Shape{0, 2}));
+  EXPECT_EQ(part->first.binding().offset, 6 * 16);
+  EXPECT_TRUE(part->first.out_of_bounds().empty());
+  // A view of it that lies inside the ref again is an ordinary view.
+  const Ref back = past.at(ds(0, 2), ds(2, 14));
+  EXPECT_TRUE(back.out_of_bounds().empty());
+  EXPECT_EQ(back.binding().offset, 6 * 16);
+  // Wholly outside: nothing to read.
+  EXPECT_FALSE(r.at(ds(8, 2)).InBoundsPart().has_value());
+  EXPECT_FALSE(past.at(3).InBoundsPart().has_value());  // row 9
+  // Semaphores never make such views.
+  Ref sems = Ref::Make(1, "sems", {2}, DType::kInt32, MemorySpace::kSemaphore);
+  sems.AllowOutOfBoundsViews(true);
+  EXPECT_THROW(sems.at(2), Error);
+}
+
 TEST(PartitionSpec, SplitsAndPlacesBlocksByMeshCoordinates) {
   const Mesh mesh(testing::MakeTopology({2, 4}, {false, false}));
   const P spec{"y", "x"};

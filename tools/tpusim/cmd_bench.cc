@@ -21,6 +21,7 @@
 #include "tools/tpusim/cli.h"
 #include "tools/tpusim/common_options.h"
 #include "tools/tpusim/kernel_run.h"
+#include "tools/tpusim/run_memory.h"
 #include "tools/tpusim/sweep.h"
 
 namespace tpusim::cli {
@@ -321,8 +322,18 @@ int RunBench(int argc, char** argv) {
       values.insert_or_assign(sweep.param, kernels::ParamValue(v));
       try {
         kernels::Params bound = infos[e]->Bind(values);
-        bound.functional = false;  // placeholders: checks the shapes without making data
-        MakeEntryWorkload(*infos[e], mesh, bound);
+        // Placeholders check the shapes and BlockSpecs without making data, and tell
+        // whether a functional run would fit.
+        const kernels::Workload shapes = ShapesOnlyWorkload(*infos[e], mesh, bound);
+        if (base.functional && !ParseOnly()) {
+          try {
+            RequireRunMemory(shapes, /*built=*/false);
+          } catch (const Error& error) {
+            throw Error(error.kind(),
+                        "at " + sweep.param + " " + std::to_string(v) + ", " + error.what());
+          }
+        }
+        bound.functional = false;
         if (infos[e]->bound) bounds[e] = infos[e]->bound(mesh, bound);
         if (!first_params) first_params = bound;
         plan.push_back({e, v});

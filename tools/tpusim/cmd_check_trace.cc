@@ -12,7 +12,8 @@ namespace tpusim::cli {
 int RunCheckTrace(int argc, char** argv) {
   namespace po = boost::program_options;
   po::options_description options(
-      "tpusim check-trace FILE: check a Perfetto trace (docs/references.md §6 rules)");
+      "tpusim check-trace FILE: check a Perfetto trace (docs/references.md §6 rules).\n"
+      "The file is read into memory whole, up to 2 GiB (larger files are refused)");
   std::vector<std::string> files;
   po::variables_map vm;
   if (!ParseCommandLine("check-trace", argc, argv, options, 1, files, vm)) return 0;

@@ -29,6 +29,66 @@ void CommonOptions::Add(po::options_description& options, unsigned groups) {
   }
 }
 
+void InterpretChecks::AddOptions(boost::program_options::options_description& options) {
+  options.add_options()("no-race-check",
+                        "skip the happens-before race check of functional runs (it is on by "
+                        "default, as interpret mode's detect_races)")(
+      "uninitialized-memory", po::value<std::string>()->default_value("nan"),
+      "what memory no one wrote reads as: nan (integers: the dtype's max) or zero")(
+      "out-of-bounds-reads", po::value<std::string>()->default_value("raise"),
+      "a load or compute read of a slice past its ref's shape: raise, or uninitialized (the "
+      "part outside reads as --uninitialized-memory does; stores out of bounds always raise)")(
+      "grid-seed", po::value<std::string>(),
+      "run the grid points of 'parallel' dimensions in an order drawn from this seed "
+      "(default: lexicographic)");
+}
+
+InterpretChecks InterpretChecks::Parse(const std::string& command,
+                                       const boost::program_options::variables_map& vm) {
+  InterpretChecks checks;
+  checks.race_check = !vm.count("no-race-check");
+  const std::string memory = vm["uninitialized-memory"].as<std::string>();
+  if (memory == "zero") {
+    checks.uninitialized_memory = dsl::UninitializedMemory::kZero;
+  } else if (memory != "nan") {
+    throw UsageError(command, "--uninitialized-memory is '" + memory + "'; use nan or zero.");
+  }
+  const std::string reads = vm["out-of-bounds-reads"].as<std::string>();
+  if (reads == "uninitialized") {
+    checks.out_of_bounds_reads = dsl::OutOfBoundsReads::kUninitialized;
+  } else if (reads != "raise") {
+    throw UsageError(command,
+                     "--out-of-bounds-reads is '" + reads + "'; use raise or uninitialized.");
+  }
+  if (vm.count("grid-seed")) {
+    const std::string text = vm["grid-seed"].as<std::string>();
+    size_t used = 0;
+    uint64_t seed = 0;
+    try {
+      if (!text.empty() && text[0] != '-') seed = std::stoull(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != text.size()) {
+      throw UsageError(command, "--grid-seed is '" + text +
+                                    "'; give a whole number from 0 to 18446744073709551615.");
+    }
+    checks.grid_seed = seed;
+  }
+  return checks;
+}
+
+nlohmann::ordered_json InterpretChecks::ToJson() const {
+  nlohmann::ordered_json j;
+  j["race_check"] = race_check;
+  j["uninitialized_memory"] =
+      uninitialized_memory == dsl::UninitializedMemory::kZero ? "zero" : "nan";
+  j["out_of_bounds_reads"] =
+      out_of_bounds_reads == dsl::OutOfBoundsReads::kUninitialized ? "uninitialized" : "raise";
+  j["grid_seed"] = grid_seed ? nlohmann::ordered_json(*grid_seed) : nullptr;
+  return j;
+}
+
 KernelRunRequest CommonOptions::Request(const std::string& command,
                                         const po::variables_map& vm) const {
   if ((groups_ & kTopologyOption) && topology_.empty())

@@ -18,8 +18,9 @@ namespace tpusim::cli {
 enum OptionGroup : unsigned {
   kTopologyOption = 1u << 0,  // --topology
   kRunOptions = 1u << 1,      // --timing-only, --time-limit
-  kCheckOptions = 1u << 2,    // --no-race-check, --uninitialized-memory, --grid-seed
-  kLoadOption = 1u << 3,      // --load (Main takes it out of argv; listed for --help)
+  // --no-race-check, --uninitialized-memory, --out-of-bounds-reads, --grid-seed
+  kCheckOptions = 1u << 2,
+  kLoadOption = 1u << 3,  // --load (Main takes it out of argv; listed for --help)
   kAllCommonOptions = (1u << 4) - 1,
 };
 

@@ -6,6 +6,7 @@
 
 #include "dsl/mesh.h"
 #include "tools/tpusim/cli.h"
+#include "tools/tpusim/run_memory.h"
 #include "traces/trace_sink.h"
 
 namespace tpusim::cli {
@@ -22,6 +23,7 @@ nlohmann::ordered_json KernelRunReport::ToJson() const {
   j["bytes"] = bytes;
   j["dtype"] = dtype;
   j["timing_only"] = !functional;
+  j["checks"] = checks.ToJson();
   j["completed"] = completed;
   j["sim_time_ns"] = sim_seconds * 1e9;
   j["analytic_ns"] = bound_seconds * 1e9;
@@ -66,46 +68,6 @@ nlohmann::ordered_json KernelRunReport::ToJson() const {
     std::visit([&values, &name](const auto& v) { values[name] = v; }, value.storage());
   j["params"] = values;
   return j;
-}
-
-void InterpretChecks::AddOptions(boost::program_options::options_description& options) {
-  namespace po = boost::program_options;
-  options.add_options()("no-race-check",
-                        "skip the happens-before race check of functional runs (it is on by "
-                        "default, as interpret mode's detect_races)")(
-      "uninitialized-memory", po::value<std::string>()->default_value("nan"),
-      "what memory no one wrote reads as: nan (integers: the dtype's max) or zero")(
-      "grid-seed", po::value<std::string>(),
-      "run the grid points of 'parallel' dimensions in an order drawn from this seed "
-      "(default: lexicographic)");
-}
-
-InterpretChecks InterpretChecks::Parse(const std::string& command,
-                                       const boost::program_options::variables_map& vm) {
-  InterpretChecks checks;
-  checks.race_check = !vm.count("no-race-check");
-  const std::string memory = vm["uninitialized-memory"].as<std::string>();
-  if (memory == "zero") {
-    checks.uninitialized_memory = dsl::UninitializedMemory::kZero;
-  } else if (memory != "nan") {
-    throw UsageError(command, "--uninitialized-memory is '" + memory + "'; use nan or zero.");
-  }
-  if (vm.count("grid-seed")) {
-    const std::string text = vm["grid-seed"].as<std::string>();
-    size_t used = 0;
-    uint64_t seed = 0;
-    try {
-      if (!text.empty() && text[0] != '-') seed = std::stoull(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != text.size()) {
-      throw UsageError(command, "--grid-seed is '" + text +
-                                    "'; give a whole number from 0 to 18446744073709551615.");
-    }
-    checks.grid_seed = seed;
-  }
-  return checks;
 }
 
 namespace {
@@ -185,12 +147,30 @@ kernels::Workload MakeEntryWorkload(const kernels::KernelInfo& info, const dsl::
   }
 }
 
-Contract EntryContract(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
-                       const kernels::Params& params) {
+kernels::Workload ShapesOnlyWorkload(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
+                                     const kernels::Params& params) {
   kernels::Params shapes_only = params;
   shapes_only.functional = false;
-  if (auto contract = WorkloadContract(MakeEntryWorkload(info, mesh, shapes_only)))
-    return *contract;
+  kernels::Workload workload = MakeEntryWorkload(info, mesh, shapes_only);
+  workload.program.Check(workload.inputs);
+  return workload;
+}
+
+kernels::Workload MakeWorkload(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
+                               const kernels::Params& params) {
+  kernels::Workload shapes = ShapesOnlyWorkload(info, mesh, params);
+  if (!params.functional) return shapes;
+  RequireRunMemory(shapes, /*built=*/false);
+  kernels::Workload workload = MakeEntryWorkload(info, mesh, params);
+  RequireRunMemory(workload, /*built=*/true);
+  return workload;
+}
+
+Contract EntryContract(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
+                       const kernels::Params& params) {
+  const kernels::Workload shapes = ShapesOnlyWorkload(info, mesh, params);
+  if (auto contract = WorkloadContract(shapes)) return *contract;
+  RequireRunMemory(shapes, /*built=*/false);
   kernels::Params functional = params;
   functional.functional = true;
   if (auto contract = WorkloadContract(MakeEntryWorkload(info, mesh, functional))) return *contract;
@@ -219,40 +199,6 @@ const kernels::KernelInfo& FindEntry(const std::string& command, const std::stri
 
 namespace {
 
-// A functional run copies each input block into every chip's HBM, reads every output block
-// back and assembles the global outputs: refuse it up front when that would not fit.
-void RequireRunMemory(const kernels::Workload& workload) {
-  const dsl::ShardMap& program = workload.program;
-  const dsl::Mesh& mesh = program.mesh();
-  const auto& inputs = workload.inputs;
-  const double devices = mesh.devices();
-  double bytes = 0;  // double: a sum of huge sizes saturates instead of wrapping
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const dsl::Shape block = program.in_specs()[i].BlockShape(mesh, inputs[i].shape(), "input");
-    bytes +=
-        devices * static_cast<double>(dsl::NumElements(block)) * dsl::SizeOf(inputs[i].dtype());
-  }
-  if (program.is_kernel()) {
-    for (const auto& out : program.call().out_shape) {
-      const double block =
-          static_cast<double>(dsl::NumElements(out.shape)) * dsl::SizeOf(out.dtype);
-      bytes += 3 * devices * block;  // in HBM, read back per chip, and assembled
-    }
-  } else {
-    // A program's output blocks are at most its global outputs; the reference holds one.
-    for (const auto& out : workload.expected)
-      bytes += (2 * devices + 1) * static_cast<double>(out.nbytes());
-  }
-  const double most = static_cast<double>(~uint64_t{0});
-  dsl::RequireHostMemory(bytes < most ? static_cast<uint64_t>(bytes) : ~uint64_t{0},
-                         "a functional run on " + std::to_string(mesh.devices()) +
-                             " chips (every chip's input and output blocks)");
-}
-
-}  // namespace
-
-namespace {
-
 // The problem parameters the report shows, when the entry takes them.
 void ReportProblem(const kernels::Params& params, const dsl::Mesh& mesh,
                    const config::Topology& topology, KernelRunReport& report) {
@@ -273,20 +219,6 @@ void ReportProblem(const kernels::Params& params, const dsl::Mesh& mesh,
   report.params = params.Values();
 }
 
-// The entry's workload, refused up front when a functional run would not fit the host's
-// memory. The library then says to run it timing-only; here that is a flag.
-kernels::Workload MakeWorkload(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
-                               const kernels::Params& params) {
-  try {
-    kernels::Workload workload = MakeEntryWorkload(info, mesh, params);
-    if (params.functional) RequireRunMemory(workload);
-    return workload;
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::kCapacity || !params.functional) throw;
-    throw Error(e.kind(), std::string(e.what()) + " (flag --timing-only)");
-  }
-}
-
 }  // namespace
 
 KernelRunReport RunKernel(const KernelRunRequest& request) {
@@ -302,6 +234,7 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   report.chips = static_cast<uint64_t>(mesh.devices());
   ReportProblem(params, mesh, request.topology, report);
   report.functional = request.functional;
+  report.checks = request.checks;
   report.trace_path = request.trace_path;
 
   kernels::Workload workload = MakeWorkload(*info, mesh, params);
@@ -325,6 +258,7 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   options.time_limit = request.time_limit;
   options.race_check = request.checks.race_check;
   options.uninitialized_memory = request.checks.uninitialized_memory;
+  options.out_of_bounds_reads = request.checks.out_of_bounds_reads;
   options.grid_seed = request.checks.grid_seed;
   const auto started = std::chrono::steady_clock::now();
   const dsl::RunResult result = workload.program.Run(workload.inputs, options);

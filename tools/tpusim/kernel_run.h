@@ -16,16 +16,20 @@
 namespace tpusim::cli {
 
 // The checks of Pallas interpret mode that `run` and `compare` take as flags
-// (docs/references.md §5): --no-race-check, --uninitialized-memory nan|zero, --grid-seed N.
+// (docs/references.md §5): --no-race-check, --uninitialized-memory nan|zero,
+// --out-of-bounds-reads raise|uninitialized, --grid-seed N (tools/tpusim/common_options.cc).
 struct InterpretChecks {
   bool race_check = true;
   dsl::UninitializedMemory uninitialized_memory = dsl::UninitializedMemory::kNan;
+  dsl::OutOfBoundsReads out_of_bounds_reads = dsl::OutOfBoundsReads::kRaise;
   std::optional<uint64_t> grid_seed;
 
   static void AddOptions(boost::program_options::options_description& options);
   // Throws UsageError naming `command` for a bad value.
   static InterpretChecks Parse(const std::string& command,
                                const boost::program_options::variables_map& vm);
+  // As the report's "checks": {"race_check": true, "uninitialized_memory": "nan", ...}.
+  nlohmann::ordered_json ToJson() const;
 };
 
 struct KernelRunRequest {
@@ -51,6 +55,7 @@ struct KernelRunReport {
   uint64_t bytes = 0;
   std::string dtype;
   bool functional = true;
+  InterpretChecks checks;  // how a functional run was checked
 
   bool completed = false;  // the simulation ran to the end without an error
   std::optional<ErrorKind> error_kind;
@@ -135,6 +140,15 @@ std::optional<Contract> WorkloadContract(const kernels::Workload& workload);
 // otherwise from a functional one (whose reference outputs give a program's outputs).
 Contract EntryContract(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
                        const kernels::Params& params);
+// The entry's workload without payload (placeholder inputs, no reference), checked as a
+// run first checks it (dsl::ShardMap::Check: the specs and BlockSpecs): cheap at any size.
+kernels::Workload ShapesOnlyWorkload(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
+                                     const kernels::Params& params);
+// The workload a run with `params` uses. A functional one is refused before it is built
+// when it would not fit the host's memory (tools/tpusim/run_memory.h), and checked again
+// once built.
+kernels::Workload MakeWorkload(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
+                               const kernels::Params& params);
 // info.make(mesh, params), with a ParamError it throws tied to the entry: its message
 // starts with the entry's name and its hint names the entry's --help.
 kernels::Workload MakeEntryWorkload(const kernels::KernelInfo& info, const dsl::Mesh& mesh,

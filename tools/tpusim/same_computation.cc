@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "tools/tpusim/cli.h"
+#include "tools/tpusim/run_memory.h"
 
 namespace tpusim::cli {
 
@@ -69,6 +70,8 @@ Contract CheckSameComputation(const std::vector<const kernels::KernelInfo*>& ent
     const bool program = is_program(info);
     kernels::Params params = info.Bind(given);
     params.functional = functional;
+    // Every entry's functional run must fit, before any reference is built or run starts.
+    if (functional && !ParseOnly()) RequireRunMemory(ShapesOnlyWorkload(info, mesh, params), false);
     const Contract contract = EntryContract(info, mesh, params);
     if (i == 0) {
       first = contract;
