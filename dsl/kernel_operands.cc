@@ -2,6 +2,7 @@
 // k.ring("x") instead of refs[7] and (me + n - 1) % n.
 
 #include "base/errors.h"
+#include "base/text.h"
 #include "dsl/kernel.h"
 
 namespace tpusim::dsl {
@@ -18,7 +19,7 @@ const Refs& Kernel::Operands() const {
 std::string Kernel::DescribeOperands() const {
   std::string names;
   for (const Ref& r : *operands_)
-    names += (names.empty() ? "" : ", ") + r.name();
+    base::AppendListItem(names, ", ", r.name());
   return std::to_string(operands_->size()) + " (" + names + ")";
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/errors.h"
+#include "base/text.h"
 
 namespace tpusim::dsl {
 
@@ -62,7 +63,7 @@ Ref Ref::Sliced(const std::vector<Slice>& slices) const {
     const Slice& s = slices[d];
     if (s.start < 0 || s.size < 0 || s.start + s.size > shape_[d]) {
       const std::string error =
-          "'" + Describe() + "' is sliced out of bounds: dimension " + std::to_string(d) +
+          std::string("'") + Describe() + "' is sliced out of bounds: dimension " + std::to_string(d) +
           " has extent " + std::to_string(shape_[d]) + ", but the slice covers [" +
           std::to_string(s.start) + ", " + std::to_string(s.start + s.size) +
           "). Keep start >= 0 and start + size <= " + std::to_string(shape_[d]) + ".";
@@ -70,9 +71,10 @@ Ref Ref::Sliced(const std::vector<Slice>& slices) const {
       if (out.out_of_bounds_.empty()) out.out_of_bounds_ = error;
     }
     out.binding_.offset += s.start * binding_.strides[d];
-    view += (view.empty() ? "" : ", ") +
-            (s.squeeze ? std::to_string(s.start)
-                       : "ds(" + std::to_string(s.start) + ", " + std::to_string(s.size) + ")");
+    base::AppendListItem(
+        view, ", ",
+        (s.squeeze ? std::to_string(s.start)
+                   : "ds(" + std::to_string(s.start) + ", " + std::to_string(s.size) + ")"));
     if (s.squeeze) {
       out.none_inside_ = out.none_inside_ || s.start < lo || s.start >= hi;
     } else {

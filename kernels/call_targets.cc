@@ -14,6 +14,7 @@
 
 #include <string>
 
+#include "base/text.h"
 #include "dsl/program/op_registry.h"
 #include "kernels/agw_matmul.h"
 #include "kernels/all_gather.h"
@@ -39,7 +40,7 @@ const std::vector<ShapeDtype>& Operands(const OpTyping& t, const std::string& na
   if (!ok) {
     std::string given;
     for (const auto& operand : t.operands)
-      given += (given.empty() ? "" : ", ") + dsl::TypeString(operand.dtype, operand.shape);
+      base::AppendListItem(given, ", ", dsl::TypeString(operand.dtype, operand.shape));
     dsl::ThrowOpError("pallas_call " + name, "takes " + what + "; got (" + given + ").");
   }
   return t.operands;

@@ -1,4 +1,5 @@
 #include "kernels/params.h"
+#include "base/text.h"
 
 #include <cctype>
 #include <charconv>
@@ -442,7 +443,7 @@ std::vector<std::pair<std::string, ParamValue>> Params::Values() const {
 std::string Params::Describe() const {
   std::string text;
   for (const auto& slot : slots_) {
-    if (slot.value) text += (text.empty() ? "" : " ") + slot.name + "=" + StorageText(*slot.value);
+    if (slot.value) base::AppendListItem(text, " ", slot.name + "=" + StorageText(*slot.value));
   }
   return text;
 }

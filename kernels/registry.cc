@@ -6,6 +6,7 @@
 #include <set>
 
 #include "base/errors.h"
+#include "base/text.h"
 #include "base/time.h"
 
 namespace tpusim::kernels {
@@ -128,7 +129,7 @@ void Registry::CheckRegistrations() const {
   if (!bad_declarations_.empty()) {
     std::string problems;
     for (const auto& problem : bad_declarations_)
-      problems += (problems.empty() ? "" : "; ") + problem;
+      base::AppendListItem(problems, "; ", problem);
     throw Error(ErrorKind::kInvalidArgument, "unsound parameter declarations: " + problems +
                                                  ". Fix them in KernelInfo::params.");
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/text.h"
 #include "sim/byte_box.h"
 
 namespace tpusim::sim {
@@ -37,7 +38,7 @@ void RaceDetector::EndScope(ChipId core) {
   scopes_[core].pop_back();
   std::string where;
   for (const auto& s : scopes_[core])
-    where += (where.empty() ? "" : " > ") + s;
+    base::AppendListItem(where, " > ", s);
   where_[core] = std::make_shared<const std::string>(std::move(where));
 }
 
@@ -99,10 +100,11 @@ void RaceDetector::Check(const Clock& clock, const Region& region, bool write,
           "copy) before overwriting it.";
     }
     if (access.chip != race.earlier.chip) {
-      race.fix += std::string(race.fix.empty() ? "" : " ") +
-                  "The accesses come from two chips, so the chip that waits must tell the "
-                  "other: signal a semaphore that the second one waits on before it goes ahead "
-                  "(a capacity semaphore, as the Pallas guide's psum does).";
+      base::AppendListItem(
+          race.fix, " ",
+          "The accesses come from two chips, so the chip that waits must tell the "
+          "other: signal a semaphore that the second one waits on before it goes ahead "
+          "(a capacity semaphore, as the Pallas guide's psum does).");
     }
     reporter_(race);
   }

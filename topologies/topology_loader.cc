@@ -1,4 +1,5 @@
 #include "topologies/topology_loader.h"
+#include "base/text.h"
 
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
@@ -327,7 +328,7 @@ const std::string& PresetText(const std::string& name) {
   if (it == EmbeddedPresets().end()) {
     std::string known;
     for (const auto& n : PresetNames())
-      known += (known.empty() ? "" : ", ") + n;
+      base::AppendListItem(known, ", ", n);
     throw TopologyError("unknown topology '" + name + "': it is neither a preset (" + known +
                         ") nor a readable file");
   }

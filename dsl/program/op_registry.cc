@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/errors.h"
+#include "base/text.h"
 
 namespace tpusim::dsl {
 
@@ -34,7 +35,7 @@ const Def& FindNamed(const std::vector<Def>& defs, const std::string& name,
   }
   std::string known;
   for (const auto& n : NamesOf(defs))
-    known += (known.empty() ? "" : ", ") + n;
+    base::AppendListItem(known, ", ", n);
   throw Error(ErrorKind::kInvalidArgument,
               unknown + " '" + name + "'; " + known_are + ": " + known + ".");
 }
@@ -85,11 +86,12 @@ namespace {
 std::string SchemaString(const std::vector<AttrSpec>& schema) {
   std::string s;
   for (const auto& a : schema) {
-    s += (s.empty() ? "" : ", ") + a.name + " (" + AttrTypeName(a.type) +
-         (a.default_value ? ", default " + a.default_value->ToString()
-          : a.optional    ? ", optional"
-                          : ", required") +
-         ")";
+    base::AppendListItem(s, ", ",
+                         a.name + " (" + AttrTypeName(a.type) +
+                             (a.default_value ? ", default " + a.default_value->ToString()
+                              : a.optional    ? ", optional"
+                                              : ", required") +
+                             ")");
   }
   return s.empty() ? "none" : s;
 }

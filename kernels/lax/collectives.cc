@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/errors.h"
+#include "base/text.h"
 #include "kernels/lax/calls.h"
 
 namespace tpusim::kernels::lax {
@@ -98,7 +99,7 @@ void CheckPerm(const CollectiveSpec& spec, int n) {
 std::string Describe(const CollectiveSpec& spec) {
   std::string axes;
   for (const std::string& a : spec.axes)
-    axes += (axes.empty() ? "" : ", ") + a;
+    base::AppendListItem(axes, ", ", a);
   if (spec.axes.size() != 1) axes = "(" + axes + ")";
   return std::string(OpName(spec.kind)) + " " + axes;
 }

@@ -161,6 +161,42 @@ TEST(Races, MxuOpReadingWhileACopyIntoTheBufferIsInFlight) {
   EXPECT_THAT(result.error, HasSubstr("then dot reading 'buf'"));
 }
 
+TEST(Races, MxuOpAfterWaitingForTheCopyIsFine) {
+  auto body = CopyInThen(true, [](Kernel& k, const Refs& r) {
+    run_scoped(k, [&](const Refs& s) { k.dot(r[kBuf], s[0], r[kAcc], false); },
+               {ScratchSpec::VMEM({128, 128}, DType::kF32, "w")});
+  });
+  auto result = RunChecked(Program(body), "race_mxu_fixed");
+  EXPECT_TRUE(result.ok) << result.error;
+}
+
+// Copies rows 0-3 of x into buf and, while that copy is in flight, rows 4-7 (waited for);
+// then loads `rows` of buf into the same rows of acc, waits for the first copy and loads
+// rows 0-3 too. Only a load that overlaps rows 0-3 races.
+KernelFn LoadRowsWhileTheOtherHalfArrives(Slice rows) {
+  return [=](Kernel& k, const Refs& r) {
+    AsyncCopy top = k.async_copy(r[kX].at(ds(0, 4)), r[kBuf].at(ds(0, 4)), r[kSems].at(0));
+    top.start();
+    CopyNow(k, r[kX].at(ds(4, 4)), r[kBuf].at(ds(4, 4)), r[kSems].at(1));
+    k.store(r[kAcc].at(rows), k.load(r[kBuf].at(rows)));
+    top.wait();
+    k.store(r[kAcc].at(ds(0, 4)), k.load(r[kBuf].at(ds(0, 4))));
+    AccToOut(k, r);
+  };
+}
+
+TEST(Races, ALoadOfOtherRowsThanACopyWritesIsFine) {
+  ExpectCopiesX(LoadRowsWhileTheOtherHalfArrives(ds(4, 4)), "race_rows_disjoint");
+}
+
+TEST(Races, ALoadOfRowsACopyStillWritesIsReportedWithBothSlices) {
+  auto result =
+      RunChecked(Program(LoadRowsWhileTheOtherHalfArrives(ds(2, 4))), "race_rows_overlap");
+  ExpectRace(result);
+  EXPECT_THAT(result.error, HasSubstr("DMA 'copy x.at[ds(0, 4)] -> buf.at[ds(0, 4)]' writing"));
+  EXPECT_THAT(result.error, HasSubstr("then load of 'buf.at[ds(2, 4)]'"));
+}
+
 // Fills buf, starts copying it out, then overwrites it.
 KernelFn StoreDuringCopyOut(bool wait_first) {
   return [=](Kernel& k, const Refs& r) {

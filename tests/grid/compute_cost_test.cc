@@ -12,6 +12,7 @@
 #include "dsl/cost.h"
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
+#include "dsl/pipeline.h"
 #include "dsl/shard_map.h"
 #include "tests/support/test_support.h"
 #include "traces/trace_sink.h"
@@ -69,6 +70,24 @@ TEST(GridStepCost, AGridThatPipelinesNothingIsNotCharged) {
   const std::string text = TraceOf(program, {Array({8}, DType::kF32)});
   EXPECT_THAT(text, HasSubstr("step (2,)"));
   EXPECT_EQ(Count(text, "step overhead"), 0);
+}
+
+// emit_pipeline's inner steps pay the step cost as a grid's do: the outer grid below moves
+// no blocks (no charge), its nested pipeline runs 4 steps (one charge each).
+TEST(GridStepCost, EachStepOfANestedPipelineIsCharged) {
+  GridSpec grid;
+  grid.in_specs = {BlockSpec::Any()};
+  grid.out_specs = {BlockSpec::Any()};
+  auto body = [](Kernel& k, const Refs& r) {
+    const BlockSpec spec({8, 128}, [](int i) { return BlockIndex{i, 0}; });
+    emit_pipeline(k, [&](const std::vector<int>&, const Refs& b) { k.cast(b[1], b[0]); }, {4},
+                  {spec}, {spec}, {r[0]}, {r[1]});
+  };
+  const ShardMap program = shard_map(testing::OneChipMesh(), {P{}}, {P{}},
+                                     pallas_call("nested", body, grid, {{{32, 128}, DType::kF32}}));
+  const std::string text = TraceOf(program, {Array({32, 128}, DType::kF32)});
+  const int slices = Count(text, "\"step overhead\"");
+  EXPECT_TRUE(slices == 4 || slices == 8) << slices;
 }
 
 // As in Pallas, the first block's copy-in and the last block's write-back are exposed;

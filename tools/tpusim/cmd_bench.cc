@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "base/errors.h"
+#include "base/text.h"
 #include "dsl/mesh.h"
 #include "tools/tpusim/cli.h"
 #include "tools/tpusim/common_options.h"
@@ -415,14 +416,15 @@ int RunBench(int argc, char** argv) {
     Row& row = rows.back();
     if (max_wall > 0 && row.process_seconds > max_wall) {
       row.over_budget = true;
-      row.problem += (row.problem.empty() ? "" : "; ") +
-                     Format("took %.3f s", row.process_seconds) +
-                     Format(", over --max-wall %g s", max_wall);
+      base::AppendListItem(
+          row.problem, "; ",
+          Format("took %.3f s", row.process_seconds) + Format(", over --max-wall %g s", max_wall));
     }
     if (max_rss > 0 && row.rss_mib > max_rss) {
       row.over_budget = true;
-      row.problem += (row.problem.empty() ? "" : "; ") + Format("peaked at %.1f MiB", row.rss_mib) +
-                     Format(", over --max-rss %g MiB", max_rss);
+      base::AppendListItem(
+          row.problem, "; ",
+          Format("peaked at %.1f MiB", row.rss_mib) + Format(", over --max-rss %g MiB", max_rss));
     }
     if (progress) std::cerr << "\r\033[K" << std::flush;
     PrintRow(std::cout, row, sweep);

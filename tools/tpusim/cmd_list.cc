@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "base/text.h"
 #include "kernels/registry.h"
 #include "tools/tpusim/cli.h"
 
@@ -46,7 +47,7 @@ int RunList(int argc, char** argv) {
   for (const auto& family : families) {
     std::string members;
     for (const auto& name : registry.FamilyMembers(family))
-      members += (members.empty() ? "" : " ") + name;
+      base::AppendListItem(members, " ", name);
     std::printf("  %-*s  %s\n", static_cast<int>(width), family.c_str(), members.c_str());
   }
   return 0;

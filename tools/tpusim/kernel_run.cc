@@ -4,6 +4,7 @@
 #include <chrono>
 #include <memory>
 
+#include "base/text.h"
 #include "dsl/mesh.h"
 #include "tools/tpusim/cli.h"
 #include "tools/tpusim/run_memory.h"
@@ -187,10 +188,10 @@ const kernels::KernelInfo& FindEntry(const std::string& command, const std::stri
   std::string kernel_names, programs, families;
   for (const auto& entry : registry.kernels()) {
     std::string& list = entry.kind == kernels::EntryKind::kProgram ? programs : kernel_names;
-    list += (list.empty() ? "" : ", ") + entry.name;
+    base::AppendListItem(list, ", ", entry.name);
   }
   for (const auto& family : registry.Families())
-    families += (families.empty() ? "" : ", ") + family;
+    base::AppendListItem(families, ", ", family);
   throw UsageError(command, "unknown kernel '" + name + "'; known kernels: " + kernel_names +
                                 (programs.empty() ? "" : "; programs: " + programs) +
                                 (families.empty() ? "" : "; families: " + families) +

@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "base/text.h"
 #include "tools/tpusim/cli.h"
 
 namespace tpusim::cli {
@@ -42,7 +43,7 @@ std::string ValueName(const kernels::Param& param) {
     case kernels::ParamType::kEnum: {
       std::string values;
       for (const auto& value : param.values())
-        values += (values.empty() ? "" : "|") + value;
+        base::AppendListItem(values, "|", value);
       return values;
     }
   }
@@ -72,7 +73,7 @@ void ParamFlags::AddTo(po::options_description& hidden,
     if (visible.find_nothrow(option, false)) {
       std::string entries;
       for (const auto& entry : kernels::Registry::Get().kernels()) {
-        if (entry.FindParam(name)) entries += (entries.empty() ? "" : ", ") + entry.name;
+        if (entry.FindParam(name)) base::AppendListItem(entries, ", ", entry.name);
       }
       throw Error(ErrorKind::kInvalidArgument,
                   "parameter '" + name + "' of " + entries + " would be the flag --" + option +
@@ -157,8 +158,7 @@ kernels::ParamValues ParamFlags::Given(
   for (const auto* entry : entries) {
     const auto it = refused.find(entry->name);
     if (it == refused.end()) continue;
-    message +=
-        (message.empty() ? "" : "; ") + entry->name + " takes no " + kernels::JoinList(it->second);
+    base::AppendListItem(message, "; ", entry->name + " takes no " + kernels::JoinList(it->second));
   }
   if (entries.size() == 1) {
     std::vector<std::string> flags;

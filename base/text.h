@@ -1,0 +1,18 @@
+#pragma once
+// Small text helpers every layer uses to build messages.
+
+#include <string>
+#include <string_view>
+
+namespace tpusim::base {
+
+// Appends `item` to a `separator`-separated list. Spelled out, not as
+// `list += (list.empty() ? "" : sep) + item`: GCC 12 at -O3 reads that expression's
+// pointer arithmetic as a possibly overlapping memcpy (-Wrestrict), a false positive that
+// -Werror turns into a failed build.
+inline void AppendListItem(std::string& list, std::string_view separator, std::string_view item) {
+  if (!list.empty()) list += separator;
+  list += item;
+}
+
+}  // namespace tpusim::base
