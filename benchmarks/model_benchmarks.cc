@@ -90,12 +90,11 @@ void BM_IciLinkBTransport(benchmark::State& state) {
 }
 BENCHMARK(BM_IciLinkBTransport)->Arg(1)->Arg(4);
 
-// LinkTiming::BookChunk: the direct booking DmaEngine uses for the model's own links.
-void BM_IciLinkDirect(benchmark::State& state) {
+// `contenders` chunks a step booked straight on `target`, as DmaEngine books the model's
+// own links and memories (no TLM call).
+void BookDirect(benchmark::State& state, sim::ChunkTarget& target, double bandwidth) {
   const int contenders = static_cast<int>(state.range(0));
-  sim::LinkTiming timing("chip 0 ICI x+", kLinkBandwidth, 1'000'000, nullptr, 0);
-  sim::ChunkTarget& target = timing;
-  const Picoseconds step = contenders * base::TransferTime(kChunkBytes, kLinkBandwidth);
+  const Picoseconds step = contenders * base::TransferTime(kChunkBytes, bandwidth);
   const std::string label = "benchmark";
   Picoseconds now = 0;
   for (auto _ : state) {
@@ -107,6 +106,12 @@ void BM_IciLinkDirect(benchmark::State& state) {
     now += step;
   }
   SetRate(state, contenders);
+}
+
+// LinkTiming::BookChunk.
+void BM_IciLinkDirect(benchmark::State& state) {
+  sim::LinkTiming timing("chip 0 ICI x+", kLinkBandwidth, 1'000'000, nullptr, 0);
+  BookDirect(state, timing, kLinkBandwidth);
 }
 BENCHMARK(BM_IciLinkDirect)->Arg(1)->Arg(4);
 
@@ -134,23 +139,10 @@ void BM_MemoryBTransport(benchmark::State& state) {
 }
 BENCHMARK(BM_MemoryBTransport)->Arg(1)->Arg(4);
 
-// MemoryPortTiming::BookChunk: the direct booking of the model's own memories.
+// MemoryPortTiming::BookChunk.
 void BM_MemoryDirect(benchmark::State& state) {
-  const int contenders = static_cast<int>(state.range(0));
   sim::MemoryPortTiming timing("chip 0 HBM", kHbmBandwidth, nullptr, 0);
-  sim::ChunkTarget& target = timing;
-  const Picoseconds step = contenders * base::TransferTime(kChunkBytes, kHbmBandwidth);
-  const std::string label = "benchmark";
-  Picoseconds now = 0;
-  for (auto _ : state) {
-    for (int c = 0; c < contenders; ++c) {
-      sim::ChunkSchedule schedule(now);
-      target.BookChunk(schedule, kChunkBytes, 1, &label);
-      benchmark::DoNotOptimize(schedule.arrival());
-    }
-    now += step;
-  }
-  SetRate(state, contenders);
+  BookDirect(state, timing, kHbmBandwidth);
 }
 BENCHMARK(BM_MemoryDirect)->Arg(1)->Arg(4);
 

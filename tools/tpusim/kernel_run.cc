@@ -65,8 +65,10 @@ nlohmann::ordered_json KernelRunReport::ToJson() const {
   j["wall_seconds"] = wall_seconds;
   j["events"] = events;
   nlohmann::ordered_json values = nlohmann::ordered_json::object();
-  for (const auto& [name, value] : params)
-    std::visit([&values, &name](const auto& v) { values[name] = v; }, value.storage());
+  for (const auto& param : params) {
+    auto& slot = values[param.first];  // a structured binding cannot be captured in C++17
+    std::visit([&slot](const auto& v) { slot = v; }, param.second.storage());
+  }
   j["params"] = values;
   return j;
 }
