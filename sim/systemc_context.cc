@@ -102,7 +102,7 @@ void SystemCContext::EndSuspendedThreads() {
     if (!process.valid() || process.terminated()) continue;
     (process.proc_kind() == sc_core::SC_METHOD_PROC_ ? methods : threads).push_back(process);
   }
-  if (threads.empty() || !sc_core::sc_is_running()) return;
+  if ((threads.empty() && methods.empty()) || !sc_core::sc_is_running()) return;
   // kill() needs a running simulation and a process to call it from: one more delta
   // cycle, in which the methods go first so none of them runs again.
   sc_core::sc_spawn_options options;
@@ -120,6 +120,14 @@ void SystemCContext::EndSuspendedThreads() {
   // Spawned while the simulation runs, it is not in the context's process table, which
   // frees the others; once killed, the last handle frees it.
   killer.kill();
+  // SystemC frees a timed notification only when it fires: deleting the context deletes
+  // its queue but not the entries (sc_simcontext::clean), so a run that failed with
+  // timeouts pending would leak them. With every process ended nothing can wake, and
+  // running on to starvation pops and frees each one.
+  if (sc_core::sc_pending_activity()) {
+    sc_core::sc_start();
+    AnnounceMainStack();
+  }
 }
 
 ThreadStack::ThreadStack([[maybe_unused]] size_t stack_bytes) {

@@ -32,8 +32,9 @@ class SystemCContext {
   SystemCContext& operator=(const SystemCContext&) = delete;
   ~SystemCContext();
 
-  // Unwinds the threads a failed run left suspended, so the context can be freed. Call on
-  // the main stack after sc_start returned, while what their frames point at is alive.
+  // Unwinds the threads a failed run left suspended and frees the notifications it left
+  // pending, so the context can be freed. Call on the main stack after sc_start returned,
+  // while what their frames point at is alive.
   void EndSuspendedThreads();
 
  private:
