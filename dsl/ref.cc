@@ -63,9 +63,10 @@ Ref Ref::Sliced(const std::vector<Slice>& slices) const {
     const Slice& s = slices[d];
     if (s.start < 0 || s.size < 0 || s.start + s.size > shape_[d]) {
       const std::string error =
-          std::string("'") + Describe() + "' is sliced out of bounds: dimension " + std::to_string(d) +
-          " has extent " + std::to_string(shape_[d]) + ", but the slice covers [" +
-          std::to_string(s.start) + ", " + std::to_string(s.start + s.size) +
+          std::string("'") + Describe() + "' is sliced out of bounds: dimension " +
+          std::to_string(d) + " has extent " + std::to_string(shape_[d]) +
+          ", but the slice covers [" + std::to_string(s.start) + ", " +
+          std::to_string(s.start + s.size) +
           "). Keep start >= 0 and start + size <= " + std::to_string(shape_[d]) + ".";
       if (!out_of_bounds_views_ || s.size < 0) throw Error(ErrorKind::kOutOfBounds, error);
       if (out.out_of_bounds_.empty()) out.out_of_bounds_ = error;
