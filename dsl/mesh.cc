@@ -109,6 +109,15 @@ Shape PartitionSpec::BlockShape(const Mesh& mesh, const Shape& global,
   return block;
 }
 
+Shape PartitionSpec::GlobalShape(const Mesh& mesh, const Shape& block) const {
+  Shape global = block;
+  for (size_t d = 0; d < entries_.size() && d < global.size(); ++d) {
+    for (const auto& axis : entries_[d].axes)
+      global[d] *= mesh.AxisSize(axis);
+  }
+  return global;
+}
+
 Shape PartitionSpec::BlockOffsets(const Mesh& mesh, const Shape& global, int device) const {
   if (entries_.size() > global.size()) {
     throw Error(ErrorKind::kInvalidArgument,

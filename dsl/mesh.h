@@ -61,6 +61,8 @@ class PartitionSpec {
   // The per-device block shape of an array of `global` shape; throws Error naming the
   // operand when a dimension does not split evenly.
   Shape BlockShape(const Mesh& mesh, const Shape& global, const std::string& operand) const;
+  // The global shape whose per-device block is `block`: BlockShape's inverse.
+  Shape GlobalShape(const Mesh& mesh, const Shape& block) const;
   // Where `device`'s block starts in the global array.
   Shape BlockOffsets(const Mesh& mesh, const Shape& global, int device) const;
   // True when `device` holds the copy that assembling the global array uses (index 0 on

@@ -195,11 +195,7 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
   if (options.functional && result.ok) {
     for (size_t o = 0; o < out_specs_.size(); ++o) {
       const ShapeDtype block = run.outputs[0][o].type();
-      Shape global = block.shape;
-      for (size_t d = 0; d < out_specs_[o].entries().size() && d < global.size(); ++d) {
-        for (const auto& axis : out_specs_[o].entries()[d].axes)
-          global[d] *= mesh_.AxisSize(axis);
-      }
+      const Shape global = out_specs_[o].GlobalShape(mesh_, block.shape);
       Array assembled(global, block.dtype);
       std::vector<Array> per_device;
       for (int device = 0; device < mesh_.devices(); ++device) {

@@ -38,12 +38,7 @@ std::vector<Output> Outputs(const kernels::Workload& workload) {
   if (program.is_kernel()) {
     const auto& blocks = program.call().out_shape;
     for (size_t i = 0; i < blocks.size() && i < program.out_specs().size(); ++i) {
-      dsl::Shape global = blocks[i].shape;
-      const auto& entries = program.out_specs()[i].entries();
-      for (size_t d = 0; d < entries.size() && d < global.size(); ++d) {
-        for (const auto& axis : entries[d].axes)
-          global[d] *= mesh.AxisSize(axis);
-      }
+      const dsl::Shape global = program.out_specs()[i].GlobalShape(mesh, blocks[i].shape);
       outputs.push_back({{global, blocks[i].dtype}, blocks[i].shape});
     }
     return outputs;
