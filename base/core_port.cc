@@ -1,6 +1,17 @@
 #include "base/core_port.h"
 
+#include <cstring>
+
 namespace tpusim::base {
+
+void Uninitialized::Fill(uint64_t offset, uint64_t size, uint8_t* out) const {
+  if (pattern == 0 || element_bytes == 0) {
+    std::memset(out, 0, size);
+    return;
+  }
+  for (uint64_t i = 0; i < size; ++i)
+    out[i] = static_cast<uint8_t>(pattern >> (8 * ((offset + i) % element_bytes)));
+}
 
 const char* MemorySpaceName(MemorySpace space) {
   switch (space) {

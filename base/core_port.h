@@ -60,6 +60,9 @@ struct Region {
 struct Uninitialized {
   uint32_t pattern = 0;
   uint32_t element_bytes = 1;
+
+  // Writes bytes [offset, offset + size) of such a buffer to `out`.
+  void Fill(uint64_t offset, uint64_t size, uint8_t* out) const;
 };
 
 enum class SemaphoreKind { kDma, kRegular, kBarrier };

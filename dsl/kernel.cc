@@ -1,7 +1,5 @@
 #include "dsl/kernel.h"
 
-#include <cstring>
-
 #include "base/core_port.h"
 #include "base/errors.h"
 #include "dsl/call_layout.h"
@@ -339,10 +337,7 @@ Array Kernel::ReadLocal(const Ref& ref, const std::string& what) {
   // Outside the ref: what memory no one wrote reads as. Inside: the data.
   const base::Uninitialized fill =
       UninitializedFor(ref.dtype(), layout_.interpret.zero_uninitialized);
-  if (fill.pattern != 0) {
-    for (uint64_t i = 0; i < out.nbytes(); i += fill.element_bytes)
-      std::memcpy(out.data() + i, &fill.pattern, fill.element_bytes);  // little-endian
-  }
+  fill.Fill(0, out.nbytes(), out.data());
   if (const auto part = ref.InBoundsPart()) {
     Array inside(part->first.shape(), ref.dtype());
     port_.Load(Resolve(part->first, device_id()), inside.data(), what);

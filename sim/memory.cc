@@ -61,20 +61,10 @@ void Memory::Free(uint32_t index) {
   std::vector<uint8_t>().swap(buffer.bytes);
 }
 
-void Memory::FillUnwritten(const Buffer& buffer, uint64_t offset, uint64_t size, uint8_t* out) {
-  const Uninitialized& f = buffer.fill;
-  if (f.pattern == 0 || f.element_bytes == 0) {
-    std::memset(out, 0, size);
-    return;
-  }
-  for (uint64_t i = 0; i < size; ++i)
-    out[i] = static_cast<uint8_t>(f.pattern >> (8 * ((offset + i) % f.element_bytes)));
-}
-
 std::vector<uint8_t>& Memory::Materialize(Buffer& buffer) {
   if (buffer.bytes.size() != buffer.size) {
     buffer.bytes.resize(buffer.size);
-    FillUnwritten(buffer, 0, buffer.size, buffer.bytes.data());
+    buffer.fill.Fill(0, buffer.size, buffer.bytes.data());
   }
   return buffer.bytes;
 }
@@ -84,7 +74,7 @@ void Memory::Gather(uint32_t index, const ByteBox& box, uint8_t* out) const {
   const Buffer& buffer = buffers_[index];
   if (!buffer.bytes.empty()) return GatherBox(buffer.bytes.data(), box, out);
   ForEachRun(box, [&](uint64_t offset, uint64_t run) {
-    FillUnwritten(buffer, offset, run, out);
+    buffer.fill.Fill(offset, run, out);
     out += run;
   });
 }
@@ -104,7 +94,7 @@ std::vector<uint8_t> Memory::ReadAll(uint32_t index) const {
   const Buffer& buffer = buffers_[index];
   if (!buffer.bytes.empty() || !functional_) return buffer.bytes;
   std::vector<uint8_t> unwritten(buffer.size);
-  FillUnwritten(buffer, 0, buffer.size, unwritten.data());
+  buffer.fill.Fill(0, buffer.size, unwritten.data());
   return unwritten;
 }
 

@@ -88,8 +88,6 @@ class Memory : public sc_core::sc_module,
     Uninitialized fill;
     std::vector<uint8_t> bytes;  // empty until written
   };
-  // Unwritten bytes [offset, offset + size) of `buffer`, as its fill pattern says.
-  static void FillUnwritten(const Buffer& buffer, uint64_t offset, uint64_t size, uint8_t* out);
   std::vector<uint8_t>& Materialize(Buffer& buffer);
   // The live buffer holding address-space offset `offset`, or null.
   Buffer* BufferAt(uint64_t offset);
