@@ -1,6 +1,6 @@
 include(GNUInstallDirs)
 
-# libtpusim: every layer (topologies, traces, sim, dsl, kernels, programs) in one shared
+# libtpusim: every layer (topologies, traces, sim, dsl, kernels, programs, hlo) in one shared
 # library, exported as tpusim::tpusim.
 #
 # Why shared: kernels register themselves from static initialisers into one Registry.
@@ -20,11 +20,15 @@ set_target_properties(tpusim_library PROPERTIES
   SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
 # Object libraries linked directly contribute their objects.
 target_link_libraries(tpusim_library PRIVATE
-  tpusim_topologies tpusim_traces tpusim_base tpusim_sim tpusim_dsl tpusim_kernels tpusim_programs)
+  tpusim_topologies tpusim_traces tpusim_base tpusim_sim tpusim_dsl tpusim_kernels tpusim_programs
+  tpusim_hlo)
 # What the public headers need (dsl/dtype.h uses Eigen; topology.pb.h protobuf). SystemC is
 # a link dependency only: no public header includes it.
 target_link_libraries(tpusim_library PUBLIC protobuf::libprotobuf Eigen3::Eigen
                       PkgConfig::SYSTEMC)
+# hlo/module.h holds nlohmann::json (decoded backend configs). The hlo/ headers are not
+# installed yet, so only the build tree's users need it.
+target_link_libraries(tpusim_library PUBLIC $<BUILD_INTERFACE:nlohmann_json::nlohmann_json>)
 target_include_directories(tpusim_library PUBLIC
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
   $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}>  # generated topologies/topology.pb.h

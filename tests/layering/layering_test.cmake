@@ -7,3 +7,8 @@ scan_sources(violations "#include *[<\"](sim/|systemc|tlm)" dsl kernels programs
 if(violations)
   message(FATAL_ERROR "these files include the model or SystemC; use base/ instead:${violations}")
 endif()
+# The HLO reader stands alone: base/ and nlohmann_json, no model, DSL, kernel or program.
+scan_sources(hlo_violations "#include *[<\"](sim/|dsl/|kernels/|programs/|tools/|systemc|tlm)" hlo)
+if(hlo_violations)
+  message(FATAL_ERROR "these hlo/ files include another layer; hlo/ needs base/ only:${hlo_violations}")
+endif()

@@ -1,0 +1,135 @@
+#include "hlo/attribute.h"
+
+#include <memory>
+
+#include "hlo/lexer.h"
+
+namespace tpusim::hlo {
+
+namespace {
+
+bool EndsScalar(char c) {
+  return c == '\0' || IsSpace(c) || c == ',' || c == '}' || c == ':';
+}
+
+// A bare token: runs to a space, ',', '}' or ':' outside any (), [] or {} group inside it.
+AttrValue ParseScalar(Lexer& lexer, int depth) {
+  AttrValue value;
+  value.offset = lexer.offset();
+  int nesting = 0;
+  while (!lexer.AtEnd()) {
+    const char c = lexer.Peek();
+    if (nesting == 0 && (EndsScalar(c) || c == ')' || c == ']')) break;
+    if (c == '"') {
+      (void)lexer.ScanString();
+      continue;
+    }
+    if (c == '(' || c == '[' || c == '{') {
+      if (depth + ++nesting > kMaxNestingDepth) {
+        lexer.FailAt(lexer.offset(), "values nested at most 64 deep");
+      }
+    } else if (c == ')' || c == ']' || c == '}') {
+      --nesting;
+    }
+    lexer.Advance();
+  }
+  if (lexer.offset() == value.offset) lexer.Fail("an attribute value");
+  if (nesting > 0) lexer.FailAt(value.offset, "the groups opened in this value to be closed");
+  value.text = std::string(lexer.Slice(value.offset, lexer.offset()));
+  value.kind = value.text[0] == '[' ? AttrValue::Kind::kBracket : AttrValue::Kind::kScalar;
+  value.value = value.text;
+  return value;
+}
+
+// `key=value` when a name is directly followed by '=' (not '=='), else nothing consumed.
+bool ScanItemKey(Lexer& lexer, std::string& key) {
+  size_t length = 0;
+  if (!(IsLetter(lexer.Peek()) || lexer.Peek() == '_')) return false;
+  while (IsNameChar(lexer.Peek(length)))
+    ++length;
+  if (lexer.Peek(length) != '=' || lexer.Peek(length + 1) == '=') return false;
+  key = std::string(lexer.Slice(lexer.offset(), lexer.offset() + length));
+  lexer.Advance(length + 1);
+  return true;
+}
+
+AttrValue ParseList(Lexer& lexer, int depth) {
+  AttrValue list;
+  list.kind = AttrValue::Kind::kList;
+  list.offset = lexer.offset();
+  if (depth >= kMaxNestingDepth) lexer.FailAt(list.offset, "values nested at most 64 deep");
+  lexer.Advance();  // '{'
+  while (true) {
+    lexer.SkipSpace();
+    if (lexer.Peek() == '}') break;
+    if (lexer.AtEnd()) {
+      lexer.Fail("'}' to close the list that opens at " + lexer.Location(list.offset).ToString());
+    }
+    std::string key;
+    const bool keyed = ScanItemKey(lexer, key);
+    AttrValue item = ParseAttrValue(lexer, depth + 1);
+    if (!keyed && lexer.Consume(':')) {
+      AttrValue pair;
+      pair.kind = AttrValue::Kind::kPair;
+      pair.offset = item.offset;
+      pair.items.push_back(std::move(item));
+      pair.items.push_back(ParseAttrValue(lexer, depth + 1));
+      item = std::move(pair);
+      item.text = std::string(lexer.Slice(item.offset, lexer.offset()));
+    }
+    item.key = std::move(key);
+    list.items.push_back(std::move(item));
+    lexer.SkipSpace();
+    if (lexer.Peek() == ',') {
+      lexer.Advance();
+    } else if (lexer.Peek() != '}' &&
+               (lexer.AtEnd() || lexer.Peek() == ')' || lexer.Peek() == ']')) {
+      lexer.Fail("',' or '}' in the list");
+    }
+  }
+  lexer.Advance();  // '}'
+  list.text = std::string(lexer.Slice(list.offset, lexer.offset()));
+  return list;
+}
+
+}  // namespace
+
+const AttrValue* AttrValue::Find(std::string_view item_key) const {
+  for (const AttrValue& item : items) {
+    if (item.key == item_key) return &item;
+  }
+  return nullptr;
+}
+
+void Attribute::Fail(const AttrValue& inner, std::string_view expected) const {
+  FailExpected(At(inner), std::string(expected) + " in " + name);
+}
+
+AttrValue ParseAttrValue(Lexer& lexer, int depth) {
+  lexer.SkipSpace();
+  if (lexer.Peek() == '{') return ParseList(lexer, depth);
+  if (lexer.Peek() == '"') {
+    AttrValue value;
+    value.kind = AttrValue::Kind::kString;
+    value.offset = lexer.offset();
+    value.value = lexer.ScanString();
+    value.text = std::string(lexer.Slice(value.offset, lexer.offset()));
+    return value;
+  }
+  return ParseScalar(lexer, depth);
+}
+
+Attribute ParseAttribute(std::string_view name, std::string_view value_text) {
+  auto source =
+      std::make_shared<const SourceText>("<" + std::string(name) + ">", std::string(value_text));
+  Lexer lexer(source);
+  Attribute attribute;
+  attribute.name = std::string(name);
+  attribute.location = {source, 0};
+  attribute.value = ParseAttrValue(lexer);
+  lexer.SkipSpace();
+  if (!lexer.AtEnd()) lexer.Fail("the end of the " + std::string(name) + " value");
+  return attribute;
+}
+
+}  // namespace tpusim::hlo
