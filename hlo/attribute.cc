@@ -80,10 +80,12 @@ AttrValue ParseList(Lexer& lexer, int depth) {
     item.key = std::move(key);
     list.items.push_back(std::move(item));
     lexer.SkipSpace();
+    if (lexer.AtEnd()) {
+      lexer.Fail("'}' to close the list that opens at " + lexer.Location(list.offset).ToString());
+    }
     if (lexer.Peek() == ',') {
       lexer.Advance();
-    } else if (lexer.Peek() != '}' &&
-               (lexer.AtEnd() || lexer.Peek() == ')' || lexer.Peek() == ']')) {
+    } else if (lexer.Peek() == ')' || lexer.Peek() == ']') {
       lexer.Fail("',' or '}' in the list");
     }
   }

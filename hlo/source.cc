@@ -125,7 +125,7 @@ std::string FoundText(const SourceText& source, size_t offset) {
     while (end < text.size() && end - offset < kMaxBytes && text[end] != '"' && text[end] != '\n') {
       end += text[end] == '\\' ? 2 : 1;
     }
-    end = std::min(text.size(), end + 1);
+    if (end < text.size() && text[end] == '"') ++end;
   } else if (IsTokenChar(text[offset])) {
     while (end < text.size() && end - offset < kMaxBytes && IsTokenChar(text[end]))
       ++end;
