@@ -66,6 +66,7 @@ AttrValue ParseList(Lexer& lexer, int depth) {
       lexer.Fail("'}' to close the list that opens at " + lexer.Location(list.offset).ToString());
     }
     std::string key;
+    const size_t key_offset = lexer.offset();
     const bool keyed = ScanItemKey(lexer, key);
     AttrValue item = ParseAttrValue(lexer, depth + 1);
     if (!keyed && lexer.Consume(':')) {
@@ -78,6 +79,7 @@ AttrValue ParseList(Lexer& lexer, int depth) {
       item.text = std::string(lexer.Slice(item.offset, lexer.offset()));
     }
     item.key = std::move(key);
+    if (keyed) item.key_offset = key_offset;
     list.items.push_back(std::move(item));
     lexer.SkipSpace();
     if (lexer.AtEnd()) {

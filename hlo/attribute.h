@@ -29,6 +29,7 @@ struct AttrValue {
   std::string text;              // the exact source text of the value
   std::string value;             // kString: the decoded string; kScalar and kBracket: the text
   std::string key;               // the name of a `key=value` item inside a list, else empty
+  size_t key_offset = 0;         // where that name starts
   std::vector<AttrValue> items;  // kList: the items; kPair: {left, right}
   size_t offset = 0;             // where the value starts in the source
 

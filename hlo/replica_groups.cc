@@ -92,8 +92,8 @@ IotaTileAssignment ReadIota(Lexer& lexer, const Attribute& attribute) {
   for (size_t k = 0; k < iota.reshape_dims.size(); ++k)
     iota.permutation.push_back(static_cast<int64_t>(k));
   if (lexer.Peek() == 'T') {
-    lexer.Advance();
     const size_t perm_at = lexer.offset();
+    lexer.Advance();
     if (!lexer.Consume('(')) FailIn(lexer, attribute, "'(' after T");
     std::vector<bool> seen(iota.reshape_dims.size(), false);
     iota.permutation.clear();

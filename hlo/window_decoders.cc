@@ -97,7 +97,9 @@ std::vector<WindowDimension> DecodeWindow(const Attribute& attribute) {
         dimension.padding_high = ReadInt(lexer, attribute, "the high padding");
       });
     } else {
-      attribute.Fail(item, "size=, stride=, pad=, lhs_dilate=, rhs_dilate= or rhs_reversal=");
+      FailExpected(
+          {attribute.location.source, item.key.empty() ? item.offset : item.key_offset},
+          "size=, stride=, pad=, lhs_dilate=, rhs_dilate= or rhs_reversal= in " + attribute.name);
     }
     if (index != dimensions.size()) {
       attribute.Fail(item, std::to_string(dimensions.size()) +
