@@ -124,8 +124,10 @@ AttrValue ParseAttrValue(Lexer& lexer, int depth) {
 }
 
 Attribute ParseAttribute(std::string_view name, std::string_view value_text) {
-  auto source =
-      std::make_shared<const SourceText>("<" + std::string(name) + ">", std::string(value_text));
+  std::string label = "<";
+  label += name;
+  label += '>';
+  auto source = std::make_shared<const SourceText>(std::move(label), std::string(value_text));
   Lexer lexer(source);
   Attribute attribute;
   attribute.name = std::string(name);

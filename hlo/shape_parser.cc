@@ -49,7 +49,7 @@ void ParseLayoutDetails(Lexer& lexer, Layout& layout) {
     }
     const std::string_view groups = items.Slice(groups_start, items.offset());
     if (tag == "T") {
-      layout.tiles = "T" + std::string(groups);
+      layout.tiles = std::string(items.Slice(tag_start, items.offset()));  // "T(8,128)(2,1)"
     } else if (tag == "S" || tag == "E") {
       Lexer number(lexer.source(), groups_start + 1, items.offset());
       const int64_t value = number.ExpectInt(tag == "S" ? "a memory space number in S(...)"

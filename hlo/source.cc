@@ -100,9 +100,8 @@ namespace {
 std::string FullMessage(const SourceLocation& location, const std::string& sentence) {
   if (!location.source) return sentence;
   std::string message = location.ToString() + ": " + sentence;
-  if (location.source) {
-    message += "\n" + QuoteLine(location.source->LineText(location.line()), location.column());
-  }
+  message += '\n';
+  message += QuoteLine(location.source->LineText(location.line()), location.column());
   return message;
 }
 
