@@ -173,13 +173,12 @@ ConvolutionDimensionNumbers DecodeDimLabels(const Attribute& attribute) {
   const size_t output_start = lexer.offset();
   const LabelPart output = ReadLabels(lexer, attribute, 'b', 'f');
   if (!lexer.AtEnd()) FailIn(lexer, attribute, "the end of the labels");
-  if (kernel.spatial.size() != input.spatial.size()) {
-    lexer.FailAt(kernel_start, "as many spatial labels as the input has (" +
-                                   std::to_string(input.spatial.size()) + ") in " + attribute.name);
-  }
-  if (output.spatial.size() != input.spatial.size()) {
-    lexer.FailAt(output_start, "as many spatial labels as the input has (" +
-                                   std::to_string(input.spatial.size()) + ") in " + attribute.name);
+  for (const auto& [part, start] :
+       {std::pair{&kernel, kernel_start}, std::pair{&output, output_start}}) {
+    if (part->spatial.size() != input.spatial.size()) {
+      lexer.FailAt(start, "as many spatial labels as the input has (" +
+                              std::to_string(input.spatial.size()) + ") in " + attribute.name);
+    }
   }
   ConvolutionDimensionNumbers numbers;
   numbers.input_batch_dimension = input.first;
