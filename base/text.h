@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tpusim::base {
 
@@ -13,6 +14,18 @@ namespace tpusim::base {
 inline void AppendListItem(std::string& list, std::string_view separator, std::string_view item) {
   if (!list.empty()) list += separator;
   list += item;
+}
+
+// "{0, 1, 2}": a list of integers as messages print it.
+template <typename Int>
+std::string JoinInts(const std::vector<Int>& values) {
+  std::string list = "{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) list += ", ";
+    list += std::to_string(values[i]);
+  }
+  list += "}";
+  return list;
 }
 
 }  // namespace tpusim::base

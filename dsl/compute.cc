@@ -119,7 +119,7 @@ void Kernel::dot(const Ref& a, const Ref& b, const Ref& acc, bool accumulate, Pr
 }
 
 void Kernel::ElementwiseOp(Elementwise op, const Ref& out, const Ref& a, const Ref& b) {
-  static const char* kNames[] = {"add", "multiply", "maximum"};
+  static const char* kNames[] = {"add", "multiply", "maximum", "minimum"};
   const char* name = kNames[static_cast<int>(op)];
   for (const Ref* r : {&out, &a, &b})
     CheckLocalAccess(*r, (std::string("an ") + name + " operand").c_str());
@@ -144,6 +144,9 @@ void Kernel::ElementwiseOp(Elementwise op, const Ref& out, const Ref& a, const R
       case Elementwise::kMaximum:
         z = x.cwiseMax(y);
         break;
+      case Elementwise::kMinimum:
+        z = x.cwiseMin(y);
+        break;
     }
     result = Array(out.shape(), out.dtype());
     FromHostMatrix(z, result);
@@ -160,6 +163,9 @@ void Kernel::multiply(const Ref& out, const Ref& a, const Ref& b) {
 }
 void Kernel::maximum(const Ref& out, const Ref& a, const Ref& b) {
   ElementwiseOp(Elementwise::kMaximum, out, a, b);
+}
+void Kernel::minimum(const Ref& out, const Ref& a, const Ref& b) {
+  ElementwiseOp(Elementwise::kMinimum, out, a, b);
 }
 
 void Kernel::cast(const Ref& out, const Ref& in) {

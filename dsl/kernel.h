@@ -9,6 +9,7 @@
 #include <functional>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,17 +59,28 @@ class DeviceId {
 template <typename T>
 concept RefStruct = std::is_aggregate_v<T>;
 
-// This device's place on the ring that a mesh axis forms (the axis wraps around in the
-// kernel's index arithmetic whether or not its links do). `left` and `right` are logical
-// device ids, for DeviceId::Logical; the other mesh coordinates are this device's.
+// This device's place on a ring of devices: the line a mesh axis forms through it (the
+// axis wraps around in the kernel's index arithmetic whether or not its links do), or one of
+// XLA's replica groups (any devices, in the group's order). `left`, `right` and the members
+// are logical device ids, for DeviceId::Logical.
 struct Ring {
-  int size = 1;   // devices on the axis (lax.psum(1, axis))
-  int index = 0;  // this device's index along it (lax.axis_index)
+  int size = 1;   // devices on the ring (lax.psum(1, axis))
+  int index = 0;  // this device's index on it (lax.axis_index)
   int left = 0;   // the device at index - 1, wrapping
   int right = 0;  // the device at index + 1, wrapping
-  // The axis index `offset` places to the right (negative: to the left), wrapping: e.g.
-  // the shard that reached this device after `step` hops rightwards is index_at(-step).
+  // The logical ids of the ring's devices, by index (shared: rings are passed by value).
+  std::shared_ptr<const std::vector<int>> members;
+
+  // The ring `members` forms, seen from logical device `device`; throws
+  // Error(kInvalidArgument) when `device` is not a member.
+  static Ring Of(std::shared_ptr<const std::vector<int>> members, int device);
+
+  // The index `offset` places to the right (negative: to the left), wrapping: e.g. the
+  // shard that reached this device after `step` hops rightwards is index_at(-step).
   int index_at(int offset) const { return ((index + offset) % size + size) % size; }
+  // The logical id of the device at ring index `i`, and that device as a copy's target.
+  int device_at(int i) const { return (*members)[static_cast<size_t>(i)]; }
+  DeviceId device(int i) const { return DeviceId::Logical(device_at(i)); }
   DeviceId left_device() const { return DeviceId::Logical(left); }
   DeviceId right_device() const { return DeviceId::Logical(right); }
 };
@@ -207,6 +219,7 @@ class Kernel {
   void add(const Ref& out, const Ref& a, const Ref& b);
   void multiply(const Ref& out, const Ref& a, const Ref& b);
   void maximum(const Ref& out, const Ref& a, const Ref& b);
+  void minimum(const Ref& out, const Ref& a, const Ref& b);
   void cast(const Ref& out, const Ref& in);  // to out's dtype, bf16 rounds to nearest even
   void fill(const Ref& out, double value);   // e.g. zero an accumulator
 
@@ -257,7 +270,7 @@ class Kernel {
   void CheckOperandCount(size_t bound) const;
   std::string DescribeOperands() const;
   void CheckLocalAccess(const Ref& ref, const char* verb) const;
-  enum class Elementwise { kAdd, kMultiply, kMaximum };
+  enum class Elementwise { kAdd, kMultiply, kMaximum, kMinimum };
   void ElementwiseOp(Elementwise op, const Ref& out, const Ref& a, const Ref& b);
 
   base::CorePort& port_;

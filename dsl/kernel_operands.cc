@@ -1,6 +1,8 @@
 // Named operands and ring neighbours: what lets a kernel body say k.ref("x") and
 // k.ring("x") instead of refs[7] and (me + n - 1) % n.
 
+#include <algorithm>
+
 #include "base/errors.h"
 #include "base/text.h"
 #include "dsl/kernel.h"
@@ -56,18 +58,33 @@ const Ref& Kernel::ref(std::string_view name) const {
   return *found;
 }
 
+Ring Ring::Of(std::shared_ptr<const std::vector<int>> members, int device) {
+  const auto it = std::find(members->begin(), members->end(), device);
+  if (it == members->end()) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "device " + std::to_string(device) + " is not in the group " +
+                    base::JoinInts(*members) + " it was asked to communicate in.");
+  }
+  Ring r;
+  r.size = static_cast<int>(members->size());
+  r.index = static_cast<int>(it - members->begin());
+  r.members = std::move(members);
+  r.left = r.device_at(r.index_at(-1));
+  r.right = r.device_at(r.index_at(1));
+  return r;
+}
+
 Ring Kernel::ring(const std::string& axis) const {
   const Mesh& m = mesh();
   const int a = m.AxisIndex(axis);
   std::vector<int> coords = m.CoordsOf(device_id());
-  Ring r;
-  r.size = m.shape()[a];
-  r.index = coords[a];
-  coords[a] = r.index_at(-1);
-  r.left = m.DeviceAt(coords);
-  coords[a] = r.index_at(1);
-  r.right = m.DeviceAt(coords);
-  return r;
+  auto members = std::make_shared<std::vector<int>>();
+  members->reserve(static_cast<size_t>(m.shape()[a]));
+  for (int i = 0; i < m.shape()[a]; ++i) {
+    coords[a] = i;
+    members->push_back(m.DeviceAt(coords));
+  }
+  return Ring::Of(std::move(members), device_id());
 }
 
 }  // namespace tpusim::dsl

@@ -42,7 +42,7 @@ KernelFn RingAllReduce(std::string axis, RingReducePlan plan) {
 
     {
       auto scope = k.named_scope("reduce-scatter");
-      RingReducer reducer(k, axis, +1, plan, x, slot(me), refs, 3);
+      RingReducer reducer(k, k.ring(axis), +1, plan, x, slot(me), refs, 3);
       reducer.Begin();
       while (!reducer.Done())
         reducer.Step();

@@ -33,7 +33,7 @@ KernelFn AllToAll(std::string axis, int64_t block, bool relay) {
 
     AsyncCopy own = k.async_copy(part(x, me), part(out, me), local_sem);
     own.start();
-    MeetEveryoneOnAxis(k, axis);  // everyone on the axis writes to us
+    MeetEveryoneOnRing(k, k.ring(axis));  // everyone on the axis writes to us
 
     // The device half way round an even ring is as near one way as the other, and the
     // torus routes such ties one way (+). With `relay`, the second half of that block goes

@@ -91,10 +91,36 @@ std::vector<ScratchSpec> RingReduceScratch(const RingReducePlan& plan, DType dty
           ScratchSpec::REGULAR({}, prefix + "credit")};
 }
 
-RingReducer::RingReducer(Kernel& k, std::string axis, int direction, const RingReducePlan& plan,
-                         Ref x, Ref out_block, const Refs& scratch, size_t first)
+const char* ReductionName(Reduction reduction) {
+  switch (reduction) {
+    case Reduction::kSum:
+      return "sum";
+    case Reduction::kMax:
+      return "max";
+    case Reduction::kMin:
+      return "min";
+  }
+  return "?";
+}
+
+void Combine(Kernel& k, Reduction reduction, const Ref& out, const Ref& a, const Ref& b) {
+  switch (reduction) {
+    case Reduction::kSum:
+      k.add(out, a, b);
+      return;
+    case Reduction::kMax:
+      k.maximum(out, a, b);
+      return;
+    case Reduction::kMin:
+      k.minimum(out, a, b);
+      return;
+  }
+}
+
+RingReducer::RingReducer(Kernel& k, Ring ring, int direction, const RingReducePlan& plan, Ref x,
+                         Ref out_block, const Refs& scratch, size_t first)
     : k_(k),
-      axis_(std::move(axis)),
+      ring_(std::move(ring)),
       direction_(direction),
       plan_(plan),
       x_(std::move(x)),
@@ -106,11 +132,10 @@ RingReducer::RingReducer(Kernel& k, std::string axis, int direction, const RingR
       send_sems_(scratch[first + 4]),
       local_sems_(scratch[first + 5]),
       credit_(scratch[first + 6]) {
-  const Ring ring = k.ring(axis_);
-  n_ = ring.size;
-  me_ = ring.index;
-  to_ = ring.index_at(direction_);
-  from_ = ring.index_at(-direction_);
+  n_ = ring_.size;
+  me_ = ring_.index;
+  to_ = ring_.index_at(direction_);
+  from_ = ring_.index_at(-direction_);
   steps_per_round_ = n_ - 1;
   const int64_t c = plan_.chunks_per_round;
   rounds_ = CeilDiv(plan_.chunks, c);
@@ -223,7 +248,7 @@ void RingReducer::TrySends() {
       source = Slot(sum_buf_, m);
     }
     AsyncCopy send = k_.async_remote_copy(source, Slot(recv_buf_, m), send_sems_.at(parity, m.j),
-                                          recv_sems_.at(parity, m.j), {{axis_, to_}});
+                                          recv_sems_.at(parity, m.j), ring_.device(to_));
     send.start();
     out_in_flight_[parity][m.j] = InFlight{send, true};
     ++sent_;
@@ -239,7 +264,7 @@ void RingReducer::Step() {
   // Our own descriptor of the same size: the neighbour's copy lands on our semaphore.
   AsyncCopy incoming =
       k_.async_remote_copy(Slot(recv_buf_, m), Slot(recv_buf_, m), send_sems_.at(parity, m.j),
-                           recv_sems_.at(parity, m.j), {{axis_, from_}});
+                           recv_sems_.at(parity, m.j), ring_.device(from_));
   incoming.wait_recv();
   local_in_flight_[parity][m.j]->wait();
   local_in_flight_[parity][m.j].reset();
@@ -248,12 +273,12 @@ void RingReducer::Step() {
   Message sum = m;
   sum.step = m.step + 1;
   DrainSlot(next_parity, m.j);
-  k_.add(Slot(sum_buf_, sum), Slot(recv_buf_, m), Slot(local_buf_, m));
+  Combine(k_, plan_.reduction, Slot(sum_buf_, sum), Slot(recv_buf_, m), Slot(local_buf_, m));
   ++consumed_;
   // The receive and local slots are free again: let the neighbour refill the receive slot
   // and load the local chunk for two steps on.
   if (Exists(m.step + 2, m.j)) {
-    k_.signal(credit_, 1, {{axis_, from_}});
+    k_.signal(credit_, 1, ring_.device(from_));
     Prefetch(IndexOf(m.step + 2, m.j));
   }
   if (m.t == steps_per_round_ - 1) {
@@ -273,11 +298,11 @@ void RingReducer::Finish() {
   }
 }
 
-void ReduceBothWays(Kernel& k, const std::string& axis, const RingReducePlan& right,
+void ReduceBothWays(Kernel& k, const Ring& ring, const RingReducePlan& right,
                     const RingReducePlan& left, const Ref& x, const Ref& out_block,
                     const Refs& scratch, size_t first) {
-  RingReducer rightward(k, axis, +1, right, x, out_block, scratch, first);
-  RingReducer leftward(k, axis, -1, left, x, out_block, scratch, first + kRingReduceScratchCount);
+  RingReducer rightward(k, ring, +1, right, x, out_block, scratch, first);
+  RingReducer leftward(k, ring, -1, left, x, out_block, scratch, first + kRingReduceScratchCount);
   rightward.Begin();
   leftward.Begin();
   while (!rightward.Done() || !leftward.Done()) {

@@ -28,6 +28,14 @@
 
 namespace tpusim::kernels {
 
+// What a ring reduction combines partial results with: lax.psum, pmax, pmin (XLA's
+// all-reduce to_apply add, maximum, minimum).
+enum class Reduction { kSum, kMax, kMin };
+const char* ReductionName(Reduction reduction);  // "sum", "max", "min"
+// out = a (+ | max | min) b on the VPU.
+void Combine(dsl::Kernel& k, Reduction reduction, const dsl::Ref& out, const dsl::Ref& a,
+             const dsl::Ref& b);
+
 // How one direction of the ring cuts its part of every block into chunks.
 //
 // A block may also be a strided box: with rows > 1 the input is viewed as [rows, X, block]
@@ -46,6 +54,7 @@ struct RingReducePlan {
   int64_t rows_per_chunk = 1;    // R
   int64_t col_pieces = 1;        // K: each group of R rows is cut into K column ranges
   int64_t slot_cols = 1;         // W: ceil(part_size / K)
+  Reduction reduction = Reduction::kSum;
 };
 
 // How the ring reductions cut their blocks: the reduce-scatter and all-reduce kernels' own
@@ -85,8 +94,8 @@ class RingReducer {
   // plan with rows. out_block: where this device's reduced block goes (HBM): [block], or
   // [rows, block]. scratch: the refs RingReduceScratch described, from
   // `first` on. direction: +1 sends to the right neighbour, -1 to the left.
-  RingReducer(dsl::Kernel& k, std::string axis, int direction, const RingReducePlan& plan,
-              dsl::Ref x, dsl::Ref out_block, const dsl::Refs& scratch, size_t first);
+  RingReducer(dsl::Kernel& k, dsl::Ring ring, int direction, const RingReducePlan& plan, dsl::Ref x,
+              dsl::Ref out_block, const dsl::Refs& scratch, size_t first);
 
   void Begin();  // prefetch the first local chunks, send what needs no neighbour
   bool Done() const { return consumed_ >= messages_.size(); }
@@ -114,7 +123,7 @@ class RingReducer {
   void TrySends();
 
   dsl::Kernel& k_;
-  std::string axis_;
+  dsl::Ring ring_;
   int direction_;
   RingReducePlan plan_;
   dsl::Ref x_, out_;
@@ -137,7 +146,7 @@ class RingReducer {
 // the scratch from `first` on, leftward with the kRingReduceScratchCount refs after it.
 // Interleaved chunk by chunk, so both links of the device stay fed. Run after the start
 // barrier.
-void ReduceBothWays(dsl::Kernel& k, const std::string& axis, const RingReducePlan& right,
+void ReduceBothWays(dsl::Kernel& k, const dsl::Ring& ring, const RingReducePlan& right,
                     const RingReducePlan& left, const dsl::Ref& x, const dsl::Ref& out_block,
                     const dsl::Refs& scratch, size_t first);
 

@@ -30,7 +30,7 @@ KernelFn BidiReduceScatter(std::string axis, RingReducePlan right_plan, RingRedu
 
     MeetRingNeighbours(k, axis);
 
-    ReduceBothWays(k, axis, right_plan, left_plan, x, out, refs, 3);
+    ReduceBothWays(k, k.ring(axis), right_plan, left_plan, x, out, refs, 3);
   };
 }
 

@@ -32,7 +32,7 @@ KernelFn RingReduceScatter(std::string axis, RingReducePlan plan, int direction)
     // Nobody may DMA into (or signal) a device that has not entered the kernel yet.
     MeetRingNeighbours(k, axis);
 
-    RingReducer ring(k, axis, direction, plan, x, out, refs, 3);
+    RingReducer ring(k, k.ring(axis), direction, plan, x, out, refs, 3);
     ring.Begin();
     while (!ring.Done())
       ring.Step();

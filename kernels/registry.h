@@ -29,6 +29,11 @@ struct Workload {
   // is functional) before running anything. Kernels leave it empty: their pallas_call
   // declares its outputs.
   std::vector<dsl::ShapeDtype> out_types = {};
+  // Set when a functional run was asked for but the workload cannot be one (an op without
+  // numerics): the run is timing-only, and the report says why.
+  std::string timing_only_reason = {};
+  // What the report should add (e.g. an HLO module's slowest-branch choices).
+  std::vector<std::string> notes = {};
 };
 
 struct Bound {

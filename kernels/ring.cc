@@ -2,24 +2,22 @@
 
 namespace tpusim::kernels {
 
-void MeetRingNeighbours(dsl::Kernel& k, const std::string& axis) {
-  MeetRingNeighbours(k, axis, k.barrier_semaphore());
+void MeetRingNeighbours(dsl::Kernel& k, const dsl::Ring& ring) {
+  MeetRingNeighbours(k, ring, k.barrier_semaphore());
 }
 
-void MeetRingNeighbours(dsl::Kernel& k, const std::string& axis, const dsl::Ref& sem) {
-  const dsl::Ring ring = k.ring(axis);
+void MeetRingNeighbours(dsl::Kernel& k, const dsl::Ring& ring, const dsl::Ref& sem) {
   if (ring.size < 2) return;
   k.signal(sem, 1, ring.left_device());
   k.signal(sem, 1, ring.right_device());
   k.wait(sem, 2);
 }
 
-void MeetEveryoneOnAxis(dsl::Kernel& k, const std::string& axis) {
-  const dsl::Ring ring = k.ring(axis);
+void MeetEveryoneOnRing(dsl::Kernel& k, const dsl::Ring& ring) {
   if (ring.size < 2) return;
   const dsl::Ref barrier = k.barrier_semaphore();
   for (int d = 1; d < ring.size; ++d)
-    k.signal(barrier, 1, {{axis, ring.index_at(d)}});
+    k.signal(barrier, 1, ring.device(ring.index_at(d)));
   k.wait(barrier, ring.size - 1);
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 
-// What ring kernels share: the start barrier with both ring neighbours (or the whole axis).
+// What ring kernels share: the start barrier with both ring neighbours (or the whole ring).
 
 #include <string>
 
@@ -10,14 +10,18 @@ namespace tpusim::kernels {
 
 // A DMA or signal into a device that has not entered the kernel yet is unsafe
 // (docs/references.md §5), so every device first meets its left and right neighbours on
-// `axis` through the barrier semaphore. A no-op on a ring of one.
-void MeetRingNeighbours(dsl::Kernel& k, const std::string& axis);
+// the ring through the barrier semaphore. A no-op on a ring of one.
+void MeetRingNeighbours(dsl::Kernel& k, const dsl::Ring& ring);
 // The same through `sem` (a REGULAR semaphore): meeting again later in the kernel, e.g.
 // between two stages, when the barrier semaphore's count is already spent.
-void MeetRingNeighbours(dsl::Kernel& k, const std::string& axis, const dsl::Ref& sem);
+void MeetRingNeighbours(dsl::Kernel& k, const dsl::Ring& ring, const dsl::Ref& sem);
+// The ring a mesh axis forms (Kernel::ring).
+inline void MeetRingNeighbours(dsl::Kernel& k, const std::string& axis) {
+  MeetRingNeighbours(k, k.ring(axis));
+}
 
-// The same for kernels in which every device on `axis` writes to every other (all-to-all):
-// each device meets all of them.
-void MeetEveryoneOnAxis(dsl::Kernel& k, const std::string& axis);
+// The same for kernels in which every device on the ring writes to every other
+// (all-to-all): each device meets all of them.
+void MeetEveryoneOnRing(dsl::Kernel& k, const dsl::Ring& ring);
 
 }  // namespace tpusim::kernels

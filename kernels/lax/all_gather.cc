@@ -2,6 +2,7 @@
 // into its place in out, then the shards go round the ring HBM to HBM, half each way.
 
 #include <algorithm>
+#include <memory>
 
 #include "kernels/lax/calls.h"
 #include "kernels/lax/views.h"
@@ -13,11 +14,12 @@ using namespace dsl;
 
 PallasCall MakeAllGather(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDtype& x,
                          const ShapeDtype& out) {
-  const std::string axis = spec.axes[0];
+  auto groups = std::make_shared<const DeviceGroups>(Stages(mesh, spec)[0]);
   const int dim = spec.axis;
   const bool tiled = spec.tiled;
   const int64_t tile = tiled ? x.shape[dim] : 1;
-  KernelFn kernel = [axis, dim, tiled, tile](Kernel& k, const Refs&) {
+  KernelFn kernel = [groups, dim, tiled, tile](Kernel& k, const Refs&) {
+    const Ring ring = groups->RingOf(k.device_id());
     const Ref &x = k.ref("x"), &out = k.ref("out");
     // Block i of out: where device i's x goes.
     auto block = [&](int i) {
@@ -25,12 +27,12 @@ PallasCall MakeAllGather(const Mesh& mesh, const CollectiveSpec& spec, const Sha
     };
     {
       auto scope = k.named_scope("own shard");
-      CopyLocal(k, x, block(k.axis_index(axis)), k.ref("local_sem"));
+      CopyLocal(k, x, block(ring.index), k.ref("local_sem"));
     }
-    MeetRingNeighbours(k, axis);
-    BidiRingGather(k, axis, block, k.ref("send_sems"), k.ref("recv_sems"));
+    MeetRingNeighbours(k, ring);
+    BidiRingGather(k, ring, block, k.ref("send_sems"), k.ref("recv_sems"));
   };
-  const int64_t steps = std::max(mesh.AxisSize(axis) - 1, 1);
+  const int64_t steps = std::max(groups->group_size() - 1, 1);
   GridSpec grid;
   grid.in_specs = {BlockSpec::Any()};
   grid.out_specs = {BlockSpec::Any()};

@@ -22,8 +22,7 @@ dsl::PallasCall MakePpermute(const dsl::Mesh& mesh, const CollectiveSpec& spec,
 dsl::PallasCall MakeAllToAll(const dsl::Mesh& mesh, const CollectiveSpec& spec,
                              const dsl::ShapeDtype& x, const dsl::ShapeDtype& out);
 
-// The devices of the group `device` belongs to for a collective over `axes`, ordered by
-// their (row-major) index over those axes.
-std::vector<int> GroupOf(const dsl::Mesh& mesh, const std::vector<std::string>& axes, int device);
+// Devices per group of a checked spec: the size of its (first) axis, or of its replica groups.
+int GroupSize(const dsl::Mesh& mesh, const CollectiveSpec& spec);
 
 }  // namespace tpusim::kernels::lax

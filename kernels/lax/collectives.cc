@@ -16,12 +16,14 @@ using namespace dsl;
 
 namespace {
 
-const char* OpName(Collective kind) {
-  switch (kind) {
+const char* OpName(const CollectiveSpec& spec) {
+  switch (spec.kind) {
     case Collective::kAllGather:
       return "all_gather";
     case Collective::kPsum:
-      return "psum";
+      return spec.reduction == Reduction::kMax   ? "pmax"
+             : spec.reduction == Reduction::kMin ? "pmin"
+                                                 : "psum";
     case Collective::kPsumScatter:
       return "psum_scatter";
     case Collective::kPpermute:
@@ -54,22 +56,33 @@ int CheckDim(const CollectiveSpec& spec, int dim, int rank, const std::string& w
   return dim < 0 ? dim + rank : dim;
 }
 
+// "'x' (4 devices)" or "each replica group (4 devices)"; "the size of 'x' (4)" or "the size of
+// each replica group (4)".
+std::string Over(const CollectiveSpec& spec, int n) {
+  const std::string devices = " (" + std::to_string(n) + " devices)";
+  return spec.groups.empty() ? "'" + spec.axes[0] + "'" + devices : "each replica group" + devices;
+}
+
+std::string SizeOf(const CollectiveSpec& spec, int n) {
+  const std::string size = " (" + std::to_string(n) + ")";
+  return spec.groups.empty() ? "the size of '" + spec.axes[0] + "'" + size
+                             : "the size of each replica group" + size;
+}
+
 // Splitting dimension `dim` (of size `size`) over an axis of `n` devices.
 void CheckSplit(const CollectiveSpec& spec, const std::string& what, int dim, int64_t size, int n,
                 bool tiled) {
   const std::string where = what + "=" + std::to_string(dim) + " has size " + std::to_string(size);
   if (tiled && size % n != 0) {
     const int64_t lower = size / n * n;
-    Fail(spec, where + ", which does not divide into " + std::to_string(n) + " equal tiles over '" +
-                   spec.axes[0] + "' (" + std::to_string(n) + " devices). Use a size that is a " +
-                   "multiple of " + std::to_string(n) + " (e.g. " +
-                   std::to_string(lower > 0 ? lower : n) + " or " + std::to_string(lower + n) +
-                   "), or pad x.");
+    Fail(spec, where + ", which does not divide into " + std::to_string(n) + " equal tiles over " +
+                   Over(spec, n) + ". Use a size that is a " + "multiple of " + std::to_string(n) +
+                   " (e.g. " + std::to_string(lower > 0 ? lower : n) + " or " +
+                   std::to_string(lower + n) + "), or pad x.");
   }
   if (!tiled && size != n) {
-    Fail(spec, where + ", but without tiled=True it must equal the size of '" + spec.axes[0] +
-                   "' (" + std::to_string(n) + "). Pass tiled=True to split it into " +
-                   std::to_string(n) + " tiles instead.");
+    Fail(spec, where + ", but without tiled=True it must equal " + SizeOf(spec, n) +
+                   ". Pass tiled=True to split it into " + std::to_string(n) + " tiles instead.");
   }
 }
 
@@ -79,8 +92,10 @@ void CheckPerm(const CollectiveSpec& spec, int n) {
     for (int i : {s, d}) {
       if (i < 0 || i >= n) {
         Fail(spec, "the pair (" + std::to_string(s) + ", " + std::to_string(d) + ") names index " +
-                       std::to_string(i) + ", outside axis '" + spec.axes[0] + "' (indices 0 to " +
-                       std::to_string(n - 1) + ").");
+                       std::to_string(i) + ", outside " +
+                       (spec.groups.empty() ? "axis '" + spec.axes[0] + "'"
+                                            : std::string("each replica group")) +
+                       " (indices 0 to " + std::to_string(n - 1) + ").");
       }
     }
     if (!sources.insert(s).second) {
@@ -97,16 +112,46 @@ void CheckPerm(const CollectiveSpec& spec, int n) {
 }  // namespace
 
 std::string Describe(const CollectiveSpec& spec) {
+  if (!spec.groups.empty()) {
+    std::string d = OpName(spec);
+    d += " over " + std::to_string(spec.groups.size()) +
+         (spec.groups.size() == 1 ? " group of " : " groups of ") +
+         std::to_string(spec.groups[0].size());
+    return d;
+  }
   std::string axes;
   for (const std::string& a : spec.axes)
     base::AppendListItem(axes, ", ", a);
   if (spec.axes.size() != 1) axes = "(" + axes + ")";
-  return std::string(OpName(spec.kind)) + " " + axes;
+  return std::string(OpName(spec)) + " " + axes;
+}
+
+std::vector<DeviceGroups> Stages(const Mesh& mesh, const CollectiveSpec& spec) {
+  if (!spec.groups.empty()) return {DeviceGroups::Explicit(mesh, spec.groups, Describe(spec))};
+  if (spec.kind != Collective::kPsum) return {DeviceGroups::OfAxes(mesh, spec.axes)};
+  std::vector<DeviceGroups> stages;
+  for (const std::string& axis : spec.axes)
+    stages.push_back(DeviceGroups::OfAxes(mesh, {axis}));
+  return stages;
+}
+
+int GroupSize(const Mesh& mesh, const CollectiveSpec& spec) {
+  if (!spec.groups.empty()) return static_cast<int>(spec.groups[0].size());
+  return mesh.AxisSize(spec.axes[0]);
 }
 
 CollectiveSpec Checked(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDtype& x) {
   CollectiveSpec c = spec;
-  if (spec.axes.empty()) {
+  if (!spec.groups.empty() && !spec.axes.empty()) {
+    Fail(spec, "both axis_name and replica groups are given; give one of them.");
+  }
+  if (spec.reduction != Reduction::kSum && spec.kind != Collective::kPsum) {
+    Fail(spec, std::string("reduces with ") + ReductionName(spec.reduction) +
+                   ", but only psum (pmax, pmin) takes another reduction than a sum.");
+  }
+  if (!spec.groups.empty()) {
+    DeviceGroups::Explicit(mesh, spec.groups, Describe(spec));  // throws when they are not sound
+  } else if (spec.axes.empty()) {
     Fail(spec, "no axis_name given. Name a mesh axis: one of " + AxesList(mesh) + ".");
   }
   std::set<std::string> seen;
@@ -121,7 +166,7 @@ CollectiveSpec Checked(const Mesh& mesh, const CollectiveSpec& spec, const Shape
     }
   }
   if (spec.axes.size() > 1 && spec.kind != Collective::kPsum) {
-    Fail(spec, std::string(OpName(spec.kind)) +
+    Fail(spec, std::string(OpName(spec)) +
                    " takes one axis name here; only psum reduces over several. Apply it once "
                    "per axis.");
   }
@@ -130,7 +175,7 @@ CollectiveSpec Checked(const Mesh& mesh, const CollectiveSpec& spec, const Shape
     Fail(spec, "int8 partial sums would overflow; reduce in int32, bf16 or f32 (astype first).");
   }
   const int rank = static_cast<int>(x.shape.size());
-  const int n = mesh.AxisSize(spec.axes[0]);
+  const int n = GroupSize(mesh, spec);
   switch (spec.kind) {
     case Collective::kAllGather:
       // Untiled all_gather inserts a dimension, so axis may also be rank.
@@ -156,7 +201,7 @@ CollectiveSpec Checked(const Mesh& mesh, const CollectiveSpec& spec, const Shape
 
 ShapeDtype OutputType(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDtype& x) {
   const CollectiveSpec c = Checked(mesh, spec, x);
-  const int n = mesh.AxisSize(c.axes[0]);
+  const int n = GroupSize(mesh, c);
   Shape shape = x.shape;
   switch (c.kind) {
     case Collective::kAllGather:
@@ -212,33 +257,26 @@ PallasCall MakeCall(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDty
       break;
   }
   call.name = Describe(c);
-  // One collective_id per collective and set of axes: concurrent async collectives that
+  // One collective_id per collective and set of groups: concurrent async collectives that
   // synchronise different groups never share a barrier semaphore (ids from 1000 up, clear
-  // of the small ids hand-written kernels use).
-  int axes = 0;
+  // of the small ids hand-written kernels use). Replica groups are told apart by a hash of
+  // their members (FNV-1a), from 1 << 20 up.
+  int groups = 0;
   for (const std::string& a : c.axes)
-    axes |= 1 << mesh.AxisIndex(a);
-  call.compiler_params.collective_id = 1000 + static_cast<int>(c.kind) * 256 + axes;
+    groups |= 1 << mesh.AxisIndex(a);
+  if (!c.groups.empty()) {
+    uint32_t hash = 2166136261u;
+    for (const std::vector<int>& group : c.groups) {
+      for (int device : group)
+        hash = (hash ^ static_cast<uint32_t>(device + 1)) * 16777619u;
+      hash = (hash ^ 0xffffffffu) * 16777619u;
+    }
+    groups = (1 << 20) + static_cast<int>(hash % (1u << 24)) * 4;
+  }
+  call.compiler_params.collective_id = 1000 + static_cast<int>(c.kind) * 256 + groups;
   call.in_names = {"x"};
   call.out_names = {"out"};
   return call;
-}
-
-std::vector<int> GroupOf(const Mesh& mesh, const std::vector<std::string>& axes, int device) {
-  std::vector<int> group = {device};
-  for (const std::string& axis : axes) {
-    const int a = mesh.AxisIndex(axis);
-    std::vector<int> next;
-    for (int member : group) {
-      std::vector<int> coords = mesh.CoordsOf(member);
-      for (int i = 0; i < mesh.shape()[a]; ++i) {
-        coords[a] = i;
-        next.push_back(mesh.DeviceAt(coords));
-      }
-    }
-    group = std::move(next);
-  }
-  return group;
 }
 
 }  // namespace tpusim::kernels::lax

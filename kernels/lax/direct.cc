@@ -2,6 +2,7 @@
 // straight to its destination in one remote DMA, routed the shorter way round the axis.
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 
 #include "kernels/lax/calls.h"
@@ -45,8 +46,8 @@ void Zero(Kernel& k, const Ref& out, const Ref& zeros, const Ref& sem) {
 }  // namespace
 
 PallasCall MakePpermute(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDtype& x) {
-  const std::string axis = spec.axes[0];
-  const int n = mesh.AxisSize(axis);
+  auto groups = std::make_shared<const DeviceGroups>(Stages(mesh, spec)[0]);
+  const int n = groups->group_size();
   std::vector<int> destination(n, -1), source(n, -1);
   for (const auto& [s, d] : spec.perm) {
     destination[s] = d;
@@ -56,29 +57,30 @@ PallasCall MakePpermute(const Mesh& mesh, const CollectiveSpec& spec, const Shap
   const int64_t elements = NumElements(x.shape);
   const int64_t zero_chunk = std::clamp<int64_t>(
       static_cast<int64_t>(kZeroChunkBytes / SizeOf(x.dtype)), 1, std::max<int64_t>(elements, 1));
-  KernelFn kernel = [axis, destination, source](Kernel& k, const Refs&) {
+  KernelFn kernel = [groups, destination, source](Kernel& k, const Refs&) {
     const Ref &x = k.ref("x"), &out = k.ref("out");
     const Ref &send_sem = k.ref("send_sem"), &recv_sem = k.ref("recv_sem");
     const Ref& local_sem = k.ref("local_sem");
-    const int me = k.axis_index(axis);
+    const Ring ring = groups->RingOf(k.device_id());
+    const int me = ring.index;
     const int to = destination[me];
     const int from = source[me];
     // Only our source writes to us: tell it we are here, and wait for our destination.
     const Ref barrier = k.barrier_semaphore();
-    if (from >= 0 && from != me) k.signal(barrier, 1, {{axis, from}});
+    if (from >= 0 && from != me) k.signal(barrier, 1, ring.device(from));
     if (to >= 0 && to != me) k.wait(barrier, 1);
     std::optional<AsyncCopy> send;
     if (to == me) {
       CopyLocal(k, x, out, local_sem);
     } else if (to >= 0) {
-      send = k.async_remote_copy(x, out, send_sem, recv_sem, {{axis, to}});
+      send = k.async_remote_copy(x, out, send_sem, recv_sem, ring.device(to));
       send->start();
     }
     if (from < 0) Zero(k, out, k.ref("zeros"), local_sem);
     if (send) send->wait_send();
     if (from >= 0 && from != me) {
       // Our own descriptor of the same size: the source's copy lands on our semaphore.
-      k.async_remote_copy(x, out, send_sem, recv_sem, {{axis, from}}).wait_recv();
+      k.async_remote_copy(x, out, send_sem, recv_sem, ring.device(from)).wait_recv();
     }
   };
   GridSpec grid =
@@ -90,8 +92,8 @@ PallasCall MakePpermute(const Mesh& mesh, const CollectiveSpec& spec, const Shap
 
 PallasCall MakeAllToAll(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDtype& x,
                         const ShapeDtype& out) {
-  const std::string axis = spec.axes[0];
-  const int n = mesh.AxisSize(axis);
+  auto groups = std::make_shared<const DeviceGroups>(Stages(mesh, spec)[0]);
+  const int n = groups->group_size();
   const int split = spec.axis;
   const int concat = spec.concat_axis;
   const bool tiled = spec.tiled;
@@ -100,7 +102,8 @@ PallasCall MakeAllToAll(const Mesh& mesh, const CollectiveSpec& spec, const Shap
   KernelFn kernel = [=](Kernel& k, const Refs&) {
     const Ref &x = k.ref("x"), &out = k.ref("out");
     const Ref &send_sems = k.ref("send_sems"), &recv_sem = k.ref("recv_sem");
-    const int me = k.axis_index(axis);
+    const Ring ring = groups->RingOf(k.device_id());
+    const int me = ring.index;
     // Chunk j of x goes to device j; the chunk from device i lands at block i of out.
     auto chunk = [&](int j) {
       return tiled ? SliceDim(x, split, j * split_tile, split_tile) : IndexDim(x, split, j);
@@ -110,7 +113,7 @@ PallasCall MakeAllToAll(const Mesh& mesh, const CollectiveSpec& spec, const Shap
     };
     AsyncCopy own = k.async_copy(chunk(me), block(me), k.ref("local_sem"));
     own.start();
-    MeetEveryoneOnAxis(k, axis);  // everyone on the axis writes to us
+    MeetEveryoneOnRing(k, ring);  // everyone on the ring writes to us
     std::vector<AsyncCopy> sends;
     {
       auto scope = k.named_scope("send chunks");
@@ -120,8 +123,8 @@ PallasCall MakeAllToAll(const Mesh& mesh, const CollectiveSpec& spec, const Shap
         std::vector<int> targets = {(me + hops) % n};
         if (n - hops != hops) targets.push_back((me + n - hops) % n);
         for (int to : targets) {
-          sends.push_back(
-              k.async_remote_copy(chunk(to), block(me), send_sems.at(to), recv_sem, {{axis, to}}));
+          sends.push_back(k.async_remote_copy(chunk(to), block(me), send_sems.at(to), recv_sem,
+                                              ring.device(to)));
           sends.back().start();
         }
       }
@@ -131,7 +134,7 @@ PallasCall MakeAllToAll(const Mesh& mesh, const CollectiveSpec& spec, const Shap
       s.wait_send();
     // Every chunk that lands here has one size: wait for each with our own descriptor.
     for (int d = 1; d < n; ++d)
-      k.async_remote_copy(chunk(me), block(me), send_sems.at(me), recv_sem, {{axis, me}})
+      k.async_remote_copy(chunk(me), block(me), send_sems.at(me), recv_sem, ring.device(me))
           .wait_recv();
   };
   GridSpec grid = AnyOperands({ScratchSpec::DMA({n}, "send_sems"), ScratchSpec::DMA({}, "recv_sem"),

@@ -14,12 +14,19 @@ using dsl::Attr;
 using dsl::Attributes;
 using dsl::AttrType;
 
-CollectiveSpec SpecOf(Collective kind, const Attributes& a) {
+CollectiveSpec SpecOf(Collective kind, Reduction reduction, const Attributes& a) {
   CollectiveSpec spec{kind, {}, 0, 0, false, {}};
-  const Attr& axis_name = a.at("axis_name");
-  spec.axes = axis_name.type() == AttrType::kStrings
-                  ? axis_name.AsStrings()
-                  : std::vector<std::string>{axis_name.AsString()};
+  spec.reduction = reduction;
+  if (auto it = a.find("axis_name"); it != a.end()) {
+    const Attr& axis_name = it->second;
+    spec.axes = axis_name.type() == AttrType::kStrings
+                    ? axis_name.AsStrings()
+                    : std::vector<std::string>{axis_name.AsString()};
+  }
+  if (auto it = a.find("replica_groups"); it != a.end()) {
+    for (const std::vector<int64_t>& group : it->second.AsIntLists())
+      spec.groups.emplace_back(group.begin(), group.end());
+  }
   auto get_int = [&](const char* name, int& out) {
     if (auto it = a.find(name); it != a.end()) out = static_cast<int>(it->second.AsInt());
   };
@@ -35,25 +42,43 @@ CollectiveSpec SpecOf(Collective kind, const Attributes& a) {
   return spec;
 }
 
+dsl::AttrSpec ReplicaGroups() {
+  return {"replica_groups", AttrType::kIntLists, std::nullopt,
+          "instead of axis_name: groups of logical device ids, each a ring in the order listed, "
+          "covering every device once (XLA's replica_groups)",
+          true};
+}
+
 dsl::OpDef CollectiveOp(const std::string& name, Collective kind, const std::string& summary,
-                        std::vector<dsl::AttrSpec> attributes) {
+                        std::vector<dsl::AttrSpec> attributes,
+                        Reduction reduction = Reduction::kSum) {
   dsl::OpDef def;
   def.name = name;
   def.summary = summary;
   def.attributes = std::move(attributes);
-  def.shape = [kind](const dsl::OpTyping& t) {
-    return std::vector<dsl::ShapeDtype>{OutputType(t.mesh, SpecOf(kind, t.attrs), t.operands[0])};
+  def.attributes.push_back(ReplicaGroups());
+  def.collective = true;
+  def.shape = [kind, reduction](const dsl::OpTyping& t) {
+    return std::vector<dsl::ShapeDtype>{
+        OutputType(t.mesh, SpecOf(kind, reduction, t.attrs), t.operands[0])};
   };
-  def.run = [kind](dsl::OpRun& r) {
-    const CollectiveSpec spec = SpecOf(kind, r.attrs);
+  def.run = [kind, reduction](dsl::OpRun& r) {
+    const CollectiveSpec spec = SpecOf(kind, reduction, r.attrs);
     r.ctx.RunPallasCall(MakeCall(r.ctx.mesh(), spec, r.operands[0].type()), r.operands, r.results);
   };
-  def.describe = [kind](const Attributes& a) { return Describe(SpecOf(kind, a)); };
+  def.describe = [kind, reduction](const Attributes& a) {
+    return Describe(SpecOf(kind, reduction, a));
+  };
   return def;
 }
 
 dsl::AttrSpec AxisName() {
-  return {"axis_name", AttrType::kString, std::nullopt, "the mesh axis to communicate over"};
+  return {"axis_name", AttrType::kString, std::nullopt,
+          "the mesh axis to communicate over (or give replica_groups)", true};
+}
+dsl::AttrSpec AxisNames(const std::string& what) {
+  return {"axis_name", AttrType::kStrings, std::nullopt,
+          "the mesh axis or axes to " + what + " over (or give replica_groups)", true};
 }
 dsl::AttrSpec Tiled() {
   return {"tiled", AttrType::kBool, Attr(false),
@@ -63,9 +88,15 @@ dsl::AttrSpec Tiled() {
 const dsl::OpRegistration all_gather_op(CollectiveOp(
     "all_gather", Collective::kAllGather, "every device's x along `axis` (lax.all_gather)",
     {AxisName(), {"axis", AttrType::kInt, Attr(0), "where the gathered dimension goes"}, Tiled()}));
-const dsl::OpRegistration psum_op(CollectiveOp(
-    "psum", Collective::kPsum, "the sum of x over the named axes (lax.psum)",
-    {{"axis_name", AttrType::kStrings, std::nullopt, "the mesh axis or axes to sum over"}}));
+const dsl::OpRegistration psum_op(CollectiveOp("psum", Collective::kPsum,
+                                               "the sum of x over the named axes (lax.psum)",
+                                               {AxisNames("sum")}));
+const dsl::OpRegistration pmax_op(CollectiveOp("pmax", Collective::kPsum,
+                                               "the maximum of x over the named axes (lax.pmax)",
+                                               {AxisNames("take the maximum")}, Reduction::kMax));
+const dsl::OpRegistration pmin_op(CollectiveOp("pmin", Collective::kPsum,
+                                               "the minimum of x over the named axes (lax.pmin)",
+                                               {AxisNames("take the minimum")}, Reduction::kMin));
 const dsl::OpRegistration psum_scatter_op(CollectiveOp(
     "psum_scatter", Collective::kPsumScatter,
     "the sum of x over the axis, each device keeping its block (lax.psum_scatter)",

@@ -3,6 +3,7 @@
 // reduces them in place in HBM, through VMEM.
 
 #include <algorithm>
+#include <memory>
 
 #include "kernels/lax/calls.h"
 #include "kernels/lax/views.h"
@@ -25,11 +26,15 @@ int64_t Product(const Shape& shape, size_t begin, size_t end) {
 // The two directions of a ring over blocks of `cols` columns: the first half of the
 // columns rightwards, the rest leftwards.
 std::pair<RingReducePlan, RingReducePlan> BothWays(const Mesh& mesh, const ShapeDtype& x,
-                                                   int64_t cols, int64_t rows, int reducers) {
+                                                   int64_t cols, int64_t rows, int reducers,
+                                                   Reduction reduction) {
   const int64_t half = cols / 2;
   // RingChunking{}: chunks sized from the chip's VMEM.
-  return {PlanRingReduce(mesh, x.dtype, RingChunking{}, cols, 0, half, reducers, rows),
-          PlanRingReduce(mesh, x.dtype, RingChunking{}, cols, half, cols - half, reducers, rows)};
+  std::pair<RingReducePlan, RingReducePlan> plans = {
+      PlanRingReduce(mesh, x.dtype, RingChunking{}, cols, 0, half, reducers, rows),
+      PlanRingReduce(mesh, x.dtype, RingChunking{}, cols, half, cols - half, reducers, rows)};
+  plans.first.reduction = plans.second.reduction = reduction;
+  return plans;
 }
 
 void AddScratch(GridSpec& grid, const std::pair<RingReducePlan, RingReducePlan>& plans, DType dtype,
@@ -48,9 +53,11 @@ GridSpec AnyOperands() {
   return grid;
 }
 
-// One axis of a psum, as planned at trace time: scratch from `first` on.
+// One axis (or the replica groups) of a psum, as planned at trace time: scratch from
+// `first` on.
 struct PsumStage {
-  std::string axis;
+  std::shared_ptr<const DeviceGroups> groups;
+  std::string name;  // the axis, or "replica groups"
   int size = 1;
   int64_t block = 0;      // q: elements of each of the X ring blocks
   int64_t remainder = 0;  // r = n - X q: summed directly
@@ -60,18 +67,19 @@ struct PsumStage {
 
 // The r < X elements that do not fill a ring block: gathered round the ring into VMEM,
 // then added in device order (the same order on every device, so every copy agrees).
-void SumRemainder(Kernel& k, const PsumStage& st, const Ref& in, const Ref& out, const Refs& refs) {
+void SumRemainder(Kernel& k, const PsumStage& st, const Ring& ring, Reduction reduction,
+                  const Ref& in, const Ref& out, const Refs& refs) {
   auto scope = k.named_scope("remainder");
   const size_t r = st.first + 2 * kRingReduceScratchCount + 2;
   const Ref& buf = refs[r];
   const Ref& sum = refs[r + 1];
   const int64_t start = st.size * st.block;
-  CopyLocal(k, in.at(ds(start, st.remainder)), buf.at(k.axis_index(st.axis)), refs[2]);
+  CopyLocal(k, in.at(ds(start, st.remainder)), buf.at(ring.index), refs[2]);
   BidiRingGather(
-      k, st.axis, [&](int i) { return buf.at(i); }, refs[r + 2], refs[r + 3]);
-  k.add(sum, buf.at(0), buf.at(1));
+      k, ring, [&](int i) { return buf.at(i); }, refs[r + 2], refs[r + 3]);
+  Combine(k, reduction, sum, buf.at(0), buf.at(1));
   for (int i = 2; i < st.size; ++i)
-    k.add(sum, sum, buf.at(i));
+    Combine(k, reduction, sum, sum, buf.at(i));
   CopyLocal(k, sum, out.at(ds(start, st.remainder)), refs[2]);
 }
 
@@ -79,21 +87,22 @@ void SumRemainder(Kernel& k, const PsumStage& st, const Ref& in, const Ref& out,
 
 PallasCall MakePsumScatter(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDtype& x,
                            const ShapeDtype& out) {
-  const std::string axis = spec.axes[0];
-  const int n = mesh.AxisSize(axis);
+  auto groups = std::make_shared<const DeviceGroups>(Stages(mesh, spec)[0]);
+  const int n = groups->group_size();
   const int d = spec.axis;
   const int64_t rows = Product(x.shape, 0, d);
   const int64_t cols = Product(x.shape, d + 1, x.shape.size()) * (x.shape[d] / n);
-  const auto plans = BothWays(mesh, x, cols, rows, 2);
-  KernelFn kernel = [axis, n, rows, cols, plans](Kernel& k, const Refs& refs) {
+  const auto plans = BothWays(mesh, x, cols, rows, 2, spec.reduction);
+  KernelFn kernel = [groups, n, rows, cols, plans](Kernel& k, const Refs& refs) {
     const Ref x3 = Reshape(refs[0], {rows, n, cols});
     const Ref out2 = Reshape(refs[1], {rows, cols});
     if (n == 1) {
       CopyLocal(k, IndexDim(x3, 1, 0), out2, refs[2]);
       return;
     }
-    MeetRingNeighbours(k, axis);
-    ReduceBothWays(k, axis, plans.first, plans.second, x3, out2, refs, 3);
+    const Ring ring = groups->RingOf(k.device_id());
+    MeetRingNeighbours(k, ring);
+    ReduceBothWays(k, ring, plans.first, plans.second, x3, out2, refs, 3);
   };
   GridSpec grid = AnyOperands();
   AddScratch(grid, plans, x.dtype, "");
@@ -103,19 +112,21 @@ PallasCall MakePsumScatter(const Mesh& mesh, const CollectiveSpec& spec, const S
 PallasCall MakePsum(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDtype& x) {
   const int64_t n = NumElements(x.shape);
   GridSpec grid = AnyOperands();
-  const int64_t stages = static_cast<int64_t>(spec.axes.size());
+  std::vector<DeviceGroups> groups = Stages(mesh, spec);
+  const int64_t stages = static_cast<int64_t>(groups.size());
   grid.scratch_shapes.push_back(ScratchSpec::REGULAR({stages}, "stage_barrier"));
   std::vector<PsumStage> plan;
-  for (const std::string& axis : spec.axes) {
+  for (size_t s = 0; s < groups.size(); ++s) {
     PsumStage st;
-    st.axis = axis;
-    st.size = mesh.AxisSize(axis);
+    st.groups = std::make_shared<const DeviceGroups>(std::move(groups[s]));
+    st.size = st.groups->group_size();
     if (st.size == 1) continue;
     st.block = n / st.size;
     st.remainder = n % st.size;
-    st.plans = BothWays(mesh, x, st.block, 1, 2 * static_cast<int>(stages));
+    st.plans = BothWays(mesh, x, st.block, 1, 2 * static_cast<int>(stages), spec.reduction);
     st.first = grid.scratch_shapes.size() + 2;  // refs: x, out, then the scratch
-    const std::string prefix = axis + "_";
+    st.name = spec.groups.empty() ? spec.axes[s] : std::string("replica groups");
+    const std::string prefix = (spec.groups.empty() ? spec.axes[s] : std::string("groups")) + "_";
     AddScratch(grid, st.plans, x.dtype, prefix);
     const int64_t steps = st.size - 1;
     grid.scratch_shapes.push_back(ScratchSpec::DMA({2, steps}, prefix + "gather_send"));
@@ -129,7 +140,8 @@ PallasCall MakePsum(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDty
     }
     plan.push_back(st);
   }
-  KernelFn kernel = [n, plan](Kernel& k, const Refs& refs) {
+  const Reduction reduction = spec.reduction;
+  KernelFn kernel = [n, plan, reduction](Kernel& k, const Refs& refs) {
     const Ref out = Reshape(refs[1], {n});
     Ref in = Reshape(refs[0], {n});
     if (plan.empty()) {
@@ -138,27 +150,33 @@ PallasCall MakePsum(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDty
     }
     // Meet every neighbour of every stage before the first DMA: a later stage's neighbour
     // may not have entered the kernel yet.
-    for (const PsumStage& st : plan)
-      MeetRingNeighbours(k, st.axis);
+    std::vector<Ring> rings;
+    for (const PsumStage& st : plan) {
+      rings.push_back(st.groups->RingOf(k.device_id()));
+      MeetRingNeighbours(k, rings.back());
+    }
     for (size_t s = 0; s < plan.size(); ++s) {
       const PsumStage& st = plan[s];
-      auto scope = k.named_scope("psum over " + st.axis);
+      const Ring& ring = rings[s];
+      const char* op = reduction == Reduction::kMax   ? "pmax"
+                       : reduction == Reduction::kMin ? "pmin"
+                                                      : "psum";
+      auto scope = k.named_scope(std::string(op) + " over " + st.name);
       // A neighbour that has not finished the previous stage may still be writing the
       // out blocks this stage reads.
-      if (s > 0) MeetRingNeighbours(k, st.axis, refs[3].at(static_cast<int64_t>(s)));
-      if (st.remainder > 0) SumRemainder(k, st, in, out, refs);
+      if (s > 0) MeetRingNeighbours(k, ring, refs[3].at(static_cast<int64_t>(s)));
+      if (st.remainder > 0) SumRemainder(k, st, ring, reduction, in, out, refs);
       if (st.block > 0) {
-        const int me = k.axis_index(st.axis);
+        const int me = ring.index;
         {
           auto reduce = k.named_scope("reduce-scatter");
-          ReduceBothWays(k, st.axis, st.plans.first, st.plans.second,
-                         in.at(ds(0, st.size * st.block)), out.at(ds(me * st.block, st.block)),
-                         refs, st.first);
+          ReduceBothWays(k, ring, st.plans.first, st.plans.second, in.at(ds(0, st.size * st.block)),
+                         out.at(ds(me * st.block, st.block)), refs, st.first);
         }
         auto gather = k.named_scope("all-gather");
         const size_t g = st.first + 2 * kRingReduceScratchCount;
         BidiRingGather(
-            k, st.axis, [&](int i) { return out.at(ds(i * st.block, st.block)); }, refs[g],
+            k, ring, [&](int i) { return out.at(ds(i * st.block, st.block)); }, refs[g],
             refs[g + 1]);
       }
       in = out;  // the next axis reduces this one's result in place

@@ -1,6 +1,7 @@
 // Host references for the lax collectives, straight from jax.lax's definitions: data is
 // moved byte for byte, and sums are taken in double and rounded once to the dtype.
 
+#include <algorithm>
 #include <map>
 
 #include "kernels/lax/calls.h"
@@ -40,17 +41,21 @@ int64_t Flatten(const Shape& index, const Shape& shape) {
   return i;
 }
 
-Array Sum(const Mesh& mesh, const CollectiveSpec& spec, const std::vector<Array>& x, int device) {
-  const Array& mine = x[device];
-  Array sum(mine.shape(), mine.dtype());
-  const std::vector<int> group = GroupOf(mesh, spec.axes, device);
-  for (int64_t e = 0; e < mine.size(); ++e) {
-    double s = 0;
-    for (int member : group)
-      s += x[member].GetFlat(e);
-    sum.SetFlat(e, s);
+// The sum (max, min) over the group, in double, rounded once to the dtype.
+Array Reduce(Reduction reduction, const std::vector<Array>& x, const std::vector<int>& group) {
+  const Array& first = x[group[0]];
+  Array result(first.shape(), first.dtype());
+  for (int64_t e = 0; e < first.size(); ++e) {
+    double r = first.GetFlat(e);
+    for (size_t i = 1; i < group.size(); ++i) {
+      const double v = x[group[i]].GetFlat(e);
+      r = reduction == Reduction::kSum   ? r + v
+          : reduction == Reduction::kMax ? std::max(r, v)
+                                         : std::min(r, v);
+    }
+    result.SetFlat(e, r);
   }
-  return sum;
+  return result;
 }
 
 Array AllGather(const CollectiveSpec& c, const ShapeDtype& out, const std::vector<Array>& x,
@@ -111,19 +116,23 @@ std::vector<Array> Reference(const Mesh& mesh, const CollectiveSpec& spec,
   const ShapeDtype in{x.at(0).shape(), x.at(0).dtype()};
   const CollectiveSpec c = Checked(mesh, spec, in);
   const ShapeDtype out = OutputType(mesh, spec, in);
+  // Every named axis at once (psum over several axes sums over all of them).
+  const DeviceGroups groups = c.groups.empty()
+                                  ? DeviceGroups::OfAxes(mesh, c.axes)
+                                  : DeviceGroups::Explicit(mesh, c.groups, Describe(c));
   std::vector<Array> results;
   for (int device = 0; device < mesh.devices(); ++device) {
-    const std::vector<int> group = GroupOf(mesh, c.axes, device);
-    const int me = mesh.CoordsOf(device)[mesh.AxisIndex(c.axes[0])];
+    const std::vector<int>& group = groups.GroupOf(device);
+    const int me = groups.RingOf(device).index;
     switch (c.kind) {
       case Collective::kAllGather:
         results.push_back(AllGather(c, out, x, group));
         break;
       case Collective::kPsum:
-        results.push_back(Sum(mesh, c, x, device));
+        results.push_back(Reduce(c.reduction, x, group));
         break;
       case Collective::kPsumScatter:
-        results.push_back(PsumScatter(c, out, Sum(mesh, c, x, device), me));
+        results.push_back(PsumScatter(c, out, Reduce(c.reduction, x, group), me));
         break;
       case Collective::kPpermute: {
         Array result(out.shape, out.dtype);

@@ -57,9 +57,8 @@ Ref Reshape(const Ref& operand, const Shape& shape) {
                    operand.memory_space(), operand.semaphore_type());
 }
 
-void BidiRingGather(Kernel& k, const std::string& axis, const std::function<Ref(int)>& block,
+void BidiRingGather(Kernel& k, const Ring& ring, const std::function<Ref(int)>& block,
                     const Ref& send_sems, const Ref& recv_sems) {
-  const Ring ring = k.ring(axis);
   for (int step = 0; step < ring.size - 1; ++step) {
     auto scope = k.named_scope("gather step " + std::to_string(step));
     // At step s the block that left device me - s (rightwards) or me + s (leftwards) moves

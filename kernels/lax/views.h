@@ -23,7 +23,7 @@ dsl::Ref Reshape(const dsl::Ref& operand, const dsl::Shape& shape);
 // block is cut in two along its first dimension of size >= 2, and the halves go round the
 // ring in opposite directions. send_sems and recv_sems: DMA [2, >= X-1]. The caller has met
 // its ring neighbours already.
-void BidiRingGather(dsl::Kernel& k, const std::string& axis,
+void BidiRingGather(dsl::Kernel& k, const dsl::Ring& ring,
                     const std::function<dsl::Ref(int)>& block, const dsl::Ref& send_sems,
                     const dsl::Ref& recv_sems);
 
