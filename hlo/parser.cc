@@ -132,9 +132,12 @@ class Parser {
     instruction.opcode = ScanOpcode();
     lexer_.Expect('(', "'(' and the operands of " + instruction.opcode);
     if (instruction.opcode == "parameter") {
+      lexer_.SkipSpace();
+      const size_t number_at = lexer_.offset();
       instruction.parameter_number = lexer_.ExpectInt("the parameter number in parameter(N)");
-      if (instruction.parameter_number < 0)
-        lexer_.FailAt(lexer_.offset() - 1, "a parameter number of at least 0");
+      if (instruction.parameter_number < 0) {
+        lexer_.FailAt(number_at, "a parameter number of at least 0");
+      }
       lexer_.Expect(')', "')' after the parameter number");
     } else if (instruction.opcode == "constant") {
       detail::ParseLiteral(lexer_, instruction.shape, instruction);
