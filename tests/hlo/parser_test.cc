@@ -62,6 +62,9 @@ TEST(HloParser, DataParallelMlpFromJax) {
   for (const Instruction& instruction : main.instructions) {
     EXPECT_THAT(instruction.opcode, ::testing::Not(HasSubstr("all-")));
   }
+  EXPECT_THAT(
+      DecodeBoolList(*module.FindHeaderAttribute("allow_spmd_sharding_propagation_to_parameters")),
+      ElementsAre(false, false, false));
   ASSERT_TRUE(module.entry_computation_layout.has_value());
   EXPECT_EQ(module.entry_computation_layout->parameters.at(0).ToString(), "f32[2,32]{1,0}");
   EXPECT_EQ(module.entry_computation_layout->result.ToString(), "f32[2,32]{1,0}");
