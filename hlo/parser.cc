@@ -1,6 +1,10 @@
 // The structure of a module: header, debug tables, computations, instructions. Names are
 // resolved and the module checked afterwards (resolve.cc), so a syntax error is reported
 // before any semantic one.
+//
+// Why this is tpusim's own code: `apt-cache search` finds no HLO text parser for Debian
+// (nothing for xla, hlo, stablehlo, tensorflow or jaxlib; libmlir-* has no HLO dialect),
+// and XLA's parser cannot be taken without most of XLA (parser.h, docs/hlo.md).
 
 #include "hlo/parser.h"
 
