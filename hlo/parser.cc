@@ -97,6 +97,11 @@ class Parser {
     computation.location = lexer_.Location();
     computation.name = std::string(lexer_.ExpectName("a computation name such as %main or ENTRY"));
     if (lexer_.Consume('(')) ParseSignature(computation);
+    // `, execution_thread="host"` and the like, between the signature and the body.
+    while (lexer_.Consume(',')) {
+      computation.attributes.push_back(
+          ParseAttribute("a computation attribute such as execution_thread"));
+    }
     lexer_.Expect('{', "'{' to open the body of computation " + computation.name);
     while (!lexer_.Consume('}'))
       ParseInstruction(computation, parsed);

@@ -332,6 +332,16 @@ TEST(HloParser, BareOperandsAndTypedOperandsResolveAlike) {
   EXPECT_EQ(main.root_instruction().shape.ToString(), "(f32[2]{0}, token[])");
 }
 
+TEST(HloParser, ComputationAttributesAfterTheSignature) {
+  const Module module = Parse(
+      "HloModule m\n%host (p: f32[]) -> f32[], execution_thread=\"host\" {\n  ROOT %p = f32[] "
+      "parameter(0)\n}\n"
+      "ENTRY %main {\n  %x = f32[] parameter(0)\n  ROOT %c = f32[] call(%x), to_apply=%host\n}\n");
+  const Computation& host = module.computations.at(0);
+  ASSERT_EQ(host.attributes.size(), 1u);
+  EXPECT_EQ(DecodeString(host.attributes[0]), "host");
+}
+
 TEST(HloParser, ReadsAFileAndNamesItInErrors) {
   const std::string path = ModulePath("while_loop.hlo");
   EXPECT_EQ(ParseModuleFile(path).file_name, path);
