@@ -1,5 +1,6 @@
 #include "hlo/attribute.h"
 
+#include <array>
 #include <memory>
 
 #include "hlo/lexer.h"
@@ -16,6 +17,9 @@ bool EndsScalar(char c) {
 AttrValue ParseScalar(Lexer& lexer, int depth) {
   AttrValue value;
   value.offset = lexer.offset();
+  // The groups open inside the token: where each opens and the character that closes it.
+  std::array<size_t, kMaxNestingDepth> opened{};
+  std::array<char, kMaxNestingDepth> closers{};
   int nesting = 0;
   while (!lexer.AtEnd()) {
     const char c = lexer.Peek();
@@ -25,16 +29,28 @@ AttrValue ParseScalar(Lexer& lexer, int depth) {
       continue;
     }
     if (c == '(' || c == '[' || c == '{') {
-      if (depth + ++nesting > kMaxNestingDepth) {
+      if (depth + nesting + 1 > kMaxNestingDepth) {
         lexer.FailAt(lexer.offset(), "values nested at most 64 deep");
       }
+      opened[static_cast<size_t>(nesting)] = lexer.offset();
+      closers[static_cast<size_t>(nesting++)] = c == '(' ? ')' : c == '[' ? ']' : '}';
     } else if (c == ')' || c == ']' || c == '}') {
+      const auto inner = static_cast<size_t>(nesting - 1);
+      if (c != closers[inner]) {
+        lexer.FailAt(lexer.offset(), std::string("'") + closers[inner] + "' to close the '" +
+                                         lexer.Slice(opened[inner], opened[inner] + 1).front() +
+                                         "' at " + lexer.Location(opened[inner]).ToString());
+      }
       --nesting;
     }
     lexer.Advance();
   }
   if (lexer.offset() == value.offset) lexer.Fail("an attribute value");
-  if (nesting > 0) lexer.FailAt(value.offset, "the groups opened in this value to be closed");
+  if (nesting > 0) {
+    const auto inner = static_cast<size_t>(nesting - 1);
+    lexer.FailAt(opened[inner],
+                 std::string("'") + closers[inner] + "' to close this group (it runs to the end)");
+  }
   value.text = std::string(lexer.Slice(value.offset, lexer.offset()));
   value.kind = value.text[0] == '[' ? AttrValue::Kind::kBracket : AttrValue::Kind::kScalar;
   value.value = value.text;

@@ -90,8 +90,9 @@ struct Computation {
   // The signature `(p: f32[2], q: s32[]) -> f32[2]`, when printed.
   std::vector<std::pair<std::string, Shape>> signature_parameters;
   std::optional<Shape> signature_result;
-  SourceLocation location;      // of the name
-  NameIndex instruction_index;  // name -> index into instructions
+  std::vector<Attribute> attributes;  // after the signature: execution_thread="host", ...
+  SourceLocation location;            // of the name
+  NameIndex instruction_index;        // name -> index into instructions
 
   const Instruction& root_instruction() const { return instructions.at(static_cast<size_t>(root)); }
   // Index of the instruction named `instruction_name` (with or without '%'), or -1.

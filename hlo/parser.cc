@@ -1,6 +1,10 @@
 // The structure of a module: header, debug tables, computations, instructions. Names are
 // resolved and the module checked afterwards (resolve.cc), so a syntax error is reported
 // before any semantic one.
+//
+// Why this is tpusim's own code: `apt-cache search` finds no HLO text parser for Debian
+// (nothing for xla, hlo, stablehlo, tensorflow or jaxlib; libmlir-* has no HLO dialect),
+// and XLA's parser cannot be taken without most of XLA (parser.h, docs/hlo.md).
 
 #include "hlo/parser.h"
 
@@ -93,6 +97,11 @@ class Parser {
     computation.location = lexer_.Location();
     computation.name = std::string(lexer_.ExpectName("a computation name such as %main or ENTRY"));
     if (lexer_.Consume('(')) ParseSignature(computation);
+    // `, execution_thread="host"` and the like, between the signature and the body.
+    while (lexer_.Consume(',')) {
+      computation.attributes.push_back(
+          ParseAttribute("a computation attribute such as execution_thread"));
+    }
     lexer_.Expect('{', "'{' to open the body of computation " + computation.name);
     while (!lexer_.Consume('}'))
       ParseInstruction(computation, parsed);
@@ -132,9 +141,12 @@ class Parser {
     instruction.opcode = ScanOpcode();
     lexer_.Expect('(', "'(' and the operands of " + instruction.opcode);
     if (instruction.opcode == "parameter") {
+      lexer_.SkipSpace();
+      const size_t number_at = lexer_.offset();
       instruction.parameter_number = lexer_.ExpectInt("the parameter number in parameter(N)");
-      if (instruction.parameter_number < 0)
-        lexer_.FailAt(lexer_.offset() - 1, "a parameter number of at least 0");
+      if (instruction.parameter_number < 0) {
+        lexer_.FailAt(number_at, "a parameter number of at least 0");
+      }
       lexer_.Expect(')', "')' after the parameter number");
     } else if (instruction.opcode == "constant") {
       detail::ParseLiteral(lexer_, instruction.shape, instruction);

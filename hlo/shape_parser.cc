@@ -25,7 +25,7 @@ void ParseLayoutDetails(Lexer& lexer, Layout& layout) {
     } else if ((c == ')' || c == '}' || c == ']') && depth > 0) {
       --depth;
     } else if (c == '\n') {
-      lexer.Fail("'}' to close the layout");
+      lexer.FailAt(lexer.offset(), "'}' to close the layout");
     }
     lexer.Advance();
   }

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "hlo/attribute_decoders.h"
 #include "hlo/shape.h"
 #include "tests/hlo/hlo_test_support.h"
@@ -230,6 +232,71 @@ TEST(Shapes, ElementTypeTable) {
   EXPECT_TRUE(IsComplex(PrimitiveType::kC128));
   EXPECT_TRUE(IsSignedInteger(PrimitiveType::kS64));
   EXPECT_TRUE(IsUnsignedInteger(PrimitiveType::kU4));
+}
+
+}  // namespace
+}  // namespace tpusim::hlo
+
+namespace tpusim::hlo {
+namespace {
+
+struct DecodeCase {
+  std::function<void()> decode;
+  int column;
+  std::string expected;
+};
+
+TEST(AttributeDecoders, EveryOtherMessage) {
+  const std::vector<DecodeCase> cases = {
+      {[] { DecodeString(A("custom_call_target", "{x}")); }, 1,
+       "expected a string such as \"text\" in custom_call_target"},
+      {[] { DecodeFrontendAttributes(A("frontend_attributes", "{\"x\"}")); }, 2,
+       "expected key=\"value\" in frontend_attributes"},
+      {[] { DecodeWindow(A("window", "{size={3}}")); }, 7,
+       "expected a value such as 3x3 in window"},
+      {[] { DecodeWindow(A("window", "{size=3y3}")); }, 8,
+       "expected 'x' between dimensions in window, found 'y3'."},
+      {[] { DecodeSlice(A("slice", "{[0:]}")); }, 5,
+       "expected the limit of the range in slice, found ']'."},
+      {[] { DecodeSlice(A("slice", "{[0:2:1:1]}")); }, 8,
+       "expected ']' or ':' and a stride in slice"},
+      {[] { DecodePadding(A("padding", "a_0")); }, 1,
+       "expected the low padding (as in 0_0x1_1) in padding, found 'a_0'."},
+      {[] { DecodeOutputToOperandAliasing(A("o", "{{}: (0 {})}")); }, 9,
+       "expected ',' and the operand's shape index in o"},
+      {[] { DecodeOutputToOperandAliasing(A("o", "{{}: (0, {} 1)}")); }, 13,
+       "expected ')' to close the alias in o"},
+      {[] { DecodeOutputToOperandAliasing(A("o", "{{}: (0, {})x}")); }, 13,
+       "expected ',' or '}' after the alias in o"},
+      {[] { DecodeOutputToOperandAliasing(A("o", "{{}: (0, 1)}")); }, 10,
+       "expected '{' to open a list of integers in o"},
+      {[] { DecodeOutputToOperandAliasing(A("o", "{{}: (0, {1 2})}")); }, 13,
+       "expected ',' or '}' in the list of integers in o"},
+      {[] { DecodeOutputToOperandAliasing(A("o", "{{x}: (0, {})}")); }, 3,
+       "expected an integer in o, found 'x'."},
+      {[] { DecodeInputOutputAlias(A("io", "{ {0}: (1 {}) }")); }, 11,
+       "expected ',' and the parameter's shape index in io"},
+      {[] { DecodeComputationLayout(A("l", "(f32[])->f32[]")); }, 1,
+       "expected '{' to open the layout, as in {(f32[2]{0})->f32[2]{0}} in l"},
+      {[] { DecodeComputationLayout(A("l", "{f32[]->f32[]}")); }, 2,
+       "expected '(' to open the parameter shapes in l"},
+      {[] { DecodeComputationLayout(A("l", "{(f32[] s32[])->f32[]}")); }, 9,
+       "expected ',' or ')' after a parameter shape in l"},
+      {[] { DecodeComputationLayout(A("l", "{()->f32[] s32[]}")); }, 12,
+       "expected '}' after the result shape in l"},
+  };
+  for (const DecodeCase& c : cases)
+    ExpectDecodeError(c.decode, c.column, c.expected);
+}
+
+TEST(AttributeDecoders, GetAttributeNamesTheMissingAttribute) {
+  const Module module = testing::Parse(testing::Entry("  ROOT %p = f32[] parameter(0)"));
+  const HloError error = DecodeFailure(
+      [&] { (void)module.entry_computation().root_instruction().GetAttribute("dimensions"); });
+  EXPECT_EQ(error.line(), 4);
+  EXPECT_EQ(error.column(), 8);
+  EXPECT_EQ(error.sentence(),
+            "The parameter %p has no attribute dimensions; add dimensions=... after its operands.");
 }
 
 }  // namespace

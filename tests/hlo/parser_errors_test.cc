@@ -243,3 +243,77 @@ TEST(HloParserErrors, MissingFileNamesThePath) {
 
 }  // namespace
 }  // namespace tpusim::hlo
+
+namespace tpusim::hlo {
+namespace {
+
+struct Case {
+  std::string text;
+  int line;
+  int column;
+  std::string expected;
+};
+
+TEST(HloParserErrors, EveryOtherSyntaxMessage) {
+  const std::vector<Case> cases = {
+      // Shapes and layouts.
+      {Entry("  %x = f32 parameter(0)"), 4, 12, "expected '[' after the element type f32"},
+      {Entry("  %x = token[1] parameter(0)"), 4, 14, "expected ']' after token["},
+      {Entry("  %x = f32[-1] parameter(0)"), 4, 12, "expected a dimension size of at least 0"},
+      {Entry("  %x = f32[4294967296,4294967296] parameter(0)"), 4, 8,
+       "expected a shape of fewer than 2^63 elements"},
+      {Entry("  %x = f32[" +
+             [] {
+               std::string dims;
+               for (int i = 0; i < 65; ++i)
+                 dims += "1,";
+               return dims;
+             }() +
+             "1] parameter(0)"),
+       4, 8, "expected a shape of at most 64 dimensions"},
+      {Entry("  %x = f32[2]{0;} parameter(0)"), 4, 16, "expected ',', ':' or '}' in the layout"},
+      {Entry("  %x = f32[2]{0:T(2)\n} parameter(0)"), 4, 21, "expected '}' to close the layout"},
+      {Entry("  %x = f32[2]{0:S(x)} parameter(0)"), 4, 19,
+       "expected a memory space number in S(...)"},
+      {Entry("  %x = f32[2]{0:E(4} parameter(0)"), 4, 34,
+       "expected '}' to close the layout, found end of line."},
+      // Signatures and parameters.
+      {"HloModule m\nENTRY %e (p f32[]) -> f32[] {\n", 2, 13,
+       "expected ':' and the shape of parameter p"},
+      {"HloModule m\nENTRY %e (: f32[]) -> f32[] {\n", 2, 11,
+       "expected a parameter name in the signature of e"},
+      {"HloModule m\nENTRY %e (p: f32[] q: f32[]) -> f32[] {\n", 2, 20,
+       "expected ',' or ')' in the signature of e"},
+      {Entry("  %x = f32[] parameter(0 1)"), 4, 26, "expected ')' after the parameter number"},
+      {Entry("  %x = f32[] parameter(-1)"), 4, 24, "expected a parameter number of at least 0"},
+      // Literals.
+      {Entry("  %c = c64[] constant(1)"), 4, 23,
+       "expected '(' to open a complex value (real, imaginary)"},
+      {Entry("  %c = c64[] constant((1 2))"), 4, 26,
+       "expected ',' between the real and imaginary parts"},
+      {Entry("  %c = c64[] constant((1, 2)"), 5, 1, "expected ')' to close the constant's literal"},
+      {Entry("  %c = f32[?] constant({})"), 4, 24,
+       "expected a constant of a bounded shape (not f32[?])"},
+      {Entry("  %c = (f32[]) constant((1)"), 4, 25,
+       "expected ')' to close the constant's literal (it runs to the end)"},
+      {Entry("  %c = (f32[]) constant(" + std::string(70, '(')), 4, 89,
+       "expected a literal nested at most 64 deep"},
+      {Entry("  %c = f32[] constant(1 2)"), 4, 25, "expected ')' to close the constant's literal"},
+      {Entry("  %c = f32[] constant(nan(0x1)"), 5, 1,
+       "expected ')' to close the constant's literal, found '}'."},
+      // Attribute values.
+      {Entry("  %x = f32[] parameter(0), a=[1,2"), 5, 1,
+       "expected ']' to close the '[' at test.hlo:4:30, found '}'."},
+      {"HloModule m\nENTRY %e {\n  %x = f32[] parameter(0), a=[1,(2", 3, 33,
+       "expected ')' to close this group (it runs to the end), found '('."},
+      {Entry("  %x = f32[] parameter(0), a={b)"), 4, 32, "expected ',' or '}' in the list"},
+      {Entry("  %x = f32[] parameter(0), a=,"), 4, 30, "expected an attribute value"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    ExpectError(c.text, c.line, c.column, c.expected);
+  }
+}
+
+}  // namespace
+}  // namespace tpusim::hlo

@@ -62,6 +62,9 @@ TEST(HloParser, DataParallelMlpFromJax) {
   for (const Instruction& instruction : main.instructions) {
     EXPECT_THAT(instruction.opcode, ::testing::Not(HasSubstr("all-")));
   }
+  EXPECT_THAT(
+      DecodeBoolList(*module.FindHeaderAttribute("allow_spmd_sharding_propagation_to_parameters")),
+      ElementsAre(false, false, false));
   ASSERT_TRUE(module.entry_computation_layout.has_value());
   EXPECT_EQ(module.entry_computation_layout->parameters.at(0).ToString(), "f32[2,32]{1,0}");
   EXPECT_EQ(module.entry_computation_layout->result.ToString(), "f32[2,32]{1,0}");
@@ -327,6 +330,16 @@ TEST(HloParser, BareOperandsAndTypedOperandsResolveAlike) {
   EXPECT_THAT(Find(main, "s").operands, ElementsAre(0, 1));
   EXPECT_EQ(main.root_instruction().tuple_index, 1);
   EXPECT_EQ(main.root_instruction().shape.ToString(), "(f32[2]{0}, token[])");
+}
+
+TEST(HloParser, ComputationAttributesAfterTheSignature) {
+  const Module module = Parse(
+      "HloModule m\n%host (p: f32[]) -> f32[], execution_thread=\"host\" {\n  ROOT %p = f32[] "
+      "parameter(0)\n}\n"
+      "ENTRY %main {\n  %x = f32[] parameter(0)\n  ROOT %c = f32[] call(%x), to_apply=%host\n}\n");
+  const Computation& host = module.computations.at(0);
+  ASSERT_EQ(host.attributes.size(), 1u);
+  EXPECT_EQ(DecodeString(host.attributes[0]), "host");
 }
 
 TEST(HloParser, ReadsAFileAndNamesItInErrors) {

@@ -82,6 +82,12 @@ TEST(ReplicaGroups, Errors) {
   ExpectGroupsError("{{0,1},{}}", 4, 8, "a group with at least one device");
   ExpectGroupsError("{{0,x}}", 4, 5, "expected a device id in replica_groups, found 'x'.");
   ExpectGroupsError("{0,1}", 4, 2, "a group such as {0,1}");
+  ExpectGroupsError("[2,4]<=[8]x", 8, 11,
+                    "expected the end of the iota replica groups in replica_groups, found 'x'.");
+  ExpectGroupsError("[2,4]<=[8]T", 8, 12, "expected '(' after T in replica_groups");
+  ExpectGroupsError("[4,2]<=[2,4]T(1 0)", 8, 17, "expected ',' or ')' in T(...) in replica_groups");
+  ExpectGroupsError("[2 4]<=[8]", 8, 4, "expected ',' or ']' in the dimensions in replica_groups");
+  ExpectGroupsError("[x]<=[8]", 8, 2, "expected a dimension size in replica_groups");
   EXPECT_THROW((void)Groups("{}", 0), Error);
 }
 
@@ -154,6 +160,16 @@ TEST(Sharding, Errors) {
                       "no more trailing subgroup dimensions than tile dimensions");
   ExpectShardingError("{replicated bogus}", 13,
                       "a sharding item (replicated, manual, maximal, device=, devices=");
+  ExpectShardingError("{devices=[2]<=[2] last_tile_dims={7}}", 35,
+                      "expected a subgroup kind (manual, replicated...) in last_tile_dims");
+  ExpectShardingError("{devices=[2]<=[2] last_tile_dims={manual replicated}}", 42,
+                      "expected ',' or '}' in last_tile_dims in sharding");
+  {
+    const HloError error =
+        DecodeFailure([] { (void)DecodeSharding(ParseAttribute("sharding", "replicated")); });
+    EXPECT_THAT(error.sentence(),
+                HasSubstr("expected '{' to open a sharding in sharding, found 'replicated'."));
+  }
   ExpectShardingError("{{replicated} {manual}}", 15, "',' or '}' in the tuple sharding");
   std::string deep;
   for (int i = 0; i < 70; ++i)
