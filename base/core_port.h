@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/device_grid.h"
@@ -131,8 +132,11 @@ class CorePort {
   virtual void Compute(ComputeUnit unit, uint64_t cycles, std::string_view what) = 0;
   virtual double clock_hz() const = 0;
 
-  // Named spans on the core's trace track (kernel, grid steps, user scopes).
-  virtual void BeginScope(std::string_view name) = 0;
+  // Named spans on the core's trace track (kernel, grid steps, user scopes). `details` are
+  // (name, text) pairs the trace shows as the span's arguments (an HLO op's op_name...).
+  using ScopeDetails = std::vector<std::pair<std::string, std::string>>;
+  virtual void BeginScope(std::string_view name, const ScopeDetails& details) = 0;
+  void BeginScope(std::string_view name) { BeginScope(name, ScopeDetails{}); }
   virtual void EndScope() = 0;
 
   // Kernel loads and stores of local VMEM/SMEM (functional mode; empty otherwise),

@@ -24,6 +24,12 @@ uint64_t AvailableHostMemory();
 // allocating, so no std::bad_alloc reaches a user.
 void RequireHostMemory(uint64_t bytes, const std::string& what);
 
+// An array's type without its data: what shape functions and signatures pass around.
+struct ShapeDtype {
+  Shape shape;
+  DType dtype;
+};
+
 class Array {
  public:
   Array() = default;

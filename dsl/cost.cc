@@ -28,12 +28,16 @@ Precision ParsePrecision(const std::string& name) {
 double MxuPasses(const config::ChipConfig& chip, DType operands, Precision precision) {
   switch (operands) {
     case DType::kBF16:
+    case DType::kF16:  // no f16 MXU path is published: taken as bf16
       return 1;
     case DType::kF32:
       return precision == Precision::kHighest ? 6 : precision == Precision::kHigh ? 3 : 1;
     case DType::kInt8:
       return 1 / chip.cost().int8_mxu_rate();
     case DType::kInt32:
+    case DType::kBool:
+    case DType::kUInt32:
+    case DType::kInt64:  // integer dots beyond int8: the int32 path
       return chip.cost().int32_dot_passes();
   }
   return 1;
@@ -68,6 +72,28 @@ double XlaOpSeconds(const config::ChipConfig& chip, double mxu_flops, DType oper
 
 double XlaElementwiseSeconds(const config::ChipConfig& chip, double hbm_bytes) {
   return hbm_bytes / (chip.hbm().bandwidth_bytes_per_s() * kXlaHbmFraction);
+}
+
+void XlaWork::Add(const XlaWork& inner) {
+  dots.insert(dots.end(), inner.dots.begin(), inner.dots.end());
+  vpu_ops += inner.vpu_ops;
+}
+
+double XlaWork::mxu_flops() const {
+  double flops = 0;
+  for (const Dot& d : dots)
+    flops += d.flops;
+  return flops;
+}
+
+double XlaWorkSeconds(const config::ChipConfig& chip, const XlaWork& work) {
+  double mxu = 0;
+  for (const XlaWork::Dot& d : work.dots)
+    mxu += d.flops * MxuPasses(chip, d.operands, d.precision);
+  mxu /= MxuPeakFlops(chip) * kXlaMxuFraction;
+  const double vpu = work.vpu_ops / (static_cast<double>(chip.vpu_sublanes()) *
+                                     static_cast<double>(chip.vpu_lanes()) * chip.clock_hz());
+  return std::max({mxu, vpu, XlaElementwiseSeconds(chip, work.hbm_bytes)});
 }
 
 }  // namespace tpusim::dsl

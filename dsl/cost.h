@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "dsl/dtype.h"
 #include "topologies/topology.pb.h"
@@ -45,5 +46,28 @@ double XlaOpSeconds(const config::ChipConfig& chip, double mxu_flops, DType oper
                     Precision precision, double hbm_bytes);
 // An elementwise (VPU) fused op: HBM-bound, hbm_bytes / (HBM bandwidth x kXlaHbmFraction).
 double XlaElementwiseSeconds(const config::ChipConfig& chip, double hbm_bytes);
+
+// The work of one XLA op (or fusion), as the program layer describes it: the dots it runs on
+// the MXU, the elementwise operations it runs on the VPU, and the bytes it reads from and
+// writes to HBM. A fusion's work is the sum over its inner ops, except HBM: only its
+// operands and results touch HBM.
+struct XlaWork {
+  struct Dot {
+    double flops;
+    DType operands;
+    Precision precision;
+  };
+  std::vector<Dot> dots;
+  double vpu_ops = 0;    // elementwise operations (one per element per op)
+  double hbm_bytes = 0;  // read + written
+
+  void Add(const XlaWork& inner);  // dots and VPU work; HBM traffic is the caller's
+  double mxu_flops() const;
+};
+
+// The roofline of `work`: max(MXU, VPU, HBM), each at XLA's achieved fraction. MXU as in
+// XlaOpSeconds; VPU = vpu_ops / (sublanes x lanes x clock), one vreg per cycle (the VPU is
+// never the roofline of a memory-bound op, but a transcendental-heavy fusion can be).
+double XlaWorkSeconds(const config::ChipConfig& chip, const XlaWork& work);
 
 }  // namespace tpusim::dsl

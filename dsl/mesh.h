@@ -54,6 +54,7 @@ class PartitionSpec {
   };
   PartitionSpec() = default;
   PartitionSpec(std::initializer_list<Entry> entries) : entries_(entries) {}
+  explicit PartitionSpec(std::vector<Entry> entries) : entries_(std::move(entries)) {}
 
   const std::vector<Entry>& entries() const { return entries_; }
   std::string Describe() const;  // "P('x', None)"

@@ -95,11 +95,6 @@ struct BlockSpec {
   }
 };
 
-struct ShapeDtype {
-  Shape shape;
-  DType dtype;
-};
-
 // A scratch operand: VMEM/SMEM buffers or semaphores, alone or as arrays. Persists across
 // grid steps.
 struct ScratchSpec {

@@ -158,8 +158,8 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
     for (size_t i = 0; i < inputs.size(); ++i) {
       Value v = Value::Allocate(run.hbm[device], in_blocks[i], InputName(i));
       const Array& input = inputs[i];
-      auto block = [this, &input, spec = &in_specs_[i], shape = in_blocks[i].shape, device] {
-        return input.Slice(spec->BlockOffsets(mesh_, input.shape(), device), shape);
+      auto block = [this, &input, i, device] {
+        return InputBlock(static_cast<int>(i), input, device);
       };
       if (options.functional) {
         const Array values = block();
@@ -191,22 +191,20 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
   for (int device = 0; device < mesh_.devices(); ++device) {
     result.peak_hbm_bytes.push_back(run.hbm[device]->peak_bytes());
     result.async_wait.push_back(run.devices[device].async_wait);
+    if (run.devices[device].end > run.devices[result.critical_device].end)
+      result.critical_device = device;
   }
+  result.op_times = std::move(run.devices[result.critical_device].op_times);
   if (options.functional && result.ok) {
     for (size_t o = 0; o < out_specs_.size(); ++o) {
       const ShapeDtype block = run.outputs[0][o].type();
-      const Shape global = out_specs_[o].GlobalShape(mesh_, block.shape);
-      Array assembled(global, block.dtype);
       std::vector<Array> per_device;
       for (int device = 0; device < mesh_.devices(); ++device) {
         Array out(block.shape, block.dtype);
         out.bytes() = engine->ReadHost(run.outputs[device][o].buffer());
-        if (out_specs_[o].IsCanonicalReplica(mesh_, device)) {
-          assembled.Place(out, out_specs_[o].BlockOffsets(mesh_, global, device));
-        }
         per_device.push_back(std::move(out));
       }
-      result.outputs.push_back(std::move(assembled));
+      result.outputs.push_back(AssembleOutput(static_cast<int>(o), per_device));
       result.device_outputs.push_back(std::move(per_device));
     }
   }
@@ -218,6 +216,24 @@ Array ShardMap::ExpectedBlock(int output, const Array& global, int device) const
   const auto& spec = out_specs_[output];
   const Shape block = spec.BlockShape(mesh_, global.shape(), "expected output");
   return global.Slice(spec.BlockOffsets(mesh_, global.shape(), device), block);
+}
+
+Array ShardMap::InputBlock(int input, const Array& global, int device) const {
+  const PartitionSpec& spec = in_specs_[static_cast<size_t>(input)];
+  const Shape block = spec.BlockShape(mesh_, global.shape(), InputName(static_cast<size_t>(input)));
+  return global.Slice(spec.BlockOffsets(mesh_, global.shape(), device), block);
+}
+
+Array ShardMap::AssembleOutput(int output, const std::vector<Array>& blocks) const {
+  const PartitionSpec& spec = out_specs_[static_cast<size_t>(output)];
+  const Shape global = spec.GlobalShape(mesh_, blocks.at(0).shape());
+  Array assembled(global, blocks[0].dtype());
+  for (int device = 0; device < mesh_.devices(); ++device) {
+    if (spec.IsCanonicalReplica(mesh_, device))
+      assembled.Place(blocks[static_cast<size_t>(device)],
+                      spec.BlockOffsets(mesh_, global, device));
+  }
+  return assembled;
 }
 
 Comparison CheckAgainstReference(const ShardMap& program, const RunResult& result,

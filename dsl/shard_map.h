@@ -16,6 +16,7 @@
 #include "dsl/mesh.h"
 #include "dsl/pallas_call.h"
 #include "dsl/program/context.h"
+#include "dsl/program/runtime.h"
 #include "traces/trace_sink.h"
 
 namespace tpusim::dsl {
@@ -63,6 +64,9 @@ struct RunResult {
   // Per chip: the time the core waited for async collectives in their *_done (their
   // exposed communication).
   std::vector<base::Picoseconds> async_wait;
+  // The per-op table of the device whose program ended last (the critical one).
+  std::vector<OpTime> op_times;
+  int critical_device = 0;
 
   base::Picoseconds time() const { return stats.end_time; }
 };
@@ -93,6 +97,10 @@ class ShardMap {
 
   // The block of `global` that output `index` of `device` should hold.
   Array ExpectedBlock(int output, const Array& global, int device) const;
+  // Device `device`'s block of input `input`, as Run hands it to the body.
+  Array InputBlock(int input, const Array& global, int device) const;
+  // Output `output` assembled from every device's block (the canonical replicas' blocks).
+  Array AssembleOutput(int output, const std::vector<Array>& blocks) const;
 
  private:
   void CheckSpecAxes() const;

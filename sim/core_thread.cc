@@ -208,9 +208,16 @@ void CoreThread::Compute(ComputeUnit unit, uint64_t cycles, std::string_view wha
   if (unit == ComputeUnit::kVpu) stats_.vpu_busy += duration;
 }
 
-void CoreThread::BeginScope(std::string_view name) {
+void CoreThread::BeginScope(std::string_view name, const ScopeDetails& details) {
   CatchUp();
-  slice_.trace().Begin(track_, Now(), name);
+  if (details.empty()) {
+    slice_.trace().Begin(track_, Now(), name);
+  } else {
+    traces::Args args;
+    for (const auto& [key, text] : details)
+      args.push_back({key, text});
+    slice_.trace().Begin(track_, Now(), name, args);
+  }
   if (RaceDetector* races = slice_.races()) races->BeginScope(chip_, name);
   ++open_scopes_;
 }

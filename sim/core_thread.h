@@ -44,7 +44,8 @@ class CoreThread final : public CorePort {
   std::string SemaphoreName(SemaphoreHandle handle) const override;
   SemaphoreKind KindOf(SemaphoreHandle handle) const override;
   void Compute(ComputeUnit unit, uint64_t cycles, std::string_view what) override;
-  void BeginScope(std::string_view name) override;
+  using CorePort::BeginScope;
+  void BeginScope(std::string_view name, const ScopeDetails& details) override;
   void EndScope() override;
   void Load(const Region& region, void* out, std::string_view what) override;
   void Store(const Region& region, const void* in, std::string_view what) override;

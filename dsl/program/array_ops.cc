@@ -33,18 +33,12 @@ std::string Type(const ShapeDtype& t) {
   return TypeString(t.dtype, t.shape);
 }
 
-const config::ChipConfig& Chip(const ProgramContext& ctx) {
-  return ctx.mesh().topology().chip();
-}
-
-// A memory-bound fused op: reads its operands, writes its results.
-void ChargeMemoryOp(OpRun& r, const std::string& what) {
-  double bytes = 0;
-  for (const Value& v : r.operands)
-    bytes += static_cast<double>(v.nbytes());
-  for (const Value& v : r.results)
-    bytes += static_cast<double>(v.nbytes());
-  r.ctx.Charge(base::ComputeUnit::kVpu, XlaElementwiseSeconds(Chip(r.ctx), bytes), what);
+// A memory-bound fused op: reads its operands, writes its results (these ops' time has
+// always been HBM alone).
+XlaWork HbmOnlyWork(const OpTyping& t, const std::vector<ShapeDtype>& results) {
+  XlaWork work;
+  work.hbm_bytes = OperandAndResultBytes(t.operands, results);
+  return work;
 }
 
 std::vector<ShapeDtype> SameTypes(const OpTyping& t) {
@@ -65,15 +59,13 @@ OpDef Elementwise(const std::string& name, const std::string& summary,
   def.summary = summary;
   def.min_operands = def.max_operands = 2;
   def.shape = SameTypes;
-  def.run = [name, op](OpRun& r) {
-    if (r.ctx.functional()) {
-      const Eigen::ArrayXd a = ToEigen(r.ctx.Read(r.operands[0]));
-      const Eigen::ArrayXd b = ToEigen(r.ctx.Read(r.operands[1]));
-      const Eigen::ArrayXd out = a.binaryExpr(b, op);
-      r.ctx.Write(r.results[0], FromEigen(out, r.results[0].shape(), r.results[0].dtype()));
-    }
-    ChargeMemoryOp(r, name);
+  def.compute = [op](const OpCompute& c) {
+    const Eigen::ArrayXd a = ToEigen(c.operands[0]);
+    const Eigen::ArrayXd b = ToEigen(c.operands[1]);
+    return std::vector<Array>{
+        FromEigen(a.binaryExpr(b, op), c.results[0].shape, c.results[0].dtype)};
   };
+  def.work = HbmOnlyWork;
   return def;
 }
 
@@ -103,19 +95,19 @@ OpDef Dot() {
     const DType out = it == t.attrs.end() ? a.dtype : it->second.AsDType();
     return {ShapeDtype{{a.shape[0], b.shape[1]}, out}};
   };
-  def.run = [](OpRun& r) {
-    const Value& a = r.operands[0];
-    const Value& b = r.operands[1];
-    const Value& out = r.results[0];
-    const Precision precision = r.attrs.at("precision").AsPrecision();
-    if (r.ctx.functional()) {
-      r.ctx.Write(out, MxuMatmul(r.ctx.Read(a), r.ctx.Read(b), a.dtype(), precision, out.dtype()));
-    }
-    const double flops = 2.0 * static_cast<double>(a.shape()[0]) *
-                         static_cast<double>(a.shape()[1]) * static_cast<double>(b.shape()[1]);
-    const double bytes = static_cast<double>(a.nbytes() + b.nbytes() + out.nbytes());
-    r.ctx.Charge(base::ComputeUnit::kMxu,
-                 XlaOpSeconds(Chip(r.ctx), flops, a.dtype(), precision, bytes), "dot");
+  def.compute = [](const OpCompute& c) {
+    const Array &a = c.operands[0], &b = c.operands[1];
+    return std::vector<Array>{
+        MxuMatmul(a, b, a.dtype(), c.attrs.at("precision").AsPrecision(), c.results[0].dtype)};
+  };
+  def.work = [](const OpTyping& t, const std::vector<ShapeDtype>& results) {
+    const ShapeDtype &a = t.operands[0], &b = t.operands[1];
+    XlaWork work;
+    work.dots.push_back({2.0 * static_cast<double>(a.shape[0]) * static_cast<double>(a.shape[1]) *
+                             static_cast<double>(b.shape[1]),
+                         a.dtype, t.attrs.at("precision").AsPrecision()});
+    work.hbm_bytes = OperandAndResultBytes(t.operands, results);
+    return work;
   };
   return def;
 }
@@ -125,13 +117,11 @@ OpDef Relu() {
   def.name = "relu";
   def.summary = "max(x, 0) (jax.nn.relu)";
   def.shape = [](const OpTyping& t) { return std::vector<ShapeDtype>{t.operands[0]}; };
-  def.run = [](OpRun& r) {
-    if (r.ctx.functional()) {
-      const Eigen::ArrayXd x = ToEigen(r.ctx.Read(r.operands[0]));
-      r.ctx.Write(r.results[0], FromEigen(x.max(0.0), r.results[0].shape(), r.results[0].dtype()));
-    }
-    ChargeMemoryOp(r, "relu");
+  def.compute = [](const OpCompute& c) {
+    return std::vector<Array>{
+        FromEigen(ToEigen(c.operands[0]).max(0.0), c.results[0].shape, c.results[0].dtype)};
   };
+  def.work = HbmOnlyWork;
   return def;
 }
 
@@ -143,13 +133,11 @@ OpDef Astype() {
   def.shape = [](const OpTyping& t) {
     return std::vector<ShapeDtype>{{t.operands[0].shape, t.attrs.at("dtype").AsDType()}};
   };
-  def.run = [](OpRun& r) {
-    if (r.ctx.functional()) {
-      r.ctx.Write(r.results[0], FromEigen(ToEigen(r.ctx.Read(r.operands[0])), r.results[0].shape(),
-                                          r.results[0].dtype()));
-    }
-    ChargeMemoryOp(r, "astype");
+  def.compute = [](const OpCompute& c) {
+    return std::vector<Array>{
+        FromEigen(ToEigen(c.operands[0]), c.results[0].shape, c.results[0].dtype)};
   };
+  def.work = HbmOnlyWork;
   return def;
 }
 
@@ -165,19 +153,36 @@ Shape ClampedStarts(const Shape& operand, const std::vector<int64_t>& starts,
 OpDef DynamicSlice() {
   OpDef def;
   def.name = "dynamic_slice";
-  def.summary = "the box [start, start + size) of x; starts may depend on axis_index";
+  def.summary =
+      "the box [start, start + size) of x; starts (clamped) from start_indices, which may "
+      "depend on axis_index, or from scalar operands after x (XLA's dynamic-slice)";
+  def.max_operands = -1;
   def.attributes = {
-      {"start_indices", AttrType::kInts, std::nullopt, "one start per dimension (clamped)"},
+      {"start_indices", AttrType::kInts, std::nullopt,
+       "one start per dimension (clamped); or pass them as scalar operands", true},
       {"slice_sizes", AttrType::kInts, std::nullopt, "one size per dimension"},
   };
   def.shape = [](const OpTyping& t) {
     const ShapeDtype& x = t.operands[0];
-    const auto& starts = t.attrs.at("start_indices").AsInts();
     const auto& sizes = t.attrs.at("slice_sizes").AsInts();
-    if (starts.size() != x.shape.size() || sizes.size() != x.shape.size()) {
+    auto given = t.attrs.find("start_indices");
+    const size_t scalars = t.operands.size() - 1;
+    const size_t starts = given == t.attrs.end() ? scalars : given->second.AsInts().size();
+    if ((given == t.attrs.end()) == (scalars == 0)) {
+      ThrowOpError(t.op,
+                   "give the starts either as start_indices or as scalar operands after x, "
+                   "not both or neither.");
+    }
+    for (size_t i = 1; i < t.operands.size(); ++i) {
+      if (!t.operands[i].shape.empty() || IsFloating(t.operands[i].dtype)) {
+        ThrowOpError(t.op, "start index operand " + std::to_string(i) + " is " +
+                               Type(t.operands[i]) + "; start indices are integer scalars.");
+      }
+    }
+    if (starts != x.shape.size() || sizes.size() != x.shape.size()) {
       ThrowOpError(t.op, "x is " + Type(x) + " (rank " + std::to_string(x.shape.size()) +
-                             ") but start_indices has " + std::to_string(starts.size()) +
-                             " entries and slice_sizes " + std::to_string(sizes.size()) +
+                             ") but it has " + std::to_string(starts) +
+                             " start indices and slice_sizes " + std::to_string(sizes.size()) +
                              "; give one per dimension.");
     }
     for (size_t d = 0; d < sizes.size(); ++d) {
@@ -189,19 +194,24 @@ OpDef DynamicSlice() {
     }
     return std::vector<ShapeDtype>{{Shape(sizes.begin(), sizes.end()), x.dtype}};
   };
-  def.run = [](OpRun& r) {
-    if (r.ctx.functional()) {
-      const Array x = r.ctx.Read(r.operands[0]);
-      const auto& sizes = r.attrs.at("slice_sizes").AsInts();
-      r.ctx.Write(r.results[0],
-                  x.Slice(ClampedStarts(x.shape(), r.attrs.at("start_indices").AsInts(), sizes),
-                          Shape(sizes.begin(), sizes.end())));
+  def.compute = [](const OpCompute& c) {
+    const Array& x = c.operands[0];
+    const auto& sizes = c.attrs.at("slice_sizes").AsInts();
+    std::vector<int64_t> starts;
+    if (auto given = c.attrs.find("start_indices"); given != c.attrs.end()) {
+      starts = given->second.AsInts();
+    } else {
+      for (size_t i = 1; i < c.operands.size(); ++i)
+        starts.push_back(static_cast<int64_t>(c.operands[i].GetFlat(0)));
     }
-    // A copy of the slice: read it, write it.
-    r.ctx.Charge(
-        base::ComputeUnit::kVpu,
-        XlaElementwiseSeconds(Chip(r.ctx), 2.0 * static_cast<double>(r.results[0].nbytes())),
-        "dynamic_slice");
+    return std::vector<Array>{
+        x.Slice(ClampedStarts(x.shape(), starts, sizes), Shape(sizes.begin(), sizes.end()))};
+  };
+  // A copy of the slice: read it, write it.
+  def.work = [](const OpTyping&, const std::vector<ShapeDtype>& results) {
+    XlaWork work;
+    work.hbm_bytes = 2 * OperandAndResultBytes({}, results);
+    return work;
   };
   return def;
 }
@@ -237,19 +247,17 @@ OpDef Concatenate() {
     }
     return std::vector<ShapeDtype>{out};
   };
-  def.run = [](OpRun& r) {
-    if (r.ctx.functional()) {
-      Array out(r.results[0].shape(), r.results[0].dtype());
-      const auto dim = static_cast<size_t>(r.attrs.at("dimension").AsInt());
-      Shape offsets(out.shape().size(), 0);
-      for (const Value& v : r.operands) {
-        out.Place(r.ctx.Read(v), offsets);
-        offsets[dim] += v.shape()[dim];
-      }
-      r.ctx.Write(r.results[0], out);
+  def.compute = [](const OpCompute& c) {
+    Array out(c.results[0].shape, c.results[0].dtype);
+    const auto dim = static_cast<size_t>(c.attrs.at("dimension").AsInt());
+    Shape offsets(out.shape().size(), 0);
+    for (const Array& v : c.operands) {
+      out.Place(v, offsets);
+      offsets[dim] += v.shape()[dim];
     }
-    ChargeMemoryOp(r, "concatenate");
+    return std::vector<Array>{out};
   };
+  def.work = HbmOnlyWork;
   return def;
 }
 
@@ -268,11 +276,10 @@ OpDef Zeros() {
     return std::vector<ShapeDtype>{
         {Shape(shape.begin(), shape.end()), t.attrs.at("dtype").AsDType()}};
   };
-  def.run = [](OpRun& r) {
-    if (r.ctx.functional())
-      r.ctx.Write(r.results[0], Array(r.results[0].shape(), r.results[0].dtype()));
-    ChargeMemoryOp(r, "zeros");
+  def.compute = [](const OpCompute& c) {
+    return std::vector<Array>{Array(c.results[0].shape, c.results[0].dtype)};
   };
+  def.work = HbmOnlyWork;
   return def;
 }
 

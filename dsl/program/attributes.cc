@@ -22,6 +22,12 @@ const char* AttrTypeName(AttrType type) {
       return "precision";
     case AttrType::kIntPairs:
       return "list of (int, int) pairs";
+    case AttrType::kIntLists:
+      return "list of int lists";
+    case AttrType::kComputation:
+      return "computation";
+    case AttrType::kFloats:
+      return "float list";
   }
   return "attribute";
 }
@@ -68,6 +74,14 @@ std::string Attr::ToString() const {
         pair += std::to_string(p.second);
         pair += ")";
         return pair;
+      });
+    case AttrType::kComputation:
+      return "%" + AsComputation().name();
+    case AttrType::kFloats:
+      return ListString(AsFloats(), [](double v) { return std::to_string(v); });
+    case AttrType::kIntLists:
+      return ListString(AsIntLists(), [](const std::vector<int64_t>& list) {
+        return ListString(list, [](int64_t v) { return std::to_string(v); });
       });
   }
   return "?";

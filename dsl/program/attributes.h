@@ -12,10 +12,12 @@
 #include <vector>
 
 #include "dsl/dtype.h"
+#include "dsl/program/computation.h"
 
 namespace tpusim::dsl {
 
 using IntPairs = std::vector<std::pair<int64_t, int64_t>>;
+using IntLists = std::vector<std::vector<int64_t>>;  // e.g. XLA's replica_groups
 
 // The order matches AttrValue's alternatives.
 enum class AttrType {
@@ -27,12 +29,16 @@ enum class AttrType {
   kStrings,
   kDType,
   kPrecision,
-  kIntPairs
+  kIntPairs,
+  kIntLists,
+  kComputation,
+  kFloats
 };
 const char* AttrTypeName(AttrType type);  // "int", "float", "bool", "string", "int list", ...
 
-using AttrValue = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>,
-                               std::vector<std::string>, DType, Precision, IntPairs>;
+using AttrValue =
+    std::variant<int64_t, double, bool, std::string, std::vector<int64_t>, std::vector<std::string>,
+                 DType, Precision, IntPairs, IntLists, ComputationPtr, std::vector<double>>;
 
 class Attr {
  public:
@@ -49,6 +55,9 @@ class Attr {
   Attr(DType v) : value_(v) {}                                // NOLINT
   Attr(Precision v) : value_(v) {}                            // NOLINT
   Attr(IntPairs v) : value_(std::move(v)) {}                  // NOLINT
+  Attr(IntLists v) : value_(std::move(v)) {}                  // NOLINT
+  Attr(ComputationPtr v) : value_(std::move(v)) {}            // NOLINT
+  Attr(std::vector<double> v) : value_(std::move(v)) {}       // NOLINT
 
   AttrType type() const { return static_cast<AttrType>(value_.index()); }
   const AttrValue& value() const { return value_; }
@@ -66,6 +75,10 @@ class Attr {
   DType AsDType() const { return std::get<DType>(value_); }
   Precision AsPrecision() const { return std::get<Precision>(value_); }
   const IntPairs& AsIntPairs() const { return std::get<IntPairs>(value_); }
+  const IntLists& AsIntLists() const { return std::get<IntLists>(value_); }
+  const Computation& AsComputation() const { return *std::get<ComputationPtr>(value_); }
+  const ComputationPtr& AsComputationPtr() const { return std::get<ComputationPtr>(value_); }
+  const std::vector<double>& AsFloats() const { return std::get<std::vector<double>>(value_); }
 
  private:
   AttrValue value_;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "base/errors.h"
+#include "dsl/cost.h"
 #include "dsl/program/op_registry.h"
 #include "dsl/program/runtime.h"
 
@@ -51,10 +52,11 @@ int ProgramContext::axis_size(const std::string& axis) const {
   return mesh().AxisSize(axis);
 }
 
-std::vector<Value> ProgramContext::Step(const std::string& name, const std::vector<Value>& operands,
+std::vector<Value> ProgramContext::Step(const StepInfo& info, const std::vector<Value>& operands,
                                         const std::vector<ShapeDtype>& result_types,
                                         const StepBody& body, AsyncValues* started,
                                         const std::vector<std::string>& labels) {
+  const std::string& name = info.label.name;
   for (size_t i = 0; i < operands.size(); ++i) {
     if (!operands[i].defined() || operands[i].donated_to().empty()) continue;
     ThrowOpError(name, "operand " + std::to_string(i) + " (" + operands[i].Describe() +
@@ -71,28 +73,37 @@ std::vector<Value> ProgramContext::Step(const std::string& name, const std::vect
         Value::Allocate(run_.hbm[device_], result_types[i],
                         i < labels.size() ? labels[i] : name + " result " + std::to_string(i)));
   }
+  OpTime& row = state_.Row(name, info.label.op, info.kind);
+  ++row.count;
   if (started) {
+    row.async = true;
     started->name_ = name;
     started->results_ = results;
     started->step_ = step;
+    started->table_key_ = name;
     state_.pending_async.push_back(name);
     for (const Value& v : operands)
       state_.async_reads.push_back({step, name, v.buffer(), v.Describe(), port_.Now()});
     // The activity's own context shares this device's state; it holds the operands and
     // results, so their buffers live until the op is done.
     started->activity_ = port_.Spawn(name, [&run = run_, device = device_, &state = state_, step,
-                                            body, operands, results](base::CorePort& port) {
+                                            body, operands, results, name](base::CorePort& port) {
       ProgramContext ctx(run, device, port, state, step);
+      const base::Picoseconds begin = port.Now();
       body(ctx, results);
+      state.op_times[state.op_rows.at(name)].total += port.Now() - begin;
     });
     return results;
   }
-  port_.BeginScope(name);
+  const base::Picoseconds begin = port_.Now();
+  port_.BeginScope(name, info.label.details);
   const int outer = step_;
   step_ = step;
   body(*this, results);
   step_ = outer;
   port_.EndScope();
+  row.total += port_.Now() - begin;
+  if (info.kind == "collective") row.exposed += port_.Now() - begin;
   run_.hbm[device_]->ThrowPendingError();
   return results;
 }
@@ -100,6 +111,20 @@ std::vector<Value> ProgramContext::Step(const std::string& name, const std::vect
 std::vector<Value> ProgramContext::Call(const std::string& op, const std::vector<Value>& operands,
                                         const Attributes& attrs) {
   return CallOp(op, operands, attrs, nullptr);
+}
+
+std::vector<Value> ProgramContext::CallAs(const StepLabel& label, const std::string& op,
+                                          const std::vector<Value>& operands,
+                                          const Attributes& attrs) {
+  return CallOp(op, operands, attrs, nullptr, &label);
+}
+
+AsyncValues ProgramContext::CallStartAs(const StepLabel& label, const std::string& op,
+                                        const std::vector<Value>& operands,
+                                        const Attributes& attrs) {
+  AsyncValues started;
+  started.results_ = CallOp(op, operands, attrs, &started, &label);
+  return started;
 }
 
 AsyncValues ProgramContext::CallStart(const std::string& op, const std::vector<Value>& operands,
@@ -110,7 +135,8 @@ AsyncValues ProgramContext::CallStart(const std::string& op, const std::vector<V
 }
 
 std::vector<Value> ProgramContext::CallOp(const std::string& op, const std::vector<Value>& operands,
-                                          const Attributes& attrs, AsyncValues* started) {
+                                          const Attributes& attrs, AsyncValues* started,
+                                          const StepLabel* label) {
   const OpDef& def = OpRegistry::Get().Find(op);
   const int count = static_cast<int>(operands.size());
   if (count < def.min_operands || (def.max_operands >= 0 && count > def.max_operands)) {
@@ -132,16 +158,52 @@ std::vector<Value> ProgramContext::CallOp(const std::string& op, const std::vect
   for (const Value& v : operands)
     types.push_back(v.type());
   const OpTyping typing{op, mesh(), types, resolved};
-  if (def.lower) return PallasCallStep(def.lower(typing), operands, started);
+  if (def.lower) return PallasCallStep(def.lower(typing), operands, started, label);
   const std::vector<ShapeDtype> result_types = def.shape(typing);
-  const std::string name = def.describe ? def.describe(resolved) : op;
+  StepInfo info;
+  info.label = label ? *label : StepLabel{def.describe ? def.describe(resolved) : op, op};
+  info.kind = def.collective ? "collective" : "compute";
   return Step(
-      name, operands, result_types,
-      [&def, resolved, operands](ProgramContext& ctx, const std::vector<Value>& results) {
+      info, operands, result_types,
+      [&def, resolved, operands, types](ProgramContext& ctx, const std::vector<Value>& results) {
         OpRun run{ctx, operands, results, resolved};
-        def.run(run);
+        if (def.run) {
+          def.run(run);
+        } else {
+          ctx.RunByParts(def, run, types);
+        }
       },
       started);
+}
+
+void ProgramContext::RunByParts(const OpDef& def, OpRun& run,
+                                const std::vector<ShapeDtype>& operand_types) {
+  std::vector<ShapeDtype> result_types;
+  for (const Value& v : run.results)
+    result_types.push_back(v.type());
+  if (functional()) {
+    if (!def.compute) {
+      ThrowOpError(def.name,
+                   "has no host numerics, so a functional run cannot compute its result; run "
+                   "timing-only.");
+    }
+    std::vector<Array> inputs;
+    for (const Value& v : run.operands)
+      inputs.push_back(Read(v));
+    const std::vector<Array> outputs =
+        def.compute(OpCompute{def.name, inputs, run.attrs, result_types});
+    for (size_t i = 0; i < run.results.size(); ++i)
+      Write(run.results[i], outputs.at(i));
+  }
+  const OpTyping typing{def.name, mesh(), operand_types, run.attrs};
+  ChargeWork(def.work ? def.work(typing, result_types) : MemoryBoundWork(typing, result_types),
+             def.name);
+}
+
+void ProgramContext::ChargeWork(const XlaWork& work, const std::string& what) {
+  const config::ChipConfig& chip = mesh().topology().chip();
+  Charge(work.dots.empty() ? base::ComputeUnit::kVpu : base::ComputeUnit::kMxu,
+         XlaWorkSeconds(chip, work), what);
 }
 
 std::vector<Value> ProgramContext::CallDone(AsyncValues& started) {
@@ -153,6 +215,7 @@ std::vector<Value> ProgramContext::CallDone(AsyncValues& started) {
   const base::Picoseconds since = port_.Now();
   port_.Join(started.activity_);
   state_.async_wait += port_.Now() - since;
+  state_.op_times[state_.op_rows.at(started.table_key_)].exposed += port_.Now() - since;
   started.done_ = true;
   auto& pending = state_.pending_async;
   pending.erase(std::find(pending.begin(), pending.end(), started.name_));
@@ -195,8 +258,11 @@ void ProgramContext::CheckNoAsyncReader(const std::string& op, const Value& writ
 
 std::vector<Value> ProgramContext::PallasCallStep(const PallasCall& call,
                                                   const std::vector<Value>& inputs,
-                                                  AsyncValues* started) {
+                                                  AsyncValues* started, const StepLabel* label) {
   const std::string name = "pallas_call " + call.name;
+  StepInfo info;
+  info.label = label ? *label : StepLabel{name, "pallas_call"};
+  info.kind = "kernel";
   std::vector<ShapeDtype> types;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined()) {
@@ -231,7 +297,7 @@ std::vector<Value> ProgramContext::PallasCallStep(const PallasCall& call,
   // `call` by value: an async step runs after this returns, and the call may be a
   // temporary (pallas_call_start(Builder(...)), or one built by name).
   const std::vector<Value> fresh = Step(
-      name, inputs, fresh_types,
+      info, inputs, fresh_types,
       [call, inputs, outputs](ProgramContext& ctx, const std::vector<Value>& results) {
         ctx.RunPallasCall(call, inputs, outputs(results, [&](int in) {
                             return inputs[static_cast<size_t>(in)];

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "base/core_port.h"
+#include "dsl/cost.h"
 #include "dsl/mesh.h"
 #include "dsl/pallas_call.h"
 #include "dsl/program/attributes.h"
@@ -40,6 +41,17 @@ namespace tpusim::dsl {
 
 struct ProgramRun;
 struct DeviceProgramState;
+struct OpDef;
+struct OpRun;
+
+// How a step shows on the trace and in the run's per-op table: its name (default: the op's
+// description, e.g. "all_gather x"; an HLO instruction's name), the op it counts as (default:
+// the registry op; an HLO opcode) and details the trace shows as its arguments (op_name...).
+struct StepLabel {
+  std::string name;
+  std::string op;
+  base::CorePort::ScopeDetails details = {};
+};
 
 // An op started with *_start (or CallStart): its results, valid after the matching done.
 class AsyncValues {
@@ -53,6 +65,7 @@ class AsyncValues {
   std::string name_;
   bool done_ = false;
   int step_ = -1;
+  std::string table_key_;  // its row in the per-op table
 };
 
 class ProgramContext {
@@ -80,6 +93,11 @@ class ProgramContext {
   AsyncValues CallStart(const std::string& op, const std::vector<Value>& operands,
                         const Attributes& attrs = {});
   std::vector<Value> CallDone(AsyncValues& started);
+  // Call and CallStart with the step named and counted as `label` says.
+  std::vector<Value> CallAs(const StepLabel& label, const std::string& op,
+                            const std::vector<Value>& operands, const Attributes& attrs = {});
+  AsyncValues CallStartAs(const StepLabel& label, const std::string& op,
+                          const std::vector<Value>& operands, const Attributes& attrs = {});
 
   // Array ops (jax.lax / jax.numpy). Shapes must match exactly (no broadcasting).
   // dot: a [M, K] @ b [K, N], f32 accumulation, result in preferred_element_type (default:
@@ -145,6 +163,12 @@ class ProgramContext {
   Array Read(const Value& v);
   void Write(const Value& v, const Array& data);
   void Charge(base::ComputeUnit unit, double seconds, const std::string& what);
+  // The time model's time for `work` (dsl/cost.h: XlaWorkSeconds), on the MXU when it has
+  // dots and on the VPU otherwise.
+  void ChargeWork(const XlaWork& work, const std::string& what);
+  // An op described by its parts (OpDef::compute and OpDef::work): numerics in functional
+  // runs, then its work.
+  void RunByParts(const OpDef& def, OpRun& run, const std::vector<ShapeDtype>& operand_types);
   base::CorePort& port() { return port_; }
   // Runs `call` with `inputs` and preallocated `outputs` (how collectives run their kernel).
   void RunPallasCall(const PallasCall& call, const std::vector<Value>& inputs,
@@ -158,17 +182,24 @@ class ProgramContext {
   // Checks SPMD order, allocates the results, and runs `body` as one traced step (or as
   // a spawned activity when `started` is given).
   // `labels` name the results in HBM capacity reports (default "<name> result <i>").
-  std::vector<Value> Step(const std::string& name, const std::vector<Value>& operands,
+  // `label`: the step's name, the op it counts as in the per-op table, and the kind of
+  // time it is ("compute", "collective", "kernel").
+  struct StepInfo {
+    StepLabel label;
+    std::string kind = "compute";
+  };
+  std::vector<Value> Step(const StepInfo& info, const std::vector<Value>& operands,
                           const std::vector<ShapeDtype>& result_types, const StepBody& body,
                           AsyncValues* started = nullptr,
                           const std::vector<std::string>& labels = {});
 
   std::vector<Value> PallasCallStep(const PallasCall& call, const std::vector<Value>& inputs,
-                                    AsyncValues* started);
+                                    AsyncValues* started, const StepLabel* label = nullptr);
   // Call (started unset) and CallStart: checks the operands and attributes, then runs the
   // op as a step, or as its pallas_call when the op lowers to one (OpDef::lower).
   std::vector<Value> CallOp(const std::string& op, const std::vector<Value>& operands,
-                            const Attributes& attrs, AsyncValues* started);
+                            const Attributes& attrs, AsyncValues* started,
+                            const StepLabel* label = nullptr);
 
   // Throws Error(kRace) when an async op still running reads `written`, which `op` is
   // about to write in place (its input `input`, aliased to an output).

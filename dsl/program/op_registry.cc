@@ -46,6 +46,12 @@ OpRegistry& OpRegistry::Get() {
   static OpRegistry* registry = [] {
     auto* r = new OpRegistry;
     RegisterArrayOps(*r);
+    RegisterElementwiseOps(*r);
+    RegisterShapeOps(*r);
+    RegisterReduceOps(*r);
+    RegisterDotGeneralOps(*r);
+    RegisterIndexingOps(*r);
+    RegisterFusionOps(*r);
     RegisterPallasCallOp(*r);
     return r;
   }();
@@ -75,6 +81,24 @@ std::vector<std::string> OpRegistry::CallTargetNames() const {
 const CallTarget& OpRegistry::FindCallTarget(const std::string& name) const {
   return FindNamed(targets_, name, "pallas_call: unknown call_target_name",
                    "the kernels programs can call by name are");
+}
+
+double OperandAndResultBytes(const std::vector<ShapeDtype>& operands,
+                             const std::vector<ShapeDtype>& results) {
+  double bytes = 0;
+  for (const auto* list : {&operands, &results}) {
+    for (const ShapeDtype& t : *list)
+      bytes += static_cast<double>(NumElements(t.shape)) * SizeOf(t.dtype);
+  }
+  return bytes;
+}
+
+XlaWork MemoryBoundWork(const OpTyping& t, const std::vector<ShapeDtype>& results) {
+  XlaWork work;
+  work.hbm_bytes = OperandAndResultBytes(t.operands, results);
+  for (const ShapeDtype& r : results)
+    work.vpu_ops += static_cast<double>(NumElements(r.shape));
+  return work;
 }
 
 void ThrowOpError(const std::string& op, const std::string& message) {

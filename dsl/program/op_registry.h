@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "dsl/cost.h"
 #include "dsl/mesh.h"
 #include "dsl/pallas_call.h"
 #include "dsl/program/attributes.h"
@@ -53,6 +54,14 @@ struct OpRun {
   const Attributes& attrs;
 };
 
+// What a compute function sees: the operands' data and the results' types.
+struct OpCompute {
+  const std::string& op;
+  const std::vector<Array>& operands;
+  const Attributes& attrs;
+  const std::vector<ShapeDtype>& results;
+};
+
 struct OpDef {
   std::string name;
   std::string summary;
@@ -60,7 +69,17 @@ struct OpDef {
   int min_operands = 1;
   int max_operands = 1;  // -1: any number
   std::function<std::vector<ShapeDtype>(const OpTyping&)> shape;
-  std::function<void(OpRun&)> run;
+  // Most ops are described in two parts, and the context runs them (RunByParts): `compute`,
+  // the op's host numerics (also what a fusion containing the op evaluates), and `work`,
+  // what the op asks of the MXU, the VPU and HBM, which the time model turns into time.
+  // An op without `compute` has no numerics: programs using it run timing-only.
+  std::function<std::vector<Array>(const OpCompute&)> compute = nullptr;
+  std::function<XlaWork(const OpTyping&, const std::vector<ShapeDtype>& results)> work = nullptr;
+  // Ops that do more than numerics and work (collectives, which run kernels) run themselves.
+  std::function<void(OpRun&)> run = nullptr;
+  // Communication (the lax collectives): its time is exposed communication in the per-op
+  // table, all of it when it runs synchronously.
+  bool collective = false;
   // The step's name on the trace ("all_gather x"); unset: the op's name.
   std::function<std::string(const Attributes&)> describe = nullptr;
   // An op whose schema depends on the attributes given (pallas_call: call_target_name and
@@ -115,12 +134,25 @@ struct CallTargetRegistration {
 // string list is expected is a one-element list, and an int where a float is expected is converted.
 Attributes ResolveAttributes(const OpDef& op, const Attributes& attrs);
 
+// The HBM traffic of an op that reads its operands once and writes its results once.
+double OperandAndResultBytes(const std::vector<ShapeDtype>& operands,
+                             const std::vector<ShapeDtype>& results);
+// The work of a memory-bound op: its operands and results through HBM, one VPU
+// operation per result element.
+XlaWork MemoryBoundWork(const OpTyping& t, const std::vector<ShapeDtype>& results);
+
 // Error(kInvalidArgument) "<op>: <message>", for shape functions.
 [[noreturn]] void ThrowOpError(const std::string& op, const std::string& message);
 
 // The array ops of dsl/program/array_ops.cc, and the op "pallas_call" (called once by
 // OpRegistry::Get, so a static library cannot drop them).
 void RegisterArrayOps(OpRegistry& registry);
+void RegisterElementwiseOps(OpRegistry& registry);
+void RegisterShapeOps(OpRegistry& registry);
+void RegisterReduceOps(OpRegistry& registry);
+void RegisterDotGeneralOps(OpRegistry& registry);
+void RegisterIndexingOps(OpRegistry& registry);
+void RegisterFusionOps(OpRegistry& registry);
 void RegisterPallasCallOp(OpRegistry& registry);
 
 }  // namespace tpusim::dsl

@@ -43,6 +43,13 @@ const std::vector<uint32_t>& ProgramRun::BarrierSemaphores(int collective_id) {
   return semaphores;
 }
 
+OpTime& DeviceProgramState::Row(const std::string& name, const std::string& op,
+                                const std::string& kind) {
+  auto [it, added] = op_rows.emplace(name, op_times.size());
+  if (added) op_times.push_back(OpTime{name, op, kind});
+  return op_times[it->second];
+}
+
 void ProgramRun::RunDevice(base::CorePort& port, const ProgramBody& body,
                            const std::vector<Value>& inputs,
                            const std::vector<PartitionSpec>& out_specs) {
@@ -52,6 +59,7 @@ void ProgramRun::RunDevice(base::CorePort& port, const ProgramBody& body,
   std::vector<Value> results = body(ctx, inputs);
   hbm[device]->ThrowPendingError();
   DeviceProgramState& state = devices[device];
+  state.end = port.Now();
   if (!state.pending_async.empty()) {
     throw Error(ErrorKind::kInvalidArgument,
                 "the program started '" + state.pending_async.front() +

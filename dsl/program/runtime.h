@@ -22,6 +22,19 @@ class Engine;
 
 namespace tpusim::dsl {
 
+// One row of a device's per-op table: every step of one name (an HLO instruction, or an op
+// of a hand-written program), how often it ran, for how long, and for how much of it the
+// core waited on communication.
+struct OpTime {
+  std::string name;
+  std::string op;    // the registry op or HLO opcode
+  std::string kind;  // "compute", "collective", "kernel"
+  int64_t count = 0;
+  base::Picoseconds total = 0;    // summed durations (async ops: start to their end)
+  base::Picoseconds exposed = 0;  // collectives: time the core waited for them
+  bool async = false;
+};
+
 struct DeviceProgramState {
   int next_step = 0;
   std::vector<std::string> pending_async;  // started and not done yet, by name
@@ -38,6 +51,11 @@ struct DeviceProgramState {
   base::Picoseconds async_wait = 0;      // time the core waited in *_done
   std::vector<ShapeDtype> result_types;  // what the body returned
   bool finished = false;
+  base::Picoseconds end = 0;  // when the body returned
+  // The per-op table: rows by step name, in the order they first ran.
+  std::vector<OpTime> op_times;
+  std::map<std::string, size_t> op_rows;
+  OpTime& Row(const std::string& name, const std::string& op, const std::string& kind);
 };
 
 struct ProgramRun {

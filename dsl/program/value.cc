@@ -52,10 +52,23 @@ Value Value::Allocate(const std::shared_ptr<DeviceHbm>& hbm, const ShapeDtype& t
   return v;
 }
 
+Value Value::View(const ShapeDtype& type) const {
+  const uint64_t bytes = static_cast<uint64_t>(NumElements(type.shape)) * SizeOf(type.dtype);
+  if (bytes != nbytes()) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "cannot view " + Describe() + " (" + std::to_string(nbytes()) + " bytes) as " +
+                    TypeString(type.dtype, type.shape) + " (" + std::to_string(bytes) +
+                    " bytes): a view keeps the buffer's size.");
+  }
+  Value v = *this;
+  v.view_ = std::make_shared<const ShapeDtype>(type);
+  return v;
+}
+
 Value Value::Donate(const std::string& op) const {
   Value v;
   v.storage_ = std::make_shared<Storage>();
-  v.storage_->type = storage_->type;
+  v.storage_->type = type();
   v.storage_->buffer = storage_->buffer;
   v.storage_->hbm = std::move(storage_->hbm);
   storage_->donated_to = op;

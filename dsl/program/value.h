@@ -64,7 +64,7 @@ class Value {
                         const std::string& label);
 
   bool defined() const { return storage_ != nullptr; }
-  const ShapeDtype& type() const { return storage_->type; }
+  const ShapeDtype& type() const { return view_ ? *view_ : storage_->type; }
   const Shape& shape() const { return storage_->type.shape; }
   DType dtype() const { return storage_->type.dtype; }
   int64_t size() const { return NumElements(shape()); }
@@ -73,6 +73,10 @@ class Value {
 
   // For the runtime: the HBM buffer holding it.
   base::BufferHandle buffer() const { return storage_->buffer; }
+
+  // The same buffer seen as `type`, of the same byte size (XLA's bitcast): no copy, no time.
+  // Throws Error(kInvalidArgument) when the sizes differ.
+  Value View(const ShapeDtype& type) const;
 
   // input_output_aliases: a new value that takes over this one's buffer, which `op` then
   // writes. This value is donated: every handle to it is dead from here on, and
@@ -101,6 +105,7 @@ class Value {
     }
   };
   std::shared_ptr<Storage> storage_;
+  std::shared_ptr<const ShapeDtype> view_;  // set by View
 };
 
 }  // namespace tpusim::dsl
