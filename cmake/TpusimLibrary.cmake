@@ -21,7 +21,7 @@ set_target_properties(tpusim_library PROPERTIES
 # Object libraries linked directly contribute their objects.
 target_link_libraries(tpusim_library PRIVATE
   tpusim_topologies tpusim_traces tpusim_base tpusim_sim tpusim_dsl tpusim_kernels tpusim_programs
-  tpusim_hlo)
+  tpusim_hlo tpusim_hlo_run)
 # What the public headers need (dsl/dtype.h uses Eigen; topology.pb.h protobuf). SystemC is
 # a link dependency only: no public header includes it.
 target_link_libraries(tpusim_library PUBLIC protobuf::libprotobuf Eigen3::Eigen

@@ -55,5 +55,6 @@ int RunBench(int argc, char** argv);
 int RunBenchMatmul(int argc, char** argv);  // bench matmul: a sweep of block sizes
 int RunCheckTrace(int argc, char** argv);
 int RunList(int argc, char** argv);
+int RunHloInfo(int argc, char** argv);
 
 }  // namespace tpusim::cli

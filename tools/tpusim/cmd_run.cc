@@ -6,6 +6,7 @@
 #include "tools/tpusim/cli.h"
 #include "tools/tpusim/common_options.h"
 #include "tools/tpusim/kernel_run.h"
+#include "tools/tpusim/op_table.h"
 
 namespace tpusim::cli {
 
@@ -24,7 +25,10 @@ std::string FlopRate(double flops_per_s) {
 }
 
 void PrintDataCheck(const KernelRunReport& r) {
-  if (!r.functional) {
+  if (!r.timing_only_reason.empty()) {
+    std::cout << "  data             not checked: timing-only, because " << r.timing_only_reason
+              << "\n";
+  } else if (!r.functional) {
     std::cout << "  data             not checked (timing-only run)\n";
   } else if (r.correct) {
     std::cout << "  data             matches the reference on all " << r.chips << " chips\n";
@@ -98,9 +102,11 @@ void PrintProgramSummary(const KernelRunReport& r) {
               << "   (bound / simulated time)\n";
   }
   PrintDataCheck(r);
+  if (const std::string path = CriticalPath(r); !path.empty())
+    std::cout << "  critical path    " << path << "\n";
 }
 
-void PrintSummary(const KernelRunReport& r) {
+void PrintSummary(const KernelRunReport& r, bool all_ops) {
   if (r.kind == "program") {
     PrintProgramSummary(r);
   } else if (r.roofline) {
@@ -119,6 +125,10 @@ void PrintSummary(const KernelRunReport& r) {
   }
   std::cout << "  wall time        " << HumanSeconds(r.wall_seconds) << ", " << r.events
             << " model events\n";
+  for (const std::string& note : r.notes)
+    std::cout << "  note             " << note << "\n";
+  // A program's ten longest ops; every op with --ops.
+  if (r.completed && (all_ops || r.kind == "program")) PrintOpTable(r, all_ops ? 0 : 10);
 }
 
 }  // namespace
@@ -143,7 +153,8 @@ int RunRun(int argc, char** argv) {
   const ParamFlags params;
   options.add_options()("trace", po::value(&trace),
                         "write a trace here (.pftrace: Perfetto; .json: Chrome JSON)")(
-      "json", "end the output with one JSON object on the last line");
+      "json", "end the output with one JSON object on the last line")(
+      "ops", "list every op of a program: count, total time, share, exposed communication");
   std::vector<std::string> entries;
   po::variables_map vm;
   if (!ParseCommandLine("run", argc, argv, options, 1, entries, vm, params)) return 0;
@@ -159,7 +170,7 @@ int RunRun(int argc, char** argv) {
   if (ParseOnly()) return 0;
   const KernelRunReport report = RunKernel(request);
 
-  PrintSummary(report);
+  PrintSummary(report, vm.count("ops") > 0);
   if (vm.count("json")) std::cout << report.ToJson().dump() << std::endl;
   return report.ok() ? 0 : 1;
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "hlo/run/entry.h"
 #include "kernels/registry.h"
 #include "tools/tpusim/cli.h"
 #include "tools/tpusim/param_flags.h"
@@ -21,6 +22,7 @@ constexpr const char* kUsage = R"(usage: tpusim [--load LIB.so]... COMMAND [opti
 
 commands:
   run KERNEL       run a kernel on a slice: time, bandwidth, bound, data check, trace
+                   (KERNEL may be an HLO module file: compiled.as_text() of a jax.jit)
   compare K1 K2... schedules of one computation side by side: time, exposed communication,
                    MXU and ICI utilisation, % of the lower bound
   bench KERNEL     sweep sizes, nccl-tests style: time, algbw, busbw, % of the analytic
@@ -29,6 +31,7 @@ commands:
   topologies       list the slice presets
   describe T       the model's module tree for slice T, with each module's parameters
   check-trace FILE check a Perfetto trace against the format rules
+  hlo-info FILE    what tpusim reads of an HLO module and how it will run it
 
 --load LIB.so (anywhere on the line, repeatable) loads a shared library built against
 tpusim whose kernels register themselves; run, compare, bench and list then know them.
@@ -56,6 +59,19 @@ std::vector<std::string> TakeLoadOptions(int& argc, char** argv) {
   return paths;
 }
 
+// Every argument that names an HLO module file becomes a registry entry of that name before
+// the command parses its flags, so run, compare and bench take it like any entry (and its
+// parameters, device_order and the rest, are flags).
+void RegisterHloModules(int argc, char** argv) {
+  kernels::Registry& registry = kernels::Registry::Get();
+  for (int i = 2; i < argc; ++i) {
+    const std::string argument = argv[i];
+    if (argument.empty() || argument[0] == '-' || registry.Find(argument)) continue;
+    if (!hlo::run::IsHloPath(argument)) continue;
+    registry.Add(hlo::run::HloModuleEntry(argument));
+  }
+}
+
 }  // namespace
 
 int Dispatch(int argc, char** argv) {
@@ -72,7 +88,10 @@ int Dispatch(int argc, char** argv) {
     if (argument.find('%') != std::string::npos)
       throw UsageError(command, "'" + argument + "' holds a '%', which no tpusim argument uses.");
   }
+  if (command == "run" || command == "compare" || command == "bench")
+    RegisterHloModules(argc, argv);
   if (command == "run") return RunRun(argc - 1, argv + 1);
+  if (command == "hlo-info") return RunHloInfo(argc - 1, argv + 1);
   if (command == "compare") return RunCompare(argc - 1, argv + 1);
   if (command == "bench") return RunBench(argc - 1, argv + 1);
   if (command == "list") return RunList(argc - 1, argv + 1);

@@ -7,6 +7,7 @@
 #include "base/text.h"
 #include "dsl/mesh.h"
 #include "tools/tpusim/cli.h"
+#include "tools/tpusim/op_table.h"
 #include "tools/tpusim/run_memory.h"
 #include "traces/trace_sink.h"
 
@@ -39,7 +40,12 @@ nlohmann::ordered_json KernelRunReport::ToJson() const {
   j["specs"] = specs;
   j["ici_bytes_per_chip"] = ici_bytes_per_chip;
   j["peak_hbm_bytes"] = peak_hbm_bytes;
-  if (kind == "program") j["async_wait_ns"] = async_wait_seconds * 1e9;
+  if (kind == "program") {
+    j["async_wait_ns"] = async_wait_seconds * 1e9;
+    j["ops"] = OpsJson(*this);
+  }
+  if (!timing_only_reason.empty()) j["timing_only_reason"] = timing_only_reason;
+  if (!notes.empty()) j["notes"] = notes;
   if (roofline) {
     j["blocks"] = blocks;
     j["flops"] = flops;
@@ -241,6 +247,11 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   report.trace_path = request.trace_path;
 
   kernels::Workload workload = MakeWorkload(*info, mesh, params);
+  report.notes = workload.notes;
+  if (!workload.timing_only_reason.empty()) {
+    report.timing_only_reason = workload.timing_only_reason;
+    report.functional = false;
+  }
   const kernels::Bound bound = info->bound ? info->bound(mesh, params) : kernels::Bound{};
   report.bound_seconds = bound.seconds;
   report.bound_formula = bound.formula;
@@ -256,7 +267,7 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   if (!request.trace_path.empty()) trace = traces::OpenTraceFile(request.trace_path);
 
   dsl::RunOptions options;
-  options.functional = request.functional;
+  options.functional = report.functional;
   options.trace = trace.get();
   options.time_limit = request.time_limit;
   options.race_check = request.checks.race_check;
@@ -275,6 +286,8 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   // The library names the run's option; on the command line it is a flag.
   if (result.error_kind == ErrorKind::kTimeLimit) report.error += " (flag --time-limit)";
   report.events = result.stats.events;
+  report.ops = result.op_times;
+  report.critical_device = result.critical_device;
   report.stats = result.stats;
   if (const auto contract = WorkloadContract(workload)) {
     report.contract = contract->Describe();
@@ -308,7 +321,7 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
         report.mxu_utilisation = busy / result.stats.cores.size() / report.sim_seconds;
     }
   }
-  if (result.ok && request.functional) {
+  if (result.ok && report.functional) {
     const dsl::Comparison c = dsl::CheckAgainstReference(
         workload.program, result, workload.expected, workload.rtol, workload.atol);
     report.checked = true;

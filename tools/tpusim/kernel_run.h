@@ -10,6 +10,7 @@
 #include <string>
 
 #include "base/engine.h"
+#include "dsl/program/runtime.h"
 #include "kernels/registry.h"
 #include "topologies/topology.pb.h"
 
@@ -87,6 +88,14 @@ struct KernelRunReport {
   uint64_t peak_hbm_bytes = 0;
   // Programs: time the cores waited in async collectives' *_done, mean over chips.
   double async_wait_seconds = 0;
+
+  // A functional run was asked for, but the entry cannot be one (an op without numerics):
+  // the run was timing-only, for this reason.
+  std::string timing_only_reason;
+  std::vector<std::string> notes;  // what the entry says about this run
+  // Programs: the per-op table of the device whose program ended last.
+  std::vector<dsl::OpTime> ops;
+  int critical_device = 0;
 
   // The entry's parameters as the run used them, defaults included.
   std::vector<std::pair<std::string, kernels::ParamValue>> params;
