@@ -58,7 +58,9 @@ TEST_P(LaxCollective, MatchesTheHostReferenceOnEveryDevice) {
   ASSERT_TRUE(run.result.ok) << run.result.error;
   const std::vector<dsl::Array> expected = kernels::lax::Reference(mesh, c.spec, run.shards);
   const bool sums = c.spec.kind == Collective::kPsum || c.spec.kind == Collective::kPsumScatter;
-  const int group = static_cast<int>(kernels::lax::GroupOf(mesh, c.spec.axes, 0).size());
+  const int group = c.spec.groups.empty()
+                        ? kernels::lax::DeviceGroups::OfAxes(mesh, c.spec.axes).group_size()
+                        : static_cast<int>(c.spec.groups[0].size());
   const double atol = sums ? kernels::ReductionTolerance(c.dtype, group) : 0;
   ASSERT_EQ(run.result.device_outputs.size(), 1u);
   for (int d = 0; d < mesh.devices(); ++d) {
