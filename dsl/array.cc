@@ -140,8 +140,10 @@ Array Array::Random(Shape shape, DType dtype, uint64_t seed) {
   for (int64_t i = 0; i < n; ++i) {
     // Integer arithmetic keeps the values identical across standard libraries.
     const double u = static_cast<double>(engine() >> 11) / static_cast<double>(1ull << 53);
-    a.SetFlat(
-        i, dtype == DType::kInt8 || dtype == DType::kInt32 ? std::floor(u * 200 - 100) : u * 2 - 1);
+    a.SetFlat(i, IsFloating(dtype)          ? u * 2 - 1
+                 : dtype == DType::kBool    ? std::floor(u * 2)
+                 : dtype == DType::kUInt32 ? std::floor(u * 200)
+                                            : std::floor(u * 200 - 100));
   }
   return a;
 }
@@ -173,6 +175,23 @@ double Array::GetFlat(int64_t i) const {
     }
     case DType::kInt8:
       return static_cast<int8_t>(*p);
+    case DType::kBool:
+      return *p != 0 ? 1 : 0;
+    case DType::kUInt32: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::kInt64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<double>(v);
+    }
+    case DType::kF16: {
+      Eigen::half v;
+      std::memcpy(&v, p, 2);
+      return static_cast<double>(static_cast<float>(v));
+    }
   }
   return 0;
 }
@@ -198,6 +217,24 @@ void Array::SetFlat(int64_t i, double value) {
     case DType::kInt8:
       *p = static_cast<uint8_t>(static_cast<int8_t>(value));
       return;
+    case DType::kBool:
+      *p = value != 0 ? 1 : 0;
+      return;
+    case DType::kUInt32: {
+      const auto v = static_cast<uint32_t>(value);
+      std::memcpy(p, &v, 4);
+      return;
+    }
+    case DType::kInt64: {
+      const auto v = static_cast<int64_t>(value);
+      std::memcpy(p, &v, 8);
+      return;
+    }
+    case DType::kF16: {
+      const Eigen::half v(static_cast<float>(value));
+      std::memcpy(p, &v, 2);
+      return;
+    }
   }
 }
 

@@ -28,12 +28,16 @@ Precision ParsePrecision(const std::string& name) {
 double MxuPasses(const config::ChipConfig& chip, DType operands, Precision precision) {
   switch (operands) {
     case DType::kBF16:
+    case DType::kF16:  // no f16 MXU path is published: taken as bf16
       return 1;
     case DType::kF32:
       return precision == Precision::kHighest ? 6 : precision == Precision::kHigh ? 3 : 1;
     case DType::kInt8:
       return 1 / chip.cost().int8_mxu_rate();
     case DType::kInt32:
+    case DType::kBool:
+    case DType::kUInt32:
+    case DType::kInt64:  // integer dots beyond int8: the int32 path
       return chip.cost().int32_dot_passes();
   }
   return 1;

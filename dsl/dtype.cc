@@ -13,7 +13,14 @@ int SizeOf(DType dtype) {
     case DType::kInt32:
       return 4;
     case DType::kInt8:
+    case DType::kBool:
       return 1;
+    case DType::kUInt32:
+      return 4;
+    case DType::kInt64:
+      return 8;
+    case DType::kF16:
+      return 2;
   }
   return 1;
 }
@@ -28,8 +35,20 @@ const char* DTypeName(DType dtype) {
       return "int32";
     case DType::kInt8:
       return "int8";
+    case DType::kBool:
+      return "bool";
+    case DType::kUInt32:
+      return "uint32";
+    case DType::kInt64:
+      return "int64";
+    case DType::kF16:
+      return "f16";
   }
   return "?";
+}
+
+bool IsFloating(DType dtype) {
+  return dtype == DType::kBF16 || dtype == DType::kF32 || dtype == DType::kF16;
 }
 
 DType ParseDType(const std::string& name) {
@@ -37,6 +56,10 @@ DType ParseDType(const std::string& name) {
   if (name == "f32" || name == "float32") return DType::kF32;
   if (name == "int32" || name == "i32") return DType::kInt32;
   if (name == "int8" || name == "i8") return DType::kInt8;
+  if (name == "bool" || name == "pred") return DType::kBool;
+  if (name == "uint32" || name == "u32") return DType::kUInt32;
+  if (name == "int64" || name == "i64") return DType::kInt64;
+  if (name == "f16" || name == "float16") return DType::kF16;
   throw Error(ErrorKind::kInvalidArgument,
               "unknown dtype '" + name + "'; use one of bf16, f32, int32, int8.");
 }

@@ -9,12 +9,15 @@
 
 namespace tpusim::dsl {
 
-enum class DType { kBF16, kF32, kInt32, kInt8 };
+// kBool, kUInt32, kInt64 and kF16 exist for XLA programs (pred masks, partition-id,
+// indices); the kernels and the MXU take the first four.
+enum class DType { kBF16, kF32, kInt32, kInt8, kBool, kUInt32, kInt64, kF16 };
 
 using bf16 = Eigen::bfloat16;
 
 int SizeOf(DType dtype);
-const char* DTypeName(DType dtype);  // "bf16", "f32", "int32", "int8"
+const char* DTypeName(DType dtype);  // "bf16", "f32", "int32", "int8", "bool", ...
+bool IsFloating(DType dtype);         // bf16, f16, f32
 // Throws Error(kInvalidArgument) naming the accepted spellings.
 DType ParseDType(const std::string& name);
 

@@ -32,6 +32,14 @@ base::Uninitialized UninitializedFor(DType dtype, bool zero) {
       return {0x7fffffffu, 4};
     case DType::kInt8:
       return {0x7fu, 1};
+    case DType::kBool:
+      return {0x1u, 1};
+    case DType::kUInt32:
+      return {0xffffffffu, 4};
+    case DType::kInt64:  // the pattern repeats: 0x7f7f...; any large value shows it
+      return {0x7fu, 1};
+    case DType::kF16:
+      return {0x7e00u, 2};
   }
   return {};
 }
