@@ -140,8 +140,10 @@ dsl::Array Concatenate(const std::vector<const dsl::Array*>& parts, size_t d,
   if (d >= dims.size()) Fail(instruction, "its dimension is outside its operand");
   dims[d] = 0;
   for (const dsl::Array* part : parts) {
-    if (part->shape().size() != dims.size() || part->dtype() != parts[0]->dtype())
-      Fail(instruction, "its operands differ in shape across the group");
+    bool fits = part->shape().size() == dims.size() && part->dtype() == parts[0]->dtype();
+    for (size_t k = 0; fits && k < dims.size(); ++k)
+      fits = k == d || part->shape()[k] == dims[k];
+    if (!fits) Fail(instruction, "its operands differ in shape across the group");
     dims[d] += part->shape()[d];
   }
   dsl::Array out = NewArray(parts[0]->dtype(), dims);
@@ -214,6 +216,7 @@ std::vector<Value> AllToAll(const Collective& c) {
     const std::vector<int64_t>& group = *placements[s].group;
     const size_t rank = placements[s].rank;
     if (split) {
+      if (c.OperandCount() != 1) Fail(c.instruction(), "its split form takes one operand");
       // Chunk `rank` of every member's operand, concatenated in member order.
       const auto d = static_cast<size_t>(c.Dimension());
       std::vector<dsl::Array> chunks;

@@ -32,11 +32,10 @@ std::vector<Value> Arguments(const Module& module, const std::vector<dsl::Array>
     const dsl::DType dtype = *ModelledDType(parameter.shape.element_type);
     if (array.dtype() != dtype || array.shape() != parameter.shape.dimensions ||
         !array.has_data()) {
-      FailParameters(module, on + "'s parameter " + std::to_string(p) + " (%" + parameter.name +
-                                 ") is " + dsl::TypeString(array.dtype(), array.shape()) +
-                                 (array.has_data() ? "" : " without data") +
-                                 ", but the module states " + parameter.shape.ToString(false) +
-                                 ".");
+      FailParameters(module,
+                     on + "'s parameter " + std::to_string(p) + " (%" + parameter.name + ") is " +
+                         Describe(array) + (array.has_data() ? "" : " without data") +
+                         ", but the module states " + parameter.shape.ToString(false) + ".");
     }
     arguments.push_back(Value::Of(array));
   }

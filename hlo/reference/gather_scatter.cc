@@ -41,6 +41,13 @@ class IndexVectors {
     strides_ = Strides(indices.shape());
   }
 
+  // The indices' dimensions other than index_vector_dim: what the batch positions run over.
+  Dims BatchDims() const {
+    Dims dims = indices_.shape();
+    if (dim_ < dims.size()) dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(dim_));
+    return dims;
+  }
+
   Dims At(const Dims& batch) const {
     int64_t base = 0;
     for (size_t i = 0, d = 0; i < batch.size(); ++i, ++d) {
@@ -73,6 +80,9 @@ Value Gather(const OpInput& in) {
   const Dims& dims = operand.shape();
   if (slice_sizes.size() != dims.size())
     Fail(in.instruction, "slice_sizes needs one entry per dimension");
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (slice_sizes[d] < 0 || slice_sizes[d] > dims[d])
+      Fail(in.instruction, "slice_sizes should be within its operand's dimensions");
   for (const int64_t d : start_index_map)
     if (d < 0 || d >= static_cast<int64_t>(dims.size()))
       Fail(in.instruction, "start_index_map names a dimension outside its operand");
@@ -87,6 +97,16 @@ Value Gather(const OpInput& in) {
   dsl::Array out = NewArray(ResultDType(in.instruction), in.instruction.shape.dimensions);
   if (out.dtype() != operand.dtype())
     Fail(in.instruction, "its element type differs from its operand's");
+  Dims batch_dims;
+  for (size_t d = 0; d < out.shape().size(); ++d)
+    if (!Contains(offset_dims, static_cast<int64_t>(d))) batch_dims.push_back(out.shape()[d]);
+  bool fits = batch_dims == vectors.BatchDims();
+  for (size_t j = 0; fits && j < offset_dims.size(); ++j) {
+    const int64_t o = offset_dims[j];
+    fits = o >= 0 && o < static_cast<int64_t>(out.shape().size()) &&
+           out.shape()[static_cast<size_t>(o)] == slice_sizes[window_dims[j]];
+  }
+  if (!fits) Fail(in.instruction, "its shape is not its indices' batch and slice_sizes' offsets");
   const Dims strides = Strides(dims);
   int64_t flat = 0;
   ForEachIndex(out.shape(), [&](const Dims& index) {
@@ -126,6 +146,10 @@ Value Scatter(const OpInput& in) {
   const Dims& dims = results[0].shape();
   const dsl::Array& indices = in.Array(n);
   const Dims& update_dims = in.Array(n + 1).shape();
+  for (size_t k = 0; k < n; ++k) {
+    if (results[k].shape() != dims || in.Array(n + 1 + k).shape() != update_dims)
+      Fail(in.instruction, "its operands should share one shape and its updates another");
+  }
   for (const int64_t d : to_operand)
     if (d < 0 || d >= static_cast<int64_t>(dims.size()))
       Fail(in.instruction, "scatter_dims_to_operand_dims names a dimension outside its operand");
@@ -136,6 +160,14 @@ Value Scatter(const OpInput& in) {
   if (window_dims.size() != update_window_dims.size())
     Fail(in.instruction,
          "update_window_dims should name one update dimension per operand dimension not inserted");
+  Dims scatter_dims;
+  for (size_t d = 0; d < update_dims.size(); ++d)
+    if (!Contains(update_window_dims, static_cast<int64_t>(d)))
+      scatter_dims.push_back(update_dims[d]);
+  bool fits = scatter_dims == vectors.BatchDims();
+  for (const int64_t u : update_window_dims)
+    fits = fits && u >= 0 && u < static_cast<int64_t>(update_dims.size());
+  if (!fits) Fail(in.instruction, "its updates' shape is not its indices' batch and its windows");
   const Dims strides = Strides(dims);
   int64_t flat = 0;
   ForEachIndex(update_dims, [&](const Dims& index) {

@@ -28,9 +28,11 @@ std::vector<Value> Interpreter::Run(int computation, const std::vector<int64_t>&
     CheckModelled(instruction, instruction.shape);
     if (instruction.opcode == "parameter") {
       values[i].resize(devices.size());
-      for (size_t s = 0; s < devices.size(); ++s)
+      for (size_t s = 0; s < devices.size(); ++s) {
         values[i][s] =
             std::move(arguments[s].at(static_cast<size_t>(instruction.parameter_number)));
+        CheckResult(instruction, values[i][s]);  // the caller passed what the callee takes
+      }
       continue;
     }
     Operands operands(devices.size());
@@ -38,6 +40,8 @@ std::vector<Value> Interpreter::Run(int computation, const std::vector<int64_t>&
       for (const int operand : instruction.operands)
         operands[s].push_back(&values[static_cast<size_t>(operand)][s]);
     values[i] = Evaluate(c, instruction, devices, operands);
+    for (const Value& value : values[i])
+      CheckResult(instruction, value);
     for (const int operand : instruction.operands) {
       const auto o = static_cast<size_t>(operand);
       if (last_use[o] == i && operand != c.root) values[o].clear();

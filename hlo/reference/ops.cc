@@ -60,7 +60,8 @@ Reducer::Reducer(const Module& module, const Instruction& instruction, int compu
     if (!shape.IsArray() || shape.element_type != root.shape.element_type) binary_opcode_.clear();
   }
   if (!binary_opcode_.empty() && ModelledDType(root.shape.element_type)) {
-    dsl::Array probe = NewArray(*ModelledDType(root.shape.element_type), {});
+    fast_dtype_ = *ModelledDType(root.shape.element_type);
+    dsl::Array probe = NewArray(fast_dtype_, {});
     if (!ApplyBinary(binary_opcode_, probe, probe, probe)) binary_opcode_.clear();
   } else {
     binary_opcode_.clear();
@@ -70,7 +71,7 @@ Reducer::Reducer(const Module& module, const Instruction& instruction, int compu
 std::vector<dsl::Array> Reducer::Apply(const std::vector<dsl::Array>& accumulators,
                                        const std::vector<dsl::Array>& values) const {
   if (!binary_opcode_.empty() && accumulators.size() == 1 &&
-      accumulators[0].dtype() == values[0].dtype()) {
+      accumulators[0].dtype() == fast_dtype_ && values[0].dtype() == fast_dtype_) {
     return {Combine(accumulators[0], values[0])};
   }
   std::vector<Value> arguments;
@@ -91,7 +92,8 @@ std::vector<dsl::Array> Reducer::Apply(const std::vector<dsl::Array>& accumulato
 
 dsl::Array Reducer::Combine(const dsl::Array& accumulator, const dsl::Array& value) const {
   dsl::Array out = NewArray(accumulator.dtype(), accumulator.shape());
-  if (!binary_opcode_.empty() && accumulator.dtype() == value.dtype()) {
+  if (!binary_opcode_.empty() && accumulator.dtype() == fast_dtype_ &&
+      value.dtype() == fast_dtype_) {
     ApplyBinary(binary_opcode_, swapped_ ? value : accumulator, swapped_ ? accumulator : value,
                 out);
     return out;

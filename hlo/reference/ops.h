@@ -35,8 +35,9 @@ class Reducer {
   const Instruction* instruction_;
   int computation_;
   CallComputation call_;
-  std::string binary_opcode_;  // the fast path, when not empty
-  bool swapped_ = false;       // the instruction is op(parameter 1, parameter 0)
+  std::string binary_opcode_;  // the fast path, when not empty, for operands of fast_dtype_
+  dsl::DType fast_dtype_ = dsl::DType::kF32;
+  bool swapped_ = false;  // the instruction is op(parameter 1, parameter 0)
 };
 
 struct OpInput {

@@ -115,6 +115,9 @@ Value ReduceWindow(const OpInput& in) {
   const Dims& dims = inputs[0]->shape();
   const std::vector<WindowDimension> window = DecodeWindow(in.instruction.GetAttribute("window"));
   if (window.size() != dims.size()) Fail(in.instruction, "window needs one entry per dimension");
+  for (const WindowDimension& w : window)
+    if (w.size < 0 || w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1)
+      Fail(in.instruction, "its window's strides and dilations should be 1 or more");
   const Shape& first = in.instruction.shape.IsTuple() ? in.instruction.shape.tuple_shapes.at(0)
                                                       : in.instruction.shape;
   std::vector<dsl::Array> results = Results(in, n, first.dimensions);

@@ -18,6 +18,16 @@ int64_t OffsetOf(const Dims& index, const Dims& strides) {
   return offset;
 }
 
+bool IsPermutation(const std::vector<int64_t>& list) {
+  std::vector<bool> seen(list.size(), false);
+  for (const int64_t d : list) {
+    if (d < 0 || d >= static_cast<int64_t>(list.size()) || seen[static_cast<size_t>(d)])
+      return false;
+    seen[static_cast<size_t>(d)] = true;
+  }
+  return true;
+}
+
 const Dims& ResultDims(const OpInput& in) {
   return in.instruction.shape.dimensions;
 }
@@ -37,6 +47,11 @@ Value Broadcast(const OpInput& in) {
   const std::vector<int64_t> dims = in.IntList("dimensions");
   ExpectRank(in, dims, x.shape().size(), "dimensions");
   dsl::Array out = NewArray(ResultDType(in.instruction), ResultDims(in));
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 0 || dims[i] >= static_cast<int64_t>(out.shape().size()) ||
+        out.shape()[static_cast<size_t>(dims[i])] != x.shape()[i])
+      Fail(in.instruction, "dimensions does not map its operand's dimensions onto equal ones");
+  }
   const Dims strides = Strides(x.shape());
   int64_t flat = 0;
   ForEachIndex(out.shape(), [&](const Dims& index) {
@@ -53,8 +68,8 @@ Value Reshape(const OpInput& in) {
   const dsl::Array& x = in.Array(0);
   dsl::Array out = NewArray(ResultDType(in.instruction), ResultDims(in));
   if (out.size() != x.size() || out.dtype() != x.dtype()) {
-    Fail(in.instruction, "its operand " + dsl::TypeString(x.dtype(), x.shape()) +
-                             " does not hold the elements of its result");
+    Fail(in.instruction,
+         "its operand " + Describe(x) + " does not hold the elements of its result");
   }
   out.bytes() = x.bytes();
   return Value::Of(std::move(out));
@@ -67,7 +82,8 @@ std::vector<int64_t> PhysicalOrder(const Shape& shape) {
   std::vector<int64_t> major_to_minor(dims.size());
   for (size_t d = 0; d < dims.size(); ++d)
     major_to_minor[d] = static_cast<int64_t>(d);
-  if (shape.layout && shape.layout->minor_to_major.size() == dims.size())
+  if (shape.layout && shape.layout->minor_to_major.size() == dims.size() &&
+      IsPermutation(shape.layout->minor_to_major))
     major_to_minor.assign(shape.layout->minor_to_major.rbegin(),
                           shape.layout->minor_to_major.rend());
   Dims physical_dims;
@@ -91,8 +107,7 @@ Value Bitcast(const OpInput& in) {
   const dsl::Array& x = in.Array(0);
   dsl::Array out = NewArray(ResultDType(in.instruction), ResultDims(in));
   if (out.nbytes() != x.nbytes()) {
-    Fail(in.instruction, "its operand " + dsl::TypeString(x.dtype(), x.shape()) +
-                             " has another byte size than its result");
+    Fail(in.instruction, "its operand " + Describe(x) + " has another byte size than its result");
   }
   if (out.dtype() != x.dtype()) {
     out.bytes() = x.bytes();
@@ -110,7 +125,12 @@ Value Transpose(const OpInput& in) {
   const dsl::Array& x = in.Array(0);
   const std::vector<int64_t> permutation = in.IntList("dimensions");
   ExpectRank(in, permutation, x.shape().size(), "dimensions");
+  if (!IsPermutation(permutation)) Fail(in.instruction, "dimensions is not a permutation");
   dsl::Array out = NewArray(ResultDType(in.instruction), ResultDims(in));
+  for (size_t i = 0; i < permutation.size(); ++i)
+    if (out.shape().size() != permutation.size() ||
+        out.shape()[i] != x.shape()[static_cast<size_t>(permutation[i])])
+      Fail(in.instruction, "its shape is not its operand's permuted by dimensions");
   const Dims strides = Strides(x.shape());
   int64_t flat = 0;
   ForEachIndex(out.shape(), [&](const Dims& index) {
@@ -129,6 +149,14 @@ Value Slice(const OpInput& in) {
   if (ranges.size() != x.shape().size())
     Fail(in.instruction, "slice needs one range per dimension");
   dsl::Array out = NewArray(ResultDType(in.instruction), ResultDims(in));
+  for (size_t d = 0; d < ranges.size(); ++d) {
+    const SliceRange& r = ranges[d];
+    if (r.start < 0 || r.start > r.limit || r.limit > x.shape()[d] || r.stride < 1 ||
+        out.shape().size() != ranges.size() ||
+        out.shape()[d] != (r.limit - r.start + r.stride - 1) / r.stride)
+      Fail(in.instruction,
+           "its range " + std::to_string(d) + " does not fit its operand and result");
+  }
   const Dims strides = Strides(x.shape());
   int64_t flat = 0;
   ForEachIndex(out.shape(), [&](const Dims& index) {
@@ -185,12 +213,16 @@ Value Concatenate(const OpInput& in) {
   Dims offsets(out.shape().size(), 0);
   for (size_t i = 0; i < in.operands.size(); ++i) {
     const dsl::Array& part = in.Array(i);
-    if (part.shape().size() != out.shape().size() || d >= out.shape().size() ||
-        offsets[d] + part.shape()[d] > out.shape()[d] || part.dtype() != out.dtype())
-      Fail(in.instruction, "its operands do not fit its result");
+    bool fits = part.shape().size() == out.shape().size() && d < out.shape().size() &&
+                offsets[d] + part.shape()[d] <= out.shape()[d] && part.dtype() == out.dtype();
+    for (size_t k = 0; fits && k < out.shape().size(); ++k)
+      fits = k == d || part.shape()[k] == out.shape()[k];
+    if (!fits) Fail(in.instruction, "its operands do not fit its result");
     if (part.size() > 0) out.Place(part, offsets);
     offsets[d] += part.shape()[d];
   }
+  if (d >= out.shape().size() || offsets[d] != out.shape()[d])
+    Fail(in.instruction, "its operands do not fit its result");
   return Value::Of(std::move(out));
 }
 
@@ -202,6 +234,15 @@ Value Pad(const OpInput& in) {
   if (padding.size() != x.shape().size())
     Fail(in.instruction, "padding needs one entry per dimension");
   dsl::Array out = NewArray(ResultDType(in.instruction), ResultDims(in));
+  for (size_t d = 0; d < padding.size(); ++d) {
+    const int64_t n = x.shape()[d];
+    const PaddingDimension& p = padding[d];
+    if (p.interior < 0 || out.shape().size() != padding.size() ||
+        out.shape()[d] != p.low + p.high + n + std::max<int64_t>(n - 1, 0) * p.interior)
+      Fail(in.instruction, "its padding " + std::to_string(d) + " does not give its result's size");
+  }
+  if (padding_value.size() != 1 || padding_value.dtype() != out.dtype())
+    Fail(in.instruction, "its padding value should be a scalar of its element type");
   for (int64_t i = 0; i < out.size(); ++i)
     CopyElement(padding_value, 0, out, i);
   const Dims strides = Strides(out.shape());
@@ -224,6 +265,9 @@ Value Reverse(const OpInput& in) {
   in.ExpectOperands(1);
   const dsl::Array& x = in.Array(0);
   const std::vector<int64_t> reversed = in.IntList("dimensions");
+  for (const int64_t d : reversed)
+    if (d < 0 || d >= static_cast<int64_t>(x.shape().size()))
+      Fail(in.instruction, "dimensions names " + std::to_string(d) + ", outside its operand");
   dsl::Array out = NewArray(ResultDType(in.instruction), x.shape());
   const Dims strides = Strides(x.shape());
   int64_t flat = 0;
@@ -238,9 +282,11 @@ Value Reverse(const OpInput& in) {
 Value Iota(const OpInput& in) {
   const int64_t dimension = DecodeInt(in.instruction.GetAttribute("iota_dimension"));
   dsl::Array out = NewArray(ResultDType(in.instruction), ResultDims(in));
+  if (dimension < 0 || dimension >= static_cast<int64_t>(out.shape().size()))
+    Fail(in.instruction, "iota_dimension is outside its shape");
   int64_t flat = 0;
   ForEachIndex(out.shape(), [&](const Dims& index) {
-    SetInt(out, flat++, index.at(static_cast<size_t>(dimension)));
+    SetInt(out, flat++, index[static_cast<size_t>(dimension)]);
   });
   return Value::Of(std::move(out));
 }

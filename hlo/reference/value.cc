@@ -216,6 +216,49 @@ Dims Strides(const Dims& dims) {
   return strides;
 }
 
+std::string Describe(const dsl::Array& array) {
+  std::string text = std::string(PrimitiveTypeName(TypeOf(array.dtype()))) + "[";
+  for (size_t d = 0; d < array.shape().size(); ++d) {
+    if (d > 0) text += ',';
+    text += std::to_string(array.shape()[d]);
+  }
+  return text + "]";
+}
+
+std::string Describe(const Value& value) {
+  if (!value.is_tuple) return Describe(value.array);
+  std::string text = "(";
+  for (size_t i = 0; i < value.elements.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += Describe(value.elements[i]);
+  }
+  return text + ")";
+}
+
+namespace {
+
+bool Fits(const Shape& shape, const Value& value) {
+  if (shape.IsToken()) return value.is_tuple && value.elements.empty();
+  if (shape.IsTuple()) {
+    if (!value.is_tuple || value.elements.size() != shape.tuple_shapes.size()) return false;
+    for (size_t i = 0; i < value.elements.size(); ++i)
+      if (!Fits(shape.tuple_shapes[i], value.elements[i])) return false;
+    return true;
+  }
+  return !value.is_tuple && ModelledDType(shape.element_type) == value.array.dtype() &&
+         value.array.shape() == shape.dimensions;
+}
+
+}  // namespace
+
+void CheckResult(const Instruction& instruction, const Value& value) {
+  if (!Fits(instruction.shape, value)) {
+    Fail(instruction, "it computes " + Describe(value) + " where its shape is " +
+                          instruction.shape.ToString(false) +
+                          " (its operands or attributes do not fit its shape)");
+  }
+}
+
 void Flatten(const Value& value, std::vector<dsl::Array>& out) {
   if (!value.is_tuple) {
     out.push_back(value.array);

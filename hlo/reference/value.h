@@ -91,6 +91,13 @@ void ForEachIndex(const Dims& dims, Visit&& visit) {
   }
 }
 
+// "f32[2,3]", "(f32[2], s32[])": what an error says a value is.
+std::string Describe(const Value& value);
+std::string Describe(const dsl::Array& array);
+// Fails unless `value` has `shape` (element types and dimensions, recursively; a token is
+// an empty tuple): what `instruction` computed must be what its shape says.
+void CheckResult(const Instruction& instruction, const Value& value);
+
 // Appends every array of `value` (a tuple flattened in order, tokens dropped) to `out`.
 void Flatten(const Value& value, std::vector<dsl::Array>& out);
 
