@@ -68,6 +68,15 @@ void Store(const std::vector<dsl::Array>& accumulators, std::vector<dsl::Array>&
   }
 }
 
+// accumulators = to_apply(accumulators..., element `offset` of each input...).
+void Accumulate(const Reducer& reducer, const std::vector<const dsl::Array*>& inputs,
+                int64_t offset, std::vector<dsl::Array>& accumulators) {
+  std::vector<dsl::Array> values;
+  for (const dsl::Array* input : inputs)
+    values.push_back(ElementOf(*input, offset));
+  accumulators = reducer.Apply(accumulators, values);
+}
+
 Value Reduce(const OpInput& in) {
   const size_t n = HalfOfOperands(in);
   const std::vector<const dsl::Array*> inputs = Arrays(in, 0, n);
@@ -97,10 +106,7 @@ Value Reduce(const OpInput& in) {
       int64_t offset = base;
       for (size_t i = 0; i < index.size(); ++i)
         offset += index[i] * reduced_strides[i];
-      std::vector<dsl::Array> values;
-      for (const dsl::Array* input : inputs)
-        values.push_back(ElementOf(*input, offset));
-      accumulators = reducer.Apply(accumulators, values);
+      Accumulate(reducer, inputs, offset, accumulators);
     });
     Store(accumulators, results, flat++, in.instruction);
   });
@@ -139,10 +145,7 @@ Value ReduceWindow(const OpInput& in) {
         if (position >= dims[d]) return;
         offset += position * strides[d];
       }
-      std::vector<dsl::Array> values;
-      for (const dsl::Array* input : inputs)
-        values.push_back(ElementOf(*input, offset));
-      accumulators = reducer.Apply(accumulators, values);
+      Accumulate(reducer, inputs, offset, accumulators);
     });
     Store(accumulators, results, flat++, in.instruction);
   });

@@ -38,6 +38,22 @@ TEST(ReferenceDot, MatrixProductBatchDimsAndContractingTheLeadingDimension) {
   EXPECT_THAT(Values(out[3]), ElementsAre(65536));  // 2^32 + 2^16 wraps to 2^16
 }
 
+TEST(ReferenceDot, BatchDimensionsAnywhereComeFirstInTheResult) {
+  const auto out = EvaluateOne(ModuleText(R"(
+  %l = s32[3,2] constant({{1, 2}, {3, 4}, {5, 6}})
+  %r = s32[2,3] constant({{1, 1, 1}, {2, 2, 2}})
+  %only.batch = s32[2] dot(%l, %r), lhs_batch_dims={1}, rhs_batch_dims={0}, lhs_contracting_dims={0}, rhs_contracting_dims={1}
+  %l3 = s32[3,2,2] constant({{{1, 11}, {1, 11}}, {{2, 12}, {2, 12}}, {{3, 13}, {3, 13}}})
+  %batch.free = s32[2,2] dot(%l3, %r), lhs_batch_dims={1}, rhs_batch_dims={0}, lhs_contracting_dims={0}, rhs_contracting_dims={1}
+  ROOT %t = (s32[2], s32[2,2]) tuple(%only.batch, %batch.free))"));
+  ASSERT_EQ(out.size(), 2u);
+  // Per batch b, lhs[k][b] . rhs[b][k]: {1,3,5} . {1,1,1} = 9 and {2,4,6} . {2,2,2} = 24.
+  EXPECT_THAT(Values(out[0]), ElementsAre(9, 24));
+  // [b][f] = sum_k l3[k][b][f] r[b][k] with l3[k][b][f] = k + 1 + 10 f: b = 0 gives
+  // 1+2+3 = 6 and 11+12+13 = 36; b = 1 twice that.
+  EXPECT_THAT(Values(out[1]), ElementsAre(6, 36, 12, 72));
+}
+
 TEST(ReferenceDot, F32AtDefaultPrecisionRoundsOperandsToBf16) {
   // 1 + 2^-10 is not a bf16: one MXU pass sees 1. HIGH and HIGHEST keep it.
   const auto out = EvaluateOne(ModuleText(R"(
