@@ -1,7 +1,7 @@
 include(GNUInstallDirs)
 
-# libtpusim: every layer (topologies, traces, sim, dsl, kernels, programs, hlo) in one shared
-# library, exported as tpusim::tpusim.
+# libtpusim: every layer (topologies, traces, sim, dsl, kernels, programs, hlo and its
+# reference evaluator) in one shared library, exported as tpusim::tpusim.
 #
 # Why shared: kernels register themselves from static initialisers into one Registry.
 # A shared library keeps every registration (no archive member is dropped, so no
@@ -21,7 +21,7 @@ set_target_properties(tpusim_library PROPERTIES
 # Object libraries linked directly contribute their objects.
 target_link_libraries(tpusim_library PRIVATE
   tpusim_topologies tpusim_traces tpusim_base tpusim_sim tpusim_dsl tpusim_kernels tpusim_programs
-  tpusim_hlo tpusim_hlo_run)
+  tpusim_hlo tpusim_hlo_run tpusim_hlo_reference)
 # What the public headers need (dsl/dtype.h uses Eigen; topology.pb.h protobuf). SystemC is
 # a link dependency only: no public header includes it.
 target_link_libraries(tpusim_library PUBLIC protobuf::libprotobuf Eigen3::Eigen
