@@ -7,9 +7,10 @@
 //   products are accumulated in double;
 // - bf16 and f16 operands: exact products accumulated in f32;
 // - integers: exact, wrapped to the result's width.
-// The sum runs over the contracting index in row-major order; the result is rounded once to
-// the instruction's element type.
+// Each batch is one Eigen matrix product (f32 or double accumulation); the result is rounded once
+// to the instruction's element type.
 
+#include <Eigen/Core>
 #include <algorithm>
 
 #include "hlo/reference/ops.h"
@@ -130,20 +131,31 @@ Value DotOp(const OpInput& in) {
   const bool one_pass = OnePassBf16(in);
   const std::vector<double> a = RealValues(lhs, one_pass && lhs.dtype() == dsl::DType::kF32);
   const std::vector<double> b = RealValues(rhs, one_pass && rhs.dtype() == dsl::DType::kF32);
-  // Products of bf16 or f16 values are exact in f32; such dots accumulate in f32.
+  // Products of bf16 or f16 values are exact in f32; such dots accumulate in f32. Each batch
+  // is one matrix product by Eigen (in f32 or in double), on operands gathered contiguously.
   const bool f32_accumulation =
       one_pass || (lhs.dtype() != dsl::DType::kF32 && rhs.dtype() != dsl::DType::kF32);
-  for (size_t batch = 0; batch < batch_l.size(); ++batch)
-    for (size_t m = 0; m < free_l.size(); ++m)
-      for (size_t n = 0; n < free_r.size(); ++n) {
-        const int64_t left = batch_l[batch] + free_l[m], right = batch_r[batch] + free_r[n];
-        double sum = 0;
-        for (size_t k = 0; k < sum_l.size(); ++k) {
-          sum += a[static_cast<size_t>(left + sum_l[k])] * b[static_cast<size_t>(right + sum_r[k])];
-          if (f32_accumulation) sum = static_cast<float>(sum);
-        }
-        SetReal(out, flat++, sum);
-      }
+  const auto rows = static_cast<Eigen::Index>(free_l.size());
+  const auto cols = static_cast<Eigen::Index>(free_r.size());
+  const auto depth = static_cast<Eigen::Index>(sum_l.size());
+  for (size_t batch = 0; batch < batch_l.size(); ++batch) {
+    Eigen::MatrixXd left(rows, depth), right(depth, cols);
+    for (Eigen::Index m = 0; m < rows; ++m)
+      for (Eigen::Index k = 0; k < depth; ++k)
+        left(m, k) = a[static_cast<size_t>(batch_l[batch] + free_l[m] + sum_l[k])];
+    for (Eigen::Index k = 0; k < depth; ++k)
+      for (Eigen::Index n = 0; n < cols; ++n)
+        right(k, n) = b[static_cast<size_t>(batch_r[batch] + free_r[n] + sum_r[k])];
+    Eigen::MatrixXd product;
+    if (f32_accumulation) {
+      product = (left.cast<float>() * right.cast<float>()).cast<double>();
+    } else {
+      product = left * right;
+    }
+    for (Eigen::Index m = 0; m < rows; ++m)
+      for (Eigen::Index n = 0; n < cols; ++n)
+        SetReal(out, flat++, product(m, n));
+  }
   return Value::Of(std::move(out));
 }
 

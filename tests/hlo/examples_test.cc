@@ -136,3 +136,41 @@ TEST(HloExamples, TheThreeMlpShardingsCommunicateAsTheirModulesSay) {
 
 }  // namespace
 }  // namespace tpusim
+
+namespace tpusim {
+namespace {
+
+class HloExampleData : public ::testing::TestWithParam<const char*> {};
+
+// Functional runs: every device's results match the host evaluation (hlo/reference/), and
+// the time is the timing-only run's to the picosecond.
+TEST_P(HloExampleData, MatchesTheHostEvaluationAndTimesAsTimingOnly) {
+  const dsl::Mesh mesh(topologies::LoadTopology("v5e-2x4"));
+  const kernels::KernelInfo info = hlo::run::HloModuleEntry(Example(GetParam()));
+  kernels::Params params = info.Bind({});
+  const kernels::Workload w = info.make(mesh, params);
+  ASSERT_TRUE(w.timing_only_reason.empty()) << w.timing_only_reason;
+  ASSERT_FALSE(w.expected.empty());
+  dsl::RunOptions options;
+  const dsl::RunResult functional = w.program.Run(w.inputs, options);
+  ASSERT_TRUE(functional.ok) << functional.error;
+  const dsl::Comparison check =
+      dsl::CheckAgainstReference(w.program, functional, w.expected, w.rtol, w.atol);
+  EXPECT_TRUE(check.equal) << check.detail;
+
+  params.functional = false;
+  const kernels::Workload shapes = info.make(mesh, params);
+  options.functional = false;
+  const dsl::RunResult timing = shapes.program.Run(shapes.inputs, options);
+  ASSERT_TRUE(timing.ok) << timing.error;
+  EXPECT_EQ(timing.time(), functional.time());
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, HloExampleData,
+                         ::testing::Values("mlp_data_parallel.hlo", "mlp_fsdp.hlo",
+                                           "mlp_tensor_parallel.hlo", "sharded_matmul_permute.hlo",
+                                           "layers_while_all_gather.hlo",
+                                           "async_permute_ring.hlo"));
+
+}  // namespace
+}  // namespace tpusim
