@@ -65,8 +65,8 @@ class Value {
 
   bool defined() const { return storage_ != nullptr; }
   const ShapeDtype& type() const { return view_ ? *view_ : storage_->type; }
-  const Shape& shape() const { return storage_->type.shape; }
-  DType dtype() const { return storage_->type.dtype; }
+  const Shape& shape() const { return type().shape; }
+  DType dtype() const { return type().dtype; }
   int64_t size() const { return NumElements(shape()); }
   uint64_t nbytes() const { return static_cast<uint64_t>(size()) * SizeOf(dtype()); }
   std::string Describe() const { return TypeString(dtype(), shape()); }  // "bf16[256,128]"

@@ -181,7 +181,7 @@ class Analyser {
       use.groups = std::to_string(pairs.size()) + " (source, target) pairs";
       std::set<std::string> places;
       for (const auto& [s, t] : pairs)
-        places.insert(plan_.devices->DescribeGroup({s, t}));
+        places.insert(plan_.devices->DescribePair(s, t));
       for (const std::string& p : places)
         base::AppendListItem(use.placement, "; ", p);
     } else {

@@ -1,6 +1,7 @@
 #include "hlo/run/device_map.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 
 #include "base/errors.h"
@@ -167,6 +168,22 @@ std::string DeviceMap::DescribeGroup(const std::vector<int>& group) const {
   // Whole axes only when the group has every device of the axes it spans.
   if (span != static_cast<int64_t>(group.size())) return "part of axes (" + axes + ")";
   return count == 1 ? "axis " + axes : "axes (" + axes + ")";
+}
+
+std::string DeviceMap::DescribePair(int source, int target) const {
+  if (source == target) return "itself";
+  const std::vector<int> a = mesh_.CoordsOf(source), b = mesh_.CoordsOf(target);
+  std::string axes;
+  int hops = 0;
+  for (size_t d = 0; d < a.size(); ++d) {
+    if (a[d] == b[d]) continue;
+    const int n = mesh_.shape()[d];
+    const int straight = std::abs(a[d] - b[d]);
+    const bool wraps = mesh_.topology().mesh().wraparound(static_cast<int>(d));
+    hops += wraps ? std::min(straight, n - straight) : straight;
+    base::AppendListItem(axes, " and ", mesh_.axis_names()[d]);
+  }
+  return axes + ", " + std::to_string(hops) + (hops == 1 ? " hop" : " hops");
 }
 
 std::vector<int> ParseDeviceOrder(const std::string& text) {

@@ -47,6 +47,8 @@ class DeviceMap {
 
   // "axis y", "axes (x, y)" or "several hops (not a mesh axis)": where a group falls.
   std::string DescribeGroup(const std::vector<int>& group) const;
+  // "y, 1 hop", "y, 3 hops", "x and y, 2 hops", "itself": where a pair's transfer goes.
+  std::string DescribePair(int source, int target) const;
 
  private:
   const dsl::Mesh& mesh_;

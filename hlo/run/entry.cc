@@ -1,6 +1,7 @@
 #include "hlo/run/entry.h"
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -252,7 +253,9 @@ kernels::KernelInfo HloModuleEntry(std::shared_ptr<const Module> module, const s
     bound.flops = FlopsOf(*module, *prepared.plan, mesh);
     bound.peak_flops = dsl::MxuPeakFlops(mesh.topology().chip());
     bound.seconds = bound.flops / bound.peak_flops;
-    bound.formula = "MXU FLOPs per chip / peak (" + std::to_string(bound.flops) + " FLOPs)";
+    char flops[32];
+    std::snprintf(flops, sizeof flops, "%.3g", bound.flops);
+    bound.formula = std::string("MXU FLOPs per chip / peak (") + flops + " FLOPs)";
     return bound;
   };
   return info;

@@ -37,15 +37,40 @@ class DeviceInterpreter {
         context_{module_, *plan.devices, [this](int index) { return Adapter(index); },
                  plan.kernel_map} {}
 
+  // Each value is dropped after its last use, so HBM holds what XLA's buffers would: the
+  // program's live ranges, not every temporary at once.
   HloValue Run(int index, const std::vector<HloValue>& args) {
     const Computation& c = module_.computations.at(static_cast<size_t>(index));
+    const std::vector<size_t>& last_use = LastUses(index);
     std::vector<HloValue> values(c.instructions.size());
-    for (size_t n = 0; n < c.instructions.size(); ++n)
+    for (size_t n = 0; n < c.instructions.size(); ++n) {
       values[n] = Execute(index, c, c.instructions[n], values, args);
+      for (int o : c.instructions[n].operands) {
+        if (last_use[static_cast<size_t>(o)] == n) values[static_cast<size_t>(o)] = HloValue{};
+      }
+      if (last_use[n] == n) values[n] = HloValue{};
+    }
     return values[static_cast<size_t>(c.root)];
   }
 
  private:
+  // For each instruction of computation `index`, the last instruction that reads it (itself
+  // when none does; the root is read by the caller, so it is never dropped).
+  const std::vector<size_t>& LastUses(int index) {
+    auto [it, added] = last_uses_.try_emplace(index);
+    if (!added) return it->second;
+    const Computation& c = module_.computations.at(static_cast<size_t>(index));
+    std::vector<size_t>& last = it->second;
+    last.resize(c.instructions.size());
+    for (size_t n = 0; n < c.instructions.size(); ++n) {
+      last[n] = n;
+      for (int o : c.instructions[n].operands)
+        last[static_cast<size_t>(o)] = n;
+    }
+    last[static_cast<size_t>(c.root)] = c.instructions.size();
+    return last;
+  }
+
   dsl::ComputationPtr Adapter(int index) {
     auto it = adapters_.find(index);
     if (it != adapters_.end()) return it->second;
@@ -283,6 +308,7 @@ class DeviceInterpreter {
   dsl::ProgramContext& ctx_;
   LoweringContext context_;
   std::map<int, dsl::ComputationPtr> adapters_;
+  std::map<int, std::vector<size_t>> last_uses_;
 };
 
 }  // namespace

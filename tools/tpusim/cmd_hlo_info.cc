@@ -67,12 +67,30 @@ int RunHloInfo(int argc, char** argv) {
   auto module =
       std::make_shared<const hlo::Module>(hlo::ParseModuleFile(vm["file"].as<std::string>()));
   PrintModule(*module);
-  if (!vm.count("topology")) {
-    hlo::run::CheckPartitioned(*module);
-    std::printf("\n(give --topology to map the devices, layouts and collectives onto a slice)\n");
-    return 0;
+  std::string topology = vm.count("topology") ? vm["topology"].as<std::string>() : "";
+  if (topology.empty()) {
+    // The first preset with as many chips as the module has devices.
+    const uint64_t devices = static_cast<uint64_t>(module->num_partitions * module->replica_count);
+    for (const std::string& preset : topologies::PresetNames()) {
+      if (topologies::ChipCount(topologies::LoadTopology(preset)) == devices) {
+        topology = preset;
+        break;
+      }
+    }
+    if (topology.empty()) {
+      hlo::run::CheckPartitioned(*module);
+      std::printf(
+          "\n(no preset has %llu chips: give --topology to map the devices, layouts and "
+          "collectives onto a slice)\n",
+          static_cast<unsigned long long>(devices));
+      return 0;
+    }
+    std::printf(
+        "\n(no --topology given: %s, the first preset with as many chips as the module "
+        "has devices)\n",
+        topology.c_str());
   }
-  const dsl::Mesh mesh(topologies::LoadTopology(vm["topology"].as<std::string>()));
+  const dsl::Mesh mesh(topologies::LoadTopology(topology));
   const kernels::KernelInfo info = hlo::run::HloModuleEntry(module, module->file_name);
   kernels::ParamValues given = {{"device_order", vm["device-order"].as<std::string>()},
                                 {"unknown_ops", unknown}};

@@ -1,0 +1,157 @@
+// HLO modules on the command line: run, compare and bench take a module file where they take
+// an entry, hlo-info prints what was read, and every way a module or its flags can be wrong
+// ends in one clear line that names the thing and the fix (exit 2).
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/test_support.h"
+
+namespace tpusim {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::LastLineJson;
+using testing::RunTpusim;
+
+std::string Example(const std::string& name) {
+  return std::string(TPUSIM_SOURCE_DIR) + "/examples/hlo/" + name;
+}
+
+// A module file written for one test.
+std::string WriteModule(const std::string& name, const std::string& text) {
+  const std::string path = testing::TempPath(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+const char* kTiny = R"(HloModule tiny, num_partitions=4
+
+ENTRY %main (p: f32[8,128]) -> f32[8,128] {
+  %p = f32[8,128]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  ROOT %e = f32[8,128]{1,0} exponential(f32[8,128]{1,0} %p), metadata={op_name="jit(f)/exp" source_file="f.py" source_line=3}
+}
+)";
+
+TEST(HloCli, RunsAModuleFileWithItsPerOpTableAndJson) {
+  const std::string trace = testing::TempPath("mlp_tp.pftrace");
+  const auto r = RunTpusim("run " + Example("mlp_tensor_parallel.hlo") +
+                           " --topology v5e-2x4 --json --trace " + trace);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("data             matches the reference on all 8 chips"));
+  EXPECT_THAT(r.out, HasSubstr("critical path"));
+  EXPECT_THAT(r.out, HasSubstr("all-reduce"));
+  const auto j = LastLineJson(r.out);
+  EXPECT_EQ(j["kind"], "program");
+  EXPECT_EQ(j["correct"], true);
+  bool found = false;
+  for (const auto& op : j["ops"]) {
+    if (op["name"] != "all-reduce") continue;
+    found = true;
+    EXPECT_EQ(op["kind"], "collective");
+    EXPECT_EQ(op["count"], 1);
+    EXPECT_GT(op["exposed_ns"].get<double>(), 0);
+  }
+  EXPECT_TRUE(found) << j["ops"].dump();
+  testing::ExpectTraceValid(trace);
+  // The trace names the steps after the instructions.
+  std::ifstream in(trace, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(bytes, HasSubstr("broadcast_maximum_fusion"));
+  EXPECT_THAT(bytes, HasSubstr("jit(f)/jit(main)/dot_general"));
+}
+
+TEST(HloCli, TimingOnlyGivesTheSameTime) {
+  const std::string module = Example("async_permute_ring.hlo");
+  const auto functional = RunTpusim("run " + module + " --topology v5e-2x4 --json");
+  const auto timing = RunTpusim("run " + module + " --topology v5e-2x4 --timing-only --json");
+  ASSERT_EQ(functional.exit_code, 0) << functional.err;
+  ASSERT_EQ(timing.exit_code, 0) << timing.err;
+  EXPECT_EQ(LastLineJson(functional.out)["sim_time_ns"], LastLineJson(timing.out)["sim_time_ns"]);
+}
+
+TEST(HloCli, HloInfoPrintsOpcodesParametersAndCollectiveGroups) {
+  const auto r = RunTpusim("hlo-info " + Example("sharded_matmul_permute.hlo"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("num_partitions=8"));
+  EXPECT_THAT(r.out, HasSubstr("v5e-2x4, the first preset with as many chips"));
+  EXPECT_THAT(r.out, HasSubstr("tiled as P(None, 'y')"));
+  EXPECT_THAT(r.out, HasSubstr("2 groups of 4: {0, 1, 2, 3}, {4, 5, 6, 7}; on axis y"));
+  EXPECT_THAT(r.out, HasSubstr("y, 3 hops"));
+  EXPECT_THAT(r.out, HasSubstr("one kernel: roofline of its MXU, VPU and HBM work"));
+}
+
+TEST(HloCli, CompareRunsAModuleBesideAnotherSchedule) {
+  const auto r = RunTpusim("compare " + Example("mlp_fsdp.hlo") + " " +
+                           Example("mlp_tensor_parallel.hlo") + " --topology v5e-2x4");
+  // Both compute out = relu(X @ W1) @ W2 on the same global shapes; their layouts differ.
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("mlp_fsdp.hlo"));
+  EXPECT_THAT(r.out, HasSubstr("mlp_tensor_parallel.hlo"));
+}
+
+TEST(HloCli, AModuleWithATypoFailsAtItsLineAndColumn) {
+  const std::string path =
+      WriteModule("typo.hlo", "HloModule m\n\nENTRY %e {\n  %p = f32[2] parmeter(0)\n}\n");
+  const auto r = RunTpusim("run " + path + " --topology v5e-2x2");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("typo.hlo:4:"));
+}
+
+TEST(HloCli, AModuleForAnotherDeviceCountNamesBothAndTheFix) {
+  const auto r = RunTpusim("run " + Example("mlp_fsdp.hlo") + " --topology v5e-2x2");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("compiled for 8 devices"));
+  EXPECT_THAT(r.err, HasSubstr("has 4 chips"));
+  EXPECT_THAT(r.err, HasSubstr("jax_num_cpu_devices"));
+}
+
+TEST(HloCli, AnUnknownOpIsNamedUnlessUnknownOpsIsFree) {
+  std::string text = kTiny;
+  text.replace(text.find("exponential(f32[8,128]{1,0} %p)"), 31, "cholesky(f32[8,128]{1,0} %p)");
+  const std::string path = WriteModule("cholesky.hlo", text);
+  const auto refused = RunTpusim("run " + path + " --topology v5e-2x2");
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.err, HasSubstr("'e' (cholesky)"));
+  EXPECT_THAT(refused.err, HasSubstr("cholesky.hlo:5:"));
+  const auto free = RunTpusim("run " + path + " --topology v5e-2x2 --unknown-ops free");
+  EXPECT_EQ(free.exit_code, 0) << free.err;
+  EXPECT_THAT(free.out, HasSubstr("not modelled, charged nothing: e (cholesky)"));
+  EXPECT_THAT(free.out, HasSubstr("timing-only, because"));
+}
+
+TEST(HloCli, AnUnpartitionedModuleSaysHowToGetThePartitionedOne) {
+  std::string text = kTiny;
+  text.replace(text.find("exponential(f32[8,128]{1,0} %p)"), 31,
+               "custom-call(f32[8,128]{1,0} %p), custom_call_target=\"Sharding\"");
+  const std::string path = WriteModule("lowered.hlo", text);
+  const auto r = RunTpusim("run " + path + " --topology v5e-2x2");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("has not been through SPMD partitioning"));
+  EXPECT_THAT(r.err, HasSubstr(".compile().as_text()"));
+}
+
+TEST(HloCli, ABadDeviceOrderNamesItsFlag) {
+  const std::string path = WriteModule("tiny.hlo", kTiny);
+  const auto twice = RunTpusim("run " + path + " --topology v5e-2x2 --device-order 0,1,1,2");
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_THAT(twice.err, HasSubstr("appears twice"));
+  EXPECT_THAT(twice.err, HasSubstr("--device-order"));
+  const auto words = RunTpusim("run " + path + " --topology v5e-2x2 --device-order a,b");
+  EXPECT_EQ(words.exit_code, 2);
+  EXPECT_THAT(words.err, HasSubstr("'a' is not a device number"));
+  const auto reversed = RunTpusim("run " + path + " --topology v5e-2x2 --device-order 3,2,1,0");
+  EXPECT_EQ(reversed.exit_code, 0) << reversed.err;
+}
+
+TEST(HloCli, AMissingFileIsNamed) {
+  const auto r = RunTpusim("hlo-info /nonexistent/step.hlo");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("/nonexistent/step.hlo"));
+}
+
+}  // namespace
+}  // namespace tpusim
