@@ -54,7 +54,8 @@ check: bootstrap
 # a 16-chip axis of v5e-16x16 up to V = 1 GiB in under 2 s per run, and one axis of
 # v4-16x16x16 (4096 chips) at 1 GiB in under 60 s and 4 GiB of memory. Then the model's
 # transactions per second through one link and one memory, and a collective's events per
-# second, and how fast hlo/ parses a 2,000-instruction module (benchmarks/, when Google
+# second, how fast hlo/ parses a 2,000-instruction module, and how fast a 2,370-instruction
+# Llama-class training step parses and runs timing-only (benchmarks/, when Google
 # Benchmark is installed; printed, not checked).
 bench: build
 	@$(TPUSIM) bench all_gather_bidi --topology v5e-16x16 --axis x --min-bytes 1K --max-bytes 1G --factor 4 --timing-only --max-wall 2
@@ -63,6 +64,8 @@ bench: build
 		$(BUILD)/benchmarks/model_benchmarks --benchmark_min_time=0.2; fi
 	@if [ -x $(BUILD)/benchmarks/hlo_benchmarks ]; then \
 		$(BUILD)/benchmarks/hlo_benchmarks --benchmark_min_time=0.2; fi
+	@if [ -x $(BUILD)/benchmarks/hlo_step_benchmarks ]; then \
+		$(BUILD)/benchmarks/hlo_step_benchmarks; fi
 
 format:
 	@git ls-files '*.cc' '*.h' | xargs clang-format -i
