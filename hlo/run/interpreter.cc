@@ -16,7 +16,8 @@ struct HloValue {
   dsl::Value array;
   std::vector<HloValue> elements;
   bool tuple = false;
-  std::shared_ptr<dsl::AsyncValues> started;
+  // The pending half of an async pair: one op per operand (XLA combines collectives).
+  std::vector<std::shared_ptr<dsl::AsyncValues>> started;
 };
 
 void Flatten(const HloValue& v, std::vector<dsl::Value>& out) {
@@ -130,7 +131,7 @@ class DeviceInterpreter {
     }
     v.tuple = true;
     for (dsl::Value& r : results)
-      v.elements.push_back(HloValue{std::move(r), {}, false, nullptr});
+      v.elements.push_back(HloValue{std::move(r), {}, false, {}});
     return v;
   }
 
@@ -142,9 +143,23 @@ class DeviceInterpreter {
       if (!plan_.unknown_ops_free || IsKnownOpcode(i.opcode)) throw;
       return Free(i);
     }
-    // collective-permute's extra operands (in-place buffers) are not data it sends.
-    const size_t count = IsCollective(i.opcode) ? 1 : i.operands.size();
-    return Shaped(i, ctx_.CallAs(Label(i), lowered.op, Operands(i, values, count), lowered.attrs));
+    if (!IsCollective(i.opcode)) {
+      return Shaped(i, ctx_.CallAs(Label(i), lowered.op, Operands(i, values, i.operands.size()),
+                                   lowered.attrs));
+    }
+    // A combined collective runs once per operand, one after the other.
+    std::vector<dsl::Value> results;
+    for (const dsl::Value& operand : CollectiveOperands(i, values))
+      results.push_back(ctx_.CallAs(Label(i), lowered.op, {operand}, lowered.attrs).at(0));
+    return Shaped(i, std::move(results));
+  }
+
+  // What a collective moves: each operand (a combined collective has several), except
+  // collective-permute's extra operands, which are in-place buffers, not data it sends.
+  std::vector<dsl::Value> CollectiveOperands(const Instruction& i,
+                                             const std::vector<HloValue>& values) const {
+    const bool permute = BaseOpcode(i.opcode) == "collective-permute";
+    return Operands(i, values, permute ? 1 : i.operands.size());
   }
 
   // An op the model does not know, under --unknown-ops=free: results with no time.
@@ -162,19 +177,33 @@ class DeviceInterpreter {
     return Shaped(i, std::move(results));
   }
 
-  HloValue Start(const Instruction& i, const Instruction& op, const std::vector<dsl::Value>& in) {
+  // Starts `op` asynchronously on `in` (a collective: once per operand, side by side).
+  HloValue Start(const Instruction& i, const Instruction& op, const std::vector<dsl::Value>& in,
+                 bool per_operand) {
     const LoweredOp lowered = Lower(op, context_);
     HloValue v;
-    v.started = std::make_shared<dsl::AsyncValues>(
-        ctx_.CallStartAs(Label(i), lowered.op, in, lowered.attrs));
+    if (!per_operand) {
+      v.started.push_back(std::make_shared<dsl::AsyncValues>(
+          ctx_.CallStartAs(Label(i), lowered.op, in, lowered.attrs)));
+      return v;
+    }
+    for (const dsl::Value& operand : in) {
+      v.started.push_back(std::make_shared<dsl::AsyncValues>(
+          ctx_.CallStartAs(Label(i), lowered.op, {operand}, lowered.attrs)));
+    }
     return v;
   }
 
   HloValue Done(const Instruction& i, const HloValue& start) {
-    if (!start.started) {
+    if (start.started.empty()) {
       FailAt(i.location, "'" + i.name + "' waits for an async op that did not start here.");
     }
-    return Shaped(i, ctx_.CallDone(*start.started));
+    std::vector<dsl::Value> results;
+    for (const auto& started : start.started) {
+      for (dsl::Value& r : ctx_.CallDone(*started))
+        results.push_back(std::move(r));
+    }
+    return Shaped(i, std::move(results));
   }
 
   // A computation async-start wraps: its parameters are the async-start's operands and its
@@ -195,7 +224,7 @@ class DeviceInterpreter {
       in.push_back(
           Operands(i, values, i.operands.size()).at(static_cast<size_t>(operand.parameter_number)));
     }
-    return Start(i, root, in);
+    return Start(i, root, in, IsCollective(root.opcode));
   }
 
   HloValue While(const Instruction& i, int computation, int index, HloValue state) {
@@ -283,8 +312,8 @@ class DeviceInterpreter {
     if (op == "conditional") return Conditional(i, values);
     if (op == "copy-start") {
       HloValue v;
-      v.started = std::make_shared<dsl::AsyncValues>(
-          ctx_.CallStartAs(Label(i), "copy", Operands(i, values, 1), {}));
+      v.started.push_back(std::make_shared<dsl::AsyncValues>(
+          ctx_.CallStartAs(Label(i), "copy", Operands(i, values, 1), {})));
       return v;
     }
     if (op == "async-start") return AsyncStart(i, values);
@@ -293,7 +322,8 @@ class DeviceInterpreter {
         (IsCollective(op) && op.size() > 5 && op.compare(op.size() - 5, 5, "-done") == 0)) {
       return Done(i, operand(0));
     }
-    if (IsCollective(op) && op != BaseOpcode(op)) return Start(i, i, Operands(i, values, 1));
+    if (IsCollective(op) && op != BaseOpcode(op))
+      return Start(i, i, CollectiveOperands(i, values), true);
     if (op == "send" || op == "recv" || op == "send-done" || op == "recv-done") {
       if (plan_.unknown_ops_free) return Free(i);
       FailAt(i.location, "'" + i.name + "' (" + op +
@@ -318,7 +348,7 @@ std::vector<dsl::Value> RunEntry(const ModulePlan& plan, dsl::ProgramContext& ct
   DeviceInterpreter interpreter(plan, ctx);
   std::vector<HloValue> args;
   for (const dsl::Value& p : parameters)
-    args.push_back(HloValue{p, {}, false, nullptr});
+    args.push_back(HloValue{p, {}, false, {}});
   const HloValue result = interpreter.Run(plan.module->entry, args);
   std::vector<dsl::Value> out;
   Flatten(result, out);

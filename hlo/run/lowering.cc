@@ -179,11 +179,6 @@ double Number(const nlohmann::json& j) {
 
 LoweredOp LowerCollective(const Instruction& i, const std::string& base,
                           const LoweringContext& context) {
-  if (i.operands.size() != 1) {
-    Unsupported(i, "a collective of " + std::to_string(i.operands.size()) +
-                       " operands at once is not modelled; tpusim runs collectives of one "
-                       "operand (XLA combines them only when asked).");
-  }
   const auto groups = ToIntLists(context.devices.Groups(i));
   if (base == "all-gather") {
     return {"all_gather",
