@@ -47,7 +47,12 @@ class Ref {
   bool is_semaphore() const { return space_ == MemorySpace::kSemaphore; }
   const std::string& name() const { return name_; }
   int64_t size() const { return NumElements(shape_); }
-  uint64_t nbytes() const { return static_cast<uint64_t>(size()) * SizeOf(dtype_); }
+  // Saturates at UINT64_MAX: no buffer that large can be allocated.
+  uint64_t nbytes() const {
+    uint64_t n = 0;
+    return __builtin_mul_overflow(static_cast<uint64_t>(size()), SizeOf(dtype_), &n) ? ~uint64_t{0}
+                                                                                     : n;
+  }
 
   // A view: one Slice per leading dimension; dimensions not given are taken whole.
   // Throws Error(kOutOfBounds) naming the ref, the dimension and its extent; unless the

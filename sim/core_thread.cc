@@ -246,9 +246,9 @@ void CoreThread::CheckAccess(const Region& region, const char* role, std::string
   slice_.CheckBuffer(region.buffer, role, std::string(what));
   const Memory& m = slice_.memory(region.buffer);
   if (region.box.end() > m.Size(region.buffer.index)) {
-    throw Error(ErrorKind::kOutOfBounds, std::string(what) + " ends at byte " +
-                                             std::to_string(region.box.end()) + " of '" +
-                                             m.Label(region.buffer.index) + "', which has only " +
+    throw Error(ErrorKind::kOutOfBounds, std::string(what) + " " + region.box.DescribeEnd() +
+                                             " of '" + m.Label(region.buffer.index) +
+                                             "', which has only " +
                                              std::to_string(m.Size(region.buffer.index)) +
                                              " bytes; slice the ref within its shape.");
   }
