@@ -4,10 +4,12 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "base/core_port.h"
 #include "base/errors.h"
+#include "base/text.h"
 #include "dsl/cost.h"
 #include "dsl/kernel.h"
 #include "dsl/mxu_numerics.h"
@@ -188,6 +190,20 @@ void Kernel::cast(const Ref& out, const Ref& in) {
 
 void Kernel::fill(const Ref& out, double value) {
   CheckLocalAccess(out, "a fill");
+  if (IsInteger(out.dtype())) {
+    // The cast to the integer is undefined outside its range (NaN, inf, 1e300 all stored
+    // INT_MIN): refuse such values, in timing-only runs too.
+    const double lo = out.dtype() == DType::kInt8 ? -128.0 : -2147483648.0;
+    const double hi = out.dtype() == DType::kInt8 ? 127.0 : 2147483647.0;
+    if (!(std::trunc(value) >= lo && std::trunc(value) <= hi)) {
+      const char* name = DTypeName(out.dtype());
+      throw Error(ErrorKind::kKernelMisuse,
+                  "a fill of '" + out.Describe() + "' (" + name + ") with " +
+                      base::NumberText(value) + ": an " + name + " holds whole numbers from " +
+                      base::NumberText(lo) + " to " + base::NumberText(hi) +
+                      "; give a value in that range (a fraction truncates toward zero).");
+    }
+  }
   Array result;
   if (port_.functional()) {
     result = Array(out.shape(), out.dtype());

@@ -60,8 +60,12 @@ const SlotBinding& BindingOf(const CallLayout& layout, const Ref& ref, int devic
 }  // namespace
 
 NamedScope::~NamedScope() {
-  if (port_) port_->EndScope();
+  // A scope kept past its kernel (in a static, say) ends with the kernel's core thread,
+  // which may be gone by now: only a live kernel's scope ends here.
+  if (port_ && !kernel_alive_.expired()) port_->EndScope();
 }
+
+Kernel::~Kernel() = default;
 
 Kernel::Kernel(base::CorePort& port, CallLayout& layout, std::vector<int> grid,
                std::string call_name)
@@ -162,10 +166,16 @@ base::Region Kernel::Resolve(const Ref& ref, int device) const {
   base::Region region;
   region.buffer = slot.buffer;
   region.box.element_bytes = esize;
-  region.box.offset = static_cast<uint64_t>(ref.binding().offset) * esize;
+  // In bytes, saturating: a view too large for any buffer then fails the model's bounds
+  // check (base::ByteBox) instead of wrapping into it.
+  const auto bytes = [esize](int64_t elements) {
+    uint64_t n = 0;
+    return __builtin_mul_overflow(static_cast<uint64_t>(elements), esize, &n) ? ~uint64_t{0} : n;
+  };
+  region.box.offset = bytes(ref.binding().offset);
   for (size_t d = 0; d < ref.shape().size(); ++d) {
     region.box.counts.push_back(static_cast<uint64_t>(ref.shape()[d]));
-    region.box.strides.push_back(static_cast<uint64_t>(ref.binding().strides[d]) * esize);
+    region.box.strides.push_back(bytes(ref.binding().strides[d]));
   }
   return region;
 }
@@ -308,7 +318,7 @@ Ref Kernel::barrier_semaphore() const {
 
 NamedScope Kernel::named_scope(const std::string& name) {
   port_.BeginScope(name);
-  return NamedScope(&port_);
+  return NamedScope(&port_, alive_);
 }
 
 void Kernel::CheckLocalAccess(const Ref& ref, const char* verb) const {
@@ -358,6 +368,14 @@ void Kernel::store(const Ref& ref, const Array& value) {
                                               " into '" + ref.Describe() + "' (" +
                                               TypeString(ref.dtype(), ref.shape()) +
                                               ") needs the same shape and dtype.");
+  }
+  if (port_.functional() && !value.has_data()) {
+    throw Error(ErrorKind::kKernelMisuse,
+                "a store into '" + ref.Describe() + "' of a placeholder " +
+                    TypeString(value.dtype(), value.shape()) +
+                    ": it has no data, and a functional run stores values. Store an Array "
+                    "with data (a load, a computed value, or Array(shape, dtype) for zeros); "
+                    "placeholders are for timing-only runs.");
   }
   port_.Store(Resolve(ref, device_id()), value.data(), "store to '" + ref.Describe() + "'");
 }

@@ -9,6 +9,7 @@
 #include <functional>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -93,24 +94,32 @@ class AsyncCopy {
   std::string label_;
 };
 
-// Shows as a slice on the core's trace track for as long as it lives.
+// Shows as a slice on the core's trace track for as long as it lives, or until its
+// kernel ends, whichever is first: one kept past the kernel (in a static, say) does
+// nothing when it is destroyed.
 class NamedScope {
  public:
-  NamedScope(NamedScope&& other) noexcept : port_(std::exchange(other.port_, nullptr)) {}
+  NamedScope(NamedScope&& other) noexcept
+      : port_(std::exchange(other.port_, nullptr)), kernel_alive_(std::move(other.kernel_alive_)) {}
   NamedScope(const NamedScope&) = delete;
   NamedScope& operator=(const NamedScope&) = delete;
   ~NamedScope();
 
  private:
   friend class Kernel;
-  explicit NamedScope(base::CorePort* port) : port_(port) {}
+  NamedScope(base::CorePort* port, std::weak_ptr<const int> kernel_alive)
+      : port_(port), kernel_alive_(std::move(kernel_alive)) {}
   base::CorePort* port_;
+  std::weak_ptr<const int> kernel_alive_;  // expires with the kernel
 };
 
 class Kernel {
  public:
   Kernel(base::CorePort& port, CallLayout& layout, std::vector<int> grid,
          std::string call_name = "");
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+  ~Kernel();
 
   // Grid position of the current step, as pl.program_id / pl.num_programs.
   int program_id(int axis) const;
@@ -268,6 +277,7 @@ class Kernel {
   std::vector<int> program_ids_;
   std::vector<std::string> dimension_semantics_;
   uint64_t copies_ = 0;
+  std::shared_ptr<const int> alive_ = std::make_shared<const int>(0);  // see NamedScope
 };
 
 using KernelFn = std::function<void(Kernel&, const Refs&)>;

@@ -62,15 +62,6 @@ constexpr Range kHopLatency{0, 1e9 /* 1 s */, false, "ns"};
 constexpr Range kAxisLength{1, kMaxChips, false, "chips"};
 constexpr Range kChipCount{1, kMaxChips, false, "chips"};
 
-// Whole numbers in full ("1048576"), others as %g ("4.5e+10", "inf").
-std::string Number(double value) {
-  if (std::abs(value) <= 9007199254740992.0 /* 2^53 */ && value == std::floor(value))
-    return std::to_string(static_cast<int64_t>(value));
-  std::ostringstream s;
-  s << value;
-  return s.str();
-}
-
 template <typename T>
 void RequireInRange(const std::string& source, const std::string& field, bool present, T value,
                     const Range& range) {
@@ -82,15 +73,15 @@ void RequireInRange(const std::string& source, const std::string& field, bool pr
   if constexpr (std::is_integral_v<T>) {
     shown = std::to_string(value);
   } else {
-    shown = Number(value);
+    shown = base::NumberText(value);
   }
   const std::string low =
       range.min_exclusive
-          ? (range.min == 0 ? "greater than zero" : "greater than " + Number(range.min))
-          : "at least " + Number(range.min);
+          ? (range.min == 0 ? "greater than zero" : "greater than " + base::NumberText(range.min))
+          : "at least " + base::NumberText(range.min);
   Fail(source, field,
        "is " + shown + ", outside its range: it must be " + low + " and at most " +
-           Number(range.max) + " (" + range.unit + "); see topologies/topology.proto");
+           base::NumberText(range.max) + " (" + range.unit + "); see topologies/topology.proto");
 }
 
 // The model's name and parameters are checked against the model when the slice is built
