@@ -106,6 +106,8 @@ void Kernel::dot(const Ref& a, const Ref& b, const Ref& acc, bool accumulate, Pr
                     (integer ? "an int32" : "an f32") + " VMEM accumulator.");
   }
   const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
+  // First: a dot too long to time is refused before its numerics run.
+  const uint64_t cycles = MxuDotCycles(mesh().topology().chip(), m, k, n, operands, precision);
   Array result;
   if (port_.functional()) {
     const Array accumulator = accumulate ? Read(*this, acc, "dot") : Array();
@@ -115,8 +117,7 @@ void Kernel::dot(const Ref& a, const Ref& b, const Ref& acc, bool accumulate, Pr
   std::string what = "dot " + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
   if (operands != DType::kBF16) what += std::string(" ") + DTypeName(operands);
   if (operands == DType::kF32) what += std::string(" ") + PrecisionName(precision);
-  port_.Compute(base::ComputeUnit::kMxu,
-                MxuDotCycles(mesh().topology().chip(), m, k, n, operands, precision), what);
+  port_.Compute(base::ComputeUnit::kMxu, cycles, what);
   if (port_.functional()) Write(*this, acc, result, "dot");
 }
 

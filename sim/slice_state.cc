@@ -1,7 +1,9 @@
 #include "sim/slice_state.h"
 
+#include <cmath>
 #include <systemc>
 
+#include "base/text.h"
 #include "sim/chip.h"
 #include "sim/core_thread.h"
 #include "sim/memory.h"
@@ -27,6 +29,21 @@ SliceState::SliceState(const config::Topology& topology, EngineOptions options)
       semaphores_(torus_.chips()),
       waiters_(torus_.chips()),
       link_latency_(torus_.links().size(), 0) {
+  const std::vector<double>& slowdown = options_.chip_slowdown;
+  if (slowdown.size() > torus_.chips()) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "chip_slowdown has " + std::to_string(slowdown.size()) +
+                    " entries, but the slice has " + std::to_string(torus_.chips()) +
+                    " chips; give one factor per chip, or none.");
+  }
+  for (size_t chip = 0; chip < slowdown.size(); ++chip) {
+    if (std::isfinite(slowdown[chip]) && slowdown[chip] > 0) continue;
+    throw Error(ErrorKind::kInvalidArgument,
+                "chip_slowdown[" + std::to_string(chip) + "] is " +
+                    base::NumberText(slowdown[chip]) +
+                    "; each entry multiplies one chip's compute time and must be a finite "
+                    "number greater than 0 (1 is nominal, 2 twice as slow).");
+  }
   // Made here, in one go, so that the chips' lists lie together (sim/hot_arena.h).
   for (auto& waiters : waiters_)
     waiters.reserve(4);
