@@ -6,6 +6,47 @@
 
 namespace tpusim::dsl {
 
+namespace {
+
+// "'x'", "'x' and 'y'".
+std::string AxesText(const std::vector<std::string>& axes) {
+  std::string text;
+  for (size_t i = 0; i < axes.size(); ++i)
+    text += (i == 0 ? "'" : i + 1 == axes.size() ? " and '" : ", '") + axes[i] + "'";
+  return text;
+}
+
+// An out_spec that leaves out a mesh axis says the value is the same along it; JAX refuses
+// one that differs there (it must be replicated, e.g. by a psum). A functional run
+// compares each device's block with the copy assembling uses; "" when all agree.
+std::string ReplicaMismatch(const Mesh& mesh, const PartitionSpec& spec,
+                            const std::vector<Array>& blocks, const std::string& output) {
+  int first = -1;
+  std::vector<int> differing;
+  for (int device = 0; device < mesh.devices(); ++device) {
+    const int canonical = spec.CanonicalReplica(mesh, device);
+    if (canonical == device || blocks[device].bytes() == blocks[canonical].bytes()) continue;
+    if (first < 0) first = canonical;
+    if (canonical == first) differing.push_back(device);
+  }
+  if (first < 0) return "";
+  std::string devices;
+  for (size_t i = 0; i < differing.size(); ++i)
+    devices += (i == 0                      ? ""
+                : i + 1 == differing.size() ? " and "
+                                            : ", ") +
+               std::to_string(differing[i]);
+  const std::string axes = AxesText(spec.ReplicatedAxes(mesh));
+  return output + " has out_spec " + spec.Describe() + ", which says it is the same on every " +
+         "device along " + axes + ", but device" + (differing.size() > 1 ? "s " : " ") + devices +
+         (differing.size() > 1 ? " hold" : " holds") + " other values than device " +
+         std::to_string(first) + " (" + CompareExact(blocks[differing[0]], blocks[first]).detail +
+         "). JAX refuses this: make the value the same along " + axes + " (e.g. psum it over " +
+         axes + "), or give it an out_spec that names the axis it differs along.";
+}
+
+}  // namespace
+
 PallasCall pallas_call(std::string name, KernelFn kernel, GridSpec grid_spec,
                        std::vector<ShapeDtype> out_shape, CompilerParams compiler_params,
                        InputOutputAliases input_output_aliases) {
@@ -96,6 +137,12 @@ ShardMap shard_map(const Mesh& mesh, std::vector<PartitionSpec> in_specs,
 std::string ShardMap::InputName(size_t i) const {
   if (call_ && i < call_->in_names.size()) return call_->in_names[i];
   return "in" + std::to_string(i);
+}
+
+std::string ShardMap::OutputName(size_t i) const {
+  std::string name = "output " + std::to_string(i);
+  if (call_ && i < call_->out_names.size()) name += " ('" + call_->out_names[i] + "')";
+  return name;
 }
 
 std::vector<ShapeDtype> ShardMap::InputBlocks(const std::vector<Array>& inputs) const {
@@ -205,6 +252,12 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
           assembled.Place(out, out_specs_[o].BlockOffsets(mesh_, global, device));
         }
         per_device.push_back(std::move(out));
+      }
+      const std::string mismatch = ReplicaMismatch(mesh_, out_specs_[o], per_device, OutputName(o));
+      if (!mismatch.empty() && result.ok) {
+        result.ok = false;
+        result.error_kind = ErrorKind::kInvalidArgument;
+        result.error = mismatch;
       }
       result.outputs.push_back(std::move(assembled));
       result.device_outputs.push_back(std::move(per_device));

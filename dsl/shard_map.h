@@ -97,6 +97,7 @@ class ShardMap {
  private:
   void CheckSpecAxes() const;
   std::string InputName(size_t i) const;
+  std::string OutputName(size_t i) const;  // "output 0 ('out')"
   // Each input's per-device block; throws for a wrong count or a spec that does not split.
   std::vector<ShapeDtype> InputBlocks(const std::vector<Array>& inputs) const;
   Mesh mesh_;

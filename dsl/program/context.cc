@@ -65,6 +65,8 @@ std::vector<Value> ProgramContext::Step(const std::string& name, const std::vect
                            "now. Use the output instead, or drop the alias so the call writes "
                            "a new buffer.");
   }
+  for (size_t i = 0; i < operands.size(); ++i)
+    run_.CheckOwner(operands[i], device_, name + ": operand " + std::to_string(i));
   const int step = state_.next_step++;
   run_.CheckSpmd(device_, step, Signature(name, operands, result_types));
   std::vector<Value> results;
