@@ -133,8 +133,18 @@ int Kernel::ResolveDevice(const DeviceId& device) const {
   }
   std::vector<int> coords = device.by_axes_ ? m.CoordsOf(device_id()) : device.coords_;
   if (device.by_axes_) {
-    for (const auto& [axis, index] : device.axes_)
-      coords[m.AxisIndex(axis)] = index;
+    std::vector<bool> given(coords.size(), false);
+    for (const auto& [axis, index] : device.axes_) {
+      const int a = m.AxisIndex(axis);
+      if (given[a]) {
+        throw Error(ErrorKind::kKernelMisuse,
+                    "device id " + device.Describe() + " names axis '" + axis +
+                        "' twice; give each axis once (the axes it leaves out keep this "
+                        "device's index).");
+      }
+      given[a] = true;
+      coords[a] = index;
+    }
   } else if (coords.size() != m.shape().size()) {
     throw Error(ErrorKind::kKernelMisuse, "device id " + device.Describe() + " has " +
                                               std::to_string(coords.size()) + " coordinates, but " +
@@ -385,8 +395,10 @@ Ref Kernel::AllocateScoped(const std::string& name, const Shape& shape, DType dt
                            const std::string& label) {
   auto& slots = layout_.per_device[device_id()];
   SlotBinding binding;
-  const Ref ref =
-      MakeRef(static_cast<int>(slots.size()), name, shape, dtype, space, semaphore_type);
+  binding.name = name;
+  binding.serial = ++scoped_serial_;
+  Ref ref = MakeRef(static_cast<int>(slots.size()), name, shape, dtype, space, semaphore_type);
+  ref.MarkScoped(binding.serial);
   if (space == MemorySpace::kSemaphore) {
     binding.semaphore = true;
     const auto kind = semaphore_type == SemaphoreType::kDma       ? base::SemaphoreKind::kDma
@@ -414,7 +426,23 @@ Ref Kernel::AllocateScoped(const std::string& name, const Shape& shape, DType dt
 
 void Kernel::FreeScoped(const Ref& ref) {
   const int device = device_id();
-  const SlotBinding binding = BindingOf(layout_, ref, device);
+  const auto& slots = layout_.per_device[device];
+  const size_t slot = static_cast<size_t>(ref.binding().slot);
+  const uint64_t serial = ref.binding().scope_serial;
+  if (serial == 0) {
+    throw Error(ErrorKind::kKernelMisuse,
+                "FreeScoped('" + ref.Describe() +
+                    "'), but it is not a scoped buffer: FreeScoped frees what AllocateScoped "
+                    "returned, and a call's operands and scratch are freed when it ends.");
+  }
+  if (slot >= slots.size() || !slots[slot].live || slots[slot].serial != serial) {
+    throw Error(ErrorKind::kKernelMisuse,
+                "scoped buffer '" + ref.Describe() + "' is freed twice on device " +
+                    std::to_string(device) +
+                    ": free each AllocateScoped ref once (run_scoped and pipelines free "
+                    "theirs when their scope ends).");
+  }
+  const SlotBinding binding = slots[slot];
   if (binding.semaphore) {
     for (int64_t j = 0; j < ref.size(); ++j) {
       const base::SemaphoreHandle handle{static_cast<base::ChipId>(device),
@@ -432,10 +460,10 @@ void Kernel::FreeScoped(const Ref& ref) {
   } else {
     port_.Free(binding.buffer);
   }
-  auto& slots = layout_.per_device[device];
-  slots[ref.binding().slot].live = false;
-  while (slots.size() > layout_.slots.size() && !slots.back().live)
-    slots.pop_back();
+  auto& live = layout_.per_device[device];
+  live[slot].live = false;
+  while (live.size() > layout_.slots.size() && !live.back().live)
+    live.pop_back();
 }
 
 }  // namespace tpusim::dsl

@@ -238,7 +238,8 @@ class Kernel {
   // Buffers (or semaphore arrays) that live for a region of the kernel: run_scoped and
   // pipeline buffers. The same sequence of scopes on every device gives the same Ref, so
   // remote copies may target them. Free in reverse order of allocation; FreeScoped throws
-  // when a DMA still uses the buffer or a semaphore is not back to 0.
+  // when a DMA still uses the buffer, a semaphore is not back to 0, or the ref was freed
+  // already. One still allocated when the kernel ends is an error naming it.
   Ref AllocateScoped(const std::string& name, const Shape& shape, DType dtype, MemorySpace space,
                      SemaphoreType semaphore_type = SemaphoreType::kDma,
                      const std::string& label = "");
@@ -277,6 +278,7 @@ class Kernel {
   std::vector<int> program_ids_;
   std::vector<std::string> dimension_semantics_;
   uint64_t copies_ = 0;
+  uint64_t scoped_serial_ = 0;  // AllocateScoped's count, to tell a double FreeScoped
   std::shared_ptr<const int> alive_ = std::make_shared<const int>(0);  // see NamedScope
 };
 

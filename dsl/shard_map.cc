@@ -45,6 +45,24 @@ std::string ReplicaMismatch(const Mesh& mesh, const PartitionSpec& spec,
          axes + "), or give it an out_spec that names the axis it differs along.";
 }
 
+// What a NaN result or a run out of memory may come from: the buffers the run read before
+// anything wrote them (they read as NaN, or an integer's largest value, which as a size or
+// index asks for too much). "" when there are none.
+std::string UnwrittenReadsNote(const base::RunStats& stats) {
+  const auto& reads = stats.unwritten_reads;
+  if (reads.empty()) return "";
+  constexpr size_t kShown = 4;
+  std::string list;
+  for (size_t i = 0; i < reads.size() && i < kShown; ++i)
+    list += (i ? ", " : "") + reads[i];
+  if (reads.size() > kShown) list += " and " + std::to_string(reads.size() - kShown) + " more";
+  return "The run read memory that nothing had written, which reads as NaN (integers: the "
+         "dtype's largest value): " +
+         list +
+         ". Write it before reading it (fill an accumulator, wait for the DMA that fills a "
+         "buffer).";
+}
+
 }  // namespace
 
 PallasCall pallas_call(std::string name, KernelFn kernel, GridSpec grid_spec,
@@ -227,6 +245,9 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
   result.error_kind = outcome.error_kind;
   result.error = outcome.error;
   result.stats = std::move(outcome.stats);
+  const std::string unwritten = UnwrittenReadsNote(result.stats);
+  if (result.error_kind == ErrorKind::kCapacity && !unwritten.empty())
+    result.error += " " + unwritten;
   if (result.ok) {
     const std::string divergence = run.CheckAfterRun();
     if (!divergence.empty()) {
@@ -291,6 +312,8 @@ Comparison CheckAgainstReference(const ShardMap& program, const RunResult& resul
         const std::vector<int> coords = program.mesh().CoordsOf(device);
         d.detail = "output " + std::to_string(o) + " on device " + std::to_string(device) + " " +
                    ShapeString(Shape(coords.begin(), coords.end())) + ": " + d.detail;
+        const std::string unwritten = UnwrittenReadsNote(result.stats);
+        if (!unwritten.empty()) d.detail += ". " + unwritten;
         return d;
       }
     }

@@ -3,6 +3,8 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "sim/core_thread.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <new>
 
@@ -369,6 +371,16 @@ void CoreThread::Body(const Engine::CoreProgram& program) {
   } catch (const std::exception& e) {
     slice_.Fail(ErrorKind::kKernelMisuse,
                 slice_.torus().Describe(chip_) + ": the kernel threw an exception: " + e.what());
+    return;
+  } catch (const abi::__forced_unwind&) {
+    throw;  // the host thread is being cancelled: not ours to stop
+  } catch (...) {
+    // Anything else would escape into SystemC, which reports it raw (E549) and aborts.
+    slice_.Fail(ErrorKind::kKernelMisuse,
+                slice_.torus().Describe(chip_) +
+                    ": the kernel threw an exception that is not a std::exception (e.g. `throw "
+                    "42;`), so it has no message to show. Throw a std::exception such as "
+                    "std::runtime_error(\"what went wrong\") instead.");
     return;
   }
   CatchUp();

@@ -95,13 +95,26 @@ void SliceState::CheckSemaphore(SemaphoreHandle h, const char* role, const std::
   }
 }
 
-void SliceState::AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch) {
+bool SliceState::AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch) {
   Semaphore& s = semaphore(h);
-  s.Add(amount, touch);
+  if (!s.Add(amount, touch)) {
+    // Called from threads and from the calendar alike: fail the run, as both can.
+    Fail(
+        ErrorKind::kSemaphoreMisuse,
+        std::string(SemaphoreKindName(s.kind())) + " semaphore '" + s.name() + "' on " +
+            torus_.Describe(h.chip) + " would pass its largest value, " +
+            std::to_string(INT64_MAX) + ": it holds " + std::to_string(s.value()) + " and " +
+            (touch ? touch->what + " from " + torus_.Describe(touch->from) : std::string("a DMA")) +
+            " adds " + std::to_string(amount) +
+            ". Signal smaller increments, or wait for (consume) what was signalled before "
+            "signalling more.");
+    return false;
+  }
   if (s.counter_track())
     trace_->Counter(s.counter_track(), EventQueue::Now(), static_cast<double>(s.value()));
   for (CoreThread* thread : waiters_[h.chip])
     thread->Poke(s);
+  return true;
 }
 
 void SliceState::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount) {
@@ -137,7 +150,8 @@ void SliceState::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount) {
     }
   }
   if (!remote) {
-    AddToSemaphore(target, amount, &touch);
+    // A kernel that signals past the range stops here, not at its next wait.
+    if (!AddToSemaphore(target, amount, &touch)) throw Error(error_kind_, error_);
   } else {
     calendar_->At(arrival,
                   [this, target, amount, touch] { AddToSemaphore(target, amount, &touch); });
