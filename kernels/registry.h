@@ -85,8 +85,8 @@ class Registry {
   // thrown, because registrations run in static initialisers (and inside dlopen), where an
   // exception cannot be caught. So is a parameter declaration that is not sound (a name
   // declared twice, a default outside its own range). An entry the command line could not
-  // name (an empty name, "--help", "has space") or without a make function is kept out
-  // and recorded too. CheckRegistrations() reports them all.
+  // name (an empty name, an option such as --help, a name with a space) or without a make
+  // function is kept out and recorded too. CheckRegistrations() reports them all.
   void Add(KernelInfo info);
   // nullptr when unknown.
   const KernelInfo* Find(const std::string& name) const;

@@ -81,8 +81,9 @@ const MemoryModel& MemoryModels::Resolve(const config::MemoryConfig& config,
       throw Error(ErrorKind::kInvalidArgument,
                   what + " sets '" + spec->name + "' of timing model '" + name + "' to " +
                       base::NumberText(given.value()) + "; it must be " +
-                      (spec->whole ? "a whole number " : "") + "from " + FormatNumber(spec->min) +
-                      " to " + FormatNumber(spec->max) + " (" + spec->unit + ").");
+                      (spec->whole ? "a whole number " : "") + "from " +
+                      base::NumberText(spec->min) + " to " + base::NumberText(spec->max) + " (" +
+                      spec->unit + ").");
     }
     parameters[spec->name] = given.value();
   }

@@ -65,6 +65,20 @@ TEST(Replication, TimingOnlyRunsCannotTellAndRun) {
   EXPECT_TRUE(r.ok) << r.error;
 }
 
+// RunOptions::check_replication is shard_map's check_vma: off, the run returns device 0's
+// block unchecked, as JAX does.
+TEST(Replication, WithTheCheckOffTheCanonicalBlockIsReturned) {
+  auto program = shard_map(Ring4(), {P{"x"}}, {P{}},
+                           [](ProgramContext&, const std::vector<Value>& in) { return in; });
+  RunOptions options;
+  options.check_replication = false;
+  const auto r =
+      testing::RunAndCheckTrace(program, {Array::Iota({16}, DType::kF32)}, options, "unchecked")
+          .result;
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_TRUE(CompareExact(r.outputs[0], Array::Iota({4}, DType::kF32)).equal);
+}
+
 // Replicated over one axis of two: only the devices along 'y' are compared.
 TEST(Replication, PartialReplicationComparesAlongTheAxesLeftOut) {
   const Mesh mesh(testing::MakeTopology({2, 2}, {false, false}));
