@@ -36,6 +36,26 @@ Ref Ref::Make(int slot, std::string name, Shape shape, DType dtype, MemorySpace 
   return ref;
 }
 
+namespace {
+
+// Out of line and cold: the hot path of slicing builds no message.
+[[gnu::cold, gnu::noinline]] std::string OutOfBoundsMessage(const std::string& ref, size_t dim,
+                                                            int64_t extent, const Slice& s,
+                                                            bool end_fits, bool offset_fits) {
+  const std::string covers =
+      !end_fits ? "starts at " + std::to_string(s.start) + " with size " + std::to_string(s.size) +
+                      ", whose end does not fit in int64"
+      : !offset_fits
+          ? "starts at " + std::to_string(s.start) +
+                ", whose place in the buffer does not fit in int64"
+          : "covers [" + std::to_string(s.start) + ", " + std::to_string(s.start + s.size) + ")";
+  return "'" + ref + "' is sliced out of bounds: dimension " + std::to_string(dim) +
+         " has extent " + std::to_string(extent) + ", but the slice " + covers +
+         ". Keep start >= 0 and start + size <= " + std::to_string(extent) + ".";
+}
+
+}  // namespace
+
 Ref Ref::Sliced(const std::vector<Slice>& slices) const {
   if (slices.size() > shape_.size()) {
     throw Error(ErrorKind::kOutOfBounds,
@@ -68,16 +88,8 @@ Ref Ref::Sliced(const std::vector<Slice>& slices) const {
     const bool offset_fits = !__builtin_mul_overflow(s.start, binding_.strides[d], &step) &&
                              !__builtin_add_overflow(out.binding_.offset, step, &step);
     if (s.start < 0 || s.size < 0 || s.start > shape_[d] - s.size || !end_fits || !offset_fits) {
-      const std::string covers =
-          !end_fits ? "starts at " + std::to_string(s.start) + " with size " +
-                          std::to_string(s.size) + ", whose end does not fit in int64"
-          : !offset_fits ? "starts at " + std::to_string(s.start) +
-                               ", whose place in the buffer does not fit in int64"
-                         : "covers [" + std::to_string(s.start) + ", " + std::to_string(end) + ")";
       const std::string error =
-          std::string("'") + Describe() + "' is sliced out of bounds: dimension " +
-          std::to_string(d) + " has extent " + std::to_string(shape_[d]) + ", but the slice " +
-          covers + ". Keep start >= 0 and start + size <= " + std::to_string(shape_[d]) + ".";
+          OutOfBoundsMessage(Describe(), d, shape_[d], s, end_fits, offset_fits);
       // Only a view whose every index is an int64 can stand for a read of uninitialized
       // memory; the rest is refused in every mode.
       if (!out_of_bounds_views_ || s.size < 0 || !end_fits || !offset_fits)

@@ -95,19 +95,23 @@ void SliceState::CheckSemaphore(SemaphoreHandle h, const char* role, const std::
   }
 }
 
+void SliceState::FailSemaphoreOverflow(SemaphoreHandle h, int64_t amount, const Touch* touch) {
+  const Semaphore& s = semaphore(h);
+  // Called from threads and from the calendar alike: fail the run, as both can.
+  Fail(ErrorKind::kSemaphoreMisuse,
+       std::string(SemaphoreKindName(s.kind())) + " semaphore '" + s.name() + "' on " +
+           torus_.Describe(h.chip) + " would pass its largest value, " + std::to_string(INT64_MAX) +
+           ": it holds " + std::to_string(s.value()) + " and " +
+           (touch ? touch->what + " from " + torus_.Describe(touch->from) : std::string("a DMA")) +
+           " adds " + std::to_string(amount) +
+           ". Signal smaller increments, or wait for (consume) what was signalled before "
+           "signalling more.");
+}
+
 bool SliceState::AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch) {
   Semaphore& s = semaphore(h);
-  if (!s.Add(amount, touch)) {
-    // Called from threads and from the calendar alike: fail the run, as both can.
-    Fail(
-        ErrorKind::kSemaphoreMisuse,
-        std::string(SemaphoreKindName(s.kind())) + " semaphore '" + s.name() + "' on " +
-            torus_.Describe(h.chip) + " would pass its largest value, " +
-            std::to_string(INT64_MAX) + ": it holds " + std::to_string(s.value()) + " and " +
-            (touch ? touch->what + " from " + torus_.Describe(touch->from) : std::string("a DMA")) +
-            " adds " + std::to_string(amount) +
-            ". Signal smaller increments, or wait for (consume) what was signalled before "
-            "signalling more.");
+  if (!s.Add(amount, touch)) [[unlikely]] {
+    FailSemaphoreOverflow(h, amount, touch);
     return false;
   }
   if (s.counter_track())
