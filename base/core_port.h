@@ -34,10 +34,13 @@ struct ByteBox {
   std::vector<uint64_t> strides;
   uint32_t element_bytes = 1;
 
+  // Both saturate at UINT64_MAX, so a box that cannot fit any buffer fails every bounds
+  // check instead of wrapping around into one.
   uint64_t bytes() const {
     uint64_t n = element_bytes;
-    for (auto c : counts)
-      n *= c;
+    for (auto c : counts) {
+      if (__builtin_mul_overflow(n, c, &n)) return ~uint64_t{0};
+    }
     return n;
   }
   // One past the last byte touched.
@@ -45,9 +48,18 @@ struct ByteBox {
     uint64_t last = offset;
     for (size_t i = 0; i < counts.size(); ++i) {
       if (counts[i] == 0) return offset;
-      last += (counts[i] - 1) * strides[i];
+      uint64_t span = 0;
+      if (__builtin_mul_overflow(counts[i] - 1, strides[i], &span) ||
+          __builtin_add_overflow(last, span, &last))
+        return ~uint64_t{0};
     }
-    return last + element_bytes;
+    return __builtin_add_overflow(last, element_bytes, &last) ? ~uint64_t{0} : last;
+  }
+  // "ends at byte 4096", or "ends past the 64-bit address range", for bounds errors.
+  std::string DescribeEnd() const {
+    const uint64_t e = end();
+    return e == ~uint64_t{0} ? "ends past the 64-bit address range"
+                             : "ends at byte " + std::to_string(e);
   }
 };
 

@@ -61,6 +61,9 @@ struct RunStats {
   std::vector<CoreStats> cores;
   std::vector<PortStats> links;
   std::vector<PortStats> memories;
+  // Functional runs: buffers read before anything wrote them, so they read as NaN (or an
+  // integer's largest value): "'acc f32[8,128]' in VMEM of chip 0 (x=0)".
+  std::vector<std::string> unwritten_reads;
 };
 
 struct RunOutcome {

@@ -238,7 +238,34 @@ void Array::SetFlat(int64_t i, double value) {
   }
 }
 
+namespace {
+
+// Throws Error(kOutOfBounds) unless the box [offsets, offsets + sizes) lies inside `shape`;
+// overflow-safe (offset > extent - size, never offset + size).
+void CheckBox(const char* op, const Shape& shape, DType dtype, const Shape& offsets,
+              const Shape& sizes, bool has_data) {
+  if (!has_data) {
+    throw Error(ErrorKind::kInvalidArgument,
+                std::string("Array::") + op + " on a placeholder " + TypeString(dtype, shape) +
+                    ", which has no data; give both arrays data (placeholders are for "
+                    "timing-only runs).");
+  }
+  bool inside = offsets.size() == shape.size() && sizes.size() == shape.size();
+  for (size_t d = 0; inside && d < shape.size(); ++d)
+    inside = offsets[d] >= 0 && sizes[d] >= 0 && sizes[d] <= shape[d] &&
+             offsets[d] <= shape[d] - sizes[d];
+  if (inside) return;
+  throw Error(ErrorKind::kOutOfBounds,
+              std::string("Array::") + op + " of a box of " + ShapeString(sizes) + " at " +
+                  ShapeString(offsets) + " does not fit in the array " + TypeString(dtype, shape) +
+                  "; give one offset and size per dimension, with 0 <= offset and "
+                  "offset + size <= the dimension.");
+}
+
+}  // namespace
+
 Array Array::Slice(const Shape& offsets, const Shape& sizes) const {
+  CheckBox("Slice", shape_, dtype_, offsets, sizes, has_data());
   Array out(sizes, dtype_);
   CopyBox(data(), shape_, offsets, out.data(), sizes, Shape(sizes.size(), 0), sizes,
           SizeOf(dtype_));
@@ -246,6 +273,7 @@ Array Array::Slice(const Shape& offsets, const Shape& sizes) const {
 }
 
 void Array::Place(const Array& block, const Shape& offsets) {
+  CheckBox("Place", shape_, dtype_, offsets, block.shape(), has_data() && block.has_data());
   CopyBox(block.data(), block.shape(), Shape(block.shape().size(), 0), data(), shape_, offsets,
           block.shape(), SizeOf(dtype_));
 }

@@ -19,6 +19,9 @@ struct SlotBinding {
   base::BufferHandle buffer;    // memory slots
   uint32_t semaphore_base = 0;  // semaphore slots: first of the slot's semaphores
   bool live = true;             // false: a scoped slot that has been freed
+  // Scoped slots (Kernel::AllocateScoped): the name, and which allocation it is.
+  std::string name;
+  uint64_t serial = 0;
 };
 
 // Pallas interpret mode's options a call follows (RunOptions, docs/references.md §5).

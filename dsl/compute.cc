@@ -4,10 +4,12 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "base/core_port.h"
 #include "base/errors.h"
+#include "base/text.h"
 #include "dsl/cost.h"
 #include "dsl/kernel.h"
 #include "dsl/mxu_numerics.h"
@@ -104,6 +106,8 @@ void Kernel::dot(const Ref& a, const Ref& b, const Ref& acc, bool accumulate, Pr
                     (integer ? "an int32" : "an f32") + " VMEM accumulator.");
   }
   const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
+  // First: a dot too long to time is refused before its numerics run.
+  const uint64_t cycles = MxuDotCycles(mesh().topology().chip(), m, k, n, operands, precision);
   Array result;
   if (port_.functional()) {
     const Array accumulator = accumulate ? Read(*this, acc, "dot") : Array();
@@ -113,8 +117,7 @@ void Kernel::dot(const Ref& a, const Ref& b, const Ref& acc, bool accumulate, Pr
   std::string what = "dot " + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
   if (operands != DType::kBF16) what += std::string(" ") + DTypeName(operands);
   if (operands == DType::kF32) what += std::string(" ") + PrecisionName(precision);
-  port_.Compute(base::ComputeUnit::kMxu,
-                MxuDotCycles(mesh().topology().chip(), m, k, n, operands, precision), what);
+  port_.Compute(base::ComputeUnit::kMxu, cycles, what);
   if (port_.functional()) Write(*this, acc, result, "dot");
 }
 
@@ -194,6 +197,20 @@ void Kernel::cast(const Ref& out, const Ref& in) {
 
 void Kernel::fill(const Ref& out, double value) {
   CheckLocalAccess(out, "a fill");
+  if (IsInteger(out.dtype())) {
+    // The cast to the integer is undefined outside its range (NaN, inf, 1e300 all stored
+    // INT_MIN): refuse such values, in timing-only runs too.
+    const double lo = out.dtype() == DType::kInt8 ? -128.0 : -2147483648.0;
+    const double hi = out.dtype() == DType::kInt8 ? 127.0 : 2147483647.0;
+    if (!(std::trunc(value) >= lo && std::trunc(value) <= hi)) {
+      const char* name = DTypeName(out.dtype());
+      throw Error(ErrorKind::kKernelMisuse,
+                  "a fill of '" + out.Describe() + "' (" + name + ") with " +
+                      base::NumberText(value) + ": an " + name + " holds whole numbers from " +
+                      base::NumberText(lo) + " to " + base::NumberText(hi) +
+                      "; give a value in that range (a fraction truncates toward zero).");
+    }
+  }
   Array result;
   if (port_.functional()) {
     result = Array(out.shape(), out.dtype());

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "base/errors.h"
+#include "base/text.h"
 
 namespace tpusim::dsl {
 
@@ -43,15 +44,54 @@ double MxuPasses(const config::ChipConfig& chip, DType operands, Precision preci
   return 1;
 }
 
+uint64_t CheckedOpCycles(double clock_hz, double cycles, const std::string& what,
+                         const std::string& from) {
+  const double seconds = cycles / clock_hz;
+  if (cycles >= 0 && seconds <= kMaxOpSeconds) return static_cast<uint64_t>(std::ceil(cycles));
+  throw Error(ErrorKind::kInvalidArgument,
+              what + " would take " + base::NumberText(seconds) +
+                  " s of simulated time on one core, more than the " +
+                  base::NumberText(kMaxOpSeconds) +
+                  " s one op may take (simulated time counts picoseconds in 64 bits). Its time "
+                  "comes from " +
+                  from + "; check them in the topology, or split the op into smaller ones.");
+}
+
 uint64_t MxuDotCycles(const config::ChipConfig& chip, int64_t m, int64_t k, int64_t n,
                       DType operands, Precision precision) {
   const int64_t size = chip.mxu_size();
-  // One product: an [8, size] by [size, size] tile, 8 cycles on one MXU (docs/references.md §1).
-  const int64_t products = CeilDiv(m, 8) * CeilDiv(k, size) * CeilDiv(n, size);
-  const double one_pass = static_cast<double>(CeilDiv(products, chip.mxu_count()) * 8);
+  // One product: an [8, size] by [size, size] tile, 8 cycles on one MXU (docs/references.md
+  // §1). A count past int64 is estimated in doubles, and fails the check below.
+  int64_t products = 0;
+  double one_pass = 0;
+  if (__builtin_mul_overflow(CeilDiv(m, 8), CeilDiv(k, size), &products) ||
+      __builtin_mul_overflow(products, CeilDiv(n, size), &products)) {
+    one_pass =
+        std::ceil(static_cast<double>(CeilDiv(m, 8)) * static_cast<double>(CeilDiv(k, size)) *
+                  static_cast<double>(CeilDiv(n, size)) / chip.mxu_count()) *
+        8;
+  } else {
+    one_pass = static_cast<double>(CeilDiv(products, chip.mxu_count())) * 8;
+  }
   const double cycles =
       one_pass * MxuPasses(chip, operands, precision) / chip.cost().mxu_efficiency();
-  return static_cast<uint64_t>(std::ceil(cycles));
+  if (cycles / chip.clock_hz() <= kMaxOpSeconds) return static_cast<uint64_t>(std::ceil(cycles));
+  std::string from =
+      "chip.cost.mxu_efficiency (" + base::NumberText(chip.cost().mxu_efficiency()) + "), ";
+  if (operands == DType::kInt8)
+    from += "chip.cost.int8_mxu_rate (" + base::NumberText(chip.cost().int8_mxu_rate()) + "), ";
+  if (operands == DType::kInt32) {
+    from +=
+        "chip.cost.int32_dot_passes (" + base::NumberText(chip.cost().int32_dot_passes()) + "), ";
+  }
+  from += "chip.mxu_size (" + std::to_string(chip.mxu_size()) + "), chip.mxu_count (" +
+          std::to_string(chip.mxu_count()) + ") and chip.clock_hz (" +
+          base::NumberText(chip.clock_hz()) + ")";
+  return CheckedOpCycles(chip.clock_hz(), cycles,
+                         "a dot of " + std::string(DTypeName(operands)) + " [" + std::to_string(m) +
+                             ", " + std::to_string(k) + "] x [" + std::to_string(k) + ", " +
+                             std::to_string(n) + "]",
+                         from);
 }
 
 uint64_t GridStepCycles(const config::ChipConfig& chip) {

@@ -22,9 +22,20 @@ Precision ParsePrecision(const std::string& name);
 // 1 / chip.cost.int8_mxu_rate; int32 chip.cost.int32_dot_passes.
 double MxuPasses(const config::ChipConfig& chip, DType operands, Precision precision);
 
+// The most simulated time one compute op may take: simulated time counts picoseconds in
+// 64 bits (about 213 days), and a run adds up many ops.
+inline constexpr double kMaxOpSeconds = 1e6;
+
+// `cycles` of one op, rounded up, once checked: finite, not negative, and at most
+// kMaxOpSeconds at `clock_hz`. Otherwise throws Error(kInvalidArgument) naming `what`
+// ("a dot of ...") and `from`, the topology values its time comes from.
+uint64_t CheckedOpCycles(double clock_hz, double cycles, const std::string& what,
+                         const std::string& from);
+
 // Cycles of an [m, k] x [k, n] dot on one core: ceil(m/8) x ceil(k/size) x ceil(n/size)
 // [8, size] x [size, size] products of 8 cycles each, spread over the core's MXUs, times
-// MxuPasses, over chip.cost.mxu_efficiency.
+// MxuPasses, over chip.cost.mxu_efficiency. Checked as CheckedOpCycles, naming the cost
+// parameters.
 uint64_t MxuDotCycles(const config::ChipConfig& chip, int64_t m, int64_t k, int64_t n,
                       DType operands, Precision precision);
 

@@ -68,8 +68,12 @@ const SlotBinding& BindingOf(const CallLayout& layout, const Ref& ref, int devic
 }  // namespace
 
 NamedScope::~NamedScope() {
-  if (port_) port_->EndScope();
+  // A scope kept past its kernel (in a static, say) ends with the kernel's core thread,
+  // which may be gone by now: only a live kernel's scope ends here.
+  if (port_ && !kernel_alive_.expired()) port_->EndScope();
 }
+
+Kernel::~Kernel() = default;
 
 Kernel::Kernel(base::CorePort& port, CallLayout& layout, std::vector<int> grid,
                std::string call_name)
@@ -137,8 +141,18 @@ int Kernel::ResolveDevice(const DeviceId& device) const {
   }
   std::vector<int> coords = device.by_axes_ ? m.CoordsOf(device_id()) : device.coords_;
   if (device.by_axes_) {
-    for (const auto& [axis, index] : device.axes_)
-      coords[m.AxisIndex(axis)] = index;
+    std::vector<bool> given(coords.size(), false);
+    for (const auto& [axis, index] : device.axes_) {
+      const int a = m.AxisIndex(axis);
+      if (given[a]) {
+        throw Error(ErrorKind::kKernelMisuse,
+                    "device id " + device.Describe() + " names axis '" + axis +
+                        "' twice; give each axis once (the axes it leaves out keep this "
+                        "device's index).");
+      }
+      given[a] = true;
+      coords[a] = index;
+    }
   } else if (coords.size() != m.shape().size()) {
     throw Error(ErrorKind::kKernelMisuse, "device id " + device.Describe() + " has " +
                                               std::to_string(coords.size()) + " coordinates, but " +
@@ -170,10 +184,16 @@ base::Region Kernel::Resolve(const Ref& ref, int device) const {
   base::Region region;
   region.buffer = slot.buffer;
   region.box.element_bytes = esize;
-  region.box.offset = static_cast<uint64_t>(ref.binding().offset) * esize;
+  // In bytes, saturating: a view too large for any buffer then fails the model's bounds
+  // check (base::ByteBox) instead of wrapping into it.
+  const auto bytes = [esize](int64_t elements) {
+    uint64_t n = 0;
+    return __builtin_mul_overflow(static_cast<uint64_t>(elements), esize, &n) ? ~uint64_t{0} : n;
+  };
+  region.box.offset = bytes(ref.binding().offset);
   for (size_t d = 0; d < ref.shape().size(); ++d) {
     region.box.counts.push_back(static_cast<uint64_t>(ref.shape()[d]));
-    region.box.strides.push_back(static_cast<uint64_t>(ref.binding().strides[d]) * esize);
+    region.box.strides.push_back(bytes(ref.binding().strides[d]));
   }
   return region;
 }
@@ -316,7 +336,7 @@ Ref Kernel::barrier_semaphore() const {
 
 NamedScope Kernel::named_scope(const std::string& name) {
   port_.BeginScope(name);
-  return NamedScope(&port_);
+  return NamedScope(&port_, alive_);
 }
 
 void Kernel::CheckLocalAccess(const Ref& ref, const char* verb) const {
@@ -367,6 +387,14 @@ void Kernel::store(const Ref& ref, const Array& value) {
                                               TypeString(ref.dtype(), ref.shape()) +
                                               ") needs the same shape and dtype.");
   }
+  if (port_.functional() && !value.has_data()) {
+    throw Error(ErrorKind::kKernelMisuse,
+                "a store into '" + ref.Describe() + "' of a placeholder " +
+                    TypeString(value.dtype(), value.shape()) +
+                    ": it has no data, and a functional run stores values. Store an Array "
+                    "with data (a load, a computed value, or Array(shape, dtype) for zeros); "
+                    "placeholders are for timing-only runs.");
+  }
   port_.Store(Resolve(ref, device_id()), value.data(), "store to '" + ref.Describe() + "'");
 }
 
@@ -375,8 +403,10 @@ Ref Kernel::AllocateScoped(const std::string& name, const Shape& shape, DType dt
                            const std::string& label) {
   auto& slots = layout_.per_device[device_id()];
   SlotBinding binding;
-  const Ref ref =
-      MakeRef(static_cast<int>(slots.size()), name, shape, dtype, space, semaphore_type);
+  binding.name = name;
+  binding.serial = ++scoped_serial_;
+  Ref ref = MakeRef(static_cast<int>(slots.size()), name, shape, dtype, space, semaphore_type);
+  ref.MarkScoped(binding.serial);
   if (space == MemorySpace::kSemaphore) {
     binding.semaphore = true;
     const auto kind = semaphore_type == SemaphoreType::kDma       ? base::SemaphoreKind::kDma
@@ -404,7 +434,23 @@ Ref Kernel::AllocateScoped(const std::string& name, const Shape& shape, DType dt
 
 void Kernel::FreeScoped(const Ref& ref) {
   const int device = device_id();
-  const SlotBinding binding = BindingOf(layout_, ref, device);
+  const auto& slots = layout_.per_device[device];
+  const size_t slot = static_cast<size_t>(ref.binding().slot);
+  const uint64_t serial = ref.binding().scope_serial;
+  if (serial == 0) {
+    throw Error(ErrorKind::kKernelMisuse,
+                "FreeScoped('" + ref.Describe() +
+                    "'), but it is not a scoped buffer: FreeScoped frees what AllocateScoped "
+                    "returned, and a call's operands and scratch are freed when it ends.");
+  }
+  if (slot >= slots.size() || !slots[slot].live || slots[slot].serial != serial) {
+    throw Error(ErrorKind::kKernelMisuse,
+                "scoped buffer '" + ref.Describe() + "' is freed twice on device " +
+                    std::to_string(device) +
+                    ": free each AllocateScoped ref once (run_scoped and pipelines free "
+                    "theirs when their scope ends).");
+  }
+  const SlotBinding binding = slots[slot];
   if (binding.semaphore) {
     for (int64_t j = 0; j < ref.size(); ++j) {
       const base::SemaphoreHandle handle{static_cast<base::ChipId>(device),
@@ -422,10 +468,10 @@ void Kernel::FreeScoped(const Ref& ref) {
   } else {
     port_.Free(binding.buffer);
   }
-  auto& slots = layout_.per_device[device];
-  slots[ref.binding().slot].live = false;
-  while (slots.size() > layout_.slots.size() && !slots.back().live)
-    slots.pop_back();
+  auto& live = layout_.per_device[device];
+  live[slot].live = false;
+  while (live.size() > layout_.slots.size() && !live.back().live)
+    live.pop_back();
 }
 
 }  // namespace tpusim::dsl

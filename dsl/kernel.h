@@ -105,24 +105,32 @@ class AsyncCopy {
   std::string label_;
 };
 
-// Shows as a slice on the core's trace track for as long as it lives.
+// Shows as a slice on the core's trace track for as long as it lives, or until its
+// kernel ends, whichever is first: one kept past the kernel (in a static, say) does
+// nothing when it is destroyed.
 class NamedScope {
  public:
-  NamedScope(NamedScope&& other) noexcept : port_(std::exchange(other.port_, nullptr)) {}
+  NamedScope(NamedScope&& other) noexcept
+      : port_(std::exchange(other.port_, nullptr)), kernel_alive_(std::move(other.kernel_alive_)) {}
   NamedScope(const NamedScope&) = delete;
   NamedScope& operator=(const NamedScope&) = delete;
   ~NamedScope();
 
  private:
   friend class Kernel;
-  explicit NamedScope(base::CorePort* port) : port_(port) {}
+  NamedScope(base::CorePort* port, std::weak_ptr<const int> kernel_alive)
+      : port_(port), kernel_alive_(std::move(kernel_alive)) {}
   base::CorePort* port_;
+  std::weak_ptr<const int> kernel_alive_;  // expires with the kernel
 };
 
 class Kernel {
  public:
   Kernel(base::CorePort& port, CallLayout& layout, std::vector<int> grid,
          std::string call_name = "");
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+  ~Kernel();
 
   // Grid position of the current step, as pl.program_id / pl.num_programs.
   int program_id(int axis) const;
@@ -242,7 +250,8 @@ class Kernel {
   // Buffers (or semaphore arrays) that live for a region of the kernel: run_scoped and
   // pipeline buffers. The same sequence of scopes on every device gives the same Ref, so
   // remote copies may target them. Free in reverse order of allocation; FreeScoped throws
-  // when a DMA still uses the buffer or a semaphore is not back to 0.
+  // when a DMA still uses the buffer, a semaphore is not back to 0, or the ref was freed
+  // already. One still allocated when the kernel ends is an error naming it.
   Ref AllocateScoped(const std::string& name, const Shape& shape, DType dtype, MemorySpace space,
                      SemaphoreType semaphore_type = SemaphoreType::kDma,
                      const std::string& label = "");
@@ -281,6 +290,8 @@ class Kernel {
   std::vector<int> program_ids_;
   std::vector<std::string> dimension_semantics_;
   uint64_t copies_ = 0;
+  uint64_t scoped_serial_ = 0;  // AllocateScoped's count, to tell a double FreeScoped
+  std::shared_ptr<const int> alive_ = std::make_shared<const int>(0);  // see NamedScope
 };
 
 using KernelFn = std::function<void(Kernel&, const Refs&)>;

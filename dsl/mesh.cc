@@ -139,15 +139,26 @@ Shape PartitionSpec::BlockOffsets(const Mesh& mesh, const Shape& global, int dev
   return offsets;
 }
 
-bool PartitionSpec::IsCanonicalReplica(const Mesh& mesh, int device) const {
+std::vector<std::string> PartitionSpec::ReplicatedAxes(const Mesh& mesh) const {
   std::set<std::string> used;
   for (const auto& e : entries_)
     used.insert(e.axes.begin(), e.axes.end());
-  const auto coords = mesh.CoordsOf(device);
-  for (size_t a = 0; a < coords.size(); ++a) {
-    if (!used.count(mesh.axis_names()[a]) && coords[a] != 0) return false;
+  std::vector<std::string> replicated;
+  for (const auto& axis : mesh.axis_names()) {
+    if (!used.count(axis)) replicated.push_back(axis);
   }
-  return true;
+  return replicated;
+}
+
+int PartitionSpec::CanonicalReplica(const Mesh& mesh, int device) const {
+  auto coords = mesh.CoordsOf(device);
+  for (const auto& axis : ReplicatedAxes(mesh))
+    coords[mesh.AxisIndex(axis)] = 0;
+  return mesh.DeviceAt(coords);
+}
+
+bool PartitionSpec::IsCanonicalReplica(const Mesh& mesh, int device) const {
+  return CanonicalReplica(mesh, device) == device;
 }
 
 }  // namespace tpusim::dsl

@@ -66,8 +66,11 @@ class PartitionSpec {
   Shape GlobalShape(const Mesh& mesh, const Shape& block) const;
   // Where `device`'s block starts in the global array.
   Shape BlockOffsets(const Mesh& mesh, const Shape& global, int device) const;
-  // True when `device` holds the copy that assembling the global array uses (index 0 on
-  // every axis the spec does not mention).
+  // The mesh axes the spec does not mention: the array is the same along them.
+  std::vector<std::string> ReplicatedAxes(const Mesh& mesh) const;
+  // The device whose copy of `device`'s block assembling the global array uses (index 0
+  // on every replicated axis), and whether that is `device` itself.
+  int CanonicalReplica(const Mesh& mesh, int device) const;
   bool IsCanonicalReplica(const Mesh& mesh, int device) const;
 
  private:

@@ -36,6 +36,26 @@ Ref Ref::Make(int slot, std::string name, Shape shape, DType dtype, MemorySpace 
   return ref;
 }
 
+namespace {
+
+// Out of line and cold: the hot path of slicing builds no message.
+[[gnu::cold, gnu::noinline]] std::string OutOfBoundsMessage(const std::string& ref, size_t dim,
+                                                            int64_t extent, const Slice& s,
+                                                            bool end_fits, bool offset_fits) {
+  const std::string covers =
+      !end_fits ? "starts at " + std::to_string(s.start) + " with size " + std::to_string(s.size) +
+                      ", whose end does not fit in int64"
+      : !offset_fits
+          ? "starts at " + std::to_string(s.start) +
+                ", whose place in the buffer does not fit in int64"
+          : "covers [" + std::to_string(s.start) + ", " + std::to_string(s.start + s.size) + ")";
+  return "'" + ref + "' is sliced out of bounds: dimension " + std::to_string(dim) +
+         " has extent " + std::to_string(extent) + ", but the slice " + covers +
+         ". Keep start >= 0 and start + size <= " + std::to_string(extent) + ".";
+}
+
+}  // namespace
+
 Ref Ref::Sliced(const std::vector<Slice>& slices) const {
   if (slices.size() > shape_.size()) {
     throw Error(ErrorKind::kOutOfBounds,
@@ -61,17 +81,22 @@ Ref Ref::Sliced(const std::vector<Slice>& slices) const {
       continue;
     }
     const Slice& s = slices[d];
-    if (s.start < 0 || s.size < 0 || s.start + s.size > shape_[d]) {
+    // Overflow-safe: start + size is formed only once it is known to fit.
+    int64_t end = 0;
+    const bool end_fits = !__builtin_add_overflow(s.start, s.size, &end);
+    int64_t step = 0;  // s.start elements of this dimension, in elements of the buffer
+    const bool offset_fits = !__builtin_mul_overflow(s.start, binding_.strides[d], &step) &&
+                             !__builtin_add_overflow(out.binding_.offset, step, &step);
+    if (s.start < 0 || s.size < 0 || s.start > shape_[d] - s.size || !end_fits || !offset_fits) {
       const std::string error =
-          std::string("'") + Describe() + "' is sliced out of bounds: dimension " +
-          std::to_string(d) + " has extent " + std::to_string(shape_[d]) +
-          ", but the slice covers [" + std::to_string(s.start) + ", " +
-          std::to_string(s.start + s.size) +
-          "). Keep start >= 0 and start + size <= " + std::to_string(shape_[d]) + ".";
-      if (!out_of_bounds_views_ || s.size < 0) throw Error(ErrorKind::kOutOfBounds, error);
+          OutOfBoundsMessage(Describe(), d, shape_[d], s, end_fits, offset_fits);
+      // Only a view whose every index is an int64 can stand for a read of uninitialized
+      // memory; the rest is refused in every mode.
+      if (!out_of_bounds_views_ || s.size < 0 || !end_fits || !offset_fits)
+        throw Error(ErrorKind::kOutOfBounds, error);
       if (out.out_of_bounds_.empty()) out.out_of_bounds_ = error;
     }
-    out.binding_.offset += s.start * binding_.strides[d];
+    out.binding_.offset = step;
     base::AppendListItem(
         view, ", ",
         (s.squeeze ? std::to_string(s.start)
@@ -81,8 +106,12 @@ Ref Ref::Sliced(const std::vector<Slice>& slices) const {
     } else {
       out.shape_.push_back(s.size);
       out.binding_.strides.push_back(binding_.strides[d]);
-      out.inside_lo_.push_back(std::clamp<int64_t>(lo - s.start, 0, s.size));
-      out.inside_hi_.push_back(std::clamp<int64_t>(hi - s.start, 0, s.size));
+      // In 128 bits: a start far below 0 would overflow lo - start.
+      const auto inside = [&](int64_t index) {
+        return static_cast<int64_t>(std::clamp<__int128>(__int128{index} - s.start, 0, s.size));
+      };
+      out.inside_lo_.push_back(inside(lo));
+      out.inside_hi_.push_back(inside(hi));
     }
   }
   out.view_ = view_ + "[" + view + "]";
@@ -109,7 +138,10 @@ std::optional<std::pair<Ref, Shape>> Ref::InBoundsPart() const {
   for (size_t d = 0; d < shape_.size(); ++d) {
     if (inside_lo_[d] >= inside_hi_[d]) return std::nullopt;
     part.shape_[d] = inside_hi_[d] - inside_lo_[d];
-    part.binding_.offset += inside_lo_[d] * binding_.strides[d];
+    // The sum lies inside the buffer; its terms may not fit alone (a view far before it).
+    part.binding_.offset = static_cast<int64_t>(static_cast<uint64_t>(part.binding_.offset) +
+                                                static_cast<uint64_t>(inside_lo_[d]) *
+                                                    static_cast<uint64_t>(binding_.strides[d]));
   }
   return std::make_pair(part, inside_lo_);
 }

@@ -47,7 +47,12 @@ class Ref {
   bool is_semaphore() const { return space_ == MemorySpace::kSemaphore; }
   const std::string& name() const { return name_; }
   int64_t size() const { return NumElements(shape_); }
-  uint64_t nbytes() const { return static_cast<uint64_t>(size()) * SizeOf(dtype_); }
+  // Saturates at UINT64_MAX: no buffer that large can be allocated.
+  uint64_t nbytes() const {
+    uint64_t n = 0;
+    return __builtin_mul_overflow(static_cast<uint64_t>(size()), SizeOf(dtype_), &n) ? ~uint64_t{0}
+                                                                                     : n;
+  }
 
   // A view: one Slice per leading dimension; dimensions not given are taken whole.
   // Throws Error(kOutOfBounds) naming the ref, the dimension and its extent; unless the
@@ -74,6 +79,7 @@ class Ref {
     int slot = -1;                 // operand or scratch slot of the pallas_call
     int64_t offset = 0;            // elements from the start of the slot's buffer
     std::vector<int64_t> strides;  // elements, per visible dimension
+    uint64_t scope_serial = 0;     // which AllocateScoped made it; 0: not a scoped buffer
   };
   static Ref Make(int slot, std::string name, Shape shape, DType dtype, MemorySpace space,
                   SemaphoreType semaphore_type = SemaphoreType::kDma);
@@ -81,6 +87,7 @@ class Ref {
   // Slices past the shape of this ref, and of views of it, make out-of-bounds views
   // instead of raising (a buffer ref of a run whose out_of_bounds_reads is kUninitialized).
   void AllowOutOfBoundsViews(bool allow) { out_of_bounds_views_ = allow && !is_semaphore(); }
+  void MarkScoped(uint64_t serial) { binding_.scope_serial = serial; }
 
  private:
   std::string name_;

@@ -1,10 +1,95 @@
 #include "dsl/shard_map.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "base/core_port.h"
 #include "dsl/program/call_instance.h"
 #include "dsl/program/runtime.h"
 
 namespace tpusim::dsl {
+
+namespace {
+
+// "'x'", "'x' and 'y'".
+std::string AxesText(const std::vector<std::string>& axes) {
+  std::string text;
+  for (size_t i = 0; i < axes.size(); ++i)
+    text += (i == 0 ? "'" : i + 1 == axes.size() ? " and '" : ", '") + axes[i] + "'";
+  return text;
+}
+
+// Whether two replicas of a block agree: exactly for integers; for floats within rounding,
+// since each device may sum a reduction in its own order (a psum's result differs in its
+// last bits from device to device). Another device's data, as an axis left out of an
+// out_spec by mistake gives, differs far beyond that.
+Comparison CompareReplicas(const Array& replica, const Array& canonical) {
+  if (replica.bytes() == canonical.bytes()) return {};
+  const DType dtype = canonical.dtype();
+  if (dtype != DType::kF32 && dtype != DType::kBF16) return CompareExact(replica, canonical);
+  const double rtol = dtype == DType::kF32 ? std::ldexp(1.0, -10) : std::ldexp(1.0, -2);
+  double scale = 0;
+  for (int64_t i = 0; i < canonical.size(); ++i) {
+    const double v = std::abs(canonical.GetFlat(i));
+    if (std::isfinite(v)) scale = std::max(scale, v);
+  }
+  return CompareClose(replica, canonical, rtol, rtol * scale);
+}
+
+// An out_spec that leaves out a mesh axis says the value is the same along it; JAX refuses
+// one that differs there (it must be replicated, e.g. by a psum). A functional run
+// compares each device's block with the copy assembling uses; "" when all agree.
+std::string ReplicaMismatch(const Mesh& mesh, const PartitionSpec& spec,
+                            const std::vector<Array>& blocks, const std::string& output) {
+  int first = -1;
+  std::vector<int> differing;
+  std::string detail;
+  for (int device = 0; device < mesh.devices(); ++device) {
+    const int canonical = spec.CanonicalReplica(mesh, device);
+    if (canonical == device || (first >= 0 && canonical != first)) continue;
+    const Comparison c = CompareReplicas(blocks[device], blocks[canonical]);
+    if (c.equal) continue;
+    if (first < 0) {
+      first = canonical;
+      detail = c.detail;
+    }
+    differing.push_back(device);
+  }
+  if (first < 0) return "";
+  std::string devices;
+  for (size_t i = 0; i < differing.size(); ++i)
+    devices += (i == 0                      ? ""
+                : i + 1 == differing.size() ? " and "
+                                            : ", ") +
+               std::to_string(differing[i]);
+  const std::string axes = AxesText(spec.ReplicatedAxes(mesh));
+  return output + " has out_spec " + spec.Describe() + ", which says it is the same on every " +
+         "device along " + axes + ", but device" + (differing.size() > 1 ? "s " : " ") + devices +
+         (differing.size() > 1 ? " hold" : " holds") + " other values than device " +
+         std::to_string(first) + " (" + detail +
+         "). JAX refuses this: make the value the same along " + axes + " (e.g. psum it over " +
+         axes + "), or give it an out_spec that names the axis it differs along.";
+}
+
+// What a NaN result or a run out of memory may come from: the buffers the run read before
+// anything wrote them (they read as NaN, or an integer's largest value, which as a size or
+// index asks for too much). "" when there are none.
+std::string UnwrittenReadsNote(const base::RunStats& stats) {
+  const auto& reads = stats.unwritten_reads;
+  if (reads.empty()) return "";
+  constexpr size_t kShown = 4;
+  std::string list;
+  for (size_t i = 0; i < reads.size() && i < kShown; ++i)
+    list += (i ? ", " : "") + reads[i];
+  if (reads.size() > kShown) list += " and " + std::to_string(reads.size() - kShown) + " more";
+  return "The run read memory that nothing had written, which reads as NaN (integers: the "
+         "dtype's largest value): " +
+         list +
+         ". Write it before reading it (fill an accumulator, wait for the DMA that fills a "
+         "buffer).";
+}
+
+}  // namespace
 
 PallasCall pallas_call(std::string name, KernelFn kernel, GridSpec grid_spec,
                        std::vector<ShapeDtype> out_shape, CompilerParams compiler_params,
@@ -98,6 +183,12 @@ std::string ShardMap::InputName(size_t i) const {
   return "in" + std::to_string(i);
 }
 
+std::string ShardMap::OutputName(size_t i) const {
+  std::string name = "output " + std::to_string(i);
+  if (call_ && i < call_->out_names.size()) name += " ('" + call_->out_names[i] + "')";
+  return name;
+}
+
 std::vector<ShapeDtype> ShardMap::InputBlocks(const std::vector<Array>& inputs) const {
   if (inputs.size() != in_specs_.size()) {
     throw Error(ErrorKind::kInvalidArgument, name_ + " takes " + std::to_string(in_specs_.size()) +
@@ -180,6 +271,9 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
   result.error_kind = outcome.error_kind;
   result.error = outcome.error;
   result.stats = std::move(outcome.stats);
+  const std::string unwritten = UnwrittenReadsNote(result.stats);
+  if (result.error_kind == ErrorKind::kCapacity && !unwritten.empty())
+    result.error += " " + unwritten;
   if (result.ok) {
     const std::string divergence = run.CheckAfterRun();
     if (!divergence.empty()) {
@@ -203,6 +297,15 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
         Array out(block.shape, block.dtype);
         out.bytes() = engine->ReadHost(run.outputs[device][o].buffer());
         per_device.push_back(std::move(out));
+      }
+      const std::string mismatch =
+          options.check_replication
+              ? ReplicaMismatch(mesh_, out_specs_[o], per_device, OutputName(o))
+              : std::string();
+      if (!mismatch.empty() && result.ok) {
+        result.ok = false;
+        result.error_kind = ErrorKind::kInvalidArgument;
+        result.error = mismatch;
       }
       result.outputs.push_back(AssembleOutput(static_cast<int>(o), per_device));
       result.device_outputs.push_back(std::move(per_device));
@@ -254,6 +357,8 @@ Comparison CheckAgainstReference(const ShardMap& program, const RunResult& resul
         const std::vector<int> coords = program.mesh().CoordsOf(device);
         d.detail = "output " + std::to_string(o) + " on device " + std::to_string(device) + " " +
                    ShapeString(Shape(coords.begin(), coords.end())) + ": " + d.detail;
+        const std::string unwritten = UnwrittenReadsNote(result.stats);
+        if (!unwritten.empty()) d.detail += ". " + unwritten;
         return d;
       }
     }

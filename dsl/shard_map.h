@@ -46,6 +46,10 @@ struct RunOptions {
   // Outputs, scratch and pipeline buffers before the kernel writes them; inputs are set.
   UninitializedMemory uninitialized_memory = UninitializedMemory::kNan;
   OutOfBoundsReads out_of_bounds_reads = OutOfBoundsReads::kRaise;
+  // shard_map's check_vma (check_rep): an output whose out_spec leaves out a mesh axis must
+  // be the same along it, and a functional run that finds it is not fails. false returns
+  // the canonical replica's block unchecked, as JAX does with the check off.
+  bool check_replication = true;
   // Runs the grid points of 'parallel' dimensions in an order drawn from this seed
   // (interpret mode's random_seed); unset, every grid runs in lexicographic order.
   std::optional<uint64_t> grid_seed;
@@ -105,6 +109,7 @@ class ShardMap {
  private:
   void CheckSpecAxes() const;
   std::string InputName(size_t i) const;
+  std::string OutputName(size_t i) const;  // "output 0 ('out')"
   // Each input's per-device block; throws for a wrong count or a spec that does not split.
   std::vector<ShapeDtype> InputBlocks(const std::vector<Array>& inputs) const;
   Mesh mesh_;

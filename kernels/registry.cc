@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <set>
 
 #include "base/errors.h"
@@ -16,7 +18,45 @@ Registry& Registry::Get() {
   return registry;
 }
 
+namespace {
+
+// Why the command line could not name `name` ("" when it can): `tpusim run NAME`.
+std::string NameProblem(const std::string& name) {
+  const auto plain = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  bool ok = !name.empty() && plain(name.front());
+  for (char c : name)
+    ok = ok && (plain(c) || c == '_' || c == '-' || c == '.' || c == '/');
+  if (ok) return "";
+  return "a name starts with a letter or digit and holds only letters, digits, '_', '-', '.' "
+         "and '/', so that the command line can spell it";
+}
+
+}  // namespace
+
 void Registry::Add(KernelInfo info) {
+  // Unsound entries are kept out and reported by CheckRegistrations: this runs in static
+  // initialisers, where nothing can be thrown.
+  const std::string kind = EntryKindName(info.kind);
+  if (info.name.empty()) {
+    bad_declarations_.push_back("a " + kind + " has an empty name; give it one");
+    return;
+  }
+  if (const std::string problem = NameProblem(info.name); !problem.empty()) {
+    bad_declarations_.push_back(kind + " '" + info.name + "': " + problem);
+    return;
+  }
+  if (const std::string problem = NameProblem(info.family);
+      !info.family.empty() && !problem.empty()) {
+    bad_declarations_.push_back(kind + " '" + info.name + "' has family '" + info.family +
+                                "': " + problem);
+    return;
+  }
+  if (!info.make) {
+    bad_declarations_.push_back(kind + " '" + info.name +
+                                "' has no make function (KernelInfo::make is empty); give it "
+                                "one that builds the workload");
+    return;
+  }
   if (Find(info.name)) {
     duplicates_.emplace_back(info.name, info.kind);
     return;
@@ -87,6 +127,38 @@ const Param* KernelInfo::FindParam(const std::string& param) const {
   return nullptr;
 }
 
+namespace {
+
+void RequireSound(const KernelInfo& info, const char* what, double value, const char* unit = "") {
+  if (std::isfinite(value) && value >= 0) return;
+  throw Error(ErrorKind::kKernelMisuse,
+              std::string(EntryKindName(info.kind)) + " '" + info.name + "': its " + what +
+                  " gives " + base::NumberText(value) + unit +
+                  ", but it must be a finite number of 0 or more (0: none). Fix the "
+                  "entry's function.");
+}
+
+}  // namespace
+
+Bound KernelInfo::BoundOf(const dsl::Mesh& mesh, const Params& given) const {
+  if (!bound) return Bound{};
+  Bound b = bound(mesh, given);
+  RequireSound(*this, "bound (KernelInfo::bound)", b.seconds, " seconds");
+  for (const auto& [what, value] :
+       {std::pair{"bound's flops", b.flops}, std::pair{"bound's peak_flops", b.peak_flops},
+        std::pair{"bound's hbm_bytes", b.hbm_bytes},
+        std::pair{"bound's hbm_bytes_per_s", b.hbm_bytes_per_s}})
+    RequireSound(*this, what, value);
+  return b;
+}
+
+double KernelInfo::BusFactor(int axis_size) const {
+  if (!bus_factor) return 0;
+  const double factor = bus_factor(axis_size);
+  RequireSound(*this, "bus_factor (KernelInfo::bus_factor)", factor);
+  return factor;
+}
+
 const char* EntryKindName(EntryKind kind) {
   return kind == EntryKind::kProgram ? "program" : "kernel";
 }
@@ -130,8 +202,9 @@ void Registry::CheckRegistrations() const {
     std::string problems;
     for (const auto& problem : bad_declarations_)
       base::AppendListItem(problems, "; ", problem);
-    throw Error(ErrorKind::kInvalidArgument, "unsound parameter declarations: " + problems +
-                                                 ". Fix them in KernelInfo::params.");
+    throw Error(ErrorKind::kInvalidArgument,
+                "unsound registrations: " + problems +
+                    ". Fix them in the entries' KernelInfo (name, make, params).");
   }
 }
 
@@ -142,7 +215,24 @@ void LoadKernelLibrary(const std::string& path) {
   Registry& registry = Registry::Get();
   const size_t kernels_before = registry.kernels().size();
   dlerror();
-  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = nullptr;
+  // The library's static initialisers run inside dlopen; what they throw comes out here.
+  const auto threw = [&path](const std::string& what) {
+    return Error(ErrorKind::kInvalidArgument,
+                 "kernel library '" + path + "' threw while it loaded (in a static " +
+                     "initialiser, such as a namespace-scope Registration): " + what +
+                     ". Fix the plugin so that loading it cannot throw.");
+  };
+  // glibc declares dlopen noexcept, so a direct call would let the compiler drop these
+  // handlers; through a volatile pointer it cannot assume anything.
+  static void* (*volatile const open_library)(const char*, int) = &dlopen;
+  try {
+    handle = open_library(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  } catch (const std::exception& e) {
+    throw threw(e.what());
+  } catch (...) {
+    throw threw("an exception that is not a std::exception");
+  }
   if (!handle) {
     const char* reason = dlerror();
     throw Error(ErrorKind::kInvalidArgument,

@@ -72,6 +72,12 @@ struct KernelInfo {
   Params Bind(const ParamValues& given = {}) const { return BindParams(name, params, given); }
   // The declaration of `param`; nullptr when the entry does not take it.
   const Param* FindParam(const std::string& param) const;
+  // bound(mesh, params), or no bound (all zero) when the entry has none. Throws
+  // Error(kKernelMisuse) naming the entry when a number of it is NaN, infinite or negative:
+  // reports divide by it.
+  Bound BoundOf(const dsl::Mesh& mesh, const Params& params) const;
+  // bus_factor(axis_size), checked the same way; 0 when the entry has none.
+  double BusFactor(int axis_size) const;
 };
 
 const char* EntryKindName(EntryKind kind);  // "kernel" or "program"
@@ -83,7 +89,9 @@ class Registry {
   // A name that is already taken keeps its first kernel; the clash is recorded rather than
   // thrown, because registrations run in static initialisers (and inside dlopen), where an
   // exception cannot be caught. So is a parameter declaration that is not sound (a name
-  // declared twice, a default outside its own range). CheckRegistrations() reports both.
+  // declared twice, a default outside its own range). An entry the command line could not
+  // name (an empty name, an option such as --help, a name with a space) or without a make
+  // function is kept out and recorded too. CheckRegistrations() reports them all.
   void Add(KernelInfo info);
   // nullptr when unknown.
   const KernelInfo* Find(const std::string& name) const;
@@ -103,7 +111,7 @@ class Registry {
   std::vector<KernelInfo> kernels_;  // sorted by name
   std::vector<std::string> registration_order_;
   std::vector<std::pair<std::string, EntryKind>> duplicates_;
-  std::vector<std::string> bad_declarations_;
+  std::vector<std::string> bad_declarations_;  // unsound entries and parameter declarations
 };
 
 // Registers a kernel at static-initialisation time, in libtpusim, in a user's binary, or
@@ -113,9 +121,10 @@ struct Registration {
 };
 
 // Loads a plugin: a shared library, linked against libtpusim, whose Registrations add its
-// kernels to this process's Registry. Throws Error(kInvalidArgument) when the library
-// cannot be loaded, registers a name that already exists, or registers nothing. Loading
-// the same library twice is a no-op.
+// kernels to this process's Registry. Throws Error(kInvalidArgument), naming the library,
+// when it cannot be loaded, its static initialisers throw, it registers a name that
+// already exists or an unsound entry, or it registers nothing. Loading the same library
+// twice is a no-op.
 void LoadKernelLibrary(const std::string& path);
 
 // One-way link bandwidth, per-hop latency and wraparound of a mesh axis.

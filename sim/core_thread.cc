@@ -3,9 +3,12 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "sim/core_thread.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <new>
 
+#include "base/text.h"
 #include "sim/chip.h"
 #include "sim/dma_engine.h"
 #include "sim/memory.h"
@@ -26,6 +29,9 @@ constexpr uint64_t kSemaphoreReadCycles = 4;
 // (A loop that gives up after fewer reads runs on as before.)
 constexpr uint64_t kProvenSpinReads = uint64_t{1} << 20;
 constexpr Picoseconds kNever = ~Picoseconds{0};
+// The longest one compute op may take: 2^62 ps (53 days) leaves room to add it to the
+// time now, and the double-to-integer conversions are defined below 2^63.
+constexpr double kMaxOpPicoseconds = 4611686018427387904.0;
 constexpr int kActivityTrackRank = 900;  // after the chip's fixed tracks
 
 }  // namespace
@@ -179,6 +185,17 @@ void CoreThread::Compute(ComputeUnit unit, uint64_t cycles, std::string_view wha
   double slowdown = 1.0;
   if (chip_ < slice_.options().chip_slowdown.size())
     slowdown = slice_.options().chip_slowdown[chip_];
+  // Checked before the conversions, which are undefined past 2^63 picoseconds.
+  const double picoseconds = static_cast<double>(cycles) * 1e12 / clock_hz() * slowdown;
+  if (!(picoseconds < kMaxOpPicoseconds)) {
+    throw Error(ErrorKind::kInvalidArgument,
+                slice_.torus().Describe(chip_) + ": '" + std::string(what) + "' would take " +
+                    base::NumberText(picoseconds * 1e-12) + " s of simulated time (" +
+                    std::to_string(cycles) + " cycles at " + base::NumberText(clock_hz()) +
+                    " Hz, times chip_slowdown " + base::NumberText(slowdown) +
+                    "), more than simulated time can count (picoseconds in 64 bits). Lower "
+                    "the chip's chip_slowdown, or split the op.");
+  }
   const Picoseconds duration =
       static_cast<Picoseconds>(static_cast<double>(CyclesToTime(cycles, clock_hz())) * slowdown);
   if (duration == 0) return;
@@ -253,9 +270,9 @@ void CoreThread::CheckAccess(const Region& region, const char* role, std::string
   slice_.CheckBuffer(region.buffer, role, std::string(what));
   const Memory& m = slice_.memory(region.buffer);
   if (region.box.end() > m.Size(region.buffer.index)) {
-    throw Error(ErrorKind::kOutOfBounds, std::string(what) + " ends at byte " +
-                                             std::to_string(region.box.end()) + " of '" +
-                                             m.Label(region.buffer.index) + "', which has only " +
+    throw Error(ErrorKind::kOutOfBounds, std::string(what) + " " + region.box.DescribeEnd() +
+                                             " of '" + m.Label(region.buffer.index) +
+                                             "', which has only " +
                                              std::to_string(m.Size(region.buffer.index)) +
                                              " bytes; slice the ref within its shape.");
   }
@@ -361,6 +378,16 @@ void CoreThread::Body(const Engine::CoreProgram& program) {
   } catch (const std::exception& e) {
     slice_.Fail(ErrorKind::kKernelMisuse,
                 slice_.torus().Describe(chip_) + ": the kernel threw an exception: " + e.what());
+    return;
+  } catch (const abi::__forced_unwind&) {
+    throw;  // the host thread is being cancelled: not ours to stop
+  } catch (...) {
+    // Anything else would escape into SystemC, which reports it raw (E549) and aborts.
+    slice_.Fail(ErrorKind::kKernelMisuse,
+                slice_.torus().Describe(chip_) +
+                    ": the kernel threw an exception that is not a std::exception (e.g. `throw "
+                    "42;`), so it has no message to show. Throw a std::exception such as "
+                    "std::runtime_error(\"what went wrong\") instead.");
     return;
   }
   CatchUp();

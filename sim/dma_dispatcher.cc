@@ -46,8 +46,8 @@ void DmaDispatcher::Check(const DmaRequest& request) {
     const Memory& memory = slice_.memory(r.buffer);
     const uint64_t size = memory.Size(r.buffer.index);
     if (r.box.end() > size) {
-      throw Error(ErrorKind::kOutOfBounds, what() + ": its " + role + " region ends at byte " +
-                                               std::to_string(r.box.end()) + " of '" +
+      throw Error(ErrorKind::kOutOfBounds, what() + ": its " + role + " region " +
+                                               r.box.DescribeEnd() + " of '" +
                                                memory.Label(r.buffer.index) + "', which has only " +
                                                std::to_string(size) + " bytes.");
     }

@@ -69,10 +69,18 @@ std::vector<uint8_t>& Memory::Materialize(Buffer& buffer) {
   return buffer.bytes;
 }
 
+void Memory::NoteUnwrittenRead(const Buffer& buffer) const {
+  if (buffer.read_unwritten) return;
+  buffer.read_unwritten = true;
+  unwritten_reads_.push_back("'" + buffer.label + "' in " + MemorySpaceName(space_) + " of " +
+                             owner_);
+}
+
 void Memory::Gather(uint32_t index, const ByteBox& box, uint8_t* out) const {
   if (!functional_) return;
   const Buffer& buffer = buffers_[index];
   if (!buffer.bytes.empty()) return GatherBox(buffer.bytes.data(), box, out);
+  if (box.bytes() > 0) NoteUnwrittenRead(buffer);
   ForEachRun(box, [&](uint64_t offset, uint64_t run) {
     buffer.fill.Fill(offset, run, out);
     out += run;
@@ -135,6 +143,7 @@ void Memory::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& de
 bool Memory::get_direct_mem_ptr(tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi) {
   Buffer* buffer = functional_ ? BufferAt(AddressOffset(payload.get_address())) : nullptr;
   if (!buffer) return false;
+  if (payload.is_read() && buffer->bytes.empty()) NoteUnwrittenRead(*buffer);
   dmi.set_dmi_ptr(Materialize(*buffer).data());
   dmi.set_start_address(MakeAddress(chip_, space_, buffer->base));
   dmi.set_end_address(MakeAddress(chip_, space_, buffer->base + buffer->size - 1));
@@ -147,6 +156,7 @@ unsigned int Memory::transport_dbg(tlm::tlm_generic_payload& payload) {
   const uint64_t length = payload.get_data_length();
   Buffer* buffer = functional_ ? BufferAt(offset) : nullptr;
   if (!buffer || offset + length > buffer->base + buffer->size) return 0;
+  if (payload.is_read() && buffer->bytes.empty()) NoteUnwrittenRead(*buffer);
   uint8_t* bytes = Materialize(*buffer).data() + (offset - buffer->base);
   if (payload.is_read()) std::memcpy(payload.get_data_ptr(), bytes, length);
   if (payload.is_write()) std::memcpy(bytes, payload.get_data_ptr(), length);

@@ -62,6 +62,10 @@ class Memory : public sc_core::sc_module,
   // The global address (sim/chunk.h) of byte `offset` of a buffer.
   uint64_t Address(uint32_t index, uint64_t offset) const;
 
+  // Buffers read before anything wrote them (a load, or a DMA's source), each once, in the
+  // order that happened: "'acc f32[8,128]' in VMEM of chip 0 (x=0)". Functional runs only.
+  const std::vector<std::string>& unwritten_reads() const { return unwritten_reads_; }
+
   // Copies the box out of / into the buffer. No-ops in timing-only mode.
   void Gather(uint32_t index, const ByteBox& box, uint8_t* out) const;
   void Scatter(uint32_t index, const ByteBox& box, const uint8_t* in);
@@ -86,9 +90,11 @@ class Memory : public sc_core::sc_module,
     uint64_t base = 0;  // offset in the memory's address space
     bool live = true;
     Uninitialized fill;
-    std::vector<uint8_t> bytes;  // empty until written
+    std::vector<uint8_t> bytes;           // empty until written
+    mutable bool read_unwritten = false;  // noted in unwritten_reads_ (by const reads too)
   };
   std::vector<uint8_t>& Materialize(Buffer& buffer);
+  void NoteUnwrittenRead(const Buffer& buffer) const;
   // The live buffer holding address-space offset `offset`, or null.
   Buffer* BufferAt(uint64_t offset);
 
@@ -101,6 +107,7 @@ class Memory : public sc_core::sc_module,
   uint64_t allocated_ = 0;
   uint64_t next_base_ = 0;
   std::vector<Buffer> buffers_;  // in address order: bases only grow
+  mutable std::vector<std::string> unwritten_reads_;
   std::string timing_model_ = "bandwidth";
 };
 

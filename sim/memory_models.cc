@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "base/errors.h"
+#include "base/text.h"
 #include "sim/parameters.h"
 
 namespace tpusim::sim {
@@ -75,11 +76,14 @@ const MemoryModel& MemoryModels::Resolve(const config::MemoryConfig& config,
                   what + " gives parameter '" + given.name() + "' to timing model '" + name +
                       "', which takes " + (known.empty() ? "none" : known + "'") + ".");
     }
-    if (!(given.value() >= spec->min && given.value() <= spec->max)) {
+    const bool whole = given.value() == std::floor(given.value());
+    if (!(given.value() >= spec->min && given.value() <= spec->max) || (spec->whole && !whole)) {
       throw Error(ErrorKind::kInvalidArgument,
                   what + " sets '" + spec->name + "' of timing model '" + name + "' to " +
-                      FormatNumber(given.value()) + "; it must be from " + FormatNumber(spec->min) +
-                      " to " + FormatNumber(spec->max) + " (" + spec->unit + ").");
+                      base::NumberText(given.value()) + "; it must be " +
+                      (spec->whole ? "a whole number " : "") + "from " +
+                      base::NumberText(spec->min) + " to " + base::NumberText(spec->max) + " (" +
+                      spec->unit + ").");
     }
     parameters[spec->name] = given.value();
   }

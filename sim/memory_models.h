@@ -34,6 +34,7 @@ struct ModelParameterSpec {
   double max = 0;
   std::string unit;
   std::string description;
+  bool whole = false;  // a count (banks, bytes): 2.5 is refused, not truncated
 };
 
 // Parameter values by name, every declared one present (given or defaulted).

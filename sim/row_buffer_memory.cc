@@ -79,8 +79,9 @@ MemoryModel RowBufferMemory::Model() {
       "row_buffer",
       "DRAM rows per bank: a chunk pays bytes / bandwidth plus row_miss_ns / banks per row it "
       "opens",
-      {{"row_bytes", 1024, 64, 1 << 20, "bytes", "bytes per DRAM row (page)"},
-       {"banks", 64, 1, 4096, "banks", "banks that keep a row open each and open rows in parallel"},
+      {{"row_bytes", 1024, 64, 1 << 20, "bytes", "bytes per DRAM row (page)", true},
+       {"banks", 64, 1, 4096, "banks", "banks that keep a row open each and open rows in parallel",
+        true},
        {"row_miss_ns", 30, 0, 1e6, "ns", "time to open a row (precharge and activate)"}},
       [](const char* module_name, Memory& storage, const ModelParameters& p) {
         auto module = std::make_unique<RowBufferMemory>(

@@ -36,13 +36,17 @@ class Semaphore {
   traces::TrackId counter_track() const { return counter_track_; }
   void set_counter_track(traces::TrackId track) { counter_track_ = track; }
 
-  // Raises the value; `touch` (may be null) is remembered for reports.
-  void Add(int64_t amount, const Touch* touch) {
-    value_ += amount;
+  // Raises the value; `touch` (may be null) is remembered for reports. False, changing
+  // nothing, when the value would pass INT64_MAX.
+  [[nodiscard]] bool Add(int64_t amount, const Touch* touch) {
+    int64_t sum = 0;
+    if (__builtin_add_overflow(value_, amount, &sum)) return false;
+    value_ = sum;
     if (touch) {
       recent_.push_back(*touch);
       if (recent_.size() > kRecentTouches) recent_.erase(recent_.begin());
     }
+    return true;
   }
   // A wait that found enough: consumes `amount`.
   void Take(int64_t amount) { value_ -= amount; }

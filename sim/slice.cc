@@ -156,9 +156,12 @@ RunStats Slice::CollectStats() {
   }
   for (auto& chip : chips_) {
     for (int s = 0; s < 3; ++s) {
+      const Memory& memory = chip->memory(static_cast<MemorySpace>(s));
       auto& port = chip->memory(static_cast<MemorySpace>(s)).port();
       stats.memories.push_back(
           PortStats{port.name(), chip->id(), port.busy_time(), port.bytes_moved()});
+      stats.unwritten_reads.insert(stats.unwritten_reads.end(), memory.unwritten_reads().begin(),
+                                   memory.unwritten_reads().end());
     }
   }
   return stats;

@@ -1,7 +1,9 @@
 #include "sim/slice_state.h"
 
+#include <cmath>
 #include <systemc>
 
+#include "base/text.h"
 #include "sim/chip.h"
 #include "sim/core_thread.h"
 #include "sim/memory.h"
@@ -27,6 +29,21 @@ SliceState::SliceState(const config::Topology& topology, EngineOptions options)
       semaphores_(torus_.chips()),
       waiters_(torus_.chips()),
       link_latency_(torus_.links().size(), 0) {
+  const std::vector<double>& slowdown = options_.chip_slowdown;
+  if (slowdown.size() > torus_.chips()) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "chip_slowdown has " + std::to_string(slowdown.size()) +
+                    " entries, but the slice has " + std::to_string(torus_.chips()) +
+                    " chips; give one factor per chip, or none.");
+  }
+  for (size_t chip = 0; chip < slowdown.size(); ++chip) {
+    if (std::isfinite(slowdown[chip]) && slowdown[chip] > 0) continue;
+    throw Error(ErrorKind::kInvalidArgument,
+                "chip_slowdown[" + std::to_string(chip) + "] is " +
+                    base::NumberText(slowdown[chip]) +
+                    "; each entry multiplies one chip's compute time and must be a finite "
+                    "number greater than 0 (1 is nominal, 2 twice as slow).");
+  }
   // Made here, in one go, so that the chips' lists lie together (sim/hot_arena.h).
   for (auto& waiters : waiters_)
     waiters.reserve(4);
@@ -78,13 +95,30 @@ void SliceState::CheckSemaphore(SemaphoreHandle h, const char* role, const std::
   }
 }
 
-void SliceState::AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch) {
+void SliceState::FailSemaphoreOverflow(SemaphoreHandle h, int64_t amount, const Touch* touch) {
+  const Semaphore& s = semaphore(h);
+  // Called from threads and from the calendar alike: fail the run, as both can.
+  Fail(ErrorKind::kSemaphoreMisuse,
+       std::string(SemaphoreKindName(s.kind())) + " semaphore '" + s.name() + "' on " +
+           torus_.Describe(h.chip) + " would pass its largest value, " + std::to_string(INT64_MAX) +
+           ": it holds " + std::to_string(s.value()) + " and " +
+           (touch ? touch->what + " from " + torus_.Describe(touch->from) : std::string("a DMA")) +
+           " adds " + std::to_string(amount) +
+           ". Signal smaller increments, or wait for (consume) what was signalled before "
+           "signalling more.");
+}
+
+bool SliceState::AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch) {
   Semaphore& s = semaphore(h);
-  s.Add(amount, touch);
+  if (!s.Add(amount, touch)) [[unlikely]] {
+    FailSemaphoreOverflow(h, amount, touch);
+    return false;
+  }
   if (s.counter_track())
     trace_->Counter(s.counter_track(), EventQueue::Now(), static_cast<double>(s.value()));
   for (CoreThread* thread : waiters_[h.chip])
     thread->Poke(s);
+  return true;
 }
 
 void SliceState::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount) {
@@ -120,7 +154,8 @@ void SliceState::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount) {
     }
   }
   if (!remote) {
-    AddToSemaphore(target, amount, &touch);
+    // A kernel that signals past the range stops here, not at its next wait.
+    if (!AddToSemaphore(target, amount, &touch)) throw Error(error_kind_, error_);
   } else {
     calendar_->At(arrival,
                   [this, target, amount, touch] { AddToSemaphore(target, amount, &touch); });

@@ -67,8 +67,12 @@ class SliceState {
   void CheckSemaphore(SemaphoreHandle h, const char* role, const std::string& what);
   // A signal from `issuer`'s core: arrives after the route's latency.
   void Signal(ChipId issuer, SemaphoreHandle target, int64_t amount);
-  // Adds to a semaphore now and wakes the threads waiting on it; traces its counter.
-  void AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch);
+  // Adds to a semaphore now and wakes the threads waiting on it; traces its counter. One
+  // that would pass INT64_MAX fails the run instead (false).
+  bool AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch);
+  // Its rare path, kept out of line so that the hot one stays lean.
+  [[gnu::cold, gnu::noinline]] void FailSemaphoreOverflow(SemaphoreHandle h, int64_t amount,
+                                                          const Touch* touch);
   // Where the state every chunk or wake-up touches is made (sim/hot_arena.h).
   HotArena& hot() { return hot_; }
   // Each link's latency, as the Slice built it; a signal takes the sum over its route.

@@ -4,9 +4,14 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <vector>
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <systemc>
+
+#include "base/errors.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define TPUSIM_ASAN 1
@@ -65,9 +70,50 @@ const StackRange& HostStack() {
   return stack;
 }
 #endif
+
+// SystemC keeps the current context (and QuickThreads its main coroutine) in process-wide
+// globals, so one host thread at a time may own contexts: another thread's first context
+// waits until the owner's last one is gone. The owner may hold several (they are made and
+// destroyed in turn), but not start one while its own simulation runs: a kernel or
+// program body that starts a run would swap the running context from under it (E554).
+struct Ownership {
+  std::mutex mutex;
+  std::condition_variable released;
+  std::thread::id owner;
+  int contexts = 0;  // the owner's
+};
+Ownership& TheOwnership() {
+  static Ownership ownership;  // made on first use: a context may be made in a static
+  return ownership;
+}
+
+void TakeOwnership() {
+  Ownership& o = TheOwnership();
+  std::unique_lock lock(o.mutex);
+  const std::thread::id me = std::this_thread::get_id();
+  if (o.owner == me && sc_core::sc_is_running()) {
+    throw Error(ErrorKind::kKernelMisuse,
+                "a run was started from inside a running kernel or program body: one "
+                "simulation runs at a time on a host thread. Start the second run after the "
+                "first returns (outside the body).");
+  }
+  o.released.wait(lock, [&] { return o.contexts == 0 || o.owner == me; });
+  o.owner = me;
+  ++o.contexts;
+}
+
+void ReleaseOwnership() {
+  Ownership& o = TheOwnership();
+  const std::lock_guard lock(o.mutex);
+  if (--o.contexts > 0) return;
+  o.owner = std::thread::id();
+  o.released.notify_all();
+}
+
 }  // namespace
 
 SystemCContext::SystemCContext() {
+  TakeOwnership();
   (void)kBannerSilenced;
   BaseContext();
 #ifdef TPUSIM_ASAN
@@ -87,6 +133,7 @@ SystemCContext::~SystemCContext() {
     sc_core::sc_curr_simcontext = BaseContext();
     sc_core::sc_default_global_context = BaseContext();
   }
+  ReleaseOwnership();
 }
 
 void SystemCContext::EndSuspendedThreads() {

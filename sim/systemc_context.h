@@ -24,7 +24,10 @@ class sc_simcontext;
 namespace tpusim::sim {
 
 // Owns one SystemC context and makes it current for its lifetime. Every SystemC object of
-// the run (events, processes) must be destroyed before it.
+// the run (events, processes) must be destroyed before it. Contexts of one host thread at
+// a time: another thread's first context waits until this thread's last one is gone, so
+// runs from several threads take turns. Throws Error(kKernelMisuse) when made while this
+// thread's simulation runs (a kernel or program body starting a run).
 class SystemCContext {
  public:
   SystemCContext();

@@ -41,56 +41,49 @@ class CollectParseErrors : public google::protobuf::io::ErrorCollector {
 }
 
 // The sane range of a numeric field (see topology.proto): wide enough for any real or
-// planned chip, narrow enough that every size computed from it fits its type and a run
-// stays within host time and memory.
+// planned chip, narrow enough that every size and time computed from it fits its type and
+// a run stays within host time and memory. `why` says which bound matters, in the error.
 struct Range {
-  double min;  // exclusive when min_exclusive
+  double min;
   double max;
-  bool min_exclusive;
   const char* unit;
+  const char* why;
 };
-constexpr Range kClock{1e6, 1e11, false, "Hz"};
-constexpr Range kBandwidth{0, 1e16, true, "bytes per second"};
-constexpr Range kCapacity{1, 1099511627776.0 /* 1 TiB */, false, "bytes"};
-constexpr Range kTensorCores{1, 16, false, "cores"};
-constexpr Range kMxuCount{1, 64, false, "MXUs"};
-constexpr Range kMxuSize{1, 4096, false, "rows of the square systolic array"};
-constexpr Range kVpuShape{1, 4096, false, "sublanes or lanes"};
-constexpr Range kDmaEngines{1, 64, false, "concurrent DMAs"};
-constexpr Range kChunkBytes{4096, 1073741824.0 /* 1 GiB */, false, "bytes"};
-constexpr Range kHopLatency{0, 1e9 /* 1 s */, false, "ns"};
-constexpr Range kAxisLength{1, kMaxChips, false, "chips"};
-constexpr Range kChipCount{1, kMaxChips, false, "chips"};
-
-// Whole numbers in full ("1048576"), others as %g ("4.5e+10", "inf").
-std::string Number(double value) {
-  if (std::abs(value) <= 9007199254740992.0 /* 2^53 */ && value == std::floor(value))
-    return std::to_string(static_cast<int64_t>(value));
-  std::ostringstream s;
-  s << value;
-  return s.str();
-}
+constexpr Range kClock{1e6, 1e11, "Hz", "1 MHz to 100 GHz spans every chip, real or planned"};
+constexpr Range kBandwidth{1e6, 1e16, "bytes per second",
+                           "below 1 MB/s no chip's port runs, and a large transfer's time "
+                           "would outgrow the simulated clock"};
+constexpr Range kCapacity{1, 1099511627776.0 /* 1 TiB */, "bytes",
+                          "a functional run holds what a memory stores in host memory"};
+constexpr Range kTensorCores{1, 16, "cores", "each core is a thread of the simulation"};
+constexpr Range kMxuCount{1, 64, "MXUs", "room above every chip's count"};
+constexpr Range kMxuSize{1, 4096, "rows of the square systolic array",
+                         "room above every chip's 128 or 256"};
+constexpr Range kVpuShape{1, 4096, "sublanes or lanes", "room above every chip's 8 x 128"};
+constexpr Range kDmaEngines{1, 64, "concurrent DMAs",
+                            "each engine has host state and a trace track on every chip"};
+constexpr Range kChunkBytes{4096, 1073741824.0 /* 1 GiB */, "bytes",
+                            "smaller chunks would cost an event per few bytes"};
+constexpr Range kHopLatency{0, 1e9, "ns", "up to a second per hop"};
+constexpr Range kAxisLength{1, kMaxChips, "chips", "above the largest pods"};
+constexpr Range kChipCount{1, kMaxChips, "chips", "above the largest pods"};
 
 template <typename T>
 void RequireInRange(const std::string& source, const std::string& field, bool present, T value,
                     const Range& range) {
   if (!present) Fail(source, field, std::string("is missing; give it in ") + range.unit);
   const double v = static_cast<double>(value);
-  const bool above_min = range.min_exclusive ? v > range.min : v >= range.min;
-  if (above_min && v <= range.max) return;  // false for NaN
+  if (v >= range.min && v <= range.max) return;  // false for NaN
   std::string shown;
   if constexpr (std::is_integral_v<T>) {
     shown = std::to_string(value);
   } else {
-    shown = Number(value);
+    shown = base::NumberText(value);
   }
-  const std::string low =
-      range.min_exclusive
-          ? (range.min == 0 ? "greater than zero" : "greater than " + Number(range.min))
-          : "at least " + Number(range.min);
   Fail(source, field,
-       "is " + shown + ", outside its range: it must be " + low + " and at most " +
-           Number(range.max) + " (" + range.unit + "); see topologies/topology.proto");
+       "is " + shown + ", outside its range: it must be at least " + base::NumberText(range.min) +
+           " and at most " + base::NumberText(range.max) + " (" + range.unit + "; " + range.why +
+           "); see topologies/topology.proto");
 }
 
 // The model's name and parameters are checked against the model when the slice is built
@@ -222,10 +215,15 @@ void ValidateOverrides(const std::string& source, const config::Topology& topolo
 }
 
 // chip.cost may be left out (an ideal chip), but what it gives must make sense.
-constexpr Range kGridStepCycles{0, 1e9, false, "cycles"};
-constexpr Range kMxuEfficiency{0, 1, true, "fraction of the MXU peak a dot sustains"};
-constexpr Range kMxuRate{0, 64, true, "multiples of the bf16 MXU rate"};
-constexpr Range kDotPasses{0, 64, true, "bf16 MXU passes"};
+constexpr Range kGridStepCycles{0, 1e9, "cycles", "up to a simulated second per grid step"};
+constexpr Range kMxuEfficiency{0.01, 1, "fraction of the MXU peak a dot sustains",
+                               "a chip whose dots reach less than 1% of its peak is no "
+                               "chip, and its dot times would outgrow the simulated clock"};
+constexpr Range kMxuRate{1.0 / 64, 64, "multiples of the bf16 MXU rate",
+                         "every chip runs int8 at a small multiple of its bf16 rate (1 or 2 "
+                         "on the presets)"};
+constexpr Range kDotPasses{1, 64, "bf16 MXU passes",
+                           "an int32 dot is at least one bf16 pass (9 on the presets)"};
 void ValidateCost(const std::string& source, const config::ComputeCostConfig& cost) {
   RequireInRange(source, "chip.cost.grid_step_cycles", true, cost.grid_step_cycles(),
                  kGridStepCycles);

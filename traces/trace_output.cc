@@ -1,5 +1,9 @@
 #include "traces/trace_output.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -56,11 +60,29 @@ void TraceOutput::Flush() {
 }
 
 std::unique_ptr<std::ostream> OpenOutputFile(const std::string& path) {
+  // Opening a FIFO for writing blocks until something reads it, forever if nothing does.
+  // Opened without blocking first, it fails at once when no reader is there; when one is,
+  // that descriptor keeps the FIFO's writer side open until the file below is.
+  struct stat info {};
+  int fifo = -1;
+  if (::stat(path.c_str(), &info) == 0 && S_ISFIFO(info.st_mode)) {
+    fifo = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fifo < 0) {
+      throw TraceError(
+          "Cannot write the trace to \"" + path + "\": it is a FIFO " +
+          (errno == ENXIO ? std::string("that nothing reads") : "(" + DescribeErrno(errno) + ")") +
+          ", and writing to it would wait forever. Start its reader first (e.g. "
+          "`cat " +
+          path + " > run.pftrace &`), or give a regular file.");
+    }
+  }
   errno = 0;
   auto file = std::make_unique<BufferedOutputFile>(path);
+  const int error = errno;
+  if (fifo >= 0) ::close(fifo);
   if (!file->is_open()) {
     throw TraceError("Cannot open trace file \"" + path + "\" for writing: " +
-                     DescribeErrno(errno) + "; check the directory exists and is writable.");
+                     DescribeErrno(error) + "; check the directory exists and is writable.");
   }
   return file;
 }

@@ -73,6 +73,15 @@ void CheckPallasCall(const PallasCall& call, size_t inputs) {
       }
     }
   }
+  if (call.in_names.size() > inputs) {
+    fail("in_names gives " + std::to_string(call.in_names.size()) + " names, but the call has " +
+         std::to_string(inputs) +
+         " inputs (scalar-prefetch operands included); give at most one name per input.");
+  }
+  if (call.out_names.size() > call.out_shape.size()) {
+    fail("out_names gives " + std::to_string(call.out_names.size()) + " names, but the call has " +
+         std::to_string(call.out_shape.size()) + " outputs; give at most one name per output.");
+  }
   if (g.grid.empty()) fail("the grid is empty; use {1} for one step.");
   for (int n : g.grid) {
     if (n <= 0) fail("every grid dimension must be at least 1, got " + std::to_string(n) + ".");
@@ -284,6 +293,15 @@ void CallInstance::Run(base::CorePort& port, const std::vector<base::BufferHandl
         call_.kernel(kernel, refs);
       },
       "step", scalars);
+  for (size_t i = layout_.slots.size(); i < bindings.size(); ++i) {
+    if (!bindings[i].live) continue;
+    throw Error(ErrorKind::kKernelMisuse,
+                std::string("scoped ") + (bindings[i].semaphore ? "semaphore" : "buffer") + " '" +
+                    bindings[i].name + "' (AllocateScoped) is still allocated when pallas_call '" +
+                    call_.name + "' ends on device " + std::to_string(device) +
+                    "; free it with FreeScoped before the kernel returns (run_scoped frees its "
+                    "buffers itself).");
+  }
 
   // Leaving the call: its scratch buffers go, and copies into them are errors. A buffer a
   // DMA still writes stays allocated: that DMA's semaphore is then not zero when the run

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "base/errors.h"
+#include "base/text.h"
 #include "dsl/cost.h"
 #include "dsl/program/op_registry.h"
 #include "dsl/program/runtime.h"
@@ -65,6 +66,8 @@ std::vector<Value> ProgramContext::Step(const StepInfo& info, const std::vector<
                            "now. Use the output instead, or drop the alias so the call writes "
                            "a new buffer.");
   }
+  for (size_t i = 0; i < operands.size(); ++i)
+    run_.CheckOwner(operands[i], device_, name + ": operand " + std::to_string(i));
   const int step = state_.next_step++;
   run_.CheckSpmd(device_, step, Signature(name, operands, result_types));
   std::vector<Value> results;
@@ -341,8 +344,18 @@ void ProgramContext::Write(const Value& v, const Array& data) {
 }
 
 void ProgramContext::Charge(base::ComputeUnit unit, double seconds, const std::string& what) {
-  const auto cycles = static_cast<uint64_t>(std::ceil(seconds * port_.clock_hz()));
-  port_.Compute(unit, cycles, what);
+  const config::ChipConfig& chip = mesh().topology().chip();
+  std::string from = "chip.hbm.bandwidth_bytes_per_s (" +
+                     base::NumberText(chip.hbm().bandwidth_bytes_per_s()) + ")";
+  if (unit == base::ComputeUnit::kMxu) {
+    from += " and the MXU peak (chip.mxu_count " + std::to_string(chip.mxu_count()) +
+            ", chip.mxu_size " + std::to_string(chip.mxu_size()) + ", chip.clock_hz " +
+            base::NumberText(chip.clock_hz()) + ")";
+  }
+  port_.Compute(unit,
+                CheckedOpCycles(port_.clock_hz(), std::ceil(seconds * port_.clock_hz()),
+                                "the op '" + what + "'", from),
+                what);
 }
 
 }  // namespace tpusim::dsl

@@ -77,6 +77,8 @@ void ProgramRun::RunDevice(base::CorePort& port, const ProgramBody& body,
                       v.donated_to() +
                       "' by its input_output_aliases; return that call's output instead.");
     }
+    CheckOwner(v, device,
+               "the shard_map body's result " + std::to_string(state.result_types.size()));
     state.result_types.push_back(v.type());
   }
   if (results.size() != out_specs.size()) {
@@ -101,6 +103,25 @@ void ProgramRun::RunDevice(base::CorePort& port, const ProgramBody& body,
   }
   state.finished = true;
   outputs[device] = std::move(results);
+}
+
+void ProgramRun::CheckOwner(const Value& value, int device, const std::string& what) const {
+  if (value.home() == hbm[device].get()) return;
+  for (size_t owner = 0; owner < hbm.size(); ++owner) {
+    if (value.home() != hbm[owner].get()) continue;
+    throw Error(ErrorKind::kInvalidArgument,
+                what + " (" + value.Describe() + ") is device " + std::to_string(owner) +
+                    "'s value, used on device " + std::to_string(device) +
+                    ": each device's values live in its own HBM. Move data between devices "
+                    "with a collective (ppermute, all_gather, psum), not by sharing Values "
+                    "between the body's calls.");
+  }
+  throw Error(ErrorKind::kInvalidArgument,
+              what + " (" + value.Describe() +
+                  ") is a value from an earlier run (or another program), used on device " +
+                  std::to_string(device) +
+                  ": values live for one run. Pass data between runs as host Arrays (a "
+                  "RunResult's outputs as the next run's inputs).");
 }
 
 void ProgramRun::CheckSpmd(int device, int step, const std::string& signature) {

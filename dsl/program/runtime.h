@@ -73,6 +73,10 @@ struct ProgramRun {
   // By device, the barrier semaphore of `collective_id`: one per chip and id, made on every
   // chip when a call first asks for the id, and shared by every call that names it.
   const std::vector<uint32_t>& BarrierSemaphores(int collective_id);
+  // Throws Error(kInvalidArgument) when `value` is not `device`'s own value of this run
+  // (another device's, read from its HBM for free, or one kept from an earlier run);
+  // `what` names it: "all_gather x: operand 0".
+  void CheckOwner(const Value& value, int device, const std::string& what) const;
   // After the run: a divergence no op could see (devices that ran different numbers of
   // steps or returned different types); empty when none.
   std::string CheckAfterRun() const;

@@ -49,6 +49,7 @@ Value Value::Allocate(const std::shared_ptr<DeviceHbm>& hbm, const ShapeDtype& t
   v.storage_->type = type;
   v.storage_->buffer = buffer;
   v.storage_->hbm = hbm;
+  v.storage_->home = hbm;
   return v;
 }
 
@@ -71,6 +72,7 @@ Value Value::Donate(const std::string& op) const {
   v.storage_->type = type();
   v.storage_->buffer = storage_->buffer;
   v.storage_->hbm = std::move(storage_->hbm);
+  v.storage_->home = storage_->home;
   storage_->donated_to = op;
   return v;
 }

@@ -71,8 +71,10 @@ class Value {
   uint64_t nbytes() const { return static_cast<uint64_t>(size()) * SizeOf(dtype()); }
   std::string Describe() const { return TypeString(dtype(), shape()); }  // "bf16[256,128]"
 
-  // For the runtime: the HBM buffer holding it.
+  // For the runtime: the HBM buffer holding it, and the device HBM (of one run) it lives
+  // in; ops check that it is their own device's, of this run.
   base::BufferHandle buffer() const { return storage_->buffer; }
+  const DeviceHbm* home() const { return storage_->home.get(); }
 
   // The same buffer seen as `type`, of the same byte size (XLA's bitcast): no copy, no time.
   // Throws Error(kInvalidArgument) when the sizes differ.
@@ -96,7 +98,8 @@ class Value {
   struct Storage {
     ShapeDtype type;
     base::BufferHandle buffer;
-    std::shared_ptr<DeviceHbm> hbm;  // null once donated: the new owner frees the buffer
+    std::shared_ptr<DeviceHbm> hbm;         // null once donated: the new owner frees the buffer
+    std::shared_ptr<const DeviceHbm> home;  // where it lives, donated or not
     std::string donated_to;
     std::function<Array()> host;
     ~Storage() {

@@ -99,7 +99,25 @@ INSTANTIATE_TEST_SUITE_P(
              "kernel 'all_gather_ring' is registered twice", "rename the later one"}},
         BadLoad{"list --load " TPUSIM_EMPTY_PLUGIN,
                 {"registered no kernel", "tpusim::kernels::Registration"}},
-        BadLoad{"list --load", {"--load needs the path of a shared library"}}));
+        BadLoad{"list --load", {"--load needs the path of a shared library"}},
+        BadLoad{"list --load " TPUSIM_THROWING_PLUGIN,
+                {"kernel library '" TPUSIM_THROWING_PLUGIN "' threw while it loaded",
+                 "the plugin's settings file is missing", "static initialiser"}},
+        BadLoad{
+            "list --load " TPUSIM_BAD_REGISTRATIONS_PLUGIN,
+            {"kernel library '" TPUSIM_BAD_REGISTRATIONS_PLUGIN "'",
+             "kernel 'ring_without_make' has no make function (KernelInfo::make is empty)",
+             "a kernel has an empty name", "kernel '--help': a name starts with a letter or digit",
+             "kernel 'has space': a name starts with a letter or digit"}}));
+
+TEST(Plugin, AKernelWhoseBoundIsNanFailsNamingTheBound) {
+  const auto r = RunTpusim("run nan_bound_ring --load " TPUSIM_NAN_BOUND_PLUGIN
+                           " --topology v5e-2x2 --bytes 64K --json");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("kernel 'nan_bound_ring': its bound (KernelInfo::bound) gives "
+                               "nan seconds"));
+  EXPECT_THAT(r.out + r.err, ::testing::Not(HasSubstr("nan%")));
+}
 
 // A second copy of the example's plugin registers its kernel and its program again: the
 // message names each with its kind, in one sentence.

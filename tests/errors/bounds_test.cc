@@ -80,7 +80,29 @@ INSTANTIATE_TEST_SUITE_P(
         OutOfRange{"engines: 8", "engines: 4294967295", "chip.dma.engines", "4294967295"},
         OutOfRange{"chunk_bytes: 524288", "chunk_bytes: 1", "chip.dma.chunk_bytes", "1"},
         OutOfRange{"hop_latency_ns: 1000", "hop_latency_ns: -1", "ici.hop_latency_ns", "-1"},
-        OutOfRange{"hop_latency_ns: 1000", "hop_latency_ns: inf", "ici.hop_latency_ns", "inf"}));
+        OutOfRange{"hop_latency_ns: 1000", "hop_latency_ns: inf", "ici.hop_latency_ns", "inf"},
+        // Values that once passed and made times overflow (tests/errors/hardware_range_test.cc).
+        OutOfRange{"mxu_efficiency: 0.92", "mxu_efficiency: 1e-16", "chip.cost.mxu_efficiency",
+                   "1e-16"},
+        OutOfRange{"int8_mxu_rate: 2", "int8_mxu_rate: 1e-300", "chip.cost.int8_mxu_rate",
+                   "1e-300"},
+        OutOfRange{"int32_dot_passes: 9", "int32_dot_passes: 0.5", "chip.cost.int32_dot_passes",
+                   "0.5"},
+        OutOfRange{"bandwidth_bytes_per_s: 8.19e11", "bandwidth_bytes_per_s: 1e-300",
+                   "chip.hbm.bandwidth_bytes_per_s", "1e-300"}));
+
+TEST(TopologyRanges, TheErrorSaysWhyTheRangeIsWhatItIs) {
+  try {
+    topologies::ParseTopology(
+        Replace(topologies::PresetText("v5e-2x2"), "mxu_efficiency: 0.92", "mxu_efficiency: 1e-16"),
+        "why.textproto");
+    FAIL();
+  } catch (const topologies::TopologyError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("must be at least 0.01 and at most 1 (fraction of the MXU "
+                                    "peak a dot sustains; a chip whose dots reach less than 1% "
+                                    "of its peak is no chip"));
+  }
+}
 
 TEST(TopologyLoader, RefusesADirectoryByName) {
   const std::string dir = testing::TempPath("topology-dir");

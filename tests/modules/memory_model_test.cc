@@ -306,10 +306,12 @@ TEST(MemoryModelErrors, AnUnknownParameterListsTheModelsParameters) {
 TEST(MemoryModelErrors, AnOutOfRangeParameterGivesTheRange) {
   EXPECT_EQ(BuildError(RowBuffer({{"banks", 0}})),
             "the HBM of chip 0 (x=0) sets 'banks' of timing model 'row_buffer' to 0; it must be "
-            "from 1 to 4096 (banks).");
+            "a whole number from 1 to 4096 (banks).");
   EXPECT_THAT(BuildError(RowBuffer({{"row_bytes", 1e9}})),
-              HasSubstr("sets 'row_bytes' of timing model 'row_buffer' to 1e+09; it must be "
-                        "from 64 to 1.04858e+06 (bytes)."));
+              HasSubstr("sets 'row_bytes' of timing model 'row_buffer' to 1000000000; it must be "
+                        "a whole number from 64 to 1048576 (bytes)."));
+  EXPECT_THAT(BuildError(RowBuffer({{"row_miss_ns", 1e7}})),
+              HasSubstr("to 10000000; it must be from 0 to 1000000 (ns)."));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // formatting, and the error type that ends a command with a usage hint.
 
 #include <cstdint>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 
@@ -37,8 +38,14 @@ void PrepareTraceDirectory(const std::string& command, const std::string& dir);
 std::string HumanSeconds(double seconds);
 std::string HumanRate(double bytes_per_second);  // "45.00 GB/s"
 
+// Flushes `out` and throws std::runtime_error naming `destination` ("the CSV file 'x.csv'")
+// when anything written to it failed (a full disk, a closed descriptor): a report that
+// did not reach its reader fails the command.
+void RequireWritten(std::ostream& out, const std::string& destination);
+
 // The whole command line (argv[0] is the program). Dispatch lets every error propagate;
-// Main prints it as one sentence with a hint and returns the exit status.
+// Main prints it as one sentence with a hint and returns the exit status. Main also
+// checks, in one place, that everything the command wrote to standard output got there.
 int Dispatch(int argc, char** argv);
 int Main(int argc, char** argv);
 

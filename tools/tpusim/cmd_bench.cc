@@ -335,7 +335,7 @@ int RunBench(int argc, char** argv) {
           }
         }
         bound.functional = false;
-        if (infos[e]->bound) bounds[e] = infos[e]->bound(mesh, bound);
+        bounds[e] = infos[e]->BoundOf(mesh, bound);
         if (!first_params) first_params = bound;
         plan.push_back({e, v});
       } catch (const Error& error) {
@@ -431,8 +431,9 @@ int RunBench(int argc, char** argv) {
     if (!row.problem.empty())
       std::cout << "#   " << entry << " " << label << ": " << row.problem << "\n";
     std::cout.flush();
-    if (csv_file) CsvRow(csv_file, row, sweep);
+    if (csv_file.is_open()) CsvRow(csv_file, row, sweep);
   }
+  if (csv_file.is_open()) RequireWritten(csv_file, "the CSV file '" + csv + "'");
   const double total_wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 

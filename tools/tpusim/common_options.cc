@@ -32,7 +32,8 @@ void CommonOptions::Add(po::options_description& options, unsigned groups) {
 void InterpretChecks::AddOptions(boost::program_options::options_description& options) {
   options.add_options()("no-race-check",
                         "skip the happens-before race check of functional runs (it is on by "
-                        "default, as interpret mode's detect_races)")(
+                        "default, as interpret mode's detect_races); two DMAs writing the same "
+                        "bytes at the same time are still caught, in every run")(
       "uninitialized-memory", po::value<std::string>()->default_value("nan"),
       "what memory no one wrote reads as: nan (integers: the dtype's max) or zero")(
       "out-of-bounds-reads", po::value<std::string>()->default_value("raise"),

@@ -1,5 +1,11 @@
 // The command table and the one place where a command's error becomes an exit status.
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <new>
 #include <string>
@@ -70,9 +76,40 @@ void RegisterHloModules(int argc, char** argv) {
     if (!hlo::run::IsHloPath(argument)) continue;
     registry.Add(hlo::run::HloModuleEntry(argument));
   }
+std::string WriteFailure(const std::string& destination, int error) {
+  return "could not write " + destination +
+         (error ? std::string(" (") + std::strerror(error) + ")" : std::string()) +
+         ", so the output is incomplete; free space on the disk, or send it somewhere it can "
+         "be written.";
+}
+
+// Standard output closed before tpusim starts: the first file a command opens would take
+// its descriptor and receive the report.
+void RequireStdoutOpen() {
+  if (fcntl(STDOUT_FILENO, F_GETFD) != -1 || errno != EBADF) return;
+  throw std::runtime_error(
+      "standard output is closed, and tpusim writes its report there; redirect it to a file "
+      "or to /dev/null instead of closing it.");
+}
+
+// What the command wrote to standard output, through std::cout and printf alike.
+void RequireStdoutWritten() {
+  // stdio first: errno then tells why the buffered bytes could not be written.
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int error = errno;
+  std::cout.flush();
+  if (!flushed || std::ferror(stdout) != 0 || !std::cout)
+    throw std::runtime_error(WriteFailure("to standard output", error));
 }
 
 }  // namespace
+
+void RequireWritten(std::ostream& out, const std::string& destination) {
+  errno = 0;
+  out.flush();
+  if (!out) throw std::runtime_error(WriteFailure(destination, errno));
+}
 
 int Dispatch(int argc, char** argv) {
   if (argc < 2) {
@@ -119,7 +156,10 @@ int Main(int argc, char** argv) {
       kernels::LoadKernelLibrary(path);
     // A kernel linked in twice (two objects registering one name) is reported here.
     kernels::Registry::Get().CheckRegistrations();
-    return Dispatch(argc, argv);
+    RequireStdoutOpen();
+    const int status = Dispatch(argc, argv);
+    RequireStdoutWritten();
+    return status;
   } catch (const UsageError& e) {
     const std::string tool = e.command().empty() ? "tpusim" : "tpusim " + e.command();
     std::cerr << tool << ": " << e.what() << "\n"

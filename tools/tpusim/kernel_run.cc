@@ -252,7 +252,7 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
     report.timing_only_reason = workload.timing_only_reason;
     report.functional = false;
   }
-  const kernels::Bound bound = info->bound ? info->bound(mesh, params) : kernels::Bound{};
+  const kernels::Bound bound = info->BoundOf(mesh, params);
   report.bound_seconds = bound.seconds;
   report.bound_formula = bound.formula;
   if (bound.peak_flops > 0) {
@@ -310,7 +310,7 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   if (report.sim_seconds > 0) {
     if (report.bandwidths) {
       report.algbw = static_cast<double>(report.bytes) / report.sim_seconds;
-      report.busbw = report.algbw * info->bus_factor(report.axis_size);
+      report.busbw = report.algbw * info->BusFactor(report.axis_size);
     }
     if (report.roofline) {
       report.achieved_flops = report.flops / report.sim_seconds;
