@@ -29,6 +29,8 @@ std::string JoinInts(const std::vector<Int>& values) {
   }
   list += "}";
   return list;
+}
+
 // A number as a message shows a value the user gave: whole numbers in full ("1048576",
 // "2147483648"), others as %g ("4.5e+10", "1e+300", "nan", "-inf").
 inline std::string NumberText(double value) {

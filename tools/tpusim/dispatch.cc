@@ -76,6 +76,8 @@ void RegisterHloModules(int argc, char** argv) {
     if (!hlo::run::IsHloPath(argument)) continue;
     registry.Add(hlo::run::HloModuleEntry(argument));
   }
+}
+
 std::string WriteFailure(const std::string& destination, int error) {
   return "could not write " + destination +
          (error ? std::string(" (") + std::strerror(error) + ")" : std::string()) +
