@@ -25,7 +25,7 @@ struct Ran {
 
 // Runs `text` (4 partitions) on v5e-2x2 and checks its data against the host evaluation
 // when the run is functional.
-Ran Run(const std::string& text, bool functional = true) {
+Ran RunModule(const std::string& text, bool functional = true) {
   auto module = std::make_shared<const hlo::Module>(hlo::ParseModule(text, "test.hlo"));
   const dsl::Mesh mesh(topologies::LoadTopology("v5e-2x2"));
   const kernels::KernelInfo info = hlo::run::HloModuleEntry(module, "test.hlo");
@@ -54,7 +54,7 @@ const char* kAdd = R"(%add (a: f32[], b: f32[]) -> f32[] {
 )";
 
 TEST(HloInterpreter, CombinedAllReduceRunsOncePerOperand) {
-  const auto r = Run(std::string("HloModule m, num_partitions=4\n\n") + kAdd + R"(
+  const auto r = RunModule(std::string("HloModule m, num_partitions=4\n\n") + kAdd + R"(
 ENTRY %e (x: f32[8,128], y: f32[16]) -> (f32[8,128], f32[16]) {
   %x = f32[8,128]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
   %y = f32[16]{0} parameter(1), sharding={devices=[4]<=[4]}
@@ -66,7 +66,7 @@ ENTRY %e (x: f32[8,128], y: f32[16]) -> (f32[8,128], f32[16]) {
 }
 
 TEST(HloInterpreter, CombinedAsyncAllGatherWaitsForEveryOperandAtItsDone) {
-  const auto r = Run(R"(HloModule m, num_partitions=4
+  const auto r = RunModule(R"(HloModule m, num_partitions=4
 
 ENTRY %e (x: f32[8,128], y: f32[2,64]) -> (f32[32,128], f32[8,64]) {
   %x = f32[8,128]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
@@ -82,7 +82,7 @@ ENTRY %e (x: f32[8,128], y: f32[2,64]) -> (f32[32,128], f32[8,64]) {
 }
 
 TEST(HloInterpreter, AsyncStartRunsTheOneOpItWraps) {
-  const auto r = Run(std::string("HloModule m, num_partitions=4\n\n") + kAdd + R"(
+  const auto r = RunModule(std::string("HloModule m, num_partitions=4\n\n") + kAdd + R"(
 %wrapped (p: f32[16,128]) -> f32[4,128] {
   %p = f32[16,128]{1,0} parameter(0)
   ROOT %rs = f32[4,128]{1,0} reduce-scatter(f32[16,128]{1,0} %p), channel_id=2, replica_groups={{0,1,2,3}}, use_global_device_ids=true, dimensions={0}, to_apply=%add
@@ -100,7 +100,7 @@ ENTRY %e (x: f32[16,128]) -> f32[4,128] {
 }
 
 TEST(HloInterpreter, CopyStartAndDoneCopyBesideTheOpsBetween) {
-  const auto r = Run(R"(HloModule m, num_partitions=4
+  const auto r = RunModule(R"(HloModule m, num_partitions=4
 
 ENTRY %e (x: f32[64,128]) -> f32[64,128] {
   %x = f32[64,128]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
@@ -144,10 +144,10 @@ ENTRY %e (x: f32[8,128]) -> f32[8,128] {
 
 TEST(HloInterpreter, AWhileLoopWithoutKnownTripCountRunsAsItsCounterSays) {
   // From 1 in steps of 2 while below 7: 1, 3, 5 run the body; the condition runs 4 times.
-  const auto functional = Run(kLoop);
+  const auto functional = RunModule(kLoop);
   EXPECT_EQ(functional.ops.at("t").count, 3);
   EXPECT_EQ(functional.ops.at("lt").count, 4);
-  const auto timing = Run(kLoop, false);
+  const auto timing = RunModule(kLoop, false);
   EXPECT_EQ(timing.ops.at("t").count, 3);
   EXPECT_EQ(timing.result.time(), functional.result.time());
 }
@@ -177,13 +177,13 @@ ENTRY %e (x: f32[8,128], p: pred[]) -> f32[8,128] {
 }
 
 TEST(HloInterpreter, AConstantSelectorPicksItsBranch) {
-  const auto r = Run(Conditional("%sel = pred[] constant(true)"));
+  const auto r = RunModule(Conditional("%sel = pred[] constant(true)"));
   EXPECT_EQ(r.ops.count("n"), 1u);
   EXPECT_EQ(r.ops.count("e1"), 0u);
 }
 
 TEST(HloInterpreter, TimingOnlyTakesTheSlowestBranchOfADataDependentConditional) {
-  const auto r = Run(Conditional("%sel = pred[] copy(pred[] %p)"), false);
+  const auto r = RunModule(Conditional("%sel = pred[] copy(pred[] %p)"), false);
   EXPECT_EQ(r.ops.count("e1"), 1u);
   EXPECT_EQ(r.ops.count("n"), 0u);
   ASSERT_FALSE(r.workload.notes.empty());
@@ -191,7 +191,7 @@ TEST(HloInterpreter, TimingOnlyTakesTheSlowestBranchOfADataDependentConditional)
 }
 
 TEST(HloInterpreter, CallRunsItsComputationInline) {
-  const auto r = Run(R"(HloModule m, num_partitions=4
+  const auto r = RunModule(R"(HloModule m, num_partitions=4
 
 %inner (a: f32[8,128]) -> f32[8,128] {
   %a = f32[8,128]{1,0} parameter(0)
