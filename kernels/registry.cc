@@ -34,6 +34,15 @@ std::string NameProblem(const std::string& name) {
 }  // namespace
 
 void Registry::Add(KernelInfo info) {
+  if (const std::string problem = NameProblem(info.name); !problem.empty() && !info.name.empty()) {
+    bad_declarations_.push_back(std::string(EntryKindName(info.kind)) + " '" + info.name +
+                                "': " + problem);
+    return;
+  }
+  AddFile(std::move(info));
+}
+
+void Registry::AddFile(KernelInfo info) {
   // Unsound entries are kept out and reported by CheckRegistrations: this runs in static
   // initialisers, where nothing can be thrown.
   const std::string kind = EntryKindName(info.kind);
@@ -41,8 +50,9 @@ void Registry::Add(KernelInfo info) {
     bad_declarations_.push_back("a " + kind + " has an empty name; give it one");
     return;
   }
-  if (const std::string problem = NameProblem(info.name); !problem.empty()) {
-    bad_declarations_.push_back(kind + " '" + info.name + "': " + problem);
+  if (info.name.front() == '-') {
+    bad_declarations_.push_back(kind + " '" + info.name +
+                                "': a name that starts with '-' reads as an option");
     return;
   }
   if (const std::string problem = NameProblem(info.family);

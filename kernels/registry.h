@@ -93,6 +93,9 @@ class Registry {
   // name (an empty name, an option such as --help, a name with a space) or without a make
   // function is kept out and recorded too. CheckRegistrations() reports them all.
   void Add(KernelInfo info);
+  // An entry named by the path of the file it comes from (an HLO module the command line
+  // named): any path the command line could spell is its name. Registered like Add.
+  void AddFile(KernelInfo info);
   // nullptr when unknown.
   const KernelInfo* Find(const std::string& name) const;
   std::vector<std::string> Names() const;

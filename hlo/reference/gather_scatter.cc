@@ -170,13 +170,18 @@ Value Scatter(const OpInput& in) {
   if (!fits) Fail(in.instruction, "its updates' shape is not its indices' batch and its windows");
   const Dims strides = Strides(dims);
   int64_t flat = 0;
+  // Reused across updates: besides saving allocations, vectors built inside this lambda
+  // trip GCC 12's -O3 free-nonheap-object false positive.
+  Dims batch, start, window, position;
   ForEachIndex(update_dims, [&](const Dims& index) {
     const int64_t update_flat = flat++;
-    Dims batch;
+    batch.clear();
     for (size_t d = 0; d < index.size(); ++d)
       if (!Contains(update_window_dims, static_cast<int64_t>(d))) batch.push_back(index[d]);
     const Dims starts = vectors.At(batch);
-    Dims start(dims.size(), 0), window(dims.size(), 1), position(dims.size(), 0);
+    start.assign(dims.size(), 0);
+    window.assign(dims.size(), 1);
+    position.assign(dims.size(), 0);
     for (size_t k = 0; k < to_operand.size(); ++k)
       start[static_cast<size_t>(to_operand[k])] = starts[k];
     for (size_t j = 0; j < window_dims.size(); ++j) {

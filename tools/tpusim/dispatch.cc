@@ -74,7 +74,7 @@ void RegisterHloModules(int argc, char** argv) {
     const std::string argument = argv[i];
     if (argument.empty() || argument[0] == '-' || registry.Find(argument)) continue;
     if (!hlo::run::IsHloPath(argument)) continue;
-    registry.Add(hlo::run::HloModuleEntry(argument));
+    registry.AddFile(hlo::run::HloModuleEntry(argument));
   }
 }
 
