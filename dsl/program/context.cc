@@ -322,13 +322,13 @@ void ProgramContext::NoteCollective(const CollectiveRecord& call) {
       record.step + "|" + record.algorithm + "|" + std::to_string(record.bytes);
   auto [it, added] = state_.collective_rows.emplace(key, state_.collectives.size());
   if (added) {
-    record.count = 0;
-    record.total = 0;
     state_.collectives.push_back(record);
+    state_.collectives.back().count = 0;
+    state_.collectives.back().total = 0;
   }
   CollectiveRecord& row = state_.collectives[it->second];
   ++row.count;
-  row.total += record.total;
+  row.total += call.total;
 }
 
 void ProgramContext::RunPallasCall(const PallasCall& call, const std::vector<Value>& inputs,

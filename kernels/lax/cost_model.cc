@@ -48,6 +48,27 @@ void CostModel::Route(int from, int to, std::vector<size_t>& links) const {
 }
 
 void CostModel::Step(const std::vector<Transfer>& transfers) {
+  StepAfter(transfers, {});
+}
+
+void CostModel::CreditedSteps(const std::vector<Transfer>& transfers, int steps) {
+  std::vector<std::vector<Clock>> after;  // ready_ after each step
+  for (int s = 0; s < steps; ++s) {
+    std::vector<Clock> credit;
+    if (s >= 2) {
+      for (const Transfer& t : transfers) {
+        const Clock& freed = after[static_cast<size_t>(s - 2)][t.to];
+        credit.push_back({freed.latency_s + Hops(t.to, t.from) * links_.hop_latency_s,
+                          freed.bandwidth_s});
+      }
+    }
+    StepAfter(transfers, credit);
+    after.push_back(ready_);
+  }
+}
+
+void CostModel::StepAfter(const std::vector<Transfer>& transfers,
+                          const std::vector<Clock>& not_before) {
   std::vector<std::vector<size_t>> routes(transfers.size());
   for (size_t i = 0; i < transfers.size(); ++i) {
     const Transfer& t = transfers[i];
@@ -63,7 +84,8 @@ void CostModel::Step(const std::vector<Transfer>& transfers) {
     double shared = 0;  // the bytes of the busiest link on the route, this transfer's included
     for (size_t link : routes[i])
       shared = std::max(shared, step_[link]);
-    const Clock& start = ready_[t.from];
+    Clock start = ready_[t.from];
+    if (!not_before.empty() && not_before[i].t() > start.t()) start = not_before[i];
     const double stream = shared / links_.link_bytes_per_s;
     const Clock sent{start.latency_s, start.bandwidth_s + stream};
     const Clock landed{start.latency_s + static_cast<double>(routes[i].size()) * links_.hop_latency_s,

@@ -52,6 +52,12 @@ class CostModel {
 
   // One step in which `transfers` run at once.
   void Step(const std::vector<Transfer>& transfers);
+  // `steps` steps of the same transfers through double-buffered receive slots, as a ring
+  // reducer runs them (kernels/reduce_scatter.h): from the third step on a sender also waits
+  // for the receiver's word that the slot it refills is free, which the receiver sends when
+  // it has added the data of two steps before. Over a long link that round trip paces the
+  // ring.
+  void CreditedSteps(const std::vector<Transfer>& transfers, int steps);
   // A barrier: each device of a pair signals the other (a step that moves no bytes).
   void Barrier(const std::vector<std::pair<int, int>>& pairs);
   // Links a route from `from` to `to` crosses.
@@ -68,6 +74,8 @@ class CostModel {
   };
   // The link directions (indices into total_) of the route from `from` to `to`.
   void Route(int from, int to, std::vector<size_t>& links) const;
+  // Step with each transfer starting no earlier than `not_before` (by transfer) allows.
+  void StepAfter(const std::vector<Transfer>& transfers, const std::vector<Clock>& not_before);
 
   const dsl::Mesh& mesh_;
   LinkModel links_;

@@ -222,8 +222,7 @@ void ReduceScatterCost(CostModel& cm, const Stage& st, double block) {
     step.push_back({m[i], At(m, i + 1), both ? block / 2 : block});
     if (both) step.push_back({m[i], At(m, i - 1), block / 2});
   });
-  for (int s = 0; s < n - 1; ++s)
-    cm.Step(step);
+  cm.CreditedSteps(step, n - 1);
 }
 
 // The steps of an all-reduce of `bytes` by a latency algorithm (kernels/lax/staged.h).
