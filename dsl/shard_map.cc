@@ -150,7 +150,8 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
   run.interpret.uninitialized_out_of_bounds_reads =
       options.out_of_bounds_reads == OutOfBoundsReads::kUninitialized;
   run.interpret.grid_seed = options.grid_seed;
-  run.collective_algorithm = options.collective_algorithm == "auto" ? "" : options.collective_algorithm;
+  run.collective_algorithm =
+      options.collective_algorithm == "auto" ? "" : options.collective_algorithm;
   for (auto& hbm : run.hbm)
     hbm->zero_uninitialized = run.interpret.zero_uninitialized;
 

@@ -26,10 +26,10 @@ namespace tpusim::programs {
 namespace {
 
 using namespace dsl;
-using kernels::lax::Collective;
-using kernels::lax::CollectiveSpec;
 using kernels::Params;
 using kernels::Workload;
+using kernels::lax::Collective;
+using kernels::lax::CollectiveSpec;
 
 constexpr const char* kFamily = "lax";
 
@@ -145,8 +145,9 @@ kernels::Bound BoundFor(const Entry& e, const Mesh& mesh, const Params& params) 
       return ComputeOrLinkBound(mesh, 0, 2 * LinkSeconds(mesh, p.collective.axis, v),
                                 "2 V (X-1)/X / W (W: both link directions with wraparound)");
     case Collective::kAllToAll:  // §3's V is the whole array: X devices' V here
-      return ComputeOrLinkBound(mesh, 0, v * p.x / (4 * links.link_bytes_per_s * (links.wraparound ? 2 : 1)),
-                                "X V / (4 W) (W: both link directions with wraparound), docs/references.md §3");
+      return ComputeOrLinkBound(
+          mesh, 0, v * p.x / (4 * links.link_bytes_per_s * (links.wraparound ? 2 : 1)),
+          "X V / (4 W) (W: both link directions with wraparound), docs/references.md §3");
     case Collective::kPpermute:
       return ComputeOrLinkBound(mesh, 0, v / links.link_bytes_per_s + links.hop_latency_s,
                                 "T_min + V / W_oneway");

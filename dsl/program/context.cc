@@ -318,8 +318,7 @@ const std::string& ProgramContext::collective_algorithm() const {
 void ProgramContext::NoteCollective(const CollectiveRecord& call) {
   CollectiveRecord record = call;
   record.step = step_name_;
-  const std::string key =
-      record.step + "|" + record.algorithm + "|" + std::to_string(record.bytes);
+  const std::string key = record.step + "|" + record.algorithm + "|" + std::to_string(record.bytes);
   auto [it, added] = state_.collective_rows.emplace(key, state_.collectives.size());
   if (added) {
     state_.collectives.push_back(record);

@@ -215,7 +215,7 @@ class ProgramContext {
   int device_;
   base::CorePort& port_;
   DeviceProgramState& state_;
-  int step_ = -1;  // the step being run (pallas_call layouts are shared per step)
+  int step_ = -1;          // the step being run (pallas_call layouts are shared per step)
   std::string step_name_;  // and its name
 };
 

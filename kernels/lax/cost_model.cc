@@ -58,8 +58,8 @@ void CostModel::CreditedSteps(const std::vector<Transfer>& transfers, int steps)
     if (s >= 2) {
       for (const Transfer& t : transfers) {
         const Clock& freed = after[static_cast<size_t>(s - 2)][t.to];
-        credit.push_back({freed.latency_s + Hops(t.to, t.from) * links_.hop_latency_s,
-                          freed.bandwidth_s});
+        credit.push_back(
+            {freed.latency_s + Hops(t.to, t.from) * links_.hop_latency_s, freed.bandwidth_s});
       }
     }
     StepAfter(transfers, credit);
@@ -88,8 +88,9 @@ void CostModel::StepAfter(const std::vector<Transfer>& transfers,
     if (!not_before.empty() && not_before[i].t() > start.t()) start = not_before[i];
     const double stream = shared / links_.link_bytes_per_s;
     const Clock sent{start.latency_s, start.bandwidth_s + stream};
-    const Clock landed{start.latency_s + static_cast<double>(routes[i].size()) * links_.hop_latency_s,
-                       start.bandwidth_s + stream};
+    const Clock landed{
+        start.latency_s + static_cast<double>(routes[i].size()) * links_.hop_latency_s,
+        start.bandwidth_s + stream};
     if (sent.t() > next[t.from].t()) next[t.from] = sent;
     if (landed.t() > next[t.to].t()) next[t.to] = landed;
   }

@@ -120,8 +120,8 @@ PallasCall MakeAllToAll(const Mesh&, const CollectiveSpec& spec, const ShapeDtyp
     {
       auto scope = k.named_scope("send chunks");
       for (int to : FarthestFirst(ring)) {
-        sends.push_back(k.async_remote_copy(chunk(to), block(me), send_sems.at(to), recv_sem,
-                                            ring.device(to)));
+        sends.push_back(
+            k.async_remote_copy(chunk(to), block(me), send_sems.at(to), recv_sem, ring.device(to)));
         sends.back().start();
       }
     }

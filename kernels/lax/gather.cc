@@ -98,8 +98,8 @@ void BidiStep(Kernel& k, const Ring& ring, bool closed, const Unit& unit, int s,
   const Ref send_l = send_sems.at(1, s - 1), recv_l = recv_sems.at(1, s - 1);
   std::vector<AsyncCopy> sends, arrivals;
   if (closed) {
-    Append(sends, CopiesTo(k, piece(ring.index_at(1 - s), false), send_r, recv_r,
-                           ring.right_device()));
+    Append(sends,
+           CopiesTo(k, piece(ring.index_at(1 - s), false), send_r, recv_r, ring.right_device()));
     Append(sends,
            CopiesTo(k, piece(ring.index_at(s - 1), true), send_l, recv_l, ring.left_device()));
     Append(arrivals,
@@ -111,7 +111,8 @@ void BidiStep(Kernel& k, const Ring& ring, bool closed, const Unit& unit, int s,
       Append(sends, CopiesTo(k, unit(me - s + 1), send_r, recv_r, ring.right_device()));
     if (me + s - 1 <= n - 1 && me >= 1)
       Append(sends, CopiesTo(k, unit(me + s - 1), send_l, recv_l, ring.left_device()));
-    if (me - s >= 0) Append(arrivals, CopiesTo(k, unit(me - s), send_r, recv_r, ring.left_device()));
+    if (me - s >= 0)
+      Append(arrivals, CopiesTo(k, unit(me - s), send_r, recv_r, ring.left_device()));
     if (me + s <= n - 1)
       Append(arrivals, CopiesTo(k, unit(me + s), send_l, recv_l, ring.right_device()));
   }

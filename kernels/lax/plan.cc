@@ -235,7 +235,9 @@ void AllReduceCost(CostModel& cm, const Stage& st, double bytes) {
   }
   for (int bit = 0; (1 << bit) < n; ++bit) {
     std::vector<Transfer> step;
-    ForEachMember(st, [&](const auto& m, int i) { step.push_back({m[i], m[i ^ (1 << bit)], bytes}); });
+    ForEachMember(st, [&](const auto& m, int i) {
+      step.push_back({m[i], m[i ^ (1 << bit)], bytes});
+    });
     cm.Step(step);
   }
 }
@@ -423,11 +425,12 @@ base::CorePort::ScopeDetails PlanDetails(const CollectivePlan& plan) {
     std::snprintf(text, sizeof text, "%.1f", seconds * 1e9);
     return std::string(text);
   };
-  return {{"algorithm", plan.Describe()},
-          {"chosen", plan.forced ? "forced" : "by the cost estimate"},
-          {"estimated latency ns", ns(plan.cost.latency_s)},
-          {"estimated bandwidth ns", ns(plan.cost.bandwidth_s)},
-          {"busiest link bytes", std::to_string(static_cast<uint64_t>(plan.cost.busiest_link_bytes))}};
+  return {
+      {"algorithm", plan.Describe()},
+      {"chosen", plan.forced ? "forced" : "by the cost estimate"},
+      {"estimated latency ns", ns(plan.cost.latency_s)},
+      {"estimated bandwidth ns", ns(plan.cost.bandwidth_s)},
+      {"busiest link bytes", std::to_string(static_cast<uint64_t>(plan.cost.busiest_link_bytes))}};
 }
 
 CollectivePlan PlanCollective(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDtype& x) {

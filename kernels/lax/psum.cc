@@ -118,7 +118,7 @@ PallasCall MakePsum(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDty
   const Reduction reduction = spec.reduction;
   const bool mean = spec.mean;
   KernelFn kernel = [n, main, tail, stages, reduction, mean, separate_sum, count](Kernel& k,
-                                                                                   const Refs&) {
+                                                                                  const Refs&) {
     const Ref in = Reshape(k.ref("x"), {n});
     const Ref acc = Reshape(k.ref(separate_sum ? "sum" : "out"), {n});
     const int me = k.device_id();

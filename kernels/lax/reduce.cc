@@ -111,12 +111,12 @@ PallasCall MakePsumScatter(const Mesh& mesh, const CollectiveSpec& spec, const S
   const int d = spec.axis;
   const int64_t rows = Product(x.shape, 0, d);
   const int64_t cols = Product(x.shape, d + 1, x.shape.size()) * (x.shape[d] / n);
-  const ScatterStage stage = PlanScatterStage(mesh, x.dtype, spec.reduction, st.algorithm, n, rows,
-                                              cols, 2, 0.25, "");
+  const ScatterStage stage =
+      PlanScatterStage(mesh, x.dtype, spec.reduction, st.algorithm, n, rows, cols, 2, 0.25, "");
   const Algorithm algorithm = st.algorithm;
   const bool closed = st.closed;
-  KernelFn kernel = [groups, n, rows, cols, stage, algorithm, closed,
-                     reduction = spec.reduction](Kernel& k, const Refs&) {
+  KernelFn kernel = [groups, n, rows, cols, stage, algorithm, closed, reduction = spec.reduction](
+                        Kernel& k, const Refs&) {
     const Ref x3 = Reshape(k.ref("x"), {rows, n, cols});
     const Ref out2 = Reshape(k.ref("out"), {rows, cols});
     if (n == 1) {

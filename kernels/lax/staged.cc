@@ -87,16 +87,16 @@ void DirectRound(Kernel& k, const Ring& ring, const Box& box, Reduction reductio
   CopyLocal(k, acc, box.Of(out), s.local);
 }
 
-void DoublingRound(Kernel& k, const Ring& ring, const Box& box, Reduction reduction,
-                   const Ref& in, const Ref& out, const Scratch& s) {
+void DoublingRound(Kernel& k, const Ring& ring, const Box& box, Reduction reduction, const Ref& in,
+                   const Ref& out, const Scratch& s) {
   const int me = ring.index;
   const Ref acc = box.In(s.acc);
   CopyLocal(k, box.Of(in), acc, s.local);
   for (int bit = 0; (1 << bit) < ring.size; ++bit) {
     const int partner = me ^ (1 << bit);
     const Ref slot = box.In(s.stage.at(bit));
-    AsyncCopy send = k.async_remote_copy(acc, slot, s.send.at(bit), s.recv.at(bit),
-                                         ring.device(partner));
+    AsyncCopy send =
+        k.async_remote_copy(acc, slot, s.send.at(bit), s.recv.at(bit), ring.device(partner));
     send.start();
     send.wait_send();  // acc is combined into next: its bytes must have left
     send.wait_recv();  // the partner's acc, in our slot (the same size as ours)
@@ -126,8 +126,8 @@ StagedPlan PlanStaged(const Mesh& mesh, DType dtype, Algorithm algorithm, int ri
   p.cols = std::max<int64_t>(cols, 1);
   const uint64_t vmem = mesh.topology().chip().vmem().capacity_bytes();
   const uint64_t slot_bytes = std::min<uint64_t>(
-      kMaxSlotBytes,
-      static_cast<uint64_t>(static_cast<double>(vmem) * vmem_share) / static_cast<uint64_t>(p.slots() + 1));
+      kMaxSlotBytes, static_cast<uint64_t>(static_cast<double>(vmem) * vmem_share) /
+                         static_cast<uint64_t>(p.slots() + 1));
   const int64_t chunk = std::max<int64_t>(1, static_cast<int64_t>(slot_bytes / SizeOf(dtype)));
   if (p.cols <= chunk) {
     p.cols_per_round = p.cols;
@@ -145,12 +145,13 @@ std::vector<ScratchSpec> StagedScratch(const StagedPlan& plan, DType dtype,
   const Shape slot = {plan.rows_per_round, plan.cols_per_round};
   const Shape stage = {slots, plan.rows_per_round, plan.cols_per_round};
   const bool doubling = plan.algorithm == Algorithm::kRecursiveDoubling;
-  return {ScratchSpec::VMEM(stage, dtype, prefix + "stage"),
-          ScratchSpec::VMEM(slot, dtype, prefix + "acc"),
-          ScratchSpec::DMA({slots}, prefix + "send"),
-          doubling ? ScratchSpec::DMA({slots}, prefix + "recv") : ScratchSpec::DMA({}, prefix + "recv"),
-          ScratchSpec::DMA({}, prefix + "local"),
-          ScratchSpec::REGULAR({}, prefix + "ready")};
+  return {
+      ScratchSpec::VMEM(stage, dtype, prefix + "stage"),
+      ScratchSpec::VMEM(slot, dtype, prefix + "acc"),
+      ScratchSpec::DMA({slots}, prefix + "send"),
+      doubling ? ScratchSpec::DMA({slots}, prefix + "recv") : ScratchSpec::DMA({}, prefix + "recv"),
+      ScratchSpec::DMA({}, prefix + "local"),
+      ScratchSpec::REGULAR({}, prefix + "ready")};
 }
 
 void StagedReduce(Kernel& k, const Ring& ring, const StagedPlan& plan, Reduction reduction,
@@ -159,8 +160,8 @@ void StagedReduce(Kernel& k, const Ring& ring, const StagedPlan& plan, Reduction
   const Peers peers = PeersOf(plan.algorithm, ring, /*closed=*/true);
   const std::vector<Box> rounds = Rounds(plan, out.shape().size() == 1);
   for (size_t r = 0; r < rounds.size(); ++r) {
-    auto scope = k.named_scope(std::string(AlgorithmName(plan.algorithm)) + " round " +
-                               std::to_string(r));
+    auto scope =
+        k.named_scope(std::string(AlgorithmName(plan.algorithm)) + " round " + std::to_string(r));
     if (r > 0) {
       // Our slots are combined: our senders may refill them once we have their word that
       // theirs are too.

@@ -44,8 +44,8 @@ struct StagedPlan {
   int64_t rows_per_round = 1, cols_per_round = 1;
   int slots() const;  // direct: X, one per sender; recursive_doubling: log2 X, one per step
 };
-StagedPlan PlanStaged(const dsl::Mesh& mesh, dsl::DType dtype, Algorithm algorithm,
-                      int ring_size, int64_t rows, int64_t cols, double vmem_share = 0.25);
+StagedPlan PlanStaged(const dsl::Mesh& mesh, dsl::DType dtype, Algorithm algorithm, int ring_size,
+                      int64_t rows, int64_t cols, double vmem_share = 0.25);
 
 // Its scratch, named from `prefix`: stage (VMEM [slots, R, C]), acc (VMEM [R, C]), send and
 // recv (DMA [slots]), local (DMA), ready (REGULAR).

@@ -23,7 +23,8 @@ void CommonOptions::Add(po::options_description& options, unsigned groups) {
         "stop a run after this many seconds of simulated time");
     add("collective-algorithm", po::value(&collective_algorithm_)->default_value("auto"),
         ("run every lax collective of a program that implements it with this algorithm: " +
-         kernels::lax::AlgorithmNameList() + ", or auto (each picks the fastest by its cost estimate)")
+         kernels::lax::AlgorithmNameList() +
+         ", or auto (each picks the fastest by its cost estimate)")
             .c_str());
   }
   if (groups & kCheckOptions) InterpretChecks::AddOptions(options);

@@ -277,7 +277,8 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   options.out_of_bounds_reads = request.checks.out_of_bounds_reads;
   options.grid_seed = request.checks.grid_seed;
   options.collective_algorithm = request.collective_algorithm;
-  if (!request.collective_algorithm.empty()) report.collective_algorithm = request.collective_algorithm;
+  if (!request.collective_algorithm.empty())
+    report.collective_algorithm = request.collective_algorithm;
   const auto started = std::chrono::steady_clock::now();
   const dsl::RunResult result = workload.program.Run(workload.inputs, options);
   report.wall_seconds =
