@@ -63,4 +63,26 @@ std::string DeviceGrid::DescribeCoords(ChipId chip) const {
   return text;
 }
 
+std::vector<RouteLeg> DimensionOrderedRoute(const DeviceGrid& grid,
+                                            const std::vector<bool>& wraparound, ChipId from,
+                                            ChipId to) {
+  std::vector<RouteLeg> legs;
+  const Coords at = grid.CoordsOf(from);
+  const Coords target = grid.CoordsOf(to);
+  for (int axis = 0; axis < grid.axes(); ++axis) {
+    const int n = grid.axis_size(axis);
+    const int forward = ((target[axis] - at[axis]) % n + n) % n;
+    if (forward == 0) continue;
+    if (wraparound[axis]) {
+      const int backward = n - forward;
+      legs.push_back(forward <= backward ? RouteLeg{axis, +1, forward}
+                                         : RouteLeg{axis, -1, backward});
+    } else {
+      legs.push_back(target[axis] > at[axis] ? RouteLeg{axis, +1, target[axis] - at[axis]}
+                                             : RouteLeg{axis, -1, at[axis] - target[axis]});
+    }
+  }
+  return legs;
+}
+
 }  // namespace tpusim::base

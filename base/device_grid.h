@@ -40,4 +40,18 @@ class DeviceGrid {
   uint32_t chips_ = 1;
 };
 
+// One leg of a route: `hops` links along `axis`, each in `direction` (+1 or -1).
+struct RouteLeg {
+  int axis;
+  int direction;
+  int hops;
+};
+// The route from `from` to `to`, dimension-ordered: axis 0 first; on an axis with
+// wraparound the shorter way round (the + direction on a tie), without it the only way.
+// The model routes every DMA and signal this way (sim/torus.h), and the lax collectives
+// estimate their costs with it (kernels/lax/cost_model.h).
+std::vector<RouteLeg> DimensionOrderedRoute(const DeviceGrid& grid,
+                                            const std::vector<bool>& wraparound, ChipId from,
+                                            ChipId to);
+
 }  // namespace tpusim::base

@@ -339,6 +339,12 @@ NamedScope Kernel::named_scope(const std::string& name) {
   return NamedScope(&port_, alive_);
 }
 
+NamedScope Kernel::named_scope(const std::string& name,
+                               const std::vector<std::pair<std::string, std::string>>& details) {
+  port_.BeginScope(name, details);
+  return NamedScope(&port_);
+}
+
 void Kernel::CheckLocalAccess(const Ref& ref, const char* verb) const {
   if (ref.memory_space() == MemorySpace::kVmem || ref.memory_space() == MemorySpace::kSmem) return;
   throw Error(

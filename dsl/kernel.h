@@ -204,6 +204,9 @@ class Kernel {
   Ref barrier_semaphore() const;
 
   [[nodiscard]] NamedScope named_scope(const std::string& name);
+  // The same with (name, text) pairs the trace shows as the slice's arguments.
+  [[nodiscard]] NamedScope named_scope(
+      const std::string& name, const std::vector<std::pair<std::string, std::string>>& details);
 
   // Kernel-side loads and stores; only VMEM and SMEM refs allow them. A slice past the
   // ref's shape raises, but under RunOptions::out_of_bounds_reads kUninitialized a load

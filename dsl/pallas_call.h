@@ -95,11 +95,17 @@ struct BlockSpec {
   }
 };
 
-// A scratch operand: VMEM/SMEM buffers or semaphores, alone or as arrays. Persists across
+// A scratch operand: VMEM/SMEM/HBM buffers or semaphores, alone or as arrays. Persists across
 // grid steps.
 struct ScratchSpec {
   static ScratchSpec VMEM(Shape shape, DType dtype, std::string name = "") {
     return ScratchSpec{MemorySpace::kVmem, std::move(shape), dtype, SemaphoreType::kDma,
+                       std::move(name)};
+  }
+  // pltpu.HBM(shape, dtype): a buffer in HBM that the kernel reaches with DMAs only, for
+  // data too large for VMEM (an accumulator, a landing zone for remote copies).
+  static ScratchSpec HBM(Shape shape, DType dtype, std::string name = "") {
+    return ScratchSpec{MemorySpace::kAny, std::move(shape), dtype, SemaphoreType::kDma,
                        std::move(name)};
   }
   static ScratchSpec SMEM(Shape shape, DType dtype, std::string name = "") {

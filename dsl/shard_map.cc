@@ -241,6 +241,8 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
   run.interpret.uninitialized_out_of_bounds_reads =
       options.out_of_bounds_reads == OutOfBoundsReads::kUninitialized;
   run.interpret.grid_seed = options.grid_seed;
+  run.collective_algorithm =
+      options.collective_algorithm == "auto" ? "" : options.collective_algorithm;
   for (auto& hbm : run.hbm)
     hbm->zero_uninitialized = run.interpret.zero_uninitialized;
 
@@ -289,6 +291,7 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
       result.critical_device = device;
   }
   result.op_times = std::move(run.devices[result.critical_device].op_times);
+  result.collectives = std::move(run.devices[result.critical_device].collectives);
   if (options.functional && result.ok) {
     for (size_t o = 0; o < out_specs_.size(); ++o) {
       const ShapeDtype block = run.outputs[0][o].type();

@@ -53,6 +53,9 @@ struct RunOptions {
   // Runs the grid points of 'parallel' dimensions in an order drawn from this seed
   // (interpret mode's random_seed); unset, every grid runs in lexicographic order.
   std::optional<uint64_t> grid_seed;
+  // The algorithm every lax collective of a program that implements it runs, by name
+  // (kernels/lax/algorithm.h); empty or "auto": each chooses its own.
+  std::string collective_algorithm;
 };
 
 struct RunResult {
@@ -70,6 +73,8 @@ struct RunResult {
   std::vector<base::Picoseconds> async_wait;
   // The per-op table of the device whose program ended last (the critical one).
   std::vector<OpTime> op_times;
+  // Its lax collectives: algorithm and where their time went.
+  std::vector<CollectiveRecord> collectives;
   int critical_device = 0;
 
   base::Picoseconds time() const { return stats.end_time; }

@@ -539,8 +539,7 @@ PallasCall AgwMatmulCall(const Mesh& mesh, const AgwMatmulProblem& problem, bool
     grid.scratch_shapes.push_back(ScratchSpec::REGULAR({2}, "w_credit"));
   } else {
     // The gathered weights stay in HBM (Pallas's ANY scratch): all of W need not fit VMEM.
-    grid.scratch_shapes.push_back(
-        ScratchSpec{MemorySpace::kAny, {problem.k, b.n}, b.dtype, SemaphoreType::kDma, "w_full"});
+    grid.scratch_shapes.push_back(ScratchSpec::HBM({problem.k, b.n}, b.dtype, "w_full"));
     const int64_t gather_steps = std::max(b.x - 1, 1);
     grid.scratch_shapes.push_back(ScratchSpec::DMA({gather_steps}, "gather_send"));
     grid.scratch_shapes.push_back(ScratchSpec::DMA({gather_steps}, "gather_recv"));

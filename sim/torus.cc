@@ -49,26 +49,13 @@ std::vector<LinkId> Torus::LinksFrom(ChipId chip) const {
 std::vector<LinkId> Torus::Route(ChipId from, ChipId to) const {
   std::vector<LinkId> route;
   Coords at = CoordsOf(from);
-  const Coords target = CoordsOf(to);
-  for (int axis = 0; axis < axes(); ++axis) {
-    const int n = axis_size(axis);
-    const int forward = ((target[axis] - at[axis]) % n + n) % n;
-    if (forward == 0) continue;
-    int direction;
-    int hops;
-    if (wraparound_[axis]) {
-      const int backward = n - forward;
-      direction = forward <= backward ? +1 : -1;
-      hops = forward <= backward ? forward : backward;
-    } else {
-      direction = target[axis] > at[axis] ? +1 : -1;
-      hops = target[axis] > at[axis] ? target[axis] - at[axis] : at[axis] - target[axis];
-    }
-    for (int h = 0; h < hops; ++h) {
-      const int64_t link = LinkFrom(ChipAt(at), axis, direction);
+  for (const base::RouteLeg& leg : base::DimensionOrderedRoute(grid_, wraparound_, from, to)) {
+    const int n = axis_size(leg.axis);
+    for (int h = 0; h < leg.hops; ++h) {
+      const int64_t link = LinkFrom(ChipAt(at), leg.axis, leg.direction);
       assert(link >= 0);
       route.push_back(static_cast<LinkId>(link));
-      at[axis] = ((at[axis] + direction) % n + n) % n;
+      at[leg.axis] = ((at[leg.axis] + leg.direction) % n + n) % n;
     }
   }
   return route;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "base/errors.h"
 #include "base/text.h"
@@ -92,6 +93,7 @@ std::vector<Value> ProgramContext::Step(const StepInfo& info, const std::vector<
     started->activity_ = port_.Spawn(name, [&run = run_, device = device_, &state = state_, step,
                                             body, operands, results, name](base::CorePort& port) {
       ProgramContext ctx(run, device, port, state, step);
+      ctx.step_name_ = name;
       const base::Picoseconds begin = port.Now();
       body(ctx, results);
       state.op_times[state.op_rows.at(name)].total += port.Now() - begin;
@@ -101,9 +103,11 @@ std::vector<Value> ProgramContext::Step(const StepInfo& info, const std::vector<
   const base::Picoseconds begin = port_.Now();
   port_.BeginScope(name, info.label.details);
   const int outer = step_;
+  std::string outer_name = std::exchange(step_name_, name);
   step_ = step;
   body(*this, results);
   step_ = outer;
+  step_name_ = std::move(outer_name);
   port_.EndScope();
   row.total += port_.Now() - begin;
   if (info.kind == "collective") row.exposed += port_.Now() - begin;
@@ -308,6 +312,25 @@ std::vector<Value> ProgramContext::PallasCallStep(const PallasCall& call,
       },
       started, labels);
   return outputs(fresh, [&](int in) { return inputs[static_cast<size_t>(in)].Donate(name); });
+}
+
+const std::string& ProgramContext::collective_algorithm() const {
+  return run_.collective_algorithm;
+}
+
+void ProgramContext::NoteCollective(const CollectiveRecord& call) {
+  CollectiveRecord record = call;
+  record.step = step_name_;
+  const std::string key = record.step + "|" + record.algorithm + "|" + std::to_string(record.bytes);
+  auto [it, added] = state_.collective_rows.emplace(key, state_.collectives.size());
+  if (added) {
+    state_.collectives.push_back(record);
+    state_.collectives.back().count = 0;
+    state_.collectives.back().total = 0;
+  }
+  CollectiveRecord& row = state_.collectives[it->second];
+  ++row.count;
+  row.total += call.total;
 }
 
 void ProgramContext::RunPallasCall(const PallasCall& call, const std::vector<Value>& inputs,

@@ -40,6 +40,7 @@
 namespace tpusim::dsl {
 
 struct ProgramRun;
+struct CollectiveRecord;
 struct DeviceProgramState;
 struct OpDef;
 struct OpRun;
@@ -170,6 +171,11 @@ class ProgramContext {
   // runs, then its work.
   void RunByParts(const OpDef& def, OpRun& run, const std::vector<ShapeDtype>& operand_types);
   base::CorePort& port() { return port_; }
+  // The run's choice of algorithm for every lax collective (RunOptions::collective_algorithm;
+  // empty: each chooses its own).
+  const std::string& collective_algorithm() const;
+  // Adds a collective's call to the run report's records, under the current step's name.
+  void NoteCollective(const CollectiveRecord& record);
   // Runs `call` with `inputs` and preallocated `outputs` (how collectives run their kernel).
   void RunPallasCall(const PallasCall& call, const std::vector<Value>& inputs,
                      const std::vector<Value>& outputs);
@@ -209,7 +215,8 @@ class ProgramContext {
   int device_;
   base::CorePort& port_;
   DeviceProgramState& state_;
-  int step_ = -1;  // the step being run (pallas_call layouts are shared per step)
+  int step_ = -1;          // the step being run (pallas_call layouts are shared per step)
+  std::string step_name_;  // and its name
 };
 
 using ProgramBody =

@@ -35,6 +35,24 @@ struct OpTime {
   bool async = false;
 };
 
+// One lax collective of a program as the run report shows it: which algorithm ran and where
+// its time went. Calls of one step with the same algorithm and size share a record.
+struct CollectiveRecord {
+  std::string step;       // the step's name, as in the per-op table
+  std::string op;         // "psum", "all_gather", ...
+  std::string algorithm;  // "bidi_ring", or per stage "ring over x, direct over y"
+  bool forced = false;    // given by the op's algorithm attribute or the run's option
+  uint64_t bytes = 0;     // the operand, per device
+  // The cost estimate's split of one call (kernels/lax/cost_model.h): route latencies, and
+  // bytes on the busiest link over the link bandwidth; and the most bytes one link
+  // direction carries in the call.
+  double latency_s = 0;
+  double bandwidth_s = 0;
+  double busiest_link_bytes = 0;
+  int64_t count = 0;
+  base::Picoseconds total = 0;  // simulated time of the calls on this device
+};
+
 struct DeviceProgramState {
   int next_step = 0;
   std::vector<std::string> pending_async;  // started and not done yet, by name
@@ -56,6 +74,9 @@ struct DeviceProgramState {
   std::vector<OpTime> op_times;
   std::map<std::string, size_t> op_rows;
   OpTime& Row(const std::string& name, const std::string& op, const std::string& kind);
+  // The collectives, in the order they first ran.
+  std::vector<CollectiveRecord> collectives;
+  std::map<std::string, size_t> collective_rows;
 };
 
 struct ProgramRun {
@@ -86,6 +107,9 @@ struct ProgramRun {
   const Mesh& mesh;
   // Pallas interpret mode's options (RunOptions), for every call.
   InterpretOptions interpret;
+  // RunOptions::collective_algorithm: the algorithm every lax collective that implements it
+  // runs ("" or "auto": each chooses its own).
+  std::string collective_algorithm;
   std::vector<std::shared_ptr<DeviceHbm>> hbm;  // by device
   std::vector<DeviceProgramState> devices;
   std::vector<std::vector<Value>> outputs;  // by device

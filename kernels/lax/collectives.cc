@@ -9,6 +9,7 @@
 #include "base/errors.h"
 #include "base/text.h"
 #include "kernels/lax/calls.h"
+#include "kernels/lax/plan.h"
 
 namespace tpusim::kernels::lax {
 
@@ -21,7 +22,8 @@ const char* OpName(const CollectiveSpec& spec) {
     case Collective::kAllGather:
       return "all_gather";
     case Collective::kPsum:
-      return spec.reduction == Reduction::kMax   ? "pmax"
+      return spec.mean                           ? "pmean"
+             : spec.reduction == Reduction::kMax ? "pmax"
              : spec.reduction == Reduction::kMin ? "pmin"
                                                  : "psum";
     case Collective::kPsumScatter:
@@ -126,13 +128,23 @@ std::string Describe(const CollectiveSpec& spec) {
   return std::string(OpName(spec)) + " " + axes;
 }
 
-std::vector<DeviceGroups> Stages(const Mesh& mesh, const CollectiveSpec& spec) {
-  if (!spec.groups.empty()) return {DeviceGroups::Explicit(mesh, spec.groups, Describe(spec))};
-  if (spec.kind != Collective::kPsum) return {DeviceGroups::OfAxes(mesh, spec.axes)};
-  std::vector<DeviceGroups> stages;
-  for (const std::string& axis : spec.axes)
-    stages.push_back(DeviceGroups::OfAxes(mesh, {axis}));
-  return stages;
+DeviceGroups GroupsOf(const Mesh& mesh, const CollectiveSpec& spec) {
+  if (!spec.groups.empty()) return DeviceGroups::Explicit(mesh, spec.groups, Describe(spec));
+  return DeviceGroups::OfAxes(mesh, spec.axes);
+}
+
+bool Implements(Collective kind, Algorithm algorithm) {
+  switch (kind) {
+    case Collective::kAllGather:
+    case Collective::kPsum:
+      return true;
+    case Collective::kPsumScatter:
+      return algorithm != Algorithm::kRecursiveDoubling;
+    case Collective::kPpermute:
+    case Collective::kAllToAll:
+      return algorithm == Algorithm::kDirect;
+  }
+  return false;
 }
 
 int GroupSize(const Mesh& mesh, const CollectiveSpec& spec) {
@@ -145,9 +157,9 @@ CollectiveSpec Checked(const Mesh& mesh, const CollectiveSpec& spec, const Shape
   if (!spec.groups.empty() && !spec.axes.empty()) {
     Fail(spec, "both axis_name and replica groups are given; give one of them.");
   }
-  if (spec.reduction != Reduction::kSum && spec.kind != Collective::kPsum) {
-    Fail(spec, std::string("reduces with ") + ReductionName(spec.reduction) +
-                   ", but only psum (pmax, pmin) takes another reduction than a sum.");
+  if ((spec.reduction != Reduction::kSum || spec.mean) && spec.kind != Collective::kPsum) {
+    Fail(spec, std::string("reduces with ") + (spec.mean ? "mean" : ReductionName(spec.reduction)) +
+                   ", but only psum (pmax, pmin, pmean) takes another reduction than a sum.");
   }
   if (!spec.groups.empty()) {
     DeviceGroups::Explicit(mesh, spec.groups, Describe(spec));  // throws when they are not sound
@@ -173,6 +185,9 @@ CollectiveSpec Checked(const Mesh& mesh, const CollectiveSpec& spec, const Shape
   if ((spec.kind == Collective::kPsum || spec.kind == Collective::kPsumScatter) &&
       x.dtype == DType::kInt8) {
     Fail(spec, "int8 partial sums would overflow; reduce in int32, bf16 or f32 (astype first).");
+  }
+  if (spec.mean && spec.reduction != Reduction::kSum) {
+    Fail(spec, "a mean is a sum divided by the group size; it takes no other reduction.");
   }
   const int rank = static_cast<int>(x.shape.size());
   const int n = GroupSize(mesh, spec);
@@ -212,6 +227,10 @@ ShapeDtype OutputType(const Mesh& mesh, const CollectiveSpec& spec, const ShapeD
       }
       break;
     case Collective::kPsum:
+      // jax.lax.pmean divides with true division: an integer mean is a float32.
+      if (c.mean && (x.dtype == DType::kInt32 || x.dtype == DType::kInt8))
+        return {shape, DType::kF32};
+      break;
     case Collective::kPpermute:
       break;
     case Collective::kPsumScatter:
@@ -236,26 +255,33 @@ ShapeDtype OutputType(const Mesh& mesh, const CollectiveSpec& spec, const ShapeD
 }
 
 PallasCall MakeCall(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDtype& x) {
+  const CollectiveSpec c = Checked(mesh, spec, x);
+  return MakeCall(mesh, c, x, PlanCollective(mesh, c, x));
+}
+
+PallasCall MakeCall(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDtype& x,
+                    const CollectivePlan& plan) {
   const ShapeDtype out = OutputType(mesh, spec, x);
   const CollectiveSpec c = Checked(mesh, spec, x);
   PallasCall call;
   switch (c.kind) {
     case Collective::kAllGather:
-      call = MakeAllGather(mesh, c, x, out);
+      call = MakeAllGather(mesh, c, x, out, plan);
       break;
     case Collective::kPsum:
-      call = MakePsum(mesh, c, x);
+      call = MakePsum(mesh, c, x, out, plan);
       break;
     case Collective::kPsumScatter:
-      call = MakePsumScatter(mesh, c, x, out);
+      call = MakePsumScatter(mesh, c, x, out, plan);
       break;
     case Collective::kPpermute:
-      call = MakePpermute(mesh, c, x);
+      call = MakePpermute(mesh, c, x, plan);
       break;
     case Collective::kAllToAll:
-      call = MakeAllToAll(mesh, c, x, out);
+      call = MakeAllToAll(mesh, c, x, out, plan);
       break;
   }
+  call.kernel = Annotated(std::move(call.kernel), plan);
   call.name = Describe(c);
   // One collective_id per collective and set of groups: concurrent async collectives that
   // synchronise different groups never share a barrier semaphore (ids from 1000 up, clear

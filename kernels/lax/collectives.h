@@ -1,33 +1,35 @@
 #pragma once
 
-// JAX's lax collectives (all_gather, psum, pmax, pmin, psum_scatter, ppermute, all_to_all)
-// as Pallas kernels on the model, so their time comes from the same links, contention and
-// latency as a hand-written kernel. Semantics and argument names follow jax.lax. A
+// JAX's lax collectives (all_gather, psum, pmax, pmin, pmean, psum_scatter, ppermute,
+// all_to_all) as Pallas kernels on the model, so their time comes from the same links,
+// contention and latency as a hand-written kernel. Semantics and argument names follow jax.lax. A
 // collective runs over named mesh axes, or (XLA's collectives) over explicit replica groups
 // of devices: each group is a ring in the order it lists its devices, and a group that is
 // not one mesh axis routes over several hops, as on hardware (kernels/lax/groups.h).
 //
-// Algorithms, per named mesh axis or replica group (docs/references.md §3):
-// - all_gather: bidirectional ring. Each shard is cut in two along its first dimension of
-//   size >= 2; one half travels right round the ring and the other left, HBM to HBM, so
-//   both directions of every link carry data: T ~ (V/W_ici)(X-1)/X with wraparound. The
-//   same algorithm runs on an axis without wraparound (the long way round the ring is then
-//   routed over X-1 links, and the time approaches the one-direction figure).
-// - psum_scatter: bidirectional ring reduce-scatter (kernels/reduce_scatter.h's
-//   RingReducer, one per direction, each reducing half of every block), chunked through
-//   VMEM with VPU adds. Time = all-gather time.
-// - psum: per axis, the ring reduce-scatter above, then the bidirectional ring all-gather
-//   of the reduced blocks (2x the reduce-scatter time). Several axes run one after the
-//   other, in the order named. Elements that do not split evenly into X blocks (at most
-//   X-1) are summed directly: every device sends them to every other, then adds in device
-//   order.
+// Algorithms (kernels/lax/algorithm.h names them, kernels/lax/gather.h and staged.h
+// describe each, kernels/lax/plan.h says how one is chosen per call):
+// - all_gather: ring, bidi_ring, direct or recursive_doubling, HBM to HBM.
+// - psum_scatter: ring (kernels/reduce_scatter.h's chunked RingReducer, one direction),
+//   bidi_ring (one RingReducer per direction, each reducing half of every block: both
+//   directions of a wrapped axis carry partial sums, as XLA's do) or direct (through VMEM).
+// - psum, pmax, pmin, pmean: per stage, ring or bidi_ring (that reduce-scatter, then the
+//   all-gather of the reduced blocks: 2x its time), or direct or recursive_doubling
+//   all-reduces through VMEM. Over several axes (or replica groups spanning several torus
+//   axes) the stages nest as XLA's multi-dimensional all-reduce does: reduce-scatter along
+//   the first axis, then the next within the block kept, ..., then all-gather in reverse
+//   order; a latency stage all-reduces the block it is given. Elements that do not split
+//   into whole blocks (fewer than the product of the ring stages' sizes) are all-reduced
+//   directly, stage by stage. pmax and pmin combine with the VPU's max and min; pmean is
+//   psum then a VPU pass scaling by 1/X in f32 (integer operands give an f32 mean, as
+//   jax.lax.pmean's division does).
 // - ppermute: direct, one DMA per (source, destination) pair, routed the shorter way.
 // - all_to_all: direct, every device sends chunk j to device j at once (the routers share
 //   the links), which reaches §3's V/(4 W_ici) on a bidirectional ring.
-// pmax and pmin run psum's algorithm with the VPU's max or min in place of the add.
 // Every device of the mesh runs the kernel; the mesh axes not named form independent
 // groups, and the collective runs within each group.
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +37,7 @@
 #include "dsl/array.h"
 #include "dsl/mesh.h"
 #include "dsl/pallas_call.h"
+#include "kernels/lax/algorithm.h"
 #include "kernels/lax/groups.h"
 #include "kernels/reduce_scatter.h"
 
@@ -55,11 +58,18 @@ struct CollectiveSpec {  // one lax collective, in JAX's terms
   // perm then names indices within the group.
   std::vector<std::vector<int>> groups = {};
   Reduction reduction = Reduction::kSum;  // psum only: pmax, pmin
+  bool mean = false;                      // psum only: pmean
+  // The algorithm to run, instead of the one kernels/lax/plan.h would choose.
+  std::optional<Algorithm> algorithm = std::nullopt;
 };
 
-// The groups the collective runs within, one DeviceGroups per stage: psum over several axes
-// reduces one axis after the other; everything else has one stage. Assumes a Checked spec.
-std::vector<DeviceGroups> Stages(const dsl::Mesh& mesh, const CollectiveSpec& spec);
+// Whether `kind` implements `algorithm`: all_gather and the psum family all of them,
+// psum_scatter ring, bidi_ring and direct, ppermute and all_to_all direct only.
+bool Implements(Collective kind, Algorithm algorithm);
+
+// The groups the collective runs within (every named axis at once, or the replica groups).
+// Assumes a Checked spec.
+DeviceGroups GroupsOf(const dsl::Mesh& mesh, const CollectiveSpec& spec);
 
 // The per-device output type of the collective applied to a per-device x. Throws
 // Error(ErrorKind::kInvalidArgument) naming the op and the fix: an axis name not in the
@@ -68,9 +78,13 @@ std::vector<DeviceGroups> Stages(const dsl::Mesh& mesh, const CollectiveSpec& sp
 dsl::ShapeDtype OutputType(const dsl::Mesh& mesh, const CollectiveSpec& spec,
                            const dsl::ShapeDtype& x);
 
-// A pallas_call performing it: one input (x, per device, kAny) and one output (kAny).
+// A pallas_call performing it: one input (x, per device, kAny) and one output (kAny). Its
+// algorithm is the plan's (kernels/lax/plan.h: PlanCollective), or `plan`'s when given.
+struct CollectivePlan;
 dsl::PallasCall MakeCall(const dsl::Mesh& mesh, const CollectiveSpec& spec,
                          const dsl::ShapeDtype& x);
+dsl::PallasCall MakeCall(const dsl::Mesh& mesh, const CollectiveSpec& spec,
+                         const dsl::ShapeDtype& x, const CollectivePlan& plan);
 
 // Host reference: per-device inputs indexed by logical device id -> per-device outputs.
 std::vector<dsl::Array> Reference(const dsl::Mesh& mesh, const CollectiveSpec& spec,

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "kernels/lax/calls.h"
+#include "kernels/lax/gather.h"
 #include "kernels/lax/views.h"
 #include "kernels/ring.h"
 
@@ -45,8 +46,9 @@ void Zero(Kernel& k, const Ref& out, const Ref& zeros, const Ref& sem) {
 
 }  // namespace
 
-PallasCall MakePpermute(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDtype& x) {
-  auto groups = std::make_shared<const DeviceGroups>(Stages(mesh, spec)[0]);
+PallasCall MakePpermute(const Mesh&, const CollectiveSpec& spec, const ShapeDtype& x,
+                        const CollectivePlan& plan) {
+  const std::shared_ptr<const DeviceGroups> groups = plan.stages[0].groups;
   const int n = groups->group_size();
   std::vector<int> destination(n, -1), source(n, -1);
   for (const auto& [s, d] : spec.perm) {
@@ -90,9 +92,9 @@ PallasCall MakePpermute(const Mesh& mesh, const CollectiveSpec& spec, const Shap
   return pallas_call("ppermute", std::move(kernel), grid, {x});
 }
 
-PallasCall MakeAllToAll(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDtype& x,
-                        const ShapeDtype& out) {
-  auto groups = std::make_shared<const DeviceGroups>(Stages(mesh, spec)[0]);
+PallasCall MakeAllToAll(const Mesh&, const CollectiveSpec& spec, const ShapeDtype& x,
+                        const ShapeDtype& out, const CollectivePlan& plan) {
+  const std::shared_ptr<const DeviceGroups> groups = plan.stages[0].groups;
   const int n = groups->group_size();
   const int split = spec.axis;
   const int concat = spec.concat_axis;
@@ -117,16 +119,10 @@ PallasCall MakeAllToAll(const Mesh& mesh, const CollectiveSpec& spec, const Shap
     std::vector<AsyncCopy> sends;
     {
       auto scope = k.named_scope("send chunks");
-      // Farthest destinations first, alternating directions: the long routes get the DMA
-      // engines while every link is still free, and the short ones fill in behind them.
-      for (int hops = n / 2; hops >= 1; --hops) {
-        std::vector<int> targets = {(me + hops) % n};
-        if (n - hops != hops) targets.push_back((me + n - hops) % n);
-        for (int to : targets) {
-          sends.push_back(k.async_remote_copy(chunk(to), block(me), send_sems.at(to), recv_sem,
-                                              ring.device(to)));
-          sends.back().start();
-        }
+      for (int to : FarthestFirst(ring)) {
+        sends.push_back(
+            k.async_remote_copy(chunk(to), block(me), send_sems.at(to), recv_sem, ring.device(to)));
+        sends.back().start();
       }
     }
     own.wait();

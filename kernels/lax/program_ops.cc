@@ -1,10 +1,18 @@
 // The lax collectives as program ops (dsl/program/op_registry.h), registered by name from
 // here so dsl/ does not depend on kernels/. Each op's shape function is the collective's
 // OutputType and its run function runs the collective's pallas_call (MakeCall) on this
-// device's core, with the operand and result values as its HBM operands.
+// device's core, with the operand and result values as its HBM operands, and adds the call
+// to the run's collective records (the algorithm, and where its time went).
+//
+// Which algorithm runs: the op's `algorithm` attribute when given (an algorithm the
+// collective does not implement is an error); else the run's collective_algorithm when the
+// collective implements it; else the planner's choice (kernels/lax/plan.h).
 
+#include "base/errors.h"
 #include "dsl/program/context.h"
 #include "dsl/program/op_registry.h"
+#include "dsl/program/runtime.h"
+#include "kernels/lax/calls.h"
 #include "kernels/lax/collectives.h"
 
 namespace tpusim::kernels::lax {
@@ -14,9 +22,17 @@ using dsl::Attr;
 using dsl::Attributes;
 using dsl::AttrType;
 
-CollectiveSpec SpecOf(Collective kind, Reduction reduction, const Attributes& a) {
+// The algorithm called `name`, or an error naming `what` and the known names.
+Algorithm Named(const std::string& name, const std::string& what) {
+  if (auto a = AlgorithmNamed(name)) return *a;
+  throw Error(ErrorKind::kInvalidArgument, what + ": there is no collective algorithm '" + name +
+                                               "'; use one of " + AlgorithmNameList() + ".");
+}
+
+CollectiveSpec SpecOf(Collective kind, Reduction reduction, bool mean, const Attributes& a) {
   CollectiveSpec spec{kind, {}, 0, 0, false, {}};
   spec.reduction = reduction;
+  spec.mean = mean;
   if (auto it = a.find("axis_name"); it != a.end()) {
     const Attr& axis_name = it->second;
     spec.axes = axis_name.type() == AttrType::kStrings
@@ -39,6 +55,20 @@ CollectiveSpec SpecOf(Collective kind, Reduction reduction, const Attributes& a)
     for (const auto& [source, destination] : it->second.AsIntPairs())
       spec.perm.emplace_back(static_cast<int>(source), static_cast<int>(destination));
   }
+  if (auto it = a.find("algorithm"); it != a.end())
+    spec.algorithm = Named(it->second.AsString(), Describe(spec));
+  return spec;
+}
+
+// The spec a call runs: the run's algorithm applies where the op names none and the
+// collective implements it.
+CollectiveSpec RunSpec(Collective kind, Reduction reduction, bool mean, const Attributes& a,
+                       const std::string& run_algorithm) {
+  CollectiveSpec spec = SpecOf(kind, reduction, mean, a);
+  if (!spec.algorithm && !run_algorithm.empty()) {
+    const Algorithm algorithm = Named(run_algorithm, "the run's collective algorithm");
+    if (Implements(kind, algorithm)) spec.algorithm = algorithm;
+  }
   return spec;
 }
 
@@ -49,25 +79,48 @@ dsl::AttrSpec ReplicaGroups() {
           true};
 }
 
+dsl::AttrSpec AlgorithmAttr() {
+  return {"algorithm", AttrType::kString, std::nullopt,
+          "the algorithm to run: " + AlgorithmNameList() +
+              " (default: the fastest by the cost estimate, or the run's choice)",
+          true};
+}
+
 dsl::OpDef CollectiveOp(const std::string& name, Collective kind, const std::string& summary,
                         std::vector<dsl::AttrSpec> attributes,
-                        Reduction reduction = Reduction::kSum) {
+                        Reduction reduction = Reduction::kSum, bool mean = false) {
   dsl::OpDef def;
   def.name = name;
   def.summary = summary;
   def.attributes = std::move(attributes);
   def.attributes.push_back(ReplicaGroups());
+  def.attributes.push_back(AlgorithmAttr());
   def.collective = true;
-  def.shape = [kind, reduction](const dsl::OpTyping& t) {
+  def.shape = [kind, reduction, mean](const dsl::OpTyping& t) {
     return std::vector<dsl::ShapeDtype>{
-        OutputType(t.mesh, SpecOf(kind, reduction, t.attrs), t.operands[0])};
+        OutputType(t.mesh, SpecOf(kind, reduction, mean, t.attrs), t.operands[0])};
   };
-  def.run = [kind, reduction](dsl::OpRun& r) {
-    const CollectiveSpec spec = SpecOf(kind, reduction, r.attrs);
-    r.ctx.RunPallasCall(MakeCall(r.ctx.mesh(), spec, r.operands[0].type()), r.operands, r.results);
+  def.run = [name, kind, reduction, mean](dsl::OpRun& r) {
+    const dsl::Mesh& mesh = r.ctx.mesh();
+    const dsl::ShapeDtype x = r.operands[0].type();
+    const CollectiveSpec spec =
+        Checked(mesh, RunSpec(kind, reduction, mean, r.attrs, r.ctx.collective_algorithm()), x);
+    const CollectivePlan plan = PlanCollective(mesh, spec, x);
+    const base::Picoseconds begin = r.ctx.port().Now();
+    r.ctx.RunPallasCall(MakeCall(mesh, spec, x, plan), r.operands, r.results);
+    dsl::CollectiveRecord record;
+    record.op = name;
+    record.algorithm = plan.Describe();
+    record.forced = plan.forced;
+    record.bytes = static_cast<uint64_t>(dsl::NumElements(x.shape)) * dsl::SizeOf(x.dtype);
+    record.latency_s = plan.cost.latency_s;
+    record.bandwidth_s = plan.cost.bandwidth_s;
+    record.busiest_link_bytes = plan.cost.busiest_link_bytes;
+    record.total = r.ctx.port().Now() - begin;
+    r.ctx.NoteCollective(record);
   };
-  def.describe = [kind, reduction](const Attributes& a) {
-    return Describe(SpecOf(kind, reduction, a));
+  def.describe = [kind, reduction, mean](const Attributes& a) {
+    return Describe(SpecOf(kind, reduction, mean, a));
   };
   return def;
 }
@@ -97,6 +150,9 @@ const dsl::OpRegistration pmax_op(CollectiveOp("pmax", Collective::kPsum,
 const dsl::OpRegistration pmin_op(CollectiveOp("pmin", Collective::kPsum,
                                                "the minimum of x over the named axes (lax.pmin)",
                                                {AxisNames("take the minimum")}, Reduction::kMin));
+const dsl::OpRegistration pmean_op(CollectiveOp("pmean", Collective::kPsum,
+                                                "the mean of x over the named axes (lax.pmean)",
+                                                {AxisNames("average")}, Reduction::kSum, true));
 const dsl::OpRegistration psum_scatter_op(CollectiveOp(
     "psum_scatter", Collective::kPsumScatter,
     "the sum of x over the axis, each device keeping its block (lax.psum_scatter)",

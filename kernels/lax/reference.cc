@@ -58,6 +58,19 @@ Array Reduce(Reduction reduction, const std::vector<Array>& x, const std::vector
   return result;
 }
 
+// The mean over the group, in double, rounded once to `dtype`.
+Array Mean(const std::vector<Array>& x, const std::vector<int>& group, DType dtype) {
+  const Array& first = x[group[0]];
+  Array result(first.shape(), dtype);
+  for (int64_t e = 0; e < first.size(); ++e) {
+    double sum = 0;
+    for (int device : group)
+      sum += x[device].GetFlat(e);
+    result.SetFlat(e, sum / static_cast<double>(group.size()));
+  }
+  return result;
+}
+
 Array AllGather(const CollectiveSpec& c, const ShapeDtype& out, const std::vector<Array>& x,
                 const std::vector<int>& group) {
   Array result(out.shape, out.dtype);
@@ -117,9 +130,7 @@ std::vector<Array> Reference(const Mesh& mesh, const CollectiveSpec& spec,
   const CollectiveSpec c = Checked(mesh, spec, in);
   const ShapeDtype out = OutputType(mesh, spec, in);
   // Every named axis at once (psum over several axes sums over all of them).
-  const DeviceGroups groups = c.groups.empty()
-                                  ? DeviceGroups::OfAxes(mesh, c.axes)
-                                  : DeviceGroups::Explicit(mesh, c.groups, Describe(c));
+  const DeviceGroups groups = GroupsOf(mesh, c);
   std::vector<Array> results;
   for (int device = 0; device < mesh.devices(); ++device) {
     const std::vector<int>& group = groups.GroupOf(device);
@@ -129,7 +140,7 @@ std::vector<Array> Reference(const Mesh& mesh, const CollectiveSpec& spec,
         results.push_back(AllGather(c, out, x, group));
         break;
       case Collective::kPsum:
-        results.push_back(Reduce(c.reduction, x, group));
+        results.push_back(c.mean ? Mean(x, group, out.dtype) : Reduce(c.reduction, x, group));
         break;
       case Collective::kPsumScatter:
         results.push_back(PsumScatter(c, out, Reduce(c.reduction, x, group), me));

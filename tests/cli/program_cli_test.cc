@@ -266,8 +266,8 @@ TEST(ProgramCli, TheSharedOptionsHaveOneHelpTextInEveryCommand) {
   // Boost wraps the help at 80 columns: each text is checked up to where it may wrap.
   for (const char* line :
        {"-t [ --topology ] arg", "preset name (see `tpusim topologies`)", "--time-limit arg (=60)",
-        "stop a run after this many seconds", "--no-race-check", "--load arg",
-        "load a shared library of kernels or", "--dtype"}) {
+        "stop a run after this many seconds", "--collective-algorithm arg (=auto)",
+        "--no-race-check", "--load arg", "load a shared library of kernels or", "--dtype"}) {
     for (const auto& help : helps)
       EXPECT_THAT(help, HasSubstr(line)) << help;
   }

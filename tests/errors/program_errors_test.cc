@@ -48,6 +48,49 @@ TEST(ProgramErrors, ConcatenateShapesThatDoNotMatch) {
   EXPECT_THAT(e, HasSubstr("concatenate: operand 1 is f32[3,3] but operand 0 is f32[4,8]"));
 }
 
+TEST(ProgramErrors, ACollectiveAlgorithmThatDoesNotExistListsTheNames) {
+  const std::string e = Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+    return ctx.Call("psum", {in[0]}, {{"axis_name", "x"}, {"algorithm", "tree"}});
+  });
+  EXPECT_THAT(e, HasSubstr("psum x: there is no collective algorithm 'tree'; use one of "
+                           "bidi_ring, ring, direct, recursive_doubling."));
+}
+
+TEST(ProgramErrors, ACollectiveAlgorithmTheOpDoesNotImplementListsTheOnesItDoes) {
+  const std::string e = Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+    return ctx.Call("psum_scatter", {in[0]},
+                    {{"axis_name", "x"}, {"algorithm", "recursive_doubling"}});
+  });
+  EXPECT_THAT(e, HasSubstr("psum_scatter x: it does not implement the recursive_doubling "
+                           "algorithm; it runs bidi_ring, ring, direct. Choose one of those."));
+}
+
+// The run-wide algorithm on a program with a collective that does not implement it: that one
+// keeps its own, and the run goes on.
+TEST(ProgramCollectives, TheRunsAlgorithmAppliesWhereItIsImplemented) {
+  const Mesh mesh(testing::MakeTopology({4}, {true}));
+  auto program =
+      shard_map(mesh, {P{}}, {P{}, P{}}, [](ProgramContext& ctx, const std::vector<Value>& in) {
+        Value summed = ctx.psum(in[0], "x");
+        Value swapped = ctx.all_to_all(in[0], "x", 0, 0, true);
+        Value chosen =
+            ctx.Call("psum", {in[0]}, {{"axis_name", "x"}, {"algorithm", "direct"}}).at(0);
+        return std::vector<Value>{ctx.add(summed, chosen), swapped};
+      });
+  RunOptions options;
+  options.collective_algorithm = "ring";
+  const auto run = testing::RunAndCheckTrace(program, {Array::Random({4, 8}, DType::kF32, 1)},
+                                             options, "run algorithm");
+  ASSERT_TRUE(run.result.ok) << run.result.error;
+  ASSERT_EQ(run.result.collectives.size(), 3u);
+  EXPECT_EQ(run.result.collectives[0].algorithm, "ring");
+  EXPECT_TRUE(run.result.collectives[0].forced);
+  EXPECT_EQ(run.result.collectives[1].algorithm, "direct");  // all_to_all has no ring
+  EXPECT_FALSE(run.result.collectives[1].forced);
+  EXPECT_EQ(run.result.collectives[2].algorithm, "direct");  // the op's own wins
+  EXPECT_TRUE(run.result.collectives[2].forced);
+}
+
 TEST(ProgramErrors, AxisNameNotInTheMesh) {
   const std::string e = Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
     return std::vector<Value>{ctx.all_gather(in[0], "z")};

@@ -128,7 +128,10 @@ void PrintSummary(const KernelRunReport& r, bool all_ops) {
   for (const std::string& note : r.notes)
     std::cout << "  note             " << note << "\n";
   // A program's ten longest ops; every op with --ops.
-  if (r.completed && (all_ops || r.kind == "program")) PrintOpTable(r, all_ops ? 0 : 10);
+  if (r.completed && (all_ops || r.kind == "program")) {
+    PrintOpTable(r, all_ops ? 0 : 10);
+    PrintCollectiveTable(r, all_ops ? 0 : 10);
+  }
 }
 
 }  // namespace

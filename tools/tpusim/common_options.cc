@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "kernels/lax/algorithm.h"
 #include "tools/tpusim/cli.h"
 #include "topologies/topology_loader.h"
 
@@ -20,6 +21,11 @@ void CommonOptions::Add(po::options_description& options, unsigned groups) {
     add("timing-only", "move no payload: same timing, no data check, memory independent of size");
     add("time-limit", po::value(&time_limit_s_)->default_value(time_limit_s_),
         "stop a run after this many seconds of simulated time");
+    add("collective-algorithm", po::value(&collective_algorithm_)->default_value("auto"),
+        ("run every lax collective of a program that implements it with this algorithm: " +
+         kernels::lax::AlgorithmNameList() +
+         ", or auto (each picks the fastest by its cost estimate)")
+            .c_str());
   }
   if (groups & kCheckOptions) InterpretChecks::AddOptions(options);
   if (groups & kLoadOption) {
@@ -97,7 +103,14 @@ KernelRunRequest CommonOptions::Request(const std::string& command,
   KernelRunRequest request;
   if (groups_ & kTopologyOption) request.topology = topologies::LoadTopology(topology_);
   request.functional = !vm.count("timing-only");
-  if (groups_ & kRunOptions) request.time_limit = ParseTimeLimit(command, time_limit_s_);
+  if (groups_ & kRunOptions) {
+    request.time_limit = ParseTimeLimit(command, time_limit_s_);
+    if (collective_algorithm_ != "auto" && !kernels::lax::AlgorithmNamed(collective_algorithm_)) {
+      throw UsageError(command, "--collective-algorithm is '" + collective_algorithm_ +
+                                    "'; use auto, " + kernels::lax::AlgorithmNameList() + ".");
+    }
+    if (collective_algorithm_ != "auto") request.collective_algorithm = collective_algorithm_;
+  }
   if (groups_ & kCheckOptions) request.checks = InterpretChecks::Parse(command, vm);
   return request;
 }

@@ -17,7 +17,7 @@ namespace tpusim::cli {
 
 enum OptionGroup : unsigned {
   kTopologyOption = 1u << 0,  // --topology
-  kRunOptions = 1u << 1,      // --timing-only, --time-limit
+  kRunOptions = 1u << 1,      // --timing-only, --time-limit, --collective-algorithm
   // --no-race-check, --uninitialized-memory, --out-of-bounds-reads, --grid-seed
   kCheckOptions = 1u << 2,
   kLoadOption = 1u << 3,  // --load (Main takes it out of argv; listed for --help)
@@ -37,6 +37,7 @@ class CommonOptions {
   unsigned groups_ = 0;
   std::string topology_;
   double time_limit_s_ = 60;
+  std::string collective_algorithm_ = "auto";
 };
 
 // Parses `argv` (argv[0] is the command) against `options` plus --help and the flags of

@@ -43,6 +43,8 @@ nlohmann::ordered_json KernelRunReport::ToJson() const {
   if (kind == "program") {
     j["async_wait_ns"] = async_wait_seconds * 1e9;
     j["ops"] = OpsJson(*this);
+    j["collective_algorithm"] = collective_algorithm;
+    j["collectives"] = CollectivesJson(*this);
   }
   if (!timing_only_reason.empty()) j["timing_only_reason"] = timing_only_reason;
   if (!notes.empty()) j["notes"] = notes;
@@ -274,6 +276,9 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   options.uninitialized_memory = request.checks.uninitialized_memory;
   options.out_of_bounds_reads = request.checks.out_of_bounds_reads;
   options.grid_seed = request.checks.grid_seed;
+  options.collective_algorithm = request.collective_algorithm;
+  if (!request.collective_algorithm.empty())
+    report.collective_algorithm = request.collective_algorithm;
   const auto started = std::chrono::steady_clock::now();
   const dsl::RunResult result = workload.program.Run(workload.inputs, options);
   report.wall_seconds =
@@ -287,6 +292,7 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   if (result.error_kind == ErrorKind::kTimeLimit) report.error += " (flag --time-limit)";
   report.events = result.stats.events;
   report.ops = result.op_times;
+  report.collectives = result.collectives;
   report.critical_device = result.critical_device;
   report.stats = result.stats;
   if (const auto contract = WorkloadContract(workload)) {

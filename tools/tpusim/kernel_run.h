@@ -43,6 +43,9 @@ struct KernelRunRequest {
   std::string trace_path;  // empty: no trace
   base::Picoseconds time_limit = 60'000'000'000'000ull;
   InterpretChecks checks;
+  // The algorithm every lax collective that implements it runs (kernels/lax/algorithm.h);
+  // empty: each chooses its own.
+  std::string collective_algorithm;
 };
 
 struct KernelRunReport {
@@ -95,6 +98,10 @@ struct KernelRunReport {
   std::vector<std::string> notes;  // what the entry says about this run
   // Programs: the per-op table of the device whose program ended last.
   std::vector<dsl::OpTime> ops;
+  // Programs: their lax collectives (algorithm, where the time went), and the algorithm the
+  // run forced on them ("auto": none).
+  std::vector<dsl::CollectiveRecord> collectives;
+  std::string collective_algorithm = "auto";
   int critical_device = 0;
 
   // The entry's parameters as the run used them, defaults included.

@@ -113,4 +113,55 @@ nlohmann::ordered_json OpsJson(const KernelRunReport& report) {
   return rows;
 }
 
+namespace {
+
+std::vector<dsl::CollectiveRecord> CollectivesByTime(const KernelRunReport& report) {
+  std::vector<dsl::CollectiveRecord> rows = report.collectives;
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.total > b.total; });
+  return rows;
+}
+
+}  // namespace
+
+void PrintCollectiveTable(const KernelRunReport& report, size_t limit) {
+  if (report.collectives.empty()) return;
+  std::printf("  collectives (device %d; latency and bandwidth: the cost estimate's split):\n",
+              report.critical_device);
+  std::printf("    %-26s %-12s %-22s %5s %10s %12s %12s %11s %11s\n", "step", "op", "algorithm",
+              "count", "bytes", "time", "busiest link", "latency", "bandwidth");
+  size_t shown = 0;
+  for (const dsl::CollectiveRecord& r : CollectivesByTime(report)) {
+    if (limit > 0 && shown++ >= limit) {
+      std::printf("    ... %zu more (--ops lists all)\n", report.collectives.size() - limit);
+      break;
+    }
+    const std::string algorithm = r.algorithm + (r.forced ? " (forced)" : "");
+    std::printf("    %-26s %-12s %-22s %5lld %10s %12s %12s %11s %11s\n", r.step.c_str(),
+                r.op.c_str(), algorithm.c_str(), static_cast<long long>(r.count),
+                HumanBytes(r.bytes).c_str(), HumanSeconds(Seconds(r.total)).c_str(),
+                HumanBytes(static_cast<uint64_t>(r.busiest_link_bytes)).c_str(),
+                HumanSeconds(r.latency_s).c_str(), HumanSeconds(r.bandwidth_s).c_str());
+  }
+}
+
+nlohmann::ordered_json CollectivesJson(const KernelRunReport& report) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const dsl::CollectiveRecord& r : CollectivesByTime(report)) {
+    nlohmann::ordered_json row;
+    row["step"] = r.step;
+    row["op"] = r.op;
+    row["algorithm"] = r.algorithm;
+    row["forced"] = r.forced;
+    row["count"] = r.count;
+    row["bytes"] = r.bytes;
+    row["total_ns"] = Seconds(r.total) * 1e9;
+    row["busiest_link_bytes"] = r.busiest_link_bytes;
+    row["latency_ns"] = r.latency_s * 1e9;
+    row["bandwidth_ns"] = r.bandwidth_s * 1e9;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
 }  // namespace tpusim::cli

@@ -1,7 +1,9 @@
 #pragma once
 
 // A program's per-op table (where the time went, op by op, on the device that finished
-// last) and its critical path in one line, for the summary and the JSON report.
+// last), its critical path in one line, and its collectives (which algorithm each ran, and
+// the estimate's split of its time into latency and bandwidth), for the summary and the JSON
+// report.
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -17,5 +19,11 @@ void PrintOpTable(const KernelRunReport& report, size_t limit);
 // communication (all-reduce.1 25%), 9% other".
 std::string CriticalPath(const KernelRunReport& report);
 nlohmann::ordered_json OpsJson(const KernelRunReport& report);
+
+// One line per collective record, the longest first: step, op, algorithm, count, operand
+// bytes, simulated time, bytes on the busiest link, the estimated latency and bandwidth
+// parts. `limit` rows at most (0: all).
+void PrintCollectiveTable(const KernelRunReport& report, size_t limit);
+nlohmann::ordered_json CollectivesJson(const KernelRunReport& report);
 
 }  // namespace tpusim::cli

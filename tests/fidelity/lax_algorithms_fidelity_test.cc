@@ -1,0 +1,205 @@
+// Layer 3 for the lax collectives' algorithms (kernels/lax/gather.h, staged.h): each one's
+// simulated time against its formula in docs/references.md §3's terms, with the tolerance
+// beside it; and the choice the planner makes (kernels/lax/plan.h): small operands get a
+// latency-optimal form, large ones a bandwidth-optimal ring. Timing-only runs.
+//
+// Notation: X devices on the axis, s = V/X the shard, T the per-hop latency
+// (ici.hop_latency_ns), W the one-way link bandwidth, H the HBM bandwidth. Every kernel
+// starts with a barrier with the devices it will send to, which costs the longest of those
+// routes once.
+
+#include <gtest/gtest.h>
+
+#include "kernels/lax/calls.h"
+#include "kernels/lax/plan.h"
+#include "tests/lax/lax_support.h"
+#include "topologies/topology_loader.h"
+
+namespace tpusim {
+namespace {
+
+using dsl::DType;
+using kernels::lax::Algorithm;
+using kernels::lax::Collective;
+using kernels::lax::CollectiveSpec;
+using testing::LaxSpec;
+
+struct Links {
+  double t, w, hbm;
+};
+
+Links LinksOf(const dsl::Mesh& mesh) {
+  const auto& topology = mesh.topology();
+  return {topology.ici().hop_latency_ns() * 1e-9, topology.ici().link_bandwidth_bytes_per_s(),
+          topology.chip().hbm().bandwidth_bytes_per_s()};
+}
+
+// Simulated seconds of `spec` (with `algorithm`, or the planner's choice) on x.
+double Seconds(const dsl::Mesh& mesh, CollectiveSpec spec, const dsl::Shape& shape,
+               std::optional<Algorithm> algorithm = std::nullopt) {
+  spec.algorithm = algorithm;
+  const testing::LaxRun run = testing::RunLax(mesh, spec, shape, DType::kBF16, false);
+  EXPECT_TRUE(run.result.ok) << run.result.error;
+  return static_cast<double>(run.result.time()) * 1e-12;
+}
+
+Algorithm Chosen(const dsl::Mesh& mesh, const CollectiveSpec& spec, const dsl::Shape& shape) {
+  const dsl::ShapeDtype x{shape, DType::kBF16};
+  const CollectiveSpec c = kernels::lax::Checked(mesh, spec, x);
+  return kernels::lax::PlanCollective(mesh, c, x).stages.at(0).algorithm;
+}
+
+void ExpectWithin(double seconds, double formula, double below, double above,
+                  const std::string& what) {
+  EXPECT_GE(seconds / formula, 1 - below) << what << ": " << seconds << " s, formula " << formula;
+  EXPECT_LE(seconds / formula, 1 + above) << what << ": " << seconds << " s, formula " << formula;
+}
+
+// All-gathers of V = 16 MiB (s = 1 MiB) round a closed ring of X = 16 (v5e-16x16's x).
+class AllGatherOnAClosedRing : public ::testing::Test {
+ protected:
+  const dsl::Mesh mesh{topologies::LoadTopology("v5e-16x16")};
+  const Links l = LinksOf(mesh);
+  const double x = 16, s = 1 << 20;
+  const dsl::Shape shard = {512, 1024};  // bf16: 1 MiB
+  const CollectiveSpec spec = LaxSpec(Collective::kAllGather, {"x"}, 0, true);
+  const double copy = 2 * s / l.hbm;  // the own shard into place, read and written
+};
+
+// ring: X-1 steps, each a shard over one link: (X-1)(T + s/W) + T + the copy. ±2%.
+TEST_F(AllGatherOnAClosedRing, RingTakesXMinusOneHopsAndShards) {
+  const double formula = (x - 1) * (l.t + s / l.w) + l.t + copy;
+  ExpectWithin(Seconds(mesh, spec, shard, Algorithm::kRing), formula, 0.02, 0.02, "ring");
+}
+
+// bidi_ring: (V/W_ici)(X-1)/X in X/2 steps: s/(2W) + (X/2 + 1) T + the copy. ±2%.
+TEST_F(AllGatherOnAClosedRing, BidiRingTakesHalfTheHopsAndBothDirections) {
+  const double formula = (x - 1) * s / (2 * l.w) + (x / 2 + 1) * l.t + copy;
+  ExpectWithin(Seconds(mesh, spec, shard, Algorithm::kBidiRing), formula, 0.02, 0.02, "bidi_ring");
+}
+
+// direct: one step. Shards going d = 1 .. X/2 hops the + way (ties go +) all cross the
+// busiest link: s (1 + 2 + ... + X/2)/W, plus X/2 hops for the barrier and X/2 for the sends.
+// ±3%.
+TEST_F(AllGatherOnAClosedRing, DirectSendsEverythingAtOnce) {
+  const double crossing = x / 2 * (x / 2 + 1) / 2;  // 36
+  const double formula = crossing * s / l.w + x * l.t + copy;
+  ExpectWithin(Seconds(mesh, spec, shard, Algorithm::kDirect), formula, 0.03, 0.03, "direct");
+}
+
+// recursive_doubling: step k sends 2^k shards 2^k hops; up to 2^k of those transfers share a
+// link, so a step moves 4^k s over it: s (1 + 4 + 16 + 64)/W, plus 1 + 2 + 4 + 8 hops and
+// the barrier's 8. ±3%.
+TEST_F(AllGatherOnAClosedRing, RecursiveDoublingSquaresItsDistances) {
+  const double formula = 85 * s / l.w + (15 + 8) * l.t + copy;
+  ExpectWithin(Seconds(mesh, spec, shard, Algorithm::kRecursiveDoubling), formula, 0.03, 0.03,
+               "recursive_doubling");
+}
+
+// On a line (v5e-8x16's x: 8 chips, no wraparound) bidi_ring sends every shard to both ends:
+// X-1 steps of one hop and one shard each way: (X-1)(T + s/W) + T, the one-direction
+// figure of §3 without the long way round. 8 KiB (the issue's case, 56 us with halves sent
+// round the ring the long way): ±2%.
+TEST(LaxAllGatherOnALine, BidiRingRunsAlongTheLineBothWays) {
+  const dsl::Mesh mesh(topologies::LoadTopology("v5e-8x16"));
+  const Links l = LinksOf(mesh);
+  const double x = 8, s = 1024;
+  const CollectiveSpec spec = LaxSpec(Collective::kAllGather, {"x"}, 0, true);
+  const double formula = (x - 1) * (l.t + s / l.w) + l.t + 2 * s / l.hbm;
+  ExpectWithin(Seconds(mesh, spec, {512}, Algorithm::kBidiRing), formula, 0.02, 0.02,
+               "bidi_ring on a line");
+}
+
+// All-reduces round a closed ring of 16 (v5e-16x16's x).
+class PsumOnAClosedRing : public ::testing::Test {
+ protected:
+  const dsl::Mesh mesh{topologies::LoadTopology("v5e-16x16")};
+  const Links l = LinksOf(mesh);
+  const double x = 16;
+  const CollectiveSpec spec = LaxSpec(Collective::kPsum, {"x"});
+};
+
+// bidi_ring: reduce-scatter (X-1 steps, half of every block each way) then the all-gather
+// (X/2 steps): 2 (V/W_ici)(X-1)/X + (X-1 + X/2 + 1) T. V = 4 MiB: -1% +3% (the chunk
+// pipeline's fill and the VPU adds on top).
+TEST_F(PsumOnAClosedRing, BidiRingIsTwiceTheAllGather) {
+  const double v = 4 << 20;
+  const double formula = 2 * v / (2 * l.w) * (x - 1) / x + (x - 1 + x / 2 + 1) * l.t;
+  ExpectWithin(Seconds(mesh, spec, {2 << 20}, Algorithm::kBidiRing), formula, 0.01, 0.03,
+               "bidi_ring");
+}
+
+// direct: X/2 hops of barrier and X/2 of sends; the links' share, V (1 + ... + X/2)/W when
+// every send crosses the busiest link at once, is an upper bound: sends from farther away
+// reach it later. V = 1 KiB: between 2 X/2 T and that plus the links' share (+3%).
+TEST_F(PsumOnAClosedRing, DirectTakesTheFarthestRouteTwice) {
+  const double v = 1024;
+  const double hops = x * l.t, links = v * (x / 2) * (x / 2 + 1) / 2 / l.w;
+  const double seconds = Seconds(mesh, spec, {512}, Algorithm::kDirect);
+  EXPECT_GE(seconds, hops) << seconds;
+  EXPECT_LE(seconds, 1.03 * (hops + links)) << seconds;
+}
+
+// recursive_doubling: log2 X steps of 1, 2, 4, 8 hops after a barrier of 8: 23 T, plus up to
+// (1 + 2 + 4 + 8) V/W of link time. V = 1 KiB: 23 T to 1.03 x (23 T + 15 V/W).
+TEST_F(PsumOnAClosedRing, RecursiveDoublingTakesLogXSteps) {
+  const double v = 1024;
+  const double seconds = Seconds(mesh, spec, {512}, Algorithm::kRecursiveDoubling);
+  EXPECT_GE(seconds, 23 * l.t) << seconds;
+  EXPECT_LE(seconds, 1.03 * (23 * l.t + 15 * v / l.w)) << seconds;
+}
+
+// Over both axes of v5e-16x16, XLA's decomposition: reduce-scatter along x (V), then y (V/X),
+// all-gather y, then x. With bidi_ring stages: 2 (V/W_ici)(X-1)/X (1 + 1/X) plus each stage's
+// hops. V = 4 MiB: -1% +4%.
+TEST(LaxPsumOverTwoAxes, ReduceScattersAlongOneAxisThenTheOther) {
+  const dsl::Mesh mesh(topologies::LoadTopology("v5e-16x16"));
+  const Links l = LinksOf(mesh);
+  const double x = 16, v = 4 << 20;
+  const CollectiveSpec spec = LaxSpec(Collective::kPsum, {"x", "y"});
+  const double bandwidth = 2 * v / (2 * l.w) * (x - 1) / x * (1 + 1 / x);
+  const double hops = 2 * (x - 1 + x / 2) * l.t + l.t;
+  ExpectWithin(Seconds(mesh, spec, {2 << 20}, Algorithm::kBidiRing), bandwidth + hops, 0.01, 0.04,
+               "two-axis psum");
+}
+
+// The planner: small operands take a latency-optimal form, large ones a ring. On v5e-8x16's
+// x (a line of 8, the issue's case: a 1 KiB psum took 105 us with one algorithm for all
+// sizes) and round v5e-16x16's x.
+TEST(LaxPlanChoice, SmallPsumsTakeALatencyFormAndLargeOnesARing) {
+  for (const char* topology : {"v5e-8x16", "v5e-16x16"}) {
+    const dsl::Mesh mesh(topologies::LoadTopology(topology));
+    const CollectiveSpec spec = LaxSpec(Collective::kPsum, {"x"});
+    const dsl::Shape small = {512}, large = {32 << 20};  // bf16: 1 KiB, 64 MiB
+    const Algorithm for_small = Chosen(mesh, spec, small), for_large = Chosen(mesh, spec, large);
+    EXPECT_TRUE(for_small == Algorithm::kDirect || for_small == Algorithm::kRecursiveDoubling)
+        << topology << ": " << kernels::lax::AlgorithmName(for_small);
+    EXPECT_TRUE(for_large == Algorithm::kRing || for_large == Algorithm::kBidiRing)
+        << topology << ": " << kernels::lax::AlgorithmName(for_large);
+    // And each choice is the faster by far where it is made (a ring's 2(X-1) steps against a
+    // latency form's one or log2 X).
+    EXPECT_LT(1.5 * Seconds(mesh, spec, small), Seconds(mesh, spec, small, Algorithm::kRing))
+        << topology;
+    EXPECT_LT(3 * Seconds(mesh, spec, large), Seconds(mesh, spec, large, Algorithm::kDirect))
+        << topology;
+    EXPECT_LT(Seconds(mesh, spec, small), 25e-6) << topology;
+  }
+}
+
+// An all-gather's latency-optimal form on a line is bidi_ring itself: X-1 one-hop steps beat
+// the barrier and X-1 hops of direct and the 1 + 2 + 4 hops of recursive doubling (after a
+// barrier of 4). The 8 KiB case of the issue (56 us with halves sent the long way round):
+// chosen bidi_ring, under 10 us, and the fastest of the four.
+TEST(LaxPlanChoice, AllGatherOnALineRunsBothWaysAlongIt) {
+  const dsl::Mesh mesh(topologies::LoadTopology("v5e-8x16"));
+  const CollectiveSpec spec = LaxSpec(Collective::kAllGather, {"x"}, 0, true);
+  const dsl::Shape shard = {512};  // bf16: V = 8 KiB
+  ASSERT_EQ(Chosen(mesh, spec, shard), Algorithm::kBidiRing);
+  const double chosen = Seconds(mesh, spec, shard);
+  EXPECT_LT(chosen, 10e-6);
+  for (Algorithm a : kernels::lax::AllAlgorithms())
+    EXPECT_LE(chosen, Seconds(mesh, spec, shard, a)) << kernels::lax::AlgorithmName(a);
+}
+
+}  // namespace
+}  // namespace tpusim
