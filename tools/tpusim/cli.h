@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "base/time.h"
 
@@ -46,6 +47,9 @@ int Main(int argc, char** argv);
 // or write a file. The CLI fuzzer drives every parser in-process this way.
 void SetParseOnly(bool parse_only);
 bool ParseOnly();
+
+// The --load libraries of this process, in order: runs in child processes load them too.
+const std::vector<std::string>& LoadedLibraries();
 
 int RunTopologies(int argc, char** argv);
 int RunDescribe(int argc, char** argv);

@@ -17,6 +17,8 @@ namespace tpusim::cli {
 
 namespace {
 
+std::vector<std::string> loaded_libraries;
+
 constexpr const char* kUsage = R"(usage: tpusim [--load LIB.so]... COMMAND [options]
        tpusim --version
 
@@ -74,6 +76,10 @@ void RegisterHloModules(int argc, char** argv) {
 
 }  // namespace
 
+const std::vector<std::string>& LoadedLibraries() {
+  return loaded_libraries;
+}
+
 int Dispatch(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << kUsage;
@@ -115,8 +121,10 @@ int Main(int argc, char** argv) {
   try {
     const std::vector<std::string> libraries = TakeLoadOptions(argc, argv);
     command = argc > 1 ? argv[1] : "";
-    for (const auto& path : libraries)
+    for (const auto& path : libraries) {
       kernels::LoadKernelLibrary(path);
+      loaded_libraries.push_back(path);
+    }
     // A kernel linked in twice (two objects registering one name) is reported here.
     kernels::Registry::Get().CheckRegistrations();
     return Dispatch(argc, argv);
