@@ -60,5 +60,6 @@ int RunBenchMatmul(int argc, char** argv);  // bench matmul: a sweep of block si
 int RunCheckTrace(int argc, char** argv);
 int RunList(int argc, char** argv);
 int RunHloInfo(int argc, char** argv);
+int RunSweep(int argc, char** argv);
 
 }  // namespace tpusim::cli
