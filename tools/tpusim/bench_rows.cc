@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 
+#include "tools/tpusim/cli.h"
 #include "tools/tpusim/text_table.h"
 
 namespace tpusim::cli {
@@ -48,12 +49,6 @@ std::string Line(const std::string& prefix, const BenchLayout& layout, const std
     line += " " + Pad(cells[c], kColumns[c].width);
   line.erase(line.find_last_not_of(' ') + 1);
   return line;
-}
-
-std::string Format(const char* format, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, format, value);
-  return text;
 }
 
 }  // namespace
@@ -109,7 +104,7 @@ std::string BenchSummary(const std::vector<BenchRow>& rows, size_t entries, doub
       "# %d of %zu %s completed%s; avg bus bandwidth %s; %% of bound "
       "min %.1f%% max %.1f%%; wall %.3f s total (%.3f s simulating, %.2f M events/s)",
       completed, rows.size(), entries > 1 ? "rows" : "sizes", all_ok ? "" : " (FAILURES above)",
-      with_busbw ? Format("%.2f GB/s", busbw_sum / with_busbw / 1e9).c_str() : "-", min_pct,
+      with_busbw ? FormatNumber("%.2f GB/s", busbw_sum / with_busbw / 1e9).c_str() : "-", min_pct,
       max_pct, total_wall, sim_wall, sim_wall > 0 ? events / sim_wall / 1e6 : 0.0);
   return summary;
 }

@@ -37,6 +37,8 @@ uint64_t ParseTimeLimit(const std::string& command, double seconds);
 void PrepareTraceDirectory(const std::string& command, const std::string& dir);
 std::string HumanSeconds(double seconds);
 std::string HumanRate(double bytes_per_second);  // "45.00 GB/s"
+// `value` through a printf format with one number: FormatNumber("%.1f%%", 45.04).
+std::string FormatNumber(const char* format, double value);
 
 // The whole command line (argv[0] is the program). Dispatch lets every error propagate;
 // Main prints it as one sentence with a hint and returns the exit status.

@@ -26,12 +26,6 @@ namespace tpusim::cli {
 
 namespace {
 
-std::string Format(const char* format, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, format, value);
-  return text;
-}
-
 constexpr const char* kHelp =
     R"(tpusim bench ENTRY... --topology T --sweep PARAM=FROM:TO[:xF] [options]
 tpusim bench KERNEL --topology T --min-bytes B --max-bytes E [--factor F] [options]
@@ -319,13 +313,13 @@ int RunBench(int argc, char** argv) {
       row.over_budget = true;
       base::AppendListItem(
           row.problem, "; ",
-          Format("took %.3f s", seconds) + Format(", over --max-wall %g s", max_wall));
+          FormatNumber("took %.3f s", seconds) + FormatNumber(", over --max-wall %g s", max_wall));
     }
     if (max_rss > 0 && rss_mib > max_rss) {
       row.over_budget = true;
-      base::AppendListItem(
-          row.problem, "; ",
-          Format("peaked at %.1f MiB", rss_mib) + Format(", over --max-rss %g MiB", max_rss));
+      base::AppendListItem(row.problem, "; ",
+                           FormatNumber("peaked at %.1f MiB", rss_mib) +
+                               FormatNumber(", over --max-rss %g MiB", max_rss));
     }
     PrintBenchRow(std::cout, row, layout);
     if (!row.problem.empty()) {

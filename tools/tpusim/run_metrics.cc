@@ -67,12 +67,6 @@ constexpr MetricField kFields[] = {
      "peak resident memory of the run's child process"},
 };
 
-std::string Printf(const char* format, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, format, value);
-  return text;
-}
-
 double Seconds(base::Picoseconds ps) {
   return static_cast<double>(ps) * 1e-12;
 }
@@ -207,17 +201,17 @@ std::string HumanValue(const MetricField& field, const RunMetrics& metrics) {
     case K::kBytesPerSecond:
       return HumanRate(v);
     case K::kFlops:
-      return Printf("%.3f GFLOP", v * 1e-9);
+      return FormatNumber("%.3f GFLOP", v * 1e-9);
     case K::kFlopsPerSecond:
-      return Printf("%.1f TFLOP/s", v * 1e-12);
+      return FormatNumber("%.1f TFLOP/s", v * 1e-12);
     case K::kPercent:
-      return Printf("%.1f%%", v);
+      return FormatNumber("%.1f%%", v);
     case K::kFraction:
-      return Printf("%.1f%%", 100 * v);
+      return FormatNumber("%.1f%%", 100 * v);
     case K::kCount:
-      return Printf("%.0f", v);
+      return FormatNumber("%.0f", v);
     case K::kPerSecond:
-      return Printf("%.2f M/s", v * 1e-6);
+      return FormatNumber("%.2f M/s", v * 1e-6);
     case K::kCheck:
       return v != 0 ? "ok" : "WRONG";
   }
