@@ -17,27 +17,16 @@
 
 #include "base/core_port.h"
 #include "base/errors.h"
+#include "base/run_config.h"
 #include "base/time.h"
 #include "topologies/topology.pb.h"
 #include "traces/trace_sink.h"
 
 namespace tpusim::base {
 
-struct EngineOptions {
-  // Functional mode moves real bytes; timing-only mode moves none, with identical timing.
-  bool functional = true;
-  Picoseconds time_limit = 60'000'000'000'000ull;  // 60 s of simulated time
-  traces::TraceSink* trace = nullptr;              // not owned; nullptr records nothing
-  // Per-chip multiplier on compute time (1 = nominal), to model a slow chip.
-  std::vector<double> chip_slowdown;
-  // Happens-before race detection in functional runs. Off, only two DMAs writing the same
-  // bytes at the same time are still caught.
-  bool race_check = true;
-  // Send each DMA chunk to every hop as a TLM-2.0 transaction, the model's own memories and
-  // links included, instead of booking those directly. Same timing, about twice the wall
-  // time; the tests use it to check that the two agree.
-  bool book_through_tlm = false;
-};
+// The model reads the timing and checking options of a run's one RunConfig; the name
+// says which side of the interface is speaking.
+using EngineOptions = RunConfig;
 
 struct PortStats {
   std::string name;  // "chip 3 ICI x+", "chip 0 HBM"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/core_port.h"
+#include "base/run_config.h"
 #include "dsl/mesh.h"
 #include "dsl/ref.h"
 
@@ -24,15 +25,6 @@ struct SlotBinding {
   uint64_t serial = 0;
 };
 
-// Pallas interpret mode's options a call follows (RunOptions, docs/references.md §5).
-struct InterpretOptions {
-  bool zero_uninitialized = false;  // uninitialized_memory is kZero
-  // out_of_bounds_reads is kUninitialized: a read of a slice past its ref's shape gets
-  // the uninitialized value there instead of raising.
-  bool uninitialized_out_of_bounds_reads = false;
-  std::optional<uint64_t> grid_seed;  // for emit_pipeline's grids too
-};
-
 struct CallLayout {
   const Mesh* mesh = nullptr;
   std::vector<Ref> slots;  // one per slot, unsliced
@@ -45,8 +37,15 @@ struct CallLayout {
   // enters the call, so peers may signal it first: that is what the start barrier is for.
   int barrier_slot = -1;
   std::vector<uint32_t> barrier_semaphores;
-  InterpretOptions interpret;
+  // The run's options: the interpret-mode ones (uninitialized memory, out-of-bounds reads,
+  // grid seed) are read here. Never null; owned by whoever runs the call.
+  const base::RunConfig* config = nullptr;
 };
+
+// Whether the call's run reads unwritten memory as zero (else NaN or the integer maximum).
+inline bool ZeroUninitialized(const CallLayout& layout) {
+  return layout.config->uninitialized_memory == base::UninitializedMemory::kZero;
+}
 
 // What a fresh buffer of `dtype` reads as: zero, or NaN (integers: the largest value).
 base::Uninitialized UninitializedFor(DType dtype, bool zero);

@@ -102,7 +102,7 @@ int Kernel::num_programs(int axis) const {
 }
 
 std::optional<uint64_t> Kernel::grid_seed() const {
-  return layout_.interpret.grid_seed;
+  return layout_.config->grid_seed;
 }
 
 const std::string& Kernel::dimension_semantics(int axis) const {
@@ -358,7 +358,8 @@ void Kernel::CheckLocalAccess(const Ref& ref, const char* verb) const {
 Ref Kernel::MakeRef(int slot, std::string name, Shape shape, DType dtype, MemorySpace space,
                     SemaphoreType semaphore_type) const {
   Ref ref = Ref::Make(slot, std::move(name), std::move(shape), dtype, space, semaphore_type);
-  ref.AllowOutOfBoundsViews(layout_.interpret.uninitialized_out_of_bounds_reads);
+  ref.AllowOutOfBoundsViews(layout_.config->out_of_bounds_reads ==
+                            base::OutOfBoundsReads::kUninitialized);
   return ref;
 }
 
@@ -369,8 +370,7 @@ Array Kernel::ReadLocal(const Ref& ref, const std::string& what) {
     return out;
   }
   // Outside the ref: what memory no one wrote reads as. Inside: the data.
-  const base::Uninitialized fill =
-      UninitializedFor(ref.dtype(), layout_.interpret.zero_uninitialized);
+  const base::Uninitialized fill = UninitializedFor(ref.dtype(), ZeroUninitialized(layout_));
   fill.Fill(0, out.nbytes(), out.data());
   if (const auto part = ref.InBoundsPart()) {
     Array inside(part->first.shape(), ref.dtype());
@@ -432,7 +432,7 @@ Ref Kernel::AllocateScoped(const std::string& name, const Shape& shape, DType dt
     binding.buffer = port_.Allocate(
         space == MemorySpace::kSmem ? base::MemorySpace::kSmem : base::MemorySpace::kVmem,
         ref.nbytes(), label.empty() ? name + " " + TypeString(dtype, shape) : label,
-        UninitializedFor(dtype, layout_.interpret.zero_uninitialized));
+        UninitializedFor(dtype, ZeroUninitialized(layout_)));
   }
   slots.push_back(binding);
   return ref;

@@ -209,10 +209,10 @@ void ShardMap::Check(const std::vector<Array>& inputs) const {
   if (call_) CallInstance(mesh_, *call_, in_blocks);
 }
 
-RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& options) const {
+RunResult ShardMap::Run(const std::vector<Array>& inputs, const base::RunConfig& config) const {
   const std::vector<ShapeDtype> in_blocks = InputBlocks(inputs);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (options.functional && !inputs[i].has_data()) {
+    if (config.functional && !inputs[i].has_data()) {
       throw Error(ErrorKind::kInvalidArgument,
                   name_ + ": input " + InputName(i) +
                       " is a placeholder without data; functional runs need real inputs.");
@@ -228,23 +228,8 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
   // A kernel's BlockSpecs fail here, before the run, as they always have.
   if (call_) CallInstance(mesh_, *call_, in_blocks);
 
-  base::EngineOptions engine_options;
-  engine_options.functional = options.functional;
-  engine_options.time_limit = options.time_limit;
-  engine_options.trace = options.trace;
-  engine_options.chip_slowdown = options.chip_slowdown;
-  engine_options.race_check = options.race_check;
-  engine_options.book_through_tlm = options.book_through_tlm;
-  const std::unique_ptr<base::Engine> engine = base::BuildEngine(mesh_.topology(), engine_options);
-  ProgramRun run(mesh_, *engine);
-  run.interpret.zero_uninitialized = options.uninitialized_memory == UninitializedMemory::kZero;
-  run.interpret.uninitialized_out_of_bounds_reads =
-      options.out_of_bounds_reads == OutOfBoundsReads::kUninitialized;
-  run.interpret.grid_seed = options.grid_seed;
-  run.collective_algorithm =
-      options.collective_algorithm == "auto" ? "" : options.collective_algorithm;
-  for (auto& hbm : run.hbm)
-    hbm->zero_uninitialized = run.interpret.zero_uninitialized;
+  const std::unique_ptr<base::Engine> engine = base::BuildEngine(mesh_.topology(), config);
+  ProgramRun run(mesh_, *engine, config);
 
   std::vector<std::vector<Value>> device_inputs(mesh_.devices());
   for (int device = 0; device < mesh_.devices(); ++device) {
@@ -254,7 +239,7 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
       auto block = [this, &input, i, device] {
         return InputBlock(static_cast<int>(i), input, device);
       };
-      if (options.functional) {
+      if (config.functional) {
         const Array values = block();
         engine->WriteHost(v.buffer(), values.data(), values.nbytes());
       } else if (input.has_data()) {
@@ -264,15 +249,10 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
     }
   }
 
-  base::RunOutcome outcome = engine->Run([&](base::CorePort& port) {
+  RunResult result;
+  static_cast<base::RunOutcome&>(result) = engine->Run([&](base::CorePort& port) {
     run.RunDevice(port, body_, device_inputs[port.chip()], out_specs_);
   });
-
-  RunResult result;
-  result.ok = outcome.ok;
-  result.error_kind = outcome.error_kind;
-  result.error = outcome.error;
-  result.stats = std::move(outcome.stats);
   const std::string unwritten = UnwrittenReadsNote(result.stats);
   if (result.error_kind == ErrorKind::kCapacity && !unwritten.empty())
     result.error += " " + unwritten;
@@ -292,7 +272,7 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
   }
   result.op_times = std::move(run.devices[result.critical_device].op_times);
   result.collectives = std::move(run.devices[result.critical_device].collectives);
-  if (options.functional && result.ok) {
+  if (config.functional && result.ok) {
     for (size_t o = 0; o < out_specs_.size(); ++o) {
       const ShapeDtype block = run.outputs[0][o].type();
       std::vector<Array> per_device;
@@ -302,7 +282,7 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const RunOptions& opti
         per_device.push_back(std::move(out));
       }
       const std::string mismatch =
-          options.check_replication
+          config.check_replication
               ? ReplicaMismatch(mesh_, out_specs_[o], per_device, OutputName(o))
               : std::string();
       if (!mismatch.empty() && result.ok) {

@@ -21,48 +21,14 @@
 
 namespace tpusim::dsl {
 
-// What memory no one has written reads as (Pallas interpret mode's uninitialized_memory):
-// NaN (integers: the dtype's largest value), so a kernel that reads what it never wrote
-// gives visibly wrong data, or zero.
-enum class UninitializedMemory { kNan, kZero };
+// A run's options: one base::RunConfig, handed by reference to the model and to every
+// pallas_call of the run (base/run_config.h). The DSL's names for it and its enums:
+using RunOptions = base::RunConfig;
+using UninitializedMemory = base::UninitializedMemory;
+using OutOfBoundsReads = base::OutOfBoundsReads;
 
-// What a kernel's read of a slice past its ref's shape does (interpret mode's
-// out_of_bounds_reads): raise, or read the uninitialized value (see UninitializedMemory)
-// where the slice is out of bounds and the data where it is in. Writes out of bounds
-// always raise.
-enum class OutOfBoundsReads { kRaise, kUninitialized };
-
-struct RunOptions {
-  // Timing-only runs move no payload; their inputs may be Array placeholders.
-  bool functional = true;
-  traces::TraceSink* trace = nullptr;
-  base::Picoseconds time_limit = 60'000'000'000'000ull;
-  std::vector<double> chip_slowdown;
-  // Happens-before race detection (functional runs; interpret mode's detect_races).
-  bool race_check = true;
-  // Every DMA chunk as a TLM-2.0 transaction to every hop (base::EngineOptions): slower,
-  // same timing.
-  bool book_through_tlm = false;
-  // Outputs, scratch and pipeline buffers before the kernel writes them; inputs are set.
-  UninitializedMemory uninitialized_memory = UninitializedMemory::kNan;
-  OutOfBoundsReads out_of_bounds_reads = OutOfBoundsReads::kRaise;
-  // shard_map's check_vma (check_rep): an output whose out_spec leaves out a mesh axis must
-  // be the same along it, and a functional run that finds it is not fails. false returns
-  // the canonical replica's block unchecked, as JAX does with the check off.
-  bool check_replication = true;
-  // Runs the grid points of 'parallel' dimensions in an order drawn from this seed
-  // (interpret mode's random_seed); unset, every grid runs in lexicographic order.
-  std::optional<uint64_t> grid_seed;
-  // The algorithm every lax collective of a program that implements it runs, by name
-  // (kernels/lax/algorithm.h); empty or "auto": each chooses its own.
-  std::string collective_algorithm;
-};
-
-struct RunResult {
-  bool ok = false;
-  std::optional<ErrorKind> error_kind;
-  std::string error;
-  base::RunStats stats;
+// The engine's outcome (ok, error, stats) and what the program left behind.
+struct RunResult : base::RunOutcome {
   std::vector<Array> outputs;                      // global, assembled (functional runs)
   std::vector<std::vector<Array>> device_outputs;  // [output][device] (functional runs)
   // Per chip: the most HBM the program's arrays held at once (inputs, outputs and
@@ -98,7 +64,7 @@ class ShardMap {
 
   // Throws Error(kInvalidArgument) for inputs that do not match the specs; every failure
   // during the simulation is reported in the result instead.
-  RunResult Run(const std::vector<Array>& inputs, const RunOptions& options) const;
+  RunResult Run(const std::vector<Array>& inputs, const base::RunConfig& config) const;
   // What Run checks before it builds anything: the inputs against the specs and, for a
   // kernel, every BlockSpec against its operand. Throws Error(kInvalidArgument). Cheap for
   // any size (placeholders will do): it allocates no payload and simulates nothing.

@@ -140,9 +140,10 @@ void CheckAliasTypes(const PallasCall& call, const std::vector<ShapeDtype>& inpu
   }
 }
 
+const base::RunConfig CallInstance::kDefaultConfig;
+
 CallInstance::CallInstance(const Mesh& mesh, PallasCall call, const std::vector<ShapeDtype>& inputs,
-                           std::vector<uint32_t> barrier_semaphores,
-                           const InterpretOptions& interpret)
+                           std::vector<uint32_t> barrier_semaphores, const base::RunConfig& config)
     : call_(std::move(call)) {
   CheckPallasCall(call_, inputs.size());
   CheckAliasTypes(call_, inputs);
@@ -153,12 +154,13 @@ CallInstance::CallInstance(const Mesh& mesh, PallasCall call, const std::vector<
   };
   layout_.mesh = &mesh;
   layout_.call_name = call_.name;
-  layout_.interpret = interpret;
+  layout_.config = &config;
   auto add_slot = [&](const std::string& name, const Shape& shape, DType dtype, MemorySpace space,
                       SemaphoreType type = SemaphoreType::kDma) {
     layout_.slots.push_back(
         Ref::Make(static_cast<int>(layout_.slots.size()), name, shape, dtype, space, type));
-    layout_.slots.back().AllowOutOfBoundsViews(interpret.uninitialized_out_of_bounds_reads);
+    layout_.slots.back().AllowOutOfBoundsViews(config.out_of_bounds_reads ==
+                                               base::OutOfBoundsReads::kUninitialized);
   };
   for (size_t i = 0; i < inputs.size(); ++i)
     add_slot(operand_name(true, i), inputs[i].shape, inputs[i].dtype, MemorySpace::kAny);
@@ -204,8 +206,8 @@ CallInstance::CallInstance(const Mesh& mesh, PallasCall call, const std::vector<
   }
   pipeline_ = std::make_unique<GridPipeline>(call_.name, g.grid, std::move(operands),
                                              ErrorKind::kInvalidArgument);
-  if (interpret.grid_seed) {
-    pipeline_->ShuffleParallelDims(call_.compiler_params.dimension_semantics, *interpret.grid_seed);
+  if (config.grid_seed) {
+    pipeline_->ShuffleParallelDims(call_.compiler_params.dimension_semantics, *config.grid_seed);
   }
 }
 
@@ -262,10 +264,9 @@ void CallInstance::Run(base::CorePort& port, const std::vector<base::BufferHandl
         if (j == 0) binding.semaphore_base = handle.index;
       }
     } else {
-      binding.buffer =
-          port.Allocate(ToSim(slot.memory_space()), slot.nbytes(),
-                        slot.name() + " " + TypeString(slot.dtype(), slot.shape()),
-                        UninitializedFor(slot.dtype(), layout_.interpret.zero_uninitialized));
+      binding.buffer = port.Allocate(ToSim(slot.memory_space()), slot.nbytes(),
+                                     slot.name() + " " + TypeString(slot.dtype(), slot.shape()),
+                                     UninitializedFor(slot.dtype(), ZeroUninitialized(layout_)));
     }
     bindings.push_back(binding);
   }

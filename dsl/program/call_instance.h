@@ -33,12 +33,15 @@ std::string OperandLabel(const PallasCall& call, bool input, size_t index);
 
 class CallInstance {
  public:
+  // A call checked outside any run (ShardMap::Check) follows the default options.
+  static const base::RunConfig kDefaultConfig;
+
   // Also checks every BlockSpec against its operand (Error(kInvalidArgument)).
   // `barrier_semaphores`: by device, the barrier semaphore of the call's collective_id
   // (empty when it sets none).
   CallInstance(const Mesh& mesh, PallasCall call, const std::vector<ShapeDtype>& inputs,
                std::vector<uint32_t> barrier_semaphores = {},
-               const InterpretOptions& interpret = {});
+               const base::RunConfig& config = kDefaultConfig);
   ~CallInstance();
 
   const PallasCall& call() const { return call_; }

@@ -315,7 +315,9 @@ std::vector<Value> ProgramContext::PallasCallStep(const PallasCall& call,
 }
 
 const std::string& ProgramContext::collective_algorithm() const {
-  return run_.collective_algorithm;
+  static const std::string kEachChooses;  // "auto" means the same as nothing
+  const std::string& name = run_.config.collective_algorithm;
+  return name == "auto" ? kEachChooses : name;
 }
 
 void ProgramContext::NoteCollective(const CollectiveRecord& call) {

@@ -23,10 +23,17 @@ std::string SpecsString(const std::vector<PartitionSpec>& specs) {
 
 }  // namespace
 
-ProgramRun::ProgramRun(const Mesh& mesh_, base::Engine& engine)
-    : mesh(mesh_), devices(mesh_.devices()), outputs(mesh_.devices()), engine_(engine) {
-  for (int d = 0; d < mesh.devices(); ++d)
+ProgramRun::ProgramRun(const Mesh& mesh_, base::Engine& engine, const base::RunConfig& config_)
+    : mesh(mesh_),
+      config(config_),
+      devices(mesh_.devices()),
+      outputs(mesh_.devices()),
+      engine_(engine) {
+  for (int d = 0; d < mesh.devices(); ++d) {
     hbm.push_back(std::make_shared<DeviceHbm>(engine, static_cast<base::ChipId>(d)));
+    hbm.back()->zero_uninitialized =
+        config.uninitialized_memory == base::UninitializedMemory::kZero;
+  }
 }
 
 const std::vector<uint32_t>& ProgramRun::BarrierSemaphores(int collective_id) {
@@ -145,7 +152,7 @@ CallInstance& ProgramRun::CallAt(int step, const PallasCall& call,
   std::vector<uint32_t> barriers;
   if (call.compiler_params.collective_id)
     barriers = BarrierSemaphores(*call.compiler_params.collective_id);
-  instance = std::make_unique<CallInstance>(mesh, call, inputs, std::move(barriers), interpret);
+  instance = std::make_unique<CallInstance>(mesh, call, inputs, std::move(barriers), config);
   return *instance;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/run_config.h"
 #include "base/time.h"
 #include "dsl/mesh.h"
 #include "dsl/program/call_instance.h"
@@ -80,8 +81,9 @@ struct DeviceProgramState {
 };
 
 struct ProgramRun {
-  // Makes each chip's HBM ledger.
-  ProgramRun(const Mesh& mesh, base::Engine& engine);
+  // Makes each chip's HBM ledger. `config` outlives the run: every call of it reads its
+  // interpret-mode options there.
+  ProgramRun(const Mesh& mesh, base::Engine& engine, const base::RunConfig& config);
 
   // Runs `body` on `port`'s device and keeps its results (checked against out_specs).
   void RunDevice(base::CorePort& port, const ProgramBody& body, const std::vector<Value>& inputs,
@@ -105,11 +107,7 @@ struct ProgramRun {
   void Detach();
 
   const Mesh& mesh;
-  // Pallas interpret mode's options (RunOptions), for every call.
-  InterpretOptions interpret;
-  // RunOptions::collective_algorithm: the algorithm every lax collective that implements it
-  // runs ("" or "auto": each chooses its own).
-  std::string collective_algorithm;
+  const base::RunConfig& config;
   std::vector<std::shared_ptr<DeviceHbm>> hbm;  // by device
   std::vector<DeviceProgramState> devices;
   std::vector<std::vector<Value>> outputs;  // by device

@@ -55,7 +55,9 @@ TEST(Bench, SweepsSizesAndPrintsRowsSummaryJsonAndCsv) {
   std::stringstream stream;
   stream << file.rdbuf();
   const std::string text = stream.str();
-  EXPECT_THAT(text, HasSubstr("bytes,sim_time_us,algbw_gbps,busbw_gbps,bound_us"));
+  // The columns are the metrics' JSON keys (tools/tpusim/run_metrics.cc).
+  EXPECT_THAT(text, HasSubstr("bytes,sim_time_ns,analytic_ns,percent_of_bound,algbw_gbps,"
+                              "busbw_gbps,ici_bytes_per_chip,peak_hbm_bytes"));
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 5);  // header + 4 rows
 }
 
@@ -142,6 +144,20 @@ TEST(BenchMatmul, SmallBlocksAreSlowestAsOnTheChip) {
   EXPECT_GT(rows[0]["sim_time_ns"].get<double>(), rows[1]["sim_time_ns"].get<double>());
   EXPECT_GT(rows[1]["sim_time_ns"].get<double>(), rows[2]["sim_time_ns"].get<double>());
   EXPECT_EQ(rows[0]["grid_steps"].get<double>(), 512);
+}
+
+// bench matmul with a --sweep is bench like any entry's: --sweep is written as sweep's
+// --param, as a range or as a list.
+TEST(BenchMatmul, SweepsAParameterLikeAnyEntry) {
+  const auto r = testing::RunTpusim(
+      "bench matmul --topology v5e-2x2 --sweep m=256,1024 --k 256 --n 256 --timing-only --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, ::testing::HasSubstr("sweeping m"));
+  const auto rows = testing::LastLineJson(r.out);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["m"], 256);
+  EXPECT_EQ(rows[1]["m"], 1024);
+  EXPECT_GT(rows[1]["flops"].get<double>(), rows[0]["flops"].get<double>());
 }
 
 TEST(BenchMatmul, AnUnknownPrecisionIsABadArgument) {

@@ -117,8 +117,8 @@ TEST(ProgramCli, CompareTakesProgramsThatLayOutOneProblemDifferently) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("(bf16[64,128], bf16[128,128]) -> (bf16[64,128]) on v5e-2x2"));
   EXPECT_THAT(r.out, HasSubstr("specs (in -> out)"));
-  EXPECT_THAT(r.out, HasSubstr("correct      P('x', None), P(None, None) -> P(None, None)\n"));
-  EXPECT_THAT(r.out, HasSubstr("correct      P('x', None), P(None, None) -> P('x', None)\n"));
+  EXPECT_THAT(r.out, HasSubstr("  correct  P('x', None), P(None, None) -> P(None, None)\n"));
+  EXPECT_THAT(r.out, HasSubstr("  correct  P('x', None), P(None, None) -> P('x', None)\n"));
   const auto rows = LastLineJson(r.out);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0]["specs"], "P('x', None), P(None, None) -> P(None, None)");
@@ -197,7 +197,7 @@ TEST(ProgramCli, BenchSweepsTheBatchSizeOfSeveralPrograms) {
   std::ifstream file(csv);
   std::string header;
   std::getline(file, header);
-  EXPECT_EQ(header.rfind("entry,m,sim_time_us", 0), 0u) << header;
+  EXPECT_EQ(header.rfind("entry,m,sim_time_ns", 0), 0u) << header;
 }
 
 TEST(ProgramCli, SweepsAreSpelledOneWayForBytesToo) {
@@ -240,8 +240,10 @@ INSTANTIATE_TEST_SUITE_P(
                        "--sweep cannot sweep 'dtype': tiny/sync's parameter 'dtype' is enum, not "
                        "int or bytes",
                        "bench"},
-        BadProgramArgs{"bench tiny/sync --topology v5e-2x2 --sweep m=64",
-                       "--sweep 'm=64' is not a sweep", "bench"},
+        BadProgramArgs{"bench tiny/sync --topology v5e-2x2 --sweep 64",
+                       "--sweep '64' names no parameter; write NAME=V1,V2,... or "
+                       "NAME=FROM:TO[:xF]",
+                       "bench"},
         BadProgramArgs{"bench tiny/sync --topology v5e-2x2 --sweep m=256:64",
                        "--sweep m FROM is above TO", "bench"},
         BadProgramArgs{"bench tiny/sync --topology v5e-2x2 --sweep m=64:256:2",
@@ -279,6 +281,7 @@ TEST(ProgramCli, TheSharedOptionsHaveOneHelpTextInEveryCommand) {
   EXPECT_THAT(helps[3], HasSubstr("--precision DEFAULT|HIGH|HIGHEST"));
   EXPECT_THAT(helps[3], ::testing::Not(HasSubstr("--bm")));  // --blocks sets the blocks
   EXPECT_THAT(helps[2], HasSubstr("--sweep PARAM=FROM:TO[:xF]"));
+  EXPECT_THAT(helps[2], HasSubstr("PARAM=V1,V2,..."));
 }
 
 }  // namespace

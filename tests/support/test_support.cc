@@ -114,8 +114,12 @@ nlohmann::json LastLineJson(const std::string& out) {
 }
 
 CommandResult RunTpusim(const std::string& args) {
+  return RunShell(std::string(TPUSIM_BINARY) + " " + args);
+}
+
+CommandResult RunShell(const std::string& shell_command) {
   const std::string err_path = TempPath("stderr.txt");
-  const std::string command = std::string(TPUSIM_BINARY) + " " + args + " 2>" + err_path;
+  const std::string command = "{ " + shell_command + "\n} 2>" + err_path;
   CommandResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return result;

@@ -64,5 +64,7 @@ nlohmann::json LastLineJson(const std::string& out);
 
 // Runs the built tpusim binary with `args` (shell-quoted by the caller).
 CommandResult RunTpusim(const std::string& args);
+// Runs `command` with /bin/sh, its stdout and stderr kept apart.
+CommandResult RunShell(const std::string& command);
 
 }  // namespace tpusim::testing

@@ -76,6 +76,12 @@ std::string HumanSeconds(double seconds) {
   return text;
 }
 
+std::string FormatNumber(const char* format, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
 std::string HumanRate(double bytes_per_second) {
   char text[64];
   std::snprintf(text, sizeof text, "%.2f GB/s", bytes_per_second / 1e9);

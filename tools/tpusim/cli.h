@@ -7,6 +7,7 @@
 #include <ostream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "base/time.h"
 
@@ -37,6 +38,8 @@ uint64_t ParseTimeLimit(const std::string& command, double seconds);
 void PrepareTraceDirectory(const std::string& command, const std::string& dir);
 std::string HumanSeconds(double seconds);
 std::string HumanRate(double bytes_per_second);  // "45.00 GB/s"
+// `value` through a printf format with one number: FormatNumber("%.1f%%", 45.04).
+std::string FormatNumber(const char* format, double value);
 
 // Flushes `out` and throws std::runtime_error naming `destination` ("the CSV file 'x.csv'")
 // when anything written to it failed (a full disk, a closed descriptor): a report that
@@ -54,6 +57,9 @@ int Main(int argc, char** argv);
 void SetParseOnly(bool parse_only);
 bool ParseOnly();
 
+// The --load libraries of this process, in order: runs in child processes load them too.
+const std::vector<std::string>& LoadedLibraries();
+
 int RunTopologies(int argc, char** argv);
 int RunDescribe(int argc, char** argv);
 int RunRun(int argc, char** argv);
@@ -63,5 +69,6 @@ int RunBenchMatmul(int argc, char** argv);  // bench matmul: a sweep of block si
 int RunCheckTrace(int argc, char** argv);
 int RunList(int argc, char** argv);
 int RunHloInfo(int argc, char** argv);
+int RunSweep(int argc, char** argv);
 
 }  // namespace tpusim::cli

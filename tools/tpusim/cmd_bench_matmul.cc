@@ -87,7 +87,7 @@ int RunBenchMatmul(int argc, char** argv) {
   }
   double best = 0;
   for (const auto& r : reports) {
-    if (r.completed && (best == 0 || r.sim_seconds < best)) best = r.sim_seconds;
+    if (r.completed && (best == 0 || r.sim_seconds() < best)) best = r.sim_seconds();
   }
   std::printf("# tpusim bench matmul on %s: %s [%ld, %ld] @ [%ld, %ld], precision %s\n",
               base.topology.name().c_str(), problem.String("dtype").c_str(), static_cast<long>(m),
@@ -109,11 +109,13 @@ int RunBenchMatmul(int argc, char** argv) {
     const double steps = static_cast<double>(m / r.blocks[0]) *
                          static_cast<double>(n / r.blocks[2]) *
                          static_cast<double>(k / r.blocks[1]);
-    const double step_share = 100 * steps * step_seconds / r.sim_seconds;
-    std::printf("  %-16s %8.0f %12.3f %9.1f %7.1f %10.1f %9.2f %s\n", blocks.c_str(), steps,
-                r.sim_seconds * 1e6, r.achieved_flops / 1e12, 100 * r.achieved_flops / r.peak_flops,
-                step_share, r.sim_seconds / best,
-                r.functional ? (r.correct ? "ok" : "WRONG") : "-");
+    const double step_share = 100 * steps * step_seconds / r.sim_seconds();
+    const RunMetrics& m = r.metrics;
+    std::printf("  %-16s %8.0f %12s %9s %7s %10.1f %9.2f %s\n", blocks.c_str(), steps,
+                FixedValue(FieldOf(&RunMetrics::sim_seconds), m).c_str(),
+                FixedValue(FieldOf(&RunMetrics::achieved_flops), m).c_str(),
+                FixedValue(FieldOf(&RunMetrics::percent_of_peak), m).c_str(), step_share,
+                r.sim_seconds() / best, HumanValue(FieldOf(&RunMetrics::correct), m).c_str());
     nlohmann::ordered_json j = r.ToJson();
     j["grid_steps"] = steps;
     j["step_cost_percent"] = step_share;

@@ -1,6 +1,7 @@
 // tpusim run KERNEL: one kernel (or program) on one slice, with a human summary and optional JSON.
 
 #include <boost/program_options.hpp>
+#include <cstdio>
 #include <iostream>
 
 #include "tools/tpusim/cli.h"
@@ -12,29 +13,32 @@ namespace tpusim::cli {
 
 namespace {
 
-std::string Percent(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f%%", value);
-  return text;
-}
-
-std::string FlopRate(double flops_per_s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f TFLOP/s", flops_per_s / 1e12);
-  return text;
+// One line of the summary: the metric's label and value, then `note`, or its description.
+void PrintMetric(RunMetrics::Value RunMetrics::*member, const RunMetrics& metrics,
+                 const std::string& note = "") {
+  const MetricField& field = FieldOf(member);
+  std::printf("  %-16s %s   %s\n", field.label, HumanValue(field, metrics).c_str(),
+              note.empty() ? ("(" + std::string(field.description) + ")").c_str() : note.c_str());
 }
 
 void PrintDataCheck(const KernelRunReport& r) {
   if (!r.timing_only_reason.empty()) {
     std::cout << "  data             not checked: timing-only, because " << r.timing_only_reason
               << "\n";
-  } else if (!r.functional) {
+  } else if (!r.functional()) {
     std::cout << "  data             not checked (timing-only run)\n";
-  } else if (r.correct) {
+  } else if (r.correct()) {
     std::cout << "  data             matches the reference on all " << r.chips << " chips\n";
   } else {
     std::cout << "  data             WRONG: " << r.mismatch << "\n";
   }
+}
+
+// Whether the run got to its metrics; prints the failure when not.
+bool PrintFailure(const KernelRunReport& r) {
+  if (r.completed) return false;
+  std::cout << "  FAILED (" << ErrorKindName(*r.error_kind) << ")\n" << r.error << "\n";
+  return true;
 }
 
 // Compute kernels: FLOP/s against the MXU peak and the roofline of docs/references.md §1.
@@ -44,62 +48,48 @@ void PrintRooflineSummary(const KernelRunReport& r) {
             << "] @ [" << r.k << ", " << r.n << "]";
   for (size_t i = 0; i < r.blocks.size(); ++i)
     std::cout << (i ? "x" : ", blocks ") << r.blocks[i];
-  std::cout << (r.functional ? "" : ", timing only") << "\n";
-  if (!r.completed) {
-    std::cout << "  FAILED (" << ErrorKindName(*r.error_kind) << ")\n" << r.error << "\n";
-  } else {
-    std::cout << "  simulated time   " << HumanSeconds(r.sim_seconds) << "\n"
-              << "  achieved         " << FlopRate(r.achieved_flops) << "   "
-              << Percent(100 * r.achieved_flops / r.peak_flops) << " of the MXU peak "
-              << FlopRate(r.peak_flops) << "\n"
-              << "  MXU utilisation  " << Percent(100 * r.mxu_utilisation)
-              << "   (MXU busy / time)\n"
-              << "  roofline bound   " << HumanSeconds(r.bound_seconds) << "   " << r.bound_formula
-              << "; HBM " << HumanBytes(static_cast<uint64_t>(r.hbm_bytes))
-              << ", docs/references.md §1\n"
-              << "  of bound         " << Percent(r.percent_of_bound())
-              << "   (bound / simulated time)\n";
-    PrintDataCheck(r);
-  }
+  std::cout << (r.functional() ? "" : ", timing only") << "\n";
+  if (PrintFailure(r)) return;
+  const RunMetrics& m = r.metrics;
+  PrintMetric(&RunMetrics::sim_seconds, m);
+  PrintMetric(&RunMetrics::achieved_flops, m,
+              HumanValue(FieldOf(&RunMetrics::percent_of_peak), m) + " of the MXU peak " +
+                  HumanValue(FieldOf(&RunMetrics::peak_flops), m));
+  PrintMetric(&RunMetrics::mxu_utilisation, m);
+  PrintMetric(&RunMetrics::roofline_seconds, m,
+              r.bound_formula + "; HBM " + HumanValue(FieldOf(&RunMetrics::hbm_bytes), m) +
+                  ", docs/references.md §1");
+  PrintMetric(&RunMetrics::percent_of_bound, m);
+  PrintDataCheck(r);
 }
 
 void PrintCollectiveSummary(const KernelRunReport& r) {
   std::cout << r.kernel << " on " << r.topology << " (" << r.chips << " chips), axis '" << r.axis
             << "' of " << r.axis_size << (r.wraparound ? " with" : " without") << " wraparound, "
-            << HumanBytes(r.bytes) << " " << r.dtype << (r.functional ? "" : ", timing only")
+            << HumanBytes(r.bytes) << " " << r.dtype << (r.functional() ? "" : ", timing only")
             << "\n";
-  if (!r.completed) {
-    std::cout << "  FAILED (" << ErrorKindName(*r.error_kind) << ")\n" << r.error << "\n";
-  } else {
-    char pct[32];
-    std::snprintf(pct, sizeof pct, "%.1f%%", r.percent_of_bound());
-    std::cout << "  simulated time   " << HumanSeconds(r.sim_seconds) << "\n"
-              << "  algorithm bw     " << HumanRate(r.algbw) << "   (V / time)\n"
-              << "  bus bw           " << HumanRate(r.busbw) << "\n"
-              << "  analytic bound   " << HumanSeconds(r.bound_seconds) << "   " << r.bound_formula
-              << ", docs/references.md §3\n"
-              << "  of bound         " << pct << "   (bound / simulated time)\n";
-    PrintDataCheck(r);
-  }
+  if (PrintFailure(r)) return;
+  const RunMetrics& m = r.metrics;
+  PrintMetric(&RunMetrics::sim_seconds, m);
+  PrintMetric(&RunMetrics::algbw, m);
+  PrintMetric(&RunMetrics::busbw, m);
+  PrintMetric(&RunMetrics::bound_seconds, m, r.bound_formula + ", docs/references.md §3");
+  PrintMetric(&RunMetrics::percent_of_bound, m);
+  PrintDataCheck(r);
 }
 
 // Programs: the steps' time, where communication went and the memory the arrays needed.
 void PrintProgramSummary(const KernelRunReport& r) {
   std::cout << r.kernel << " (program) on " << r.topology << " (" << r.chips << " chips)"
-            << (r.functional ? "" : ", timing only") << "\n";
+            << (r.functional() ? "" : ", timing only") << "\n";
   if (!r.contract.empty()) std::cout << "  computes         " << r.contract << "\n";
-  if (!r.completed) {
-    std::cout << "  FAILED (" << ErrorKindName(*r.error_kind) << ")\n" << r.error << "\n";
-    return;
-  }
-  std::cout << "  simulated time   " << HumanSeconds(r.sim_seconds) << "\n"
-            << "  async waits      " << HumanSeconds(r.async_wait_seconds)
-            << "   (exposed async collectives, mean over chips)\n";
-  if (r.bound_seconds > 0) {
-    std::cout << "  bound            " << HumanSeconds(r.bound_seconds) << "   " << r.bound_formula
-              << "\n"
-              << "  of bound         " << Percent(r.percent_of_bound())
-              << "   (bound / simulated time)\n";
+  if (PrintFailure(r)) return;
+  const RunMetrics& m = r.metrics;
+  PrintMetric(&RunMetrics::sim_seconds, m);
+  PrintMetric(&RunMetrics::async_wait_seconds, m);
+  if (m.bound_seconds) {
+    PrintMetric(&RunMetrics::bound_seconds, m, r.bound_formula);
+    PrintMetric(&RunMetrics::percent_of_bound, m);
   }
   PrintDataCheck(r);
   if (const std::string path = CriticalPath(r); !path.empty())
@@ -109,22 +99,21 @@ void PrintProgramSummary(const KernelRunReport& r) {
 void PrintSummary(const KernelRunReport& r, bool all_ops) {
   if (r.kind == "program") {
     PrintProgramSummary(r);
-  } else if (r.roofline) {
+  } else if (r.roofline()) {
     PrintRooflineSummary(r);
   } else {
     PrintCollectiveSummary(r);
   }
   if (r.completed) {
-    std::cout << "  ICI bytes/chip   " << HumanBytes(static_cast<uint64_t>(r.ici_bytes_per_chip))
-              << "   (sent over each chip's links, mean)\n"
-              << "  peak HBM/chip    " << HumanBytes(r.peak_hbm_bytes) << "   (max over chips)\n";
+    PrintMetric(&RunMetrics::ici_bytes_per_chip, r.metrics);
+    PrintMetric(&RunMetrics::peak_hbm_bytes, r.metrics);
   }
   if (!r.trace_path.empty()) {
     std::cout << "  trace            " << r.trace_path
               << "   (open it at https://ui.perfetto.dev)\n";
   }
-  std::cout << "  wall time        " << HumanSeconds(r.wall_seconds) << ", " << r.events
-            << " model events\n";
+  std::cout << "  wall time        " << HumanValue(FieldOf(&RunMetrics::wall_seconds), r.metrics)
+            << ", " << HumanValue(FieldOf(&RunMetrics::events), r.metrics) << " model events\n";
   for (const std::string& note : r.notes)
     std::cout << "  note             " << note << "\n";
   // A program's ten longest ops; every op with --ops.

@@ -1,5 +1,7 @@
 #include "tools/tpusim/common_options.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <iostream>
 
 #include "kernels/lax/algorithm.h"
@@ -9,6 +11,62 @@
 namespace tpusim::cli {
 
 namespace po = boost::program_options;
+
+namespace {
+
+// The checks of Pallas interpret mode that `run` and `compare` take as flags
+// (docs/references.md §5): --no-race-check, --uninitialized-memory nan|zero,
+// --out-of-bounds-reads raise|uninitialized, --grid-seed N.
+void AddCheckOptions(po::options_description& options) {
+  options.add_options()("no-race-check",
+                        "skip the happens-before race check of functional runs (it is on by "
+                        "default, as interpret mode's detect_races); two DMAs writing the same "
+                        "bytes at the same time are still caught, in every run")(
+      "uninitialized-memory", po::value<std::string>()->default_value("nan"),
+      "what memory no one wrote reads as: nan (integers: the dtype's max) or zero")(
+      "out-of-bounds-reads", po::value<std::string>()->default_value("raise"),
+      "a load or compute read of a slice past its ref's shape: raise, or uninitialized (the "
+      "part outside reads as --uninitialized-memory does; stores out of bounds always raise)")(
+      "grid-seed", po::value<std::string>(),
+      "run the grid points of 'parallel' dimensions in an order drawn from this seed "
+      "(default: lexicographic)");
+}
+
+void ParseChecks(const std::string& command, const po::variables_map& vm, base::RunConfig& config) {
+  config.race_check = !vm.count("no-race-check");
+  const std::string memory = vm["uninitialized-memory"].as<std::string>();
+  if (memory == "zero") {
+    config.uninitialized_memory = base::UninitializedMemory::kZero;
+  } else if (memory != "nan") {
+    throw UsageError(command, "--uninitialized-memory is '" + memory + "'; use nan or zero.");
+  }
+  const std::string reads = vm["out-of-bounds-reads"].as<std::string>();
+  if (reads == "uninitialized") {
+    config.out_of_bounds_reads = base::OutOfBoundsReads::kUninitialized;
+  } else if (reads != "raise") {
+    throw UsageError(command,
+                     "--out-of-bounds-reads is '" + reads + "'; use raise or uninitialized.");
+  }
+  if (vm.count("grid-seed")) {
+    const std::string text = vm["grid-seed"].as<std::string>();
+    size_t used = 0;
+    uint64_t seed = 0;
+    try {
+      if (!text.empty() && text[0] != '-') seed = std::stoull(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != text.size()) {
+      throw UsageError(command, "--grid-seed is '" + text +
+                                    "'; give a whole number from 0 to 18446744073709551615.");
+    }
+    config.grid_seed = seed;
+  }
+}
+
+constexpr unsigned kRunOptionGroups = kRunOptions | kCheckOptions;
+
+}  // namespace
 
 void CommonOptions::Add(po::options_description& options, unsigned groups) {
   groups_ = groups;
@@ -27,73 +85,12 @@ void CommonOptions::Add(po::options_description& options, unsigned groups) {
          ", or auto (each picks the fastest by its cost estimate)")
             .c_str());
   }
-  if (groups & kCheckOptions) InterpretChecks::AddOptions(options);
+  if (groups & kCheckOptions) AddCheckOptions(options);
   if (groups & kLoadOption) {
     options.add_options()("load", po::value<std::vector<std::string>>(),
                           "load a shared library of kernels or programs built against tpusim "
                           "(anywhere on the line, repeatable)");
   }
-}
-
-void InterpretChecks::AddOptions(boost::program_options::options_description& options) {
-  options.add_options()("no-race-check",
-                        "skip the happens-before race check of functional runs (it is on by "
-                        "default, as interpret mode's detect_races); two DMAs writing the same "
-                        "bytes at the same time are still caught, in every run")(
-      "uninitialized-memory", po::value<std::string>()->default_value("nan"),
-      "what memory no one wrote reads as: nan (integers: the dtype's max) or zero")(
-      "out-of-bounds-reads", po::value<std::string>()->default_value("raise"),
-      "a load or compute read of a slice past its ref's shape: raise, or uninitialized (the "
-      "part outside reads as --uninitialized-memory does; stores out of bounds always raise)")(
-      "grid-seed", po::value<std::string>(),
-      "run the grid points of 'parallel' dimensions in an order drawn from this seed "
-      "(default: lexicographic)");
-}
-
-InterpretChecks InterpretChecks::Parse(const std::string& command,
-                                       const boost::program_options::variables_map& vm) {
-  InterpretChecks checks;
-  checks.race_check = !vm.count("no-race-check");
-  const std::string memory = vm["uninitialized-memory"].as<std::string>();
-  if (memory == "zero") {
-    checks.uninitialized_memory = dsl::UninitializedMemory::kZero;
-  } else if (memory != "nan") {
-    throw UsageError(command, "--uninitialized-memory is '" + memory + "'; use nan or zero.");
-  }
-  const std::string reads = vm["out-of-bounds-reads"].as<std::string>();
-  if (reads == "uninitialized") {
-    checks.out_of_bounds_reads = dsl::OutOfBoundsReads::kUninitialized;
-  } else if (reads != "raise") {
-    throw UsageError(command,
-                     "--out-of-bounds-reads is '" + reads + "'; use raise or uninitialized.");
-  }
-  if (vm.count("grid-seed")) {
-    const std::string text = vm["grid-seed"].as<std::string>();
-    size_t used = 0;
-    uint64_t seed = 0;
-    try {
-      if (!text.empty() && text[0] != '-') seed = std::stoull(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != text.size()) {
-      throw UsageError(command, "--grid-seed is '" + text +
-                                    "'; give a whole number from 0 to 18446744073709551615.");
-    }
-    checks.grid_seed = seed;
-  }
-  return checks;
-}
-
-nlohmann::ordered_json InterpretChecks::ToJson() const {
-  nlohmann::ordered_json j;
-  j["race_check"] = race_check;
-  j["uninitialized_memory"] =
-      uninitialized_memory == dsl::UninitializedMemory::kZero ? "zero" : "nan";
-  j["out_of_bounds_reads"] =
-      out_of_bounds_reads == dsl::OutOfBoundsReads::kUninitialized ? "uninitialized" : "raise";
-  j["grid_seed"] = grid_seed ? nlohmann::ordered_json(*grid_seed) : nullptr;
-  return j;
 }
 
 KernelRunRequest CommonOptions::Request(const std::string& command,
@@ -102,17 +99,69 @@ KernelRunRequest CommonOptions::Request(const std::string& command,
     throw UsageError(command, "--topology is required, e.g. --topology v5e-4x4.");
   KernelRunRequest request;
   if (groups_ & kTopologyOption) request.topology = topologies::LoadTopology(topology_);
-  request.functional = !vm.count("timing-only");
+  request.config.functional = !vm.count("timing-only");
   if (groups_ & kRunOptions) {
-    request.time_limit = ParseTimeLimit(command, time_limit_s_);
+    request.config.time_limit = ParseTimeLimit(command, time_limit_s_);
     if (collective_algorithm_ != "auto" && !kernels::lax::AlgorithmNamed(collective_algorithm_)) {
       throw UsageError(command, "--collective-algorithm is '" + collective_algorithm_ +
                                     "'; use auto, " + kernels::lax::AlgorithmNameList() + ".");
     }
-    if (collective_algorithm_ != "auto") request.collective_algorithm = collective_algorithm_;
+    request.config.collective_algorithm = collective_algorithm_;
   }
-  if (groups_ & kCheckOptions) request.checks = InterpretChecks::Parse(command, vm);
+  if (groups_ & kCheckOptions) ParseChecks(command, vm, request.config);
   return request;
+}
+
+std::vector<std::string> CommonOptions::RunFlags(const po::variables_map& vm) const {
+  std::vector<std::string> flags;
+  for (const RunOptionName& option : RunOptionNames()) {
+    const std::string name = option.flag.substr(2);
+    if (!vm.count(name) || vm[name].defaulted()) continue;
+    if (!option.takes_value) {
+      flags.push_back(option.flag);
+      continue;
+    }
+    // --flag=value: a value that starts with '-' is not read as an option.
+    const boost::any& value = vm[name].value();
+    if (const auto* text = boost::any_cast<std::string>(&value)) {
+      flags.push_back(option.flag + "=" + *text);
+    } else {
+      char number[32];  // 17 digits: the double reads back exactly
+      std::snprintf(number, sizeof number, "%.17g", boost::any_cast<double>(value));
+      flags.push_back(option.flag + "=" + number);
+    }
+  }
+  return flags;
+}
+
+std::vector<RunOptionName> RunOptionNames() {
+  po::options_description options;
+  CommonOptions common;
+  common.Add(options, kRunOptionGroups);
+  std::vector<RunOptionName> names;
+  for (const auto& option : options.options()) {
+    RunOptionName name;
+    name.flag = "--" + option->long_name();
+    name.name = option->long_name();
+    std::replace(name.name.begin(), name.name.end(), '-', '_');
+    name.takes_value = option->semantic()->max_tokens() > 0;
+    names.push_back(std::move(name));
+  }
+  return names;
+}
+
+base::RunConfig ParseRunFlags(const std::string& command, const std::vector<std::string>& flags) {
+  po::options_description options;
+  CommonOptions common;
+  common.Add(options, kRunOptionGroups);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(flags).options(options).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(command, e.what());
+  }
+  return common.Request(command, vm).config;
 }
 
 std::vector<const kernels::KernelInfo*> EntriesNamed(const std::string& command,

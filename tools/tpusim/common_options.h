@@ -27,11 +27,16 @@ enum OptionGroup : unsigned {
 class CommonOptions {
  public:
   void Add(boost::program_options::options_description& options, unsigned groups);
-  // The run these options describe: topology loaded, run options checked; no entry and
-  // no parameters yet. Throws UsageError naming `command` for a bad value.
+  // The run these options describe: topology loaded, run options checked into its
+  // RunConfig; no entry and no parameters yet. Throws UsageError naming `command` for a
+  // bad value.
   KernelRunRequest Request(const std::string& command,
                            const boost::program_options::variables_map& vm) const;
   const std::string& topology() const { return topology_; }
+  // The run options (kRunOptions and kCheckOptions) the command line set, as the
+  // arguments that set them again ("--timing-only", "--time-limit=2"): what a run in a
+  // child process is given.
+  std::vector<std::string> RunFlags(const boost::program_options::variables_map& vm) const;
 
  private:
   unsigned groups_ = 0;
@@ -39,6 +44,20 @@ class CommonOptions {
   double time_limit_s_ = 60;
   std::string collective_algorithm_ = "auto";
 };
+
+// A run option as a sweep names it: the flag without its dashes, '-' spelled '_'
+// (time_limit), and whether the flag takes a value (--time-limit 2) or stands alone
+// (--timing-only: swept as true or false).
+struct RunOptionName {
+  std::string name;
+  std::string flag;  // "--time-limit"
+  bool takes_value = true;
+};
+// Every run option (kRunOptions and kCheckOptions), in --help order.
+std::vector<RunOptionName> RunOptionNames();
+// The RunConfig that `flags` (run options only, e.g. {"--time-limit=2"}) give, checked
+// as a command checks them. Throws UsageError naming `command`.
+base::RunConfig ParseRunFlags(const std::string& command, const std::vector<std::string>& flags);
 
 // Parses `argv` (argv[0] is the command) against `options` plus --help and the flags of
 // every entry's parameters (`params`), with up to `max_entries` positional entry names (-1:

@@ -23,6 +23,8 @@ namespace tpusim::cli {
 
 namespace {
 
+std::vector<std::string> loaded_libraries;
+
 constexpr const char* kUsage = R"(usage: tpusim [--load LIB.so]... COMMAND [options]
        tpusim --version
 
@@ -33,6 +35,8 @@ commands:
                    MXU and ICI utilisation, % of the lower bound
   bench KERNEL     sweep sizes, nccl-tests style: time, algbw, busbw, % of the analytic
                    bound, and the simulator's wall time and events/s per size
+  sweep ENTRY      run the product of parameter values (--param NAME=V1,V2,...), each
+                   point in its own process: a table, CSV, JSON or a plot; shards merge
   list             the kernels and programs (built in and loaded), one line each
   topologies       list the slice presets
   describe T       the model's module tree for slice T, with each module's parameters
@@ -113,6 +117,10 @@ void RequireWritten(std::ostream& out, const std::string& destination) {
   if (!out) throw std::runtime_error(WriteFailure(destination, errno));
 }
 
+const std::vector<std::string>& LoadedLibraries() {
+  return loaded_libraries;
+}
+
 int Dispatch(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << kUsage;
@@ -127,12 +135,13 @@ int Dispatch(int argc, char** argv) {
     if (argument.find('%') != std::string::npos)
       throw UsageError(command, "'" + argument + "' holds a '%', which no tpusim argument uses.");
   }
-  if (command == "run" || command == "compare" || command == "bench")
+  if (command == "run" || command == "compare" || command == "bench" || command == "sweep")
     RegisterHloModules(argc, argv);
   if (command == "run") return RunRun(argc - 1, argv + 1);
   if (command == "hlo-info") return RunHloInfo(argc - 1, argv + 1);
   if (command == "compare") return RunCompare(argc - 1, argv + 1);
   if (command == "bench") return RunBench(argc - 1, argv + 1);
+  if (command == "sweep") return RunSweep(argc - 1, argv + 1);
   if (command == "list") return RunList(argc - 1, argv + 1);
   if (command == "topologies") return RunTopologies(argc - 1, argv + 1);
   if (command == "describe") return RunDescribe(argc - 1, argv + 1);
@@ -154,8 +163,10 @@ int Main(int argc, char** argv) {
   try {
     const std::vector<std::string> libraries = TakeLoadOptions(argc, argv);
     command = argc > 1 ? argv[1] : "";
-    for (const auto& path : libraries)
+    for (const auto& path : libraries) {
       kernels::LoadKernelLibrary(path);
+      loaded_libraries.push_back(path);
+    }
     // A kernel linked in twice (two objects registering one name) is reported here.
     kernels::Registry::Get().CheckRegistrations();
     RequireStdoutOpen();

@@ -13,6 +13,18 @@
 
 namespace tpusim::cli {
 
+nlohmann::ordered_json ChecksJson(const base::RunConfig& config) {
+  nlohmann::ordered_json j;
+  j["race_check"] = config.race_check;
+  j["uninitialized_memory"] =
+      config.uninitialized_memory == base::UninitializedMemory::kZero ? "zero" : "nan";
+  j["out_of_bounds_reads"] = config.out_of_bounds_reads == base::OutOfBoundsReads::kUninitialized
+                                 ? "uninitialized"
+                                 : "raise";
+  j["grid_seed"] = config.grid_seed ? nlohmann::ordered_json(*config.grid_seed) : nullptr;
+  return j;
+}
+
 nlohmann::ordered_json KernelRunReport::ToJson() const {
   nlohmann::ordered_json j;
   j["kernel"] = kernel;
@@ -24,45 +36,27 @@ nlohmann::ordered_json KernelRunReport::ToJson() const {
   j["wraparound"] = wraparound;
   j["bytes"] = bytes;
   j["dtype"] = dtype;
-  j["timing_only"] = !functional;
-  j["checks"] = checks.ToJson();
-  j["completed"] = completed;
-  j["sim_time_ns"] = sim_seconds * 1e9;
-  j["analytic_ns"] = bound_seconds * 1e9;
-  j["analytic_formula"] = bound_formula;
-  j["percent_of_bound"] = percent_of_bound();
-  j["algbw_gbps"] = bandwidths ? nlohmann::ordered_json(algbw / 1e9) : nullptr;
-  j["busbw_gbps"] = bandwidths ? nlohmann::ordered_json(busbw / 1e9) : nullptr;
   j["m"] = m;
   j["k"] = k;
   j["n"] = n;
+  j["timing_only"] = !functional();
+  j["checks"] = ChecksJson(config);
+  j["completed"] = completed;
+  WriteMetrics(metrics, j);
+  j["analytic_formula"] = bound_formula;
+  if (roofline()) j["blocks"] = blocks;
+  j["busiest_link"] = busiest_link;
   j["out_dtype"] = out_dtype;
   j["specs"] = specs;
-  j["ici_bytes_per_chip"] = ici_bytes_per_chip;
-  j["peak_hbm_bytes"] = peak_hbm_bytes;
+  j["contract"] = contract;
   if (kind == "program") {
-    j["async_wait_ns"] = async_wait_seconds * 1e9;
     j["ops"] = OpsJson(*this);
-    j["collective_algorithm"] = collective_algorithm;
+    j["collective_algorithm"] =
+        config.collective_algorithm.empty() ? "auto" : config.collective_algorithm;
     j["collectives"] = CollectivesJson(*this);
   }
   if (!timing_only_reason.empty()) j["timing_only_reason"] = timing_only_reason;
   if (!notes.empty()) j["notes"] = notes;
-  if (roofline) {
-    j["blocks"] = blocks;
-    j["flops"] = flops;
-    j["achieved_flops_per_s"] = achieved_flops;
-    j["peak_flops_per_s"] = peak_flops;
-    j["percent_of_peak"] = peak_flops > 0 ? 100 * achieved_flops / peak_flops : 0;
-    j["mxu_utilisation"] = mxu_utilisation;
-    j["hbm_bytes"] = hbm_bytes;
-    j["roofline_ns"] = bound_seconds * 1e9;
-  }
-  if (functional) {
-    j["correct"] = correct;
-  } else {
-    j["correct"] = nullptr;
-  }
   if (!mismatch.empty()) j["mismatch"] = mismatch;
   if (error_kind) {
     j["error_kind"] = ErrorKindName(*error_kind);
@@ -70,8 +64,6 @@ nlohmann::ordered_json KernelRunReport::ToJson() const {
   }
   j["trace"] =
       trace_path.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(trace_path);
-  j["wall_seconds"] = wall_seconds;
-  j["events"] = events;
   nlohmann::ordered_json values = nlohmann::ordered_json::object();
   for (const auto& param : params) {
     auto& slot = values[param.first];  // a structured binding cannot be captured in C++17
@@ -236,7 +228,7 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   const kernels::KernelInfo* info = &FindEntry("run", request.kernel);
   const dsl::Mesh mesh(request.topology);
   kernels::Params params = info->Bind(request.params);
-  params.functional = request.functional;
+  params.functional = request.config.functional;
 
   KernelRunReport report;
   report.kernel = request.kernel;
@@ -244,45 +236,34 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   report.topology = request.topology.name();
   report.chips = static_cast<uint64_t>(mesh.devices());
   ReportProblem(params, mesh, request.topology, report);
-  report.functional = request.functional;
-  report.checks = request.checks;
+  report.config = request.config;
   report.trace_path = request.trace_path;
 
   kernels::Workload workload = MakeWorkload(*info, mesh, params);
   report.notes = workload.notes;
   if (!workload.timing_only_reason.empty()) {
     report.timing_only_reason = workload.timing_only_reason;
-    report.functional = false;
+    report.config.functional = false;
   }
-  const kernels::Bound bound = info->BoundOf(mesh, params);
-  report.bound_seconds = bound.seconds;
-  report.bound_formula = bound.formula;
-  if (bound.peak_flops > 0) {
-    report.roofline = true;
-    report.blocks = bound.blocks;
-    report.flops = bound.flops;
-    report.peak_flops = bound.peak_flops;
-    report.hbm_bytes = bound.hbm_bytes;
+  RunFacts facts;
+  facts.bound = info->BoundOf(mesh, params);
+  facts.devices = mesh.devices();
+  report.bound_formula = facts.bound.formula;
+  report.blocks = facts.bound.blocks;
+  // Only entries sized by V over an axis (the bytes and axis parameters) have bandwidths.
+  if (info->bus_factor && report.bytes > 0 && report.axis_size > 0) {
+    facts.bandwidth_bytes = report.bytes;
+    facts.bus_factor = info->BusFactor(report.axis_size);
   }
 
   std::unique_ptr<traces::TraceSink> trace;
   if (!request.trace_path.empty()) trace = traces::OpenTraceFile(request.trace_path);
-
-  dsl::RunOptions options;
-  options.functional = report.functional;
-  options.trace = trace.get();
-  options.time_limit = request.time_limit;
-  options.race_check = request.checks.race_check;
-  options.uninitialized_memory = request.checks.uninitialized_memory;
-  options.out_of_bounds_reads = request.checks.out_of_bounds_reads;
-  options.grid_seed = request.checks.grid_seed;
-  options.collective_algorithm = request.collective_algorithm;
-  if (!request.collective_algorithm.empty())
-    report.collective_algorithm = request.collective_algorithm;
+  report.config.trace = trace.get();
   const auto started = std::chrono::steady_clock::now();
-  const dsl::RunResult result = workload.program.Run(workload.inputs, options);
-  report.wall_seconds =
+  const dsl::RunResult result = workload.program.Run(workload.inputs, report.config);
+  facts.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  report.config.trace = nullptr;  // the sink closes with this function
   if (trace) trace->Finish();
 
   report.completed = result.ok;
@@ -290,50 +271,23 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   report.error = result.error;
   // The library names the run's option; on the command line it is a flag.
   if (result.error_kind == ErrorKind::kTimeLimit) report.error += " (flag --time-limit)";
-  report.events = result.stats.events;
   report.ops = result.op_times;
   report.collectives = result.collectives;
   report.critical_device = result.critical_device;
-  report.stats = result.stats;
+  report.busiest_link = BusiestLink(result);
   if (const auto contract = WorkloadContract(workload)) {
     report.contract = contract->Describe();
     report.specs = contract->Specs();
     report.out_dtype = contract->OutDtypes();
   }
-  double ici_bytes = 0;
-  for (const auto& link : result.stats.links)
-    ici_bytes += static_cast<double>(link.bytes);
-  report.ici_bytes_per_chip = ici_bytes / static_cast<double>(mesh.devices());
-  for (const uint64_t peak : result.peak_hbm_bytes)
-    report.peak_hbm_bytes = std::max(report.peak_hbm_bytes, peak);
-  double async_wait = 0;
-  for (const base::Picoseconds wait : result.async_wait)
-    async_wait += static_cast<double>(wait) * 1e-12;
-  if (!result.async_wait.empty()) report.async_wait_seconds = async_wait / result.async_wait.size();
-  report.sim_seconds = static_cast<double>(result.time()) * 1e-12;
-  // Only entries sized by V over an axis (the bytes and axis parameters) have bandwidths.
-  report.bandwidths = info->bus_factor && report.bytes > 0 && report.axis_size > 0;
-  if (report.sim_seconds > 0) {
-    if (report.bandwidths) {
-      report.algbw = static_cast<double>(report.bytes) / report.sim_seconds;
-      report.busbw = report.algbw * info->BusFactor(report.axis_size);
-    }
-    if (report.roofline) {
-      report.achieved_flops = report.flops / report.sim_seconds;
-      double busy = 0;
-      for (const auto& core : result.stats.cores)
-        busy += static_cast<double>(core.mxu_busy) * 1e-12;
-      if (!result.stats.cores.empty())
-        report.mxu_utilisation = busy / result.stats.cores.size() / report.sim_seconds;
-    }
-  }
-  if (result.ok && report.functional) {
+  if (result.ok && report.functional()) {
     const dsl::Comparison c = dsl::CheckAgainstReference(
         workload.program, result, workload.expected, workload.rtol, workload.atol);
-    report.checked = true;
-    report.correct = c.equal;
+    facts.checked = true;
+    facts.correct = c.equal;
     report.mismatch = c.detail;
   }
+  report.metrics = Measure(result, facts);
   return report;
 }
 

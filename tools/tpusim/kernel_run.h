@@ -4,34 +4,17 @@
 // subcommand reports: simulated time, bandwidths, the analytic bound, bytes over ICI, peak
 // HBM, the data check and the trace path.
 
-#include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
-#include "base/engine.h"
+#include "base/run_config.h"
 #include "dsl/program/runtime.h"
 #include "kernels/registry.h"
+#include "tools/tpusim/run_metrics.h"
 #include "topologies/topology.pb.h"
 
 namespace tpusim::cli {
-
-// The checks of Pallas interpret mode that `run` and `compare` take as flags
-// (docs/references.md §5): --no-race-check, --uninitialized-memory nan|zero,
-// --out-of-bounds-reads raise|uninitialized, --grid-seed N (tools/tpusim/common_options.cc).
-struct InterpretChecks {
-  bool race_check = true;
-  dsl::UninitializedMemory uninitialized_memory = dsl::UninitializedMemory::kNan;
-  dsl::OutOfBoundsReads out_of_bounds_reads = dsl::OutOfBoundsReads::kRaise;
-  std::optional<uint64_t> grid_seed;
-
-  static void AddOptions(boost::program_options::options_description& options);
-  // Throws UsageError naming `command` for a bad value.
-  static InterpretChecks Parse(const std::string& command,
-                               const boost::program_options::variables_map& vm);
-  // As the report's "checks": {"race_check": true, "uninitialized_memory": "nan", ...}.
-  nlohmann::ordered_json ToJson() const;
-};
 
 struct KernelRunRequest {
   std::string kernel;
@@ -39,14 +22,15 @@ struct KernelRunRequest {
   // The entry's parameters as given (text from the command line); RunKernel checks them
   // against its declarations and fills in the defaults.
   kernels::ParamValues params;
-  bool functional = true;  // false: timing only, no payload
+  // How the run goes (tools/tpusim/common_options.h parses it from the flags); its trace
+  // is opened from trace_path.
+  base::RunConfig config;
   std::string trace_path;  // empty: no trace
-  base::Picoseconds time_limit = 60'000'000'000'000ull;
-  InterpretChecks checks;
-  // The algorithm every lax collective that implements it runs (kernels/lax/algorithm.h);
-  // empty: each chooses its own.
-  std::string collective_algorithm;
 };
+
+// The interpret-mode checks a run followed, as the report's "checks": {"race_check": true,
+// "uninitialized_memory": "nan", "out_of_bounds_reads": "raise", "grid_seed": null}.
+nlohmann::ordered_json ChecksJson(const base::RunConfig& config);
 
 struct KernelRunReport {
   std::string kernel;
@@ -58,39 +42,22 @@ struct KernelRunReport {
   bool wraparound = false;
   uint64_t bytes = 0;
   std::string dtype;
-  bool functional = true;
-  InterpretChecks checks;  // how a functional run was checked
+  // The run's options; functional is false when the run was timing-only, whether asked
+  // for or not (timing_only_reason).
+  base::RunConfig config;
 
   bool completed = false;  // the simulation ran to the end without an error
   std::optional<ErrorKind> error_kind;
   std::string error;
-  bool checked = false;  // data was compared (functional runs)
-  bool correct = false;
-  std::string mismatch;
+  std::string mismatch;  // where a checked run's data differs from the reference
 
-  double sim_seconds = 0;
-  double bound_seconds = 0;
+  RunMetrics metrics;  // everything measured, computed once (tools/tpusim/run_metrics.h)
   std::string bound_formula;
-  // V / T and algbw x the bus factor, for entries that move an array of V bytes (the
-  // parameter bytes) over an axis and declare a bus factor (the collectives); `bandwidths`
-  // is false for the others (matmuls, programs sized by m, k, n), whose ICI bytes per chip
-  // say what moved.
-  bool bandwidths = false;
-  double algbw = 0;
-  double busbw = 0;
-  double wall_seconds = 0;
-  uint64_t events = 0;
+  std::string busiest_link;  // the most loaded link direction's name
   std::string trace_path;
-  base::RunStats stats;   // per-core blocked/MXU time, per-link busy time
   std::string contract;   // inputs, specs and outputs: what the kernel computes
   std::string specs;      // its PartitionSpecs alone: "P('x', None), P() -> P('x', None)"
   std::string out_dtype;  // the outputs' element types, e.g. "bf16" or "f32, bf16"
-  // Bytes each chip's outbound ICI links carried (forwarded hops included), mean over
-  // chips; and the most HBM one chip's arrays held at once, max over chips.
-  double ici_bytes_per_chip = 0;
-  uint64_t peak_hbm_bytes = 0;
-  // Programs: time the cores waited in async collectives' *_done, mean over chips.
-  double async_wait_seconds = 0;
 
   // A functional run was asked for, but the entry cannot be one (an op without numerics):
   // the run was timing-only, for this reason.
@@ -98,29 +65,22 @@ struct KernelRunReport {
   std::vector<std::string> notes;  // what the entry says about this run
   // Programs: the per-op table of the device whose program ended last.
   std::vector<dsl::OpTime> ops;
-  // Programs: their lax collectives (algorithm, where the time went), and the algorithm the
-  // run forced on them ("auto": none).
+  // Programs: their lax collectives (algorithm, where the time went); the algorithm the run
+  // forced on them is config.collective_algorithm.
   std::vector<dsl::CollectiveRecord> collectives;
-  std::string collective_algorithm = "auto";
   int critical_device = 0;
 
   // The entry's parameters as the run used them, defaults included.
   std::vector<std::pair<std::string, kernels::ParamValue>> params;
-
-  // Compute kernels with a roofline bound (kernels::Bound::peak_flops > 0), per chip.
-  bool roofline = false;
   int64_t m = 0, k = 0, n = 0;
-  std::vector<int64_t> blocks;  // e.g. (bm, bk, bn)
-  double flops = 0;
-  double peak_flops = 0;
-  double hbm_bytes = 0;
-  double achieved_flops = 0;   // flops / simulated time
-  double mxu_utilisation = 0;  // MXU busy / simulated time, mean over chips
+  std::vector<int64_t> blocks;  // a compute kernel's roofline blocking, e.g. (bm, bk, bn)
 
-  bool ok() const { return completed && (!functional || correct); }
-  double percent_of_bound() const {
-    return sim_seconds > 0 ? 100 * bound_seconds / sim_seconds : 0;
-  }
+  bool functional() const { return config.functional; }
+  bool correct() const { return metrics.correct.value_or(0) != 0; }
+  bool ok() const { return completed && (!functional() || correct()); }
+  double sim_seconds() const { return metrics.sim_seconds.value_or(0); }
+  // Compute kernels judged against a roofline (kernels::Bound::peak_flops > 0).
+  bool roofline() const { return metrics.peak_flops.has_value(); }
   nlohmann::ordered_json ToJson() const;
 };
 

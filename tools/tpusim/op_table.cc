@@ -44,7 +44,7 @@ const dsl::OpTime* Top(const std::vector<dsl::OpTime>& rows, bool communication)
 void PrintOpTable(const KernelRunReport& report, size_t limit) {
   if (report.ops.empty()) return;
   const std::vector<dsl::OpTime> rows = ByTime(report);
-  const double run = report.sim_seconds;
+  const double run = report.sim_seconds();
   std::printf("  per op (device %d, the last to finish):\n", report.critical_device);
   std::printf("    %-30s %-22s %-18s %6s %12s %7s %12s\n", "step", "op", "kind", "count", "total",
               "share", "exposed comm");
@@ -75,7 +75,7 @@ void PrintOpTable(const KernelRunReport& report, size_t limit) {
 }
 
 std::string CriticalPath(const KernelRunReport& report) {
-  if (report.ops.empty() || report.sim_seconds <= 0) return "";
+  if (report.ops.empty() || report.sim_seconds() <= 0) return "";
   double compute = 0, exposed = 0;
   for (const dsl::OpTime& r : report.ops) {
     if (r.kind == "collective") {
@@ -84,7 +84,7 @@ std::string CriticalPath(const KernelRunReport& report) {
       compute += Seconds(r.total);
     }
   }
-  const double run = report.sim_seconds;
+  const double run = report.sim_seconds();
   std::string line = "device " + std::to_string(report.critical_device) + " ends at " +
                      HumanSeconds(run) + ": " + Share(compute, run) + " compute";
   if (const dsl::OpTime* top = Top(report.ops, false))
@@ -106,7 +106,7 @@ nlohmann::ordered_json OpsJson(const KernelRunReport& report) {
     row["async"] = r.async;
     row["count"] = r.count;
     row["total_ns"] = Seconds(r.total) * 1e9;
-    row["share"] = report.sim_seconds > 0 ? Seconds(r.total) / report.sim_seconds : 0;
+    row["share"] = report.sim_seconds() > 0 ? Seconds(r.total) / report.sim_seconds() : 0;
     row["exposed_ns"] = Seconds(r.exposed) * 1e9;
     rows.push_back(row);
   }

@@ -1,0 +1,61 @@
+#pragma once
+
+// How one run goes: every option a caller (the CLI, a test, a user's program) sets for a
+// run, in one struct that travels by reference from the caller through
+// dsl::ShardMap::Run to the model (base::BuildEngine) and to every pallas_call of the run.
+// The engine reads the timing and checking options; the DSL reads the interpret-mode ones.
+// A new run option is a field here, and nowhere else.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/time.h"
+#include "traces/trace_sink.h"
+
+namespace tpusim::base {
+
+// What memory no one has written reads as (Pallas interpret mode's uninitialized_memory):
+// NaN (integers: the dtype's largest value), so a kernel that reads what it never wrote
+// gives visibly wrong data, or zero.
+enum class UninitializedMemory { kNan, kZero };
+
+// What a kernel's read of a slice past its ref's shape does (interpret mode's
+// out_of_bounds_reads): raise, or read the uninitialized value (see UninitializedMemory)
+// where the slice is out of bounds and the data where it is in. Writes out of bounds
+// always raise.
+enum class OutOfBoundsReads { kRaise, kUninitialized };
+
+struct RunConfig {
+  // Functional runs move real bytes; timing-only runs move none, with identical timing
+  // (their inputs may be dsl::Array placeholders).
+  bool functional = true;
+  Picoseconds time_limit = 60'000'000'000'000ull;  // 60 s of simulated time
+  traces::TraceSink* trace = nullptr;              // not owned; nullptr records nothing
+  // Per-chip multiplier on compute time (1 = nominal), to model a slow chip.
+  std::vector<double> chip_slowdown;
+  // Happens-before race detection in functional runs (interpret mode's detect_races). Off,
+  // only two DMAs writing the same bytes at the same time are still caught.
+  bool race_check = true;
+  // Send each DMA chunk to every hop as a TLM-2.0 transaction, the model's own memories and
+  // links included, instead of booking those directly. Same timing, about twice the wall
+  // time; the tests use it to check that the two agree.
+  bool book_through_tlm = false;
+  // Outputs, scratch and pipeline buffers before the kernel writes them; inputs are set.
+  UninitializedMemory uninitialized_memory = UninitializedMemory::kNan;
+  OutOfBoundsReads out_of_bounds_reads = OutOfBoundsReads::kRaise;
+  // shard_map's check_vma (check_rep): an output whose out_spec leaves out a mesh axis must
+  // be the same along it, and a functional run that finds it is not fails. false returns
+  // the canonical replica's block unchecked, as JAX does with the check off.
+  bool check_replication = true;
+  // Runs the grid points of 'parallel' dimensions (emit_pipeline's too) in an order drawn
+  // from this seed (interpret mode's random_seed); unset, every grid runs in lexicographic
+  // order.
+  std::optional<uint64_t> grid_seed;
+  // The algorithm every lax collective of a program that implements it runs, by name
+  // (kernels/lax/algorithm.h); empty or "auto": each chooses its own.
+  std::string collective_algorithm;
+};
+
+}  // namespace tpusim::base
