@@ -342,7 +342,7 @@ NamedScope Kernel::named_scope(const std::string& name) {
 NamedScope Kernel::named_scope(const std::string& name,
                                const std::vector<std::pair<std::string, std::string>>& details) {
   port_.BeginScope(name, details);
-  return NamedScope(&port_);
+  return NamedScope(&port_, alive_);
 }
 
 void Kernel::CheckLocalAccess(const Ref& ref, const char* verb) const {
