@@ -13,16 +13,20 @@ namespace {
 
 std::string Dims(const std::vector<int64_t>& dims) {
   std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i)
-    s += (i ? "," : "") + std::to_string(dims[i]);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(dims[i]);
+  }
   return s + "]";
 }
 
 // "bf16[1024,5120]{1,0}": row-major, as XLA prints a default layout.
 std::string Type(const std::string& element, const std::vector<int64_t>& dims) {
   std::string layout = "{";
-  for (size_t i = dims.size(); i-- > 0;)
-    layout += std::to_string(i) + (i ? "," : "");
+  for (size_t i = dims.size(); i-- > 0;) {
+    layout += std::to_string(i);
+    if (i) layout += ',';
+  }
   return element + Dims(dims) + layout + "}";
 }
 
@@ -150,8 +154,12 @@ class Step {
       g = Backward(l, saved[static_cast<size_t>(l)], g, updated);
     std::string tuple, type = "(", sharding = "{";
     for (size_t i = 0; i < updated.size(); ++i) {
-      tuple += (i ? ", " : "") + w_.Ref(updated[i]);
-      type += (i ? ", " : "") + TypeOf(updated[i]);
+      if (i) {
+        tuple += ", ";
+        type += ", ";
+      }
+      tuple += w_.Ref(updated[i]);
+      type += TypeOf(updated[i]);
       sharding += std::string(i ? ", " : "") + "{devices=[8,1]<=[8]}";
     }
     return w_.Module(tuple, type + ")", sharding + "}");

@@ -78,7 +78,7 @@ PallasCall MakeAllGather(const Mesh& mesh, const CollectiveSpec& spec, const Sha
           views.push_back(block(position));
         return views;
       };
-      const std::string prefix = "s" + std::to_string(t) + "_";
+      const std::string prefix = StagePrefix(t);
       Gather(k, stages[t].algorithm, ring, stages[t].closed, unit, k.ref(prefix + "send"),
              k.ref(prefix + "recv"));
     }
@@ -89,7 +89,7 @@ PallasCall MakeAllGather(const Mesh& mesh, const CollectiveSpec& spec, const Sha
   grid.scratch_shapes = {ScratchSpec::DMA({}, "local_sem")};
   for (size_t t = 0; t < stages.size(); ++t) {
     for (ScratchSpec& s : GatherScratch(stages[t].algorithm, stages[t].groups->group_size(),
-                                        stages[t].closed, "s" + std::to_string(t) + "_"))
+                                        stages[t].closed, StagePrefix(t)))
       grid.scratch_shapes.push_back(std::move(s));
   }
   return pallas_call("all_gather", std::move(kernel), grid, {out});

@@ -403,10 +403,23 @@ std::string KeyOf(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDtype
   }
   for (const auto& [s, d] : spec.perm)
     key += std::to_string(s) + ">" + std::to_string(d) + ",";
-  key += "|" + std::to_string(spec.axis) + "," + std::to_string(spec.concat_axis) + "," +
-         std::to_string(spec.tiled) + "|" + (spec.algorithm ? AlgorithmName(*spec.algorithm) : "") +
-         "|" + TypeString(x.dtype, x.shape);
+  // One piece at a time: GCC 12 at -O3 misreads "literal" + std::string as an overlapping
+  // copy (-Wrestrict).
+  for (const std::string& piece :
+       {std::to_string(spec.axis), std::to_string(spec.concat_axis), std::to_string(spec.tiled),
+        std::string(spec.algorithm ? AlgorithmName(*spec.algorithm) : ""),
+        TypeString(x.dtype, x.shape)}) {
+    key += '|';
+    key += piece;
+  }
   return key;
+}
+
+std::string StagePrefix(size_t stage) {
+  std::string prefix = "s";
+  prefix += std::to_string(stage);
+  prefix += '_';
+  return prefix;
 }
 
 }  // namespace

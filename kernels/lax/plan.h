@@ -48,6 +48,9 @@ struct CollectivePlan {
   std::string Describe() const;
 };
 
+// The prefix of stage `stage`'s scratch names: "s0_", "s1_", ...
+std::string StagePrefix(size_t stage);
+
 // The plan and its estimate as a trace slice's arguments: algorithm, estimated latency and
 // bandwidth parts (ns), bytes on the busiest link.
 base::CorePort::ScopeDetails PlanDetails(const CollectivePlan& plan);

@@ -83,7 +83,7 @@ PallasCall MakePsum(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDty
     PsumStage ps;
     ps.stage = plan.stages[t];
     ps.size = ps.stage.groups->group_size();
-    ps.prefix = "s" + std::to_string(t) + "_";
+    ps.prefix = StagePrefix(t);
     if (ps.size < 2) continue;
     const Algorithm a = ps.stage.algorithm;
     if (region > 0 && RingStage(a)) {
