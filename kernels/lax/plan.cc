@@ -415,14 +415,14 @@ std::string KeyOf(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDtype
   return key;
 }
 
+}  // namespace
+
 std::string StagePrefix(size_t stage) {
   std::string prefix = "s";
   prefix += std::to_string(stage);
   prefix += '_';
   return prefix;
 }
-
-}  // namespace
 
 std::string CollectivePlan::Describe() const {
   if (stages.size() == 1) return AlgorithmName(stages[0].algorithm);
