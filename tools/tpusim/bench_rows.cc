@@ -45,8 +45,10 @@ std::string Line(const std::string& prefix, const BenchLayout& layout, const std
                  const std::string& value, const std::vector<std::string>& cells) {
   std::string line =
       prefix + (layout.entry_width ? Pad(entry, layout.entry_width, true) : "") + Pad(value, 12);
-  for (size_t c = 0; c < std::size(kColumns); ++c)
-    line += " " + Pad(cells[c], kColumns[c].width);
+  for (size_t c = 0; c < std::size(kColumns); ++c) {
+    line += ' ';
+    line += Pad(cells[c], kColumns[c].width);
+  }
   line.erase(line.find_last_not_of(' ') + 1);
   return line;
 }

@@ -163,13 +163,22 @@ std::string ClockText(double seconds) {
 std::string ProgressLine(size_t done, size_t total, double elapsed_seconds) {
   constexpr size_t kWidth = 24;
   const size_t filled = total ? done * kWidth / total : kWidth;
-  std::string line = "[" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "]  " +
-                     std::to_string(done) + "/" + std::to_string(total) + " points  " +
-                     ClockText(elapsed_seconds) + " elapsed";
+  // Piece by piece: GCC 12 at -O3 misreads "[" + std::string as an overlapping copy.
+  std::string line = "[";
+  line += std::string(filled, '#');
+  line += std::string(kWidth - filled, '.');
+  line += "]  ";
+  line += std::to_string(done);
+  line += '/';
+  line += std::to_string(total);
+  line += " points  ";
+  line += ClockText(elapsed_seconds);
+  line += " elapsed";
   if (done > 0 && done < total) {
     const double left =
         elapsed_seconds / static_cast<double>(done) * static_cast<double>(total - done);
-    line += "  ETA " + ClockText(left);
+    line += "  ETA ";
+    line += ClockText(left);
   }
   return line;
 }
