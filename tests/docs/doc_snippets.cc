@@ -61,7 +61,7 @@ KernelFn BindOperands() {
 }
 
 ShardMap DocProgram(const Mesh& mesh) {
-dsl::ShardMap program = dsl::shard_map(mesh, {P("x", "y"), P("x", nullptr)}, {P("x", nullptr)},
+dsl::ShardMap program = dsl::shard_map(mesh, {P{"x", "y"}, P{"x", nullptr}}, {P{"x", nullptr}},
     [](ProgramContext& ctx, const std::vector<Value>& in) -> std::vector<Value> {
       Value w = ctx.all_gather(in[1], "x", /*axis=*/0, /*tiled=*/true);
       Value rows = ctx.dynamic_slice(w, {ctx.axis_index("y") * 1024, 0}, {1024, 1024});
