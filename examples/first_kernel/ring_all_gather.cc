@@ -11,10 +11,10 @@ using namespace dsl;
 
 KernelFn RingAllGather(std::string axis, int64_t shard) {
   return [axis, shard](Kernel& k, const Refs& refs) {
-    const Ref& x = refs[0];            // input shard, memory space ANY (HBM)
-    const Ref& out = refs[1];          // output, ANY: we move data with DMAs ourselves
-    const Ref& local_sem = refs[2];    // ScratchSpec::DMA(): one DMA semaphore
-    const Ref& send_sems = refs[3];    // ScratchSpec::DMA({X-1}): one per step
+    const Ref& x = refs[0];          // input shard, memory space ANY (HBM)
+    const Ref& out = refs[1];        // output, ANY: we move data with DMAs ourselves
+    const Ref& local_sem = refs[2];  // ScratchSpec::DMA(): one DMA semaphore
+    const Ref& send_sems = refs[3];  // ScratchSpec::DMA({X-1}): one per step
     const Ref& recv_sems = refs[4];
 
     const int n = k.axis_size(axis);
@@ -51,8 +51,7 @@ ShardMap RingAllGatherProgram(const Mesh& mesh, const std::string& axis, int64_t
   GridSpec grid;
   grid.in_specs = {BlockSpec::Any()};
   grid.out_specs = {BlockSpec::Any()};
-  grid.scratch_shapes = {ScratchSpec::DMA(), ScratchSpec::DMA({steps}),
-                         ScratchSpec::DMA({steps})};
+  grid.scratch_shapes = {ScratchSpec::DMA(), ScratchSpec::DMA({steps}), ScratchSpec::DMA({steps})};
   CompilerParams params;
   params.collective_id = 0;  // the kernel uses the barrier semaphore
   PallasCall call = pallas_call("ring_all_gather", RingAllGather(axis, shard), std::move(grid),

@@ -19,7 +19,7 @@ dsl::KernelFn RingAllGather(std::string axis, int64_t shard);
 
 // The kernel as a program: pallas_call over `axis` of `mesh`, input x P(axis) (global
 // [X * shard]), output out P() (every device holds the whole gathered array).
-dsl::ShardMap RingAllGatherProgram(const dsl::Mesh& mesh, const std::string& axis,
-                                   int64_t shard, dsl::DType dtype);
+dsl::ShardMap RingAllGatherProgram(const dsl::Mesh& mesh, const std::string& axis, int64_t shard,
+                                   dsl::DType dtype);
 
 }  // namespace tpusim::examples

@@ -45,7 +45,8 @@ struct Block {
 std::vector<std::string> Docs() {
   std::vector<std::string> docs = {"README.md"};
   for (const auto& entry : fs::directory_iterator(fs::path(TPUSIM_SOURCE_DIR) / "docs"))
-    if (entry.path().extension() == ".md") docs.push_back("docs/" + entry.path().filename().string());
+    if (entry.path().extension() == ".md")
+      docs.push_back("docs/" + entry.path().filename().string());
   std::sort(docs.begin() + 1, docs.end());
   return docs;
 }
@@ -159,8 +160,7 @@ std::string Unshown(const std::string& output, const std::string& expected) {
       size_t at = 0;
       found = true;
       for (const std::string& piece : pieces) {
-        at = lines[next].find(piece.find_first_not_of(' ') == std::string::npos ? "" : piece,
-                              at);
+        at = lines[next].find(piece.find_first_not_of(' ') == std::string::npos ? "" : piece, at);
         if (at == std::string::npos) {
           found = false;
           break;
@@ -193,9 +193,8 @@ TEST(DocExamples, EveryShellCommandRunsAndShowsWhatTheDocSays) {
                                    << last.err << last.out.substr(0, 2000);
     }
     // Output shown just below (a sentence or two between at most).
-    if (b + 1 < blocks.size() && blocks[b + 1].language.empty() &&
-        blocks[b + 1].doc == block.doc && blocks[b + 1].line - block.end <= 6 &&
-        blocks[b + 1].text.rfind("$ ", 0) != 0) {
+    if (b + 1 < blocks.size() && blocks[b + 1].language.empty() && blocks[b + 1].doc == block.doc &&
+        blocks[b + 1].line - block.end <= 6 && blocks[b + 1].text.rfind("$ ", 0) != 0) {
       const std::string missing = Unshown(last.out + last.err, blocks[b + 1].text);
       EXPECT_EQ(missing, "") << blocks[b + 1].Where() << " shows a line the command above it "
                              << "does not print; it prints:\n"
@@ -292,8 +291,7 @@ TEST(DocExamples, EveryCodeBlockIsCodeTheBuildCompiles) {
 TEST(DocExamples, TheFirstKernelGathersEveryShard) {
   const dsl::Mesh mesh(topologies::LoadTopology("v5e-4x4"));
   const int64_t shard = 4096;
-  const dsl::ShardMap program =
-      examples::RingAllGatherProgram(mesh, "x", shard, dsl::DType::kF32);
+  const dsl::ShardMap program = examples::RingAllGatherProgram(mesh, "x", shard, dsl::DType::kF32);
   const dsl::Array x = dsl::Array::Random({4 * shard}, dsl::DType::kF32, 7);
   const dsl::RunResult result = program.Run({x}, dsl::RunOptions{});
   ASSERT_TRUE(result.ok) << result.error;
@@ -327,10 +325,10 @@ TEST(DocExamples, TheProgramSnippetRuns) {
   const dsl::Mesh mesh(topologies::LoadTopology("v5e-2x2"));
   dsl::RunOptions options;
   options.functional = false;
-  const dsl::RunResult result = docs::DocProgram(mesh).Run(
-      {dsl::Array::Placeholder({2048, 2048}, dsl::DType::kBF16),
-       dsl::Array::Placeholder({2048, 1024}, dsl::DType::kBF16)},
-      options);
+  const dsl::RunResult result =
+      docs::DocProgram(mesh).Run({dsl::Array::Placeholder({2048, 2048}, dsl::DType::kBF16),
+                                  dsl::Array::Placeholder({2048, 1024}, dsl::DType::kBF16)},
+                                 options);
   ASSERT_TRUE(result.ok) << result.error;
   EXPECT_GT(result.time(), 0u);
 }
