@@ -172,7 +172,11 @@ std::vector<Parameter> Slice::parameters() const {
             std::to_string(state_.torus().axis_size(a)) +
             (state_.torus().wraparound(a) ? " (wraps)" : "");
   }
-  return {{"topology", t.name()}, {"mesh", axes}, {"chips", FormatCount(state_.torus().chips())}};
+  return {{"topology", t.name()},
+          {"mesh", axes},
+          {"chips", FormatCount(state_.torus().chips())},
+          {"signal", FormatTime(state_.signal_latency())},
+          {"forwarding", state_.store_and_forward() ? "store-and-forward" : "cut-through"}};
 }
 
 std::string DescribeTree(const sc_core::sc_object& root, int depth, bool recurse) {

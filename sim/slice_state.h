@@ -65,7 +65,8 @@ class SliceState {
   // Throw Error naming `what` when the handle names nothing (freed, never made, off-slice).
   void CheckBuffer(const BufferHandle& b, const char* role, const std::string& what);
   void CheckSemaphore(SemaphoreHandle h, const char* role, const std::string& what);
-  // A signal from `issuer`'s core: arrives after the route's latency.
+  // A signal from `issuer`'s core: arrives after the route's latency and, on another chip,
+  // the signal latency.
   void Signal(ChipId issuer, SemaphoreHandle target, int64_t amount);
   // Adds to a semaphore now and wakes the threads waiting on it; traces its counter.
   void AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch);
@@ -74,6 +75,10 @@ class SliceState {
   // Each link's latency, as the Slice built it; a signal takes the sum over its route.
   void SetLinkLatency(LinkId link, Picoseconds latency) { link_latency_[link] = latency; }
   Picoseconds RouteLatency(ChipId from, ChipId to) const;
+  // What a semaphore on another chip takes to change, beyond the hops (ici.signal_latency_ns).
+  Picoseconds signal_latency() const { return signal_latency_; }
+  // Whether routers take in a whole chunk before passing it on (ici.forwarding).
+  bool store_and_forward() const { return store_and_forward_; }
 
   // Every thread of control: the chips' cores in chip order, then activities as spawned
   // (an ActivityId indexes activities()).
@@ -105,6 +110,8 @@ class SliceState {
   std::vector<std::deque<Semaphore>> semaphores_;  // by chip; stable while kernels add more
   std::vector<std::vector<CoreThread*>> waiters_;  // by chip
   std::vector<Picoseconds> link_latency_;          // by LinkId
+  Picoseconds signal_latency_;
+  bool store_and_forward_;
 
   std::vector<CoreThread*> cores_;
   std::deque<std::unique_ptr<CoreThread>> activities_;

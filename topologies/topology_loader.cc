@@ -59,6 +59,7 @@ constexpr Range kVpuShape{1, 4096, false, "sublanes or lanes"};
 constexpr Range kDmaEngines{1, 64, false, "concurrent DMAs"};
 constexpr Range kChunkBytes{4096, 1073741824.0 /* 1 GiB */, false, "bytes"};
 constexpr Range kHopLatency{0, 1e9 /* 1 s */, false, "ns"};
+constexpr Range kLatency{0, 1e9 /* 1 s */, false, "ns"};  // DMA issue, remote signal
 constexpr Range kAxisLength{1, kMaxChips, false, "chips"};
 constexpr Range kChipCount{1, kMaxChips, false, "chips"};
 
@@ -216,6 +217,9 @@ void ValidateOverrides(const std::string& source, const config::Topology& topolo
       RequireInRange(source, at + ".dma.engines", true, o.dma().engines(), kDmaEngines);
     if (o.has_dma() && o.dma().has_chunk_bytes())
       RequireInRange(source, at + ".dma.chunk_bytes", true, o.dma().chunk_bytes(), kChunkBytes);
+    if (o.has_dma() && o.dma().has_issue_latency_ns())
+      RequireInRange(source, at + ".dma.issue_latency_ns", true, o.dma().issue_latency_ns(),
+                     kLatency);
     if (!o.has_hbm() && !o.has_vmem() && !o.has_smem() && !o.has_dma())
       Fail(source, at, "changes nothing; give hbm, vmem, smem or dma fields");
   }
@@ -254,6 +258,8 @@ void ValidateTopology(config::Topology& topology, const std::string& source) {
   RequireInRange(source, "chip.dma.engines", chip.dma().has_engines(), chip.dma().engines(),
                  kDmaEngines);
   RequireInRange(source, "chip.dma.chunk_bytes", true, chip.dma().chunk_bytes(), kChunkBytes);
+  RequireInRange(source, "chip.dma.issue_latency_ns", true, chip.dma().issue_latency_ns(),
+                 kLatency);
 
   if (!topology.has_ici()) Fail(source, "ici", "is missing; give the link bandwidth and latency");
   RequireInRange(source, "ici.link_bandwidth_bytes_per_s",
@@ -261,6 +267,8 @@ void ValidateTopology(config::Topology& topology, const std::string& source) {
                  topology.ici().link_bandwidth_bytes_per_s(), kBandwidth);
   RequireInRange(source, "ici.hop_latency_ns", topology.ici().has_hop_latency_ns(),
                  topology.ici().hop_latency_ns(), kHopLatency);
+  RequireInRange(source, "ici.signal_latency_ns", true, topology.ici().signal_latency_ns(),
+                 kLatency);
 
   if (!topology.has_mesh()) Fail(source, "mesh", "is missing; give its shape, e.g. shape: [4, 4]");
   auto& mesh = *topology.mutable_mesh();
