@@ -7,7 +7,9 @@
 
 #include <deque>
 #include <memory>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/engine.h"
@@ -95,6 +97,10 @@ class SliceState {
 
   RunStats& stats() { return stats_; }
   uint64_t NewFlow() { return next_flow_++; }
+  // A name for a port's trace that lives as long as the run (the ports keep pointers).
+  const std::string& Label(std::string_view text) { return *labels_.emplace(text).first; }
+  // Tells a core's own HBM traffic (sim/memory_stream.h) from DMAs on a port's trace.
+  uint64_t NewStreamId() { return kStreamIds | next_stream_++; }
 
  private:
   HotArena hot_;  // first in, last out: modules and the calendar refer to what it holds
@@ -117,6 +123,9 @@ class SliceState {
   std::deque<std::unique_ptr<CoreThread>> activities_;
   RunStats stats_;
   uint64_t next_flow_ = 1;
+  static constexpr uint64_t kStreamIds = uint64_t{1} << 63;  // DMAs count up from 1
+  uint64_t next_stream_ = 1;
+  std::set<std::string, std::less<>> labels_;
   bool failed_ = false;
   ErrorKind error_kind_ = ErrorKind::kKernelMisuse;
   std::string error_;

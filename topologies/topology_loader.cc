@@ -94,15 +94,16 @@ void RequireInRange(const std::string& source, const std::string& field, bool pr
            Number(range.max) + " (" + range.unit + "); see topologies/topology.proto");
 }
 
-// The model's name and parameters are checked against the model when the slice is built
-// (sim/memory_models.h); here, only that they are well formed.
-void ValidateMemoryModel(const std::string& source, const std::string& field,
-                         const config::MemoryConfig& memory) {
-  if (memory.has_model() && memory.model().empty())
-    Fail(source, field + ".model", "is empty; name a timing model, e.g. \"bandwidth\"");
+// A model's name and parameters are checked against the model when the slice is built
+// (sim/memory_models.h, sim/compute_models.h); here, only that they are well formed.
+template <typename Config>
+void ValidateModelChoice(const std::string& source, const std::string& field, const Config& config,
+                         const char* example) {
+  if (config.has_model() && config.model().empty())
+    Fail(source, field + ".model", std::string("is empty; name a timing model, e.g. ") + example);
   std::set<std::string> names;
-  for (int i = 0; i < memory.parameter_size(); ++i) {
-    const auto& p = memory.parameter(i);
+  for (int i = 0; i < config.parameter_size(); ++i) {
+    const auto& p = config.parameter(i);
     const std::string at = field + ".parameter[" + std::to_string(i) + "]";
     if (p.name().empty()) Fail(source, at + ".name", "is missing; name the model parameter");
     if (!names.insert(p.name()).second)
@@ -110,6 +111,11 @@ void ValidateMemoryModel(const std::string& source, const std::string& field,
     if (!p.has_value() || !std::isfinite(p.value()))
       Fail(source, at + ".value", "must be a finite number for parameter '" + p.name() + "'");
   }
+}
+
+void ValidateMemoryModel(const std::string& source, const std::string& field,
+                         const config::MemoryConfig& memory) {
+  ValidateModelChoice(source, field, memory, "\"bandwidth\"");
 }
 
 void ValidateMemory(const std::string& source, const std::string& name, bool present,
@@ -230,7 +236,17 @@ constexpr Range kGridStepCycles{0, 1e9, false, "cycles"};
 constexpr Range kMxuEfficiency{0, 1, true, "fraction of the MXU peak a dot sustains"};
 constexpr Range kMxuRate{0, 64, true, "multiples of the bf16 MXU rate"};
 constexpr Range kDotPasses{0, 64, true, "bf16 MXU passes"};
+constexpr Range kXlaEfficiency{0, 1, true, "fraction of the peak an XLA op sustains"};
+constexpr Range kStepBytes{0, 1099511627776.0 /* 1 TiB */, false, "bytes"};
 void ValidateCost(const std::string& source, const config::ComputeCostConfig& cost) {
+  RequireInRange(source, "chip.cost.op_launch_ns", true, cost.op_launch_ns(), kLatency);
+  RequireInRange(source, "chip.cost.xla_mxu_efficiency", true, cost.xla_mxu_efficiency(),
+                 kXlaEfficiency);
+  RequireInRange(source, "chip.cost.xla_hbm_efficiency", true, cost.xla_hbm_efficiency(),
+                 kXlaEfficiency);
+  RequireInRange(source, "chip.cost.xla_pipeline_step_bytes", true, cost.xla_pipeline_step_bytes(),
+                 kStepBytes);
+  ValidateModelChoice(source, "chip.cost", cost, "\"roofline\"");
   RequireInRange(source, "chip.cost.grid_step_cycles", true, cost.grid_step_cycles(),
                  kGridStepCycles);
   RequireInRange(source, "chip.cost.mxu_efficiency", true, cost.mxu_efficiency(), kMxuEfficiency);

@@ -1,10 +1,8 @@
 #include "dsl/program/context.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "base/errors.h"
-#include "dsl/cost.h"
 #include "dsl/program/op_registry.h"
 #include "dsl/program/runtime.h"
 
@@ -201,9 +199,7 @@ void ProgramContext::RunByParts(const OpDef& def, OpRun& run,
 }
 
 void ProgramContext::ChargeWork(const XlaWork& work, const std::string& what) {
-  const config::ChipConfig& chip = mesh().topology().chip();
-  Charge(work.dots.empty() ? base::ComputeUnit::kVpu : base::ComputeUnit::kMxu,
-         XlaWorkSeconds(chip, work), what);
+  port_.Execute(work, what);
 }
 
 std::vector<Value> ProgramContext::CallDone(AsyncValues& started) {
@@ -338,11 +334,6 @@ void ProgramContext::Write(const Value& v, const Array& data) {
                                               " into a result of type " + v.Describe() + ".");
   }
   port_.Store(WholeBuffer(v), data.data(), "program op writing " + v.Describe());
-}
-
-void ProgramContext::Charge(base::ComputeUnit unit, double seconds, const std::string& what) {
-  const auto cycles = static_cast<uint64_t>(std::ceil(seconds * port_.clock_hz()));
-  port_.Compute(unit, cycles, what);
 }
 
 }  // namespace tpusim::dsl

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "dsl/cost.h"
+#include "base/work.h"
 #include "dsl/program/context.h"
 #include "dsl/shard_map.h"
 #include "kernels/registry.h"
@@ -18,15 +18,15 @@ namespace {
 
 using namespace dsl;
 
-// The chip's rates as the program layer achieves them (dsl/cost.h) and the
-// axis's links (docs/references.md §1, §2).
+// The chip's rates as the program layer achieves them (the chip.cost fields, sim/compute_models.h)
+// and the axis's links (docs/references.md §1, §2).
 struct Rates {
   double mxu, hbm, w_ici, hop;
   double x = 16;
   explicit Rates(const Mesh& mesh) {
     const auto& t = mesh.topology();
-    mxu = kernels::PeakMxuFlops(mesh) * kXlaMxuFraction;
-    hbm = t.chip().hbm().bandwidth_bytes_per_s() * kXlaHbmFraction;
+    mxu = kernels::PeakMxuFlops(mesh) * t.chip().cost().xla_mxu_efficiency();
+    hbm = t.chip().hbm().bandwidth_bytes_per_s() * t.chip().cost().xla_hbm_efficiency();
     w_ici = 2 * t.ici().link_bandwidth_bytes_per_s();
     hop = t.ici().hop_latency_ns() * 1e-9;
     x = mesh.AxisSize("x");

@@ -7,7 +7,7 @@
 
 #include <map>
 
-#include "dsl/cost.h"
+#include "base/work.h"
 #include "hlo/run/entry.h"
 #include "tests/support/test_support.h"
 #include "topologies/topology_loader.h"
@@ -61,12 +61,13 @@ TEST(HloExamples, ShardedMatmulMovesWeightsMultipliesAndSumsOverY) {
   ASSERT_EQ(t.ops.count("all-reduce"), 1u);
   EXPECT_EQ(t.ops.at("collective-permute").kind, "collective");
   EXPECT_EQ(t.ops.at("all-reduce").op, "all-reduce");
-  // The dot fusion is one kernel at the roofline: 2 x 1024 x 1024 x 2048 bf16 FLOPs, its
-  // operands and result through HBM once (within a cycle's rounding).
-  dsl::XlaWork fusion;
-  fusion.dots.push_back({2.0 * 1024 * 1024 * 2048, dsl::DType::kBF16, dsl::Precision::kDefault});
-  fusion.hbm_bytes = (1024 * 1024 * 2 + 1024 * 2048 * 2 + 1024 * 2048 * 4);
-  EXPECT_NEAR(t.Seconds("dot_fusion"), dsl::XlaWorkSeconds(topology.chip(), fusion), 1e-8);
+  // The dot fusion is one op, as the compute model times it: 2 x 1024 x 1024 x 2048 bf16
+  // FLOPs, its operands read and its result written through HBM once (within a cycle's
+  // rounding).
+  const base::XlaOp fusion = testing::XlaDotWork(
+      2.0 * 1024 * 1024 * 2048, base::MxuInput::kBF16, base::Precision::kDefault,
+      1024 * 1024 * 2 + 1024 * 2048 * 2, 1024 * 2048 * 4);
+  EXPECT_NEAR(t.Seconds("dot_fusion"), testing::ModelSeconds(topology.chip(), fusion), 1e-8);
   // w's 4 MiB shard moves one step along 'y' over one link (the wrapping pair takes the
   // long way, on links the others do not use): bytes / W_oneway plus the hops, within 5%.
   const double permute =

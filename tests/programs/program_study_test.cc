@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "dsl/cost.h"
+#include "base/work.h"
 #include "kernels/registry.h"
 #include "programs/ar_vs_ag.h"
 #include "tests/support/test_support.h"
@@ -39,7 +39,7 @@ double Seconds(const dsl::RunResult& r) {
 }
 
 // The predicted times of the two schedules, from the formulas the programs are built on:
-// each array op at the roofline of the achieved MXU and HBM fractions (dsl/cost.h,
+// each array op at the roofline of the achieved MXU and HBM fractions (sim/compute_models.h,
 // docs/references.md §1), and each collective on an axis without wraparound at
 // docs/references.md §3's (V/W_oneway)(X-1)/X plus a hop latency per step; psum is twice
 // that (§3: all-reduce = 2 x reduce-scatter).
@@ -50,8 +50,8 @@ struct ArVsAgModel {
 
   explicit ArVsAgModel(const dsl::Mesh& mesh) {
     const auto& t = mesh.topology();
-    mxu = kernels::PeakMxuFlops(mesh) * dsl::kXlaMxuFraction;
-    hbm = t.chip().hbm().bandwidth_bytes_per_s() * dsl::kXlaHbmFraction;
+    mxu = kernels::PeakMxuFlops(mesh) * t.chip().cost().xla_mxu_efficiency();
+    hbm = t.chip().hbm().bandwidth_bytes_per_s() * t.chip().cost().xla_hbm_efficiency();
     oneway = t.ici().link_bandwidth_bytes_per_s();
     hop = t.ici().hop_latency_ns() * 1e-9;
     x = mesh.AxisSize("x");

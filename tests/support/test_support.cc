@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "sim/compute_models.h"
 #include "topologies/topology_loader.h"
 #include "traces/trace_checker.h"
 #include "traces/trace_sink.h"
@@ -130,6 +131,24 @@ CommandResult RunTpusim(const std::string& args) {
   s << err.rdbuf();
   result.err = s.str();
   return result;
+}
+
+double ModelSeconds(const config::ChipConfig& chip, const base::Work& work) {
+  const sim::ComputePlan plan = sim::ComputeModels::Build(chip, "the chip")->Plan(work);
+  return static_cast<double>(plan.Alone(chip.clock_hz())) * 1e-12;
+}
+
+uint64_t ModelCycles(const config::ChipConfig& chip, const base::Work& work) {
+  return sim::ComputeModels::Build(chip, "the chip")->Plan(work).cycles;
+}
+
+base::XlaOp XlaDotWork(double flops, base::MxuInput input, base::Precision precision, double read,
+                       double written) {
+  base::XlaOp op;
+  op.dots.push_back({flops, input, precision});
+  op.hbm_read_bytes = read;
+  op.hbm_write_bytes = written;
+  return op;
 }
 
 }  // namespace tpusim::testing

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/work.h"
 #include "dsl/shard_map.h"
 #include "kernels/registry.h"
 #include "topologies/topology.pb.h"
@@ -64,5 +65,14 @@ nlohmann::json LastLineJson(const std::string& out);
 
 // Runs the built tpusim binary with `args` (shell-quoted by the caller).
 CommandResult RunTpusim(const std::string& args);
+
+// What `chip`'s compute model (sim/compute_models.h) gives `work` when nothing contends:
+// its time, and the cycles it holds its unit for.
+double ModelSeconds(const config::ChipConfig& chip, const base::Work& work);
+uint64_t ModelCycles(const config::ChipConfig& chip, const base::Work& work);
+// An XLA op of one dot: `flops` of `input` at `precision`, reading `read` and writing
+// `written` bytes of HBM.
+base::XlaOp XlaDotWork(double flops, base::MxuInput input, base::Precision precision, double read,
+                       double written);
 
 }  // namespace tpusim::testing
