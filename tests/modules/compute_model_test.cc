@@ -1,0 +1,130 @@
+// The compute model (sim/compute_models.h) inside the slice: what a piece of work a core
+// describes (base/work.h) takes, to the picosecond. An XLA op pays its launch, then holds its
+// unit while its HBM traffic streams through the chip's HBM port beside the DMAs in flight;
+// a pallas_call's launch costs the same. A topology that names a model that is not
+// registered, or gives it a parameter it does not take, is refused when the slice is built.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "base/errors.h"
+#include "sim/simulation.h"
+#include "tests/modules/module_support.h"
+#include "tests/support/test_support.h"
+
+namespace tpusim::modules {
+namespace {
+
+using base::CorePort;
+using base::MemorySpace;
+using base::TransferTime;
+
+constexpr double kHbmBandwidth = 8.19e11;  // the v5e preset's, docs/references.md §1
+constexpr uint64_t kChunk = 524288;        // chip.dma.chunk_bytes of the presets
+
+// One chip whose XLA ops reach the whole HBM bandwidth and launch in `launch_ns`.
+config::Topology OneChip(double launch_ns) {
+  return testing::MakeTopology({1}, {false}, [&](config::Topology& t) {
+    auto* cost = t.mutable_chip()->mutable_cost();
+    cost->set_op_launch_ns(launch_ns);
+    cost->set_xla_hbm_efficiency(1.0);
+    cost->set_xla_pipeline_step_bytes(0);
+  });
+}
+
+// An XLA op that only reads `bytes` of HBM.
+base::XlaOp Reads(uint64_t bytes) {
+  base::XlaOp op;
+  op.hbm_read_bytes = static_cast<double>(bytes);
+  return op;
+}
+
+// When `work` ends on chip 0, run alone from time 0.
+Picoseconds TimeWork(const config::Topology& topology, const base::Work& work) {
+  sim::Simulation simulation(topology, TimingOnly());
+  Picoseconds end = 0;
+  const auto outcome = simulation.Run([&](CorePort& core) {
+    core.Execute(work, "work");
+    end = core.Now();
+  });
+  EXPECT_TRUE(outcome.ok) << outcome.error;
+  return end;
+}
+
+TEST(ComputeModel, AnXlaOpPaysItsLaunchThenStreamsItsBytesThroughTheHbmPort) {
+  const Picoseconds chunk = TransferTime(kChunk, kHbmBandwidth);
+  EXPECT_EQ(TimeWork(OneChip(0), Reads(4 * kChunk)), 4 * chunk);
+  EXPECT_EQ(TimeWork(OneChip(1500), Reads(4 * kChunk)), base::NanosecondsToTime(1500) + 4 * chunk);
+}
+
+TEST(ComputeModel, APallasCallsLaunchCostsTheSameAndAnEmptyOpNothing) {
+  EXPECT_EQ(TimeWork(OneChip(1500), base::KernelLaunch{}), base::NanosecondsToTime(1500));
+  // A constant or a bitcast: nothing is launched.
+  EXPECT_EQ(TimeWork(OneChip(1500), base::XlaOp{}), 0u);
+}
+
+TEST(ComputeModel, AnXlaOpsHbmTrafficSharesThePortWithADmaInFlight) {
+  const config::Topology topology = OneChip(0);
+  const Picoseconds chunk = TransferTime(kChunk, kHbmBandwidth);
+  const uint64_t bytes = 4 * kChunk;
+  sim::Simulation simulation(topology, TimingOnly());
+  const auto source = simulation.Allocate(0, MemorySpace::kHbm, bytes, "source");
+  const auto destination = simulation.Allocate(0, MemorySpace::kVmem, bytes, "destination");
+  const auto landed = simulation.AddSemaphore(0, base::SemaphoreKind::kDma, "landed");
+  Picoseconds op_end = 0, all_end = 0;
+  const auto outcome = simulation.Run([&](CorePort& core) {
+    base::ByteBox box;
+    box.counts = {bytes};
+    box.strides = {1};
+    base::DmaRequest request;
+    request.source = {source, box};
+    request.destination = {destination, box};
+    request.recv_semaphore = landed;
+    request.label = "dma";
+    core.StartDma(request);
+    core.Execute(Reads(bytes), "op");
+    op_end = core.Now();
+    core.Wait(landed, static_cast<int64_t>(bytes), base::WaitKind::kDmaRecv, "landed");
+    all_end = core.Now();
+  });
+  ASSERT_TRUE(outcome.ok) << outcome.error;
+  // Alone each takes 4 chunk times; together the port carries 8 chunks, interleaved, so the
+  // op ends no earlier than its 4 chunks behind 3 of the DMA's, and the last ends at 8.
+  EXPECT_GE(op_end, 7 * chunk);
+  EXPECT_EQ(std::max(op_end, all_end), 8 * chunk);
+}
+
+TEST(ComputeModel, ATopologyNamingAModelThatIsNotRegisteredIsRefused) {
+  const config::Topology topology = testing::MakeTopology({1}, {false}, [](config::Topology& t) {
+    t.mutable_chip()->mutable_cost()->set_model("nonesuch");
+  });
+  try {
+    sim::Simulation simulation(topology, TimingOnly());
+    FAIL() << "expected the slice to be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("compute model 'nonesuch'"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("'roofline'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ComputeModel, AParameterTheModelDoesNotTakeIsRefused) {
+  const config::Topology topology = testing::MakeTopology({1}, {false}, [](config::Topology& t) {
+    auto* p = t.mutable_chip()->mutable_cost()->add_parameter();
+    p->set_name("speed");
+    p->set_value(2);
+  });
+  try {
+    sim::Simulation simulation(topology, TimingOnly());
+    FAIL() << "expected the slice to be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gives parameter 'speed' to compute model 'roofline'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tpusim::modules
