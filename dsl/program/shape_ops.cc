@@ -391,6 +391,10 @@ OpDef Copy() {
   def.summary = "a copy of x in a new buffer";
   def.shape = [](const OpTyping& t) { return std::vector<ShapeDtype>{t.operands[0]}; };
   def.compute = [](const OpCompute& c) { return std::vector<Array>{c.operands[0]}; };
+  // XLA copies by DMA: the bytes are read and written, no vector unit touches them.
+  def.work = [](const OpTyping& t, const std::vector<ShapeDtype>& r) {
+    return ReadWriteWork(t.operands, r);
+  };
   return def;
 }
 

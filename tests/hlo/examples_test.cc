@@ -49,6 +49,13 @@ double LinkBytesPerSecond(const config::Topology& t) {
 double HopSeconds(const config::Topology& t) {
   return t.ici().hop_latency_ns() * 1e-9;
 }
+// What a remote semaphore takes beyond the hops, and an op's launch (docs/time-model.md).
+double SignalSeconds(const config::Topology& t) {
+  return t.ici().signal_latency_ns() * 1e-9;
+}
+double LaunchSeconds(const config::Topology& t) {
+  return t.chip().cost().op_launch_ns() * 1e-9;
+}
 
 config::Topology Ring8() {
   return testing::MakeTopology({8}, {true});
@@ -69,13 +76,18 @@ TEST(HloExamples, ShardedMatmulMovesWeightsMultipliesAndSumsOverY) {
       1024 * 1024 * 2 + 1024 * 2048 * 2, 1024 * 2048 * 4);
   EXPECT_NEAR(t.Seconds("dot_fusion"), testing::ModelSeconds(topology.chip(), fusion), 1e-8);
   // w's 4 MiB shard moves one step along 'y' over one link (the wrapping pair takes the
-  // long way, on links the others do not use): bytes / W_oneway plus the hops, within 5%.
-  const double permute =
-      4.0 * 1024 * 1024 / LinkBytesPerSecond(topology) + 3 * HopSeconds(topology);
+  // long way, on links the others do not use): bytes / W_oneway plus the hops, the receive
+  // semaphore's signal latency and the launch, within 5%.
+  const double permute = 4.0 * 1024 * 1024 / LinkBytesPerSecond(topology) +
+                         3 * HopSeconds(topology) + SignalSeconds(topology) +
+                         LaunchSeconds(topology);
   EXPECT_NEAR(t.Seconds("collective-permute"), permute, 0.05 * permute);
   // The 8 MiB f32 sum over a 'y' row of 4 without wraparound: 2 (V / W_oneway)(X-1)/X
-  // (docs/references.md §3), within 20%.
-  const double all_reduce = 2 * (8.0 * 1024 * 1024 / LinkBytesPerSecond(topology)) * 3 / 4;
+  // (docs/references.md §3), plus 2 steps of a hop and a signal and the launch, within
+  // 20%.
+  const double all_reduce = 2 * (8.0 * 1024 * 1024 / LinkBytesPerSecond(topology)) * 3 / 4 +
+                            6 * (HopSeconds(topology) + SignalSeconds(topology)) +
+                            LaunchSeconds(topology);
   EXPECT_NEAR(t.Seconds("all-reduce"), all_reduce, 0.2 * all_reduce);
   const double total = t.result.time() * 1e-12;
   EXPECT_NEAR(total,

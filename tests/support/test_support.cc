@@ -27,6 +27,12 @@ config::Topology MakeTopology(const std::vector<int>& shape, const std::vector<b
     t.mutable_mesh()->add_shape(n);
   for (bool w : wraparound)
     t.mutable_mesh()->add_wraparound(w);
+  // Fixed costs a mechanism's test would have to add to every expected time: zero, so a test
+  // sees bandwidths and hop latencies alone. Tests of these terms set them
+  // (tests/modules/latency_test.cc, tests/modules/compute_model_test.cc).
+  t.mutable_chip()->mutable_dma()->clear_issue_latency_ns();
+  t.mutable_ici()->clear_signal_latency_ns();
+  t.mutable_chip()->mutable_cost()->clear_op_launch_ns();
   if (tweak) tweak(t);
   topologies::ValidateTopology(t, "test topology");
   return t;

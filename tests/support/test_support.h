@@ -15,7 +15,8 @@
 
 namespace tpusim::testing {
 
-// A v5e chip on the given mesh; `tweak` may change any field before validation.
+// A v5e chip on the given mesh, without the fixed per-DMA, per-signal and per-launch costs
+// (a test of one sets it); `tweak` may change any field before validation.
 config::Topology MakeTopology(const std::vector<int>& shape, const std::vector<bool>& wraparound,
                               const std::function<void(config::Topology&)>& tweak = {});
 // One v5e chip: a mesh of one device on axis 'x'.
