@@ -162,7 +162,9 @@ TEST(TpuCalibration, V5eXlaMatmuls) {
                     BatchedMatmulSeconds("v5e-2x2", /*batch=*/1, n)});
   }
   ExpectCalibrated(rows);
-  EXPECT_LE(BatchedMatmulSeconds("v5e-2x2", 1, 1024), 119.43e-6);
+  const double small = BatchedMatmulSeconds("v5e-2x2", 1, 1024);
+  std::printf("| XMM5E-1K | <= 119.43 us | %.4g us | within the bound |\n", small * 1e6);
+  EXPECT_LE(small, 119.43e-6);
 }
 
 }  // namespace
