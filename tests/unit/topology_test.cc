@@ -124,6 +124,36 @@ TEST(Topology, UnknownNameListsThePresets) {
   }
 }
 
+// The time model's fields (docs/time-model.md): each is range-checked when the file loads, and
+// the error names the field.
+std::string FieldError(const std::string& from, const std::string& to) {
+  try {
+    ParseTopology(PresetWith(from, to), "c.textproto");
+  } catch (const TopologyError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "loaded with " << to;
+  return "";
+}
+
+TEST(Topology, TimeModelFieldsAreRangeChecked) {
+  EXPECT_THAT(FieldError("op_launch_ns: 1700", "op_launch_ns: -1"),
+              HasSubstr("field 'chip.cost.op_launch_ns'"));
+  EXPECT_THAT(FieldError("xla_mxu_efficiency: 0.94", "xla_mxu_efficiency: 1.5"),
+              HasSubstr("field 'chip.cost.xla_mxu_efficiency'"));
+  EXPECT_THAT(FieldError("xla_hbm_efficiency: 0.868", "xla_hbm_efficiency: 0"),
+              HasSubstr("field 'chip.cost.xla_hbm_efficiency'"));
+  EXPECT_THAT(FieldError("xla_pipeline_step_bytes: 1e8", "xla_pipeline_step_bytes: -1"),
+              HasSubstr("field 'chip.cost.xla_pipeline_step_bytes'"));
+  EXPECT_THAT(FieldError("issue_latency_ns: 0", "issue_latency_ns: -5"),
+              HasSubstr("field 'chip.dma.issue_latency_ns'"));
+  EXPECT_THAT(FieldError("signal_latency_ns: 2800", "signal_latency_ns: -5"),
+              HasSubstr("field 'ici.signal_latency_ns'"));
+  EXPECT_THAT(
+      FieldError("op_launch_ns: 1700", "op_launch_ns: 1700 model: \"\""),
+      HasSubstr("field 'chip.cost.model' is empty; name a timing model, e.g. \"roofline\""));
+}
+
 // Overrides (link_override, chip_override): each is checked against the mesh when the file
 // loads, and each error names the override, the field and what to do.
 std::string OverrideError(const std::string& overrides, const std::string& shape = "") {
