@@ -142,15 +142,9 @@ std::vector<const ComputeModelInfo*> ComputeModels::All() {
 std::unique_ptr<ComputeModel> ComputeModels::Build(const config::ChipConfig& chip,
                                                    const std::string& what) {
   const std::string name = chip.cost().has_model() ? chip.cost().model() : "roofline";
-  const ComputeModelInfo* model = Find(name);
-  if (!model) {
-    throw Error(ErrorKind::kInvalidArgument, what + " asks for compute model '" + name +
-                                                 "', which is not registered; the models are " +
-                                                 Models().Names() +
-                                                 " (a plugin loaded with --load may add more).");
-  }
-  return model->build(chip, CheckModelParameters(model->parameters, chip.cost().parameter(), what,
-                                                 "compute model", name));
+  const ComputeModelInfo& model = Models().Require(name, what);
+  return model.build(chip, CheckModelParameters(model.parameters, chip.cost().parameter(), what,
+                                                "compute model", name));
 }
 
 }  // namespace tpusim::sim

@@ -5,7 +5,7 @@ namespace tpusim::sim {
 namespace {
 ModelRegistry<MemoryModel>& Models() {
   static ModelRegistry<MemoryModel> models(
-      "memory model",
+      "timing model",
       MemoryModel{
           "bandwidth",
           "a chunk holds the port for bytes / bandwidth_bytes_per_s; reads and writes share it",
@@ -30,16 +30,10 @@ std::vector<const MemoryModel*> MemoryModels::All() {
 const MemoryModel& MemoryModels::Resolve(const config::MemoryConfig& config,
                                          const std::string& what, ModelParameters& parameters) {
   const std::string name = config.has_model() ? config.model() : "bandwidth";
-  const MemoryModel* model = Find(name);
-  if (!model) {
-    throw Error(ErrorKind::kInvalidArgument, what + " asks for timing model '" + name +
-                                                 "', which is not registered; the models are " +
-                                                 Models().Names() +
-                                                 " (a plugin loaded with --load may add more).");
-  }
+  const MemoryModel& model = Models().Require(name, what);
   parameters =
-      CheckModelParameters(model->parameters, config.parameter(), what, "timing model", name);
-  return *model;
+      CheckModelParameters(model.parameters, config.parameter(), what, "timing model", name);
+  return model;
 }
 
 }  // namespace tpusim::sim

@@ -64,6 +64,18 @@ class ModelRegistry {
       all.push_back(&model);
     return all;
   }
+  // The model called `name`; Error(kInvalidArgument) naming `what` (the memory or chip that
+  // asks for it) and the registered models when there is none.
+  const Model& Require(const std::string& name, const std::string& what) const {
+    const Model* model = Find(name);
+    if (!model) {
+      throw Error(ErrorKind::kInvalidArgument, what + " asks for " + kind_ + " '" + name +
+                                                   "', which is not registered; the models are " +
+                                                   Names() +
+                                                   " (a plugin loaded with --load may add more).");
+    }
+    return *model;
+  }
   // "'a', 'b'", for errors.
   std::string Names() const {
     std::string names;

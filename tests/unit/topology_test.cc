@@ -137,18 +137,19 @@ std::string FieldError(const std::string& from, const std::string& to) {
 }
 
 TEST(Topology, TimeModelFieldsAreRangeChecked) {
-  EXPECT_THAT(FieldError("op_launch_ns: 1700", "op_launch_ns: -1"),
-              HasSubstr("field 'chip.cost.op_launch_ns'"));
-  EXPECT_THAT(FieldError("xla_mxu_efficiency: 0.94", "xla_mxu_efficiency: 1.5"),
-              HasSubstr("field 'chip.cost.xla_mxu_efficiency'"));
-  EXPECT_THAT(FieldError("xla_hbm_efficiency: 0.868", "xla_hbm_efficiency: 0"),
-              HasSubstr("field 'chip.cost.xla_hbm_efficiency'"));
-  EXPECT_THAT(FieldError("xla_pipeline_step_bytes: 1e8", "xla_pipeline_step_bytes: -1"),
-              HasSubstr("field 'chip.cost.xla_pipeline_step_bytes'"));
-  EXPECT_THAT(FieldError("issue_latency_ns: 0", "issue_latency_ns: -5"),
-              HasSubstr("field 'chip.dma.issue_latency_ns'"));
-  EXPECT_THAT(FieldError("signal_latency_ns: 2800", "signal_latency_ns: -5"),
-              HasSubstr("field 'ici.signal_latency_ns'"));
+  struct Case {
+    const char *from, *to, *field;
+  };
+  for (const Case& c :
+       {Case{"op_launch_ns: 1700", "op_launch_ns: -1", "chip.cost.op_launch_ns"},
+        Case{"xla_mxu_efficiency: 0.94", "xla_mxu_efficiency: 1.5", "chip.cost.xla_mxu_efficiency"},
+        Case{"xla_hbm_efficiency: 0.868", "xla_hbm_efficiency: 0", "chip.cost.xla_hbm_efficiency"},
+        Case{"xla_pipeline_step_bytes: 1e8", "xla_pipeline_step_bytes: -1",
+             "chip.cost.xla_pipeline_step_bytes"},
+        Case{"issue_latency_ns: 0", "issue_latency_ns: -5", "chip.dma.issue_latency_ns"},
+        Case{"signal_latency_ns: 2800", "signal_latency_ns: -5", "ici.signal_latency_ns"}}) {
+    EXPECT_THAT(FieldError(c.from, c.to), HasSubstr(std::string("field '") + c.field + "'"));
+  }
   EXPECT_THAT(
       FieldError("op_launch_ns: 1700", "op_launch_ns: 1700 model: \"\""),
       HasSubstr("field 'chip.cost.model' is empty; name a timing model, e.g. \"roofline\""));
