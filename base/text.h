@@ -1,6 +1,9 @@
 #pragma once
 // Small text helpers every layer uses to build messages.
 
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +29,16 @@ std::string JoinInts(const std::vector<Int>& values) {
   }
   list += "}";
   return list;
+}
+
+// A number as a message shows a value the user gave: whole numbers in full ("1048576",
+// "2147483648"), others as %g ("4.5e+10", "1e+300", "nan", "-inf").
+inline std::string NumberText(double value) {
+  if (std::abs(value) <= 9007199254740992.0 /* 2^53 */ && value == std::floor(value))
+    return std::to_string(static_cast<int64_t>(value));
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
 }
 
 }  // namespace tpusim::base

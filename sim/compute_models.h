@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/core_port.h"
@@ -41,10 +42,17 @@ struct ComputePlan {
   Picoseconds Alone(double clock_hz) const;
 };
 
+// The most simulated time one piece of work may take: simulated time counts picoseconds in 64
+// bits (about 213 days), and a run adds up many pieces.
+inline constexpr double kMaxWorkSeconds = 1e6;
+
 class ComputeModel {
  public:
   virtual ~ComputeModel() = default;
-  virtual ComputePlan Plan(const base::Work& work) const = 0;
+  // `what` names the work in errors (the op's label). Work that would take more than
+  // kMaxWorkSeconds is Error(kInvalidArgument) naming it and the topology values its time
+  // comes from.
+  virtual ComputePlan Plan(const base::Work& work, std::string_view what) const = 0;
   // What `tpusim describe` shows of it, with units.
   virtual std::vector<Parameter> parameters() const = 0;
 };

@@ -177,7 +177,7 @@ SemaphoreKind CoreThread::KindOf(SemaphoreHandle handle) const {
 
 void CoreThread::Execute(const Work& work, std::string_view what) {
   CatchUp();
-  const ComputePlan plan = core_.compute_model().Plan(work);
+  const ComputePlan plan = core_.compute_model().Plan(work, what);
   if (plan.launch > 0) Occupy(ComputeUnit::kScalar, Slowed(plan.launch), "launch", 0);
   if (plan.hbm_bytes > 0) StartStream(plan.hbm_bytes, plan.hbm_bytes_per_second, what);
   if (plan.cycles > 0)

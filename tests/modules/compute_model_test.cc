@@ -96,6 +96,47 @@ TEST(ComputeModel, AnXlaOpsHbmTrafficSharesThePortWithADmaInFlight) {
   EXPECT_EQ(std::max(op_end, all_end), 8 * chunk);
 }
 
+// The slowest chip the loader accepts: 1 MHz, kernel dots at 1% of the peak, int32 dots of 64
+// passes.
+config::Topology SlowChip() {
+  return testing::MakeTopology({1}, {false}, [](config::Topology& t) {
+    t.mutable_chip()->set_clock_hz(1e6);
+    t.mutable_chip()->mutable_cost()->set_mxu_efficiency(0.01);
+    t.mutable_chip()->mutable_cost()->set_int32_dot_passes(64);
+  });
+}
+
+// The run's error when chip 0 describes `work` as `what`.
+std::string WorkError(const config::Topology& topology, const base::Work& work,
+                      const std::string& what) {
+  sim::Simulation simulation(topology, TimingOnly());
+  const auto outcome = simulation.Run([&](CorePort& core) { core.Execute(work, what); });
+  EXPECT_FALSE(outcome.ok) << "timed " << what;
+  EXPECT_EQ(outcome.error_kind, ErrorKind::kInvalidArgument) << outcome.error;
+  return outcome.error;
+}
+
+TEST(ComputeModel, WorkTooLongToTimeNamesTheTopologyValuesItsTimeComesFrom) {
+  const std::string dot =
+      WorkError(SlowChip(), base::KernelDot{32768, 32768, 32768, base::MxuInput::kInt32}, "dot");
+  EXPECT_NE(dot.find("a dot of int32 [32768, 32768] x [32768, 32768] would take "),
+            std::string::npos)
+      << dot;
+  EXPECT_NE(dot.find("more than the 1000000 s one op may take"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("chip.cost.mxu_efficiency (0.01), chip.cost.int32_dot_passes (64), "
+                     "chip.mxu_size (128), chip.mxu_count (4) and chip.clock_hz (1000000)"),
+            std::string::npos)
+      << dot;
+  base::XlaOp op;
+  op.dots.push_back({2.0 * 131072 * 131072 * 131072, base::MxuInput::kInt32});
+  const std::string xla = WorkError(SlowChip(), op, "dot");
+  EXPECT_NE(xla.find("the op 'dot' would take "), std::string::npos) << xla;
+  EXPECT_NE(xla.find("chip.hbm.bandwidth_bytes_per_s (819000000000) and the MXU peak "
+                     "(chip.mxu_count 4, chip.mxu_size 128, chip.clock_hz 1000000)"),
+            std::string::npos)
+      << xla;
+}
+
 TEST(ComputeModel, ATopologyNamingAModelThatIsNotRegisteredIsRefused) {
   const config::Topology topology = testing::MakeTopology({1}, {false}, [](config::Topology& t) {
     t.mutable_chip()->mutable_cost()->set_model("nonesuch");

@@ -140,12 +140,12 @@ CommandResult RunTpusim(const std::string& args) {
 }
 
 double ModelSeconds(const config::ChipConfig& chip, const base::Work& work) {
-  const sim::ComputePlan plan = sim::ComputeModels::Build(chip, "the chip")->Plan(work);
+  const sim::ComputePlan plan = sim::ComputeModels::Build(chip, "the chip")->Plan(work, "work");
   return static_cast<double>(plan.Alone(chip.clock_hz())) * 1e-12;
 }
 
 uint64_t ModelCycles(const config::ChipConfig& chip, const base::Work& work) {
-  return sim::ComputeModels::Build(chip, "the chip")->Plan(work).cycles;
+  return sim::ComputeModels::Build(chip, "the chip")->Plan(work, "work").cycles;
 }
 
 base::XlaOp XlaDotWork(double flops, base::MxuInput input, base::Precision precision, double read,

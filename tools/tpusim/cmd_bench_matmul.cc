@@ -73,10 +73,10 @@ int RunBenchMatmul(int argc, char** argv) {
   const kernels::Params problem = matmul.Bind(base.params);
   const int64_t m = problem.Int("m"), k = problem.Int("k"), n = problem.Int("n");
   const auto& chip = base.topology.chip();
-  const double step_seconds =
-      static_cast<double>(
-          sim::ComputeModels::Build(chip, "the chip")->Plan(base::GridStep{}).cycles) /
-      chip.clock_hz();
+  const double step_seconds = static_cast<double>(sim::ComputeModels::Build(chip, "the chip")
+                                                      ->Plan(base::GridStep{}, "a grid step")
+                                                      .cycles) /
+                              chip.clock_hz();
 
   const std::vector<Blocks> block_list = ParseBlocks(blocks_text);
   if (ParseOnly()) return 0;
