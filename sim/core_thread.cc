@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <new>
 
+#include "base/text.h"
 #include "sim/chip.h"
 #include "sim/compute_models.h"
 #include "sim/dma_engine.h"
@@ -27,6 +28,9 @@ constexpr uint64_t kSemaphoreReadCycles = 4;
 // (A loop that gives up after fewer reads runs on as before.)
 constexpr uint64_t kProvenSpinReads = uint64_t{1} << 20;
 constexpr Picoseconds kNever = ~Picoseconds{0};
+// The longest one compute op may take: 2^62 ps (53 days) leaves room to add it to the
+// time now, and the double-to-integer conversions are defined below 2^63.
+constexpr double kMaxOpPicoseconds = 4611686018427387904.0;
 constexpr int kActivityTrackRank = 900;  // after the chip's fixed tracks
 
 }  // namespace
@@ -178,23 +182,49 @@ SemaphoreKind CoreThread::KindOf(SemaphoreHandle handle) const {
 void CoreThread::Execute(const Work& work, std::string_view what) {
   CatchUp();
   const ComputePlan plan = core_.compute_model().Plan(work, what);
-  if (plan.launch > 0) Occupy(ComputeUnit::kScalar, Slowed(plan.launch), "launch", 0);
+  if (plan.launch > 0) Occupy(ComputeUnit::kScalar, Slowed(plan.launch, what), "launch", 0);
   if (plan.hbm_bytes > 0) StartStream(plan.hbm_bytes, plan.hbm_bytes_per_second, what);
-  if (plan.cycles > 0)
-    Occupy(plan.unit, Slowed(CyclesToTime(plan.cycles, clock_hz())), what, plan.cycles);
+  if (plan.cycles > 0) Occupy(plan.unit, SlowedCycles(plan.cycles, what), what, plan.cycles);
   if (stream_) AwaitStream();
   if (plan.exposed > 0) Occupy(ComputeUnit::kScalar, plan.exposed, "pipeline fill and drain", 0);
 }
 
 void CoreThread::Compute(ComputeUnit unit, uint64_t cycles, std::string_view what) {
   CatchUp();
-  Occupy(unit, Slowed(CyclesToTime(cycles, clock_hz())), what, cycles);
+  Occupy(unit, SlowedCycles(cycles, what), what, cycles);
 }
 
-Picoseconds CoreThread::Slowed(Picoseconds duration) const {
+double CoreThread::Slowdown() const {
+  return chip_ < slice_.options().chip_slowdown.size() ? slice_.options().chip_slowdown[chip_]
+                                                       : 1.0;
+}
+
+Picoseconds CoreThread::Slowed(Picoseconds duration, std::string_view what) const {
   if (chip_ >= slice_.options().chip_slowdown.size()) return duration;
-  return static_cast<Picoseconds>(static_cast<double>(duration) *
-                                  slice_.options().chip_slowdown[chip_]);
+  const double slowed = static_cast<double>(duration) * Slowdown();
+  if (!(slowed < kMaxOpPicoseconds))
+    TooLong(slowed, what, base::NumberText(static_cast<double>(duration) * 1e-12) + " s");
+  return static_cast<Picoseconds>(slowed);
+}
+
+Picoseconds CoreThread::SlowedCycles(uint64_t cycles, std::string_view what) const {
+  // Checked before the conversions, which are undefined past 2^63 picoseconds.
+  const double picoseconds = static_cast<double>(cycles) * 1e12 / clock_hz() * Slowdown();
+  if (!(picoseconds < kMaxOpPicoseconds)) {
+    TooLong(picoseconds, what,
+            std::to_string(cycles) + " cycles at " + base::NumberText(clock_hz()) + " Hz");
+  }
+  return Slowed(CyclesToTime(cycles, clock_hz()), what);
+}
+
+void CoreThread::TooLong(double picoseconds, std::string_view what,
+                         const std::string& unslowed) const {
+  throw Error(ErrorKind::kInvalidArgument,
+              slice_.torus().Describe(chip_) + ": '" + std::string(what) + "' would take " +
+                  base::NumberText(picoseconds * 1e-12) + " s of simulated time (" + unslowed +
+                  ", times chip_slowdown " + base::NumberText(Slowdown()) +
+                  "), more than simulated time can count (picoseconds in 64 bits). Lower the "
+                  "chip's chip_slowdown, or split the op.");
 }
 
 void CoreThread::StartStream(uint64_t bytes, double bytes_per_second, std::string_view what) {

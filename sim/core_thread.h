@@ -95,8 +95,14 @@ class CoreThread final : public CorePort {
   // Holds `unit` (the scalar unit: the core itself) for `duration`, waiting for it first if
   // another thread of the chip has it; `cycles`, when known, go to the trace.
   void Occupy(ComputeUnit unit, Picoseconds duration, std::string_view what, uint64_t cycles);
-  // The chip's slowdown (EngineOptions::chip_slowdown) applied to the core's own work.
-  Picoseconds Slowed(Picoseconds duration) const;
+  // The chip's slowdown (EngineOptions::chip_slowdown) applied to the core's own work: a
+  // duration, or `cycles` of the chip's clock. Work the slowdown would take past what
+  // simulated time can count is Error(kInvalidArgument) naming the chip and `what`.
+  double Slowdown() const;
+  Picoseconds Slowed(Picoseconds duration, std::string_view what) const;
+  Picoseconds SlowedCycles(uint64_t cycles, std::string_view what) const;
+  [[noreturn]] void TooLong(double picoseconds, std::string_view what,
+                            const std::string& unslowed) const;
   // Streams `bytes` of the work's HBM traffic through the chip's HBM port (sim/memory_stream.h)
   // beside whatever the core does next; AwaitStream waits until it is done.
   void StartStream(uint64_t bytes, double bytes_per_second, std::string_view what);

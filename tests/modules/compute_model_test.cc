@@ -137,6 +137,24 @@ TEST(ComputeModel, WorkTooLongToTimeNamesTheTopologyValuesItsTimeComesFrom) {
       << xla;
 }
 
+TEST(ComputeModel, WorkSlowedPastTheClockNamesChipSlowdown) {
+  base::EngineOptions options = TimingOnly();
+  options.chip_slowdown = {1e300};
+  for (const base::Work& work :
+       {base::Work{base::KernelDot{128, 128, 128}}, base::Work{base::KernelLaunch{}}}) {
+    sim::Simulation simulation(OneChip(1500), options);
+    const auto outcome = simulation.Run([&](CorePort& core) { core.Execute(work, "op"); });
+    ASSERT_FALSE(outcome.ok);
+    EXPECT_EQ(outcome.error_kind, ErrorKind::kInvalidArgument) << outcome.error;
+    EXPECT_NE(outcome.error.find("chip 0 (x=0): 'op' would take "), std::string::npos)
+        << outcome.error;
+    EXPECT_NE(outcome.error.find("times chip_slowdown 1e+300), more than simulated time can "
+                                 "count"),
+              std::string::npos)
+        << outcome.error;
+  }
+}
+
 TEST(ComputeModel, ATopologyNamingAModelThatIsNotRegisteredIsRefused) {
   const config::Topology topology = testing::MakeTopology({1}, {false}, [](config::Topology& t) {
     t.mutable_chip()->mutable_cost()->set_model("nonesuch");
