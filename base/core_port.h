@@ -13,6 +13,7 @@
 
 #include "base/device_grid.h"
 #include "base/time.h"
+#include "base/work.h"
 
 namespace tpusim::base {
 
@@ -140,7 +141,13 @@ class CorePort {
   virtual std::string SemaphoreName(SemaphoreHandle semaphore) const = 0;
   virtual SemaphoreKind KindOf(SemaphoreHandle semaphore) const = 0;
 
-  // Occupies `unit` for `cycles` of this chip's clock; the core waits for it.
+  // Has the model's compute model (sim/compute_models.h) turn `work` into time: a launch on
+  // the core, a unit held, HBM traffic booked on the chip's HBM port beside the DMAs in
+  // flight. The core waits until the work is done. `what` names it on the trace.
+  virtual void Execute(const Work& work, std::string_view what) = 0;
+  // Occupies `unit` for `cycles` of this chip's clock; the core waits for it. For work the
+  // caller has timed itself (tests, a fuzzer); kernels and programs describe their work to
+  // Execute instead.
   virtual void Compute(ComputeUnit unit, uint64_t cycles, std::string_view what) = 0;
   virtual double clock_hz() const = 0;
 

@@ -1,6 +1,7 @@
 // The kernel's compute ops: MXU matmuls and VPU elementwise work on VMEM refs. Numerics
 // run on the host with Eigen (f32 accumulation, bf16 rounding to nearest even, exact
-// integer dots); time is charged to the chip's MXU or VPU from dsl/cost.h.
+// integer dots); each op describes its work to the core (base/work.h), and the model's compute
+// model times it.
 
 #include <Eigen/Core>
 #include <algorithm>
@@ -10,7 +11,6 @@
 #include "base/core_port.h"
 #include "base/errors.h"
 #include "base/text.h"
-#include "dsl/cost.h"
 #include "dsl/kernel.h"
 #include "dsl/mxu_numerics.h"
 #include "topologies/topology.pb.h"
@@ -20,10 +20,6 @@ namespace tpusim::dsl {
 namespace {
 
 using Matrix = HostMatrix;
-
-int64_t CeilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 // Vectors (rank 1) are one row.
 Matrix ToMatrix(const Array& a) {
@@ -40,22 +36,10 @@ void Write(Kernel& k, const Ref& ref, const Array& value, const std::string& op)
                  op + " writing '" + ref.Describe() + "'");
 }
 
-}  // namespace
-
-uint64_t Kernel::MxuCycles(int64_t m, int64_t k, int64_t n) const {
-  return MxuDotCycles(mesh().topology().chip(), m, k, n, DType::kBF16, Precision::kDefault);
+// One elementwise instruction over `out`'s elements of `dtype`.
+base::VectorOp VectorWork(const Ref& out, DType dtype) {
+  return base::VectorOp{static_cast<uint64_t>(out.size()), static_cast<uint32_t>(SizeOf(dtype))};
 }
-
-uint64_t Kernel::VpuCycles(int64_t elements, DType dtype) const {
-  const auto& chip = mesh().topology().chip();
-  // A vreg holds sublanes x lanes 32-bit values; bf16 packs two per 32 bits.
-  const int64_t per_vreg =
-      static_cast<int64_t>(chip.vpu_sublanes()) * chip.vpu_lanes() * (SizeOf(dtype) == 2 ? 2 : 1);
-  constexpr int64_t kLatency = 2;
-  return static_cast<uint64_t>(CeilDiv(elements, per_vreg) + kLatency);
-}
-
-namespace {
 
 bool IsInteger(DType dtype) {
   return dtype == DType::kInt8 || dtype == DType::kInt32;
@@ -106,8 +90,6 @@ void Kernel::dot(const Ref& a, const Ref& b, const Ref& acc, bool accumulate, Pr
                     (integer ? "an int32" : "an f32") + " VMEM accumulator.");
   }
   const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-  // First: a dot too long to time is refused before its numerics run.
-  const uint64_t cycles = MxuDotCycles(mesh().topology().chip(), m, k, n, operands, precision);
   Array result;
   if (port_.functional()) {
     const Array accumulator = accumulate ? Read(*this, acc, "dot") : Array();
@@ -117,7 +99,7 @@ void Kernel::dot(const Ref& a, const Ref& b, const Ref& acc, bool accumulate, Pr
   std::string what = "dot " + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
   if (operands != DType::kBF16) what += std::string(" ") + DTypeName(operands);
   if (operands == DType::kF32) what += std::string(" ") + PrecisionName(precision);
-  port_.Compute(base::ComputeUnit::kMxu, cycles, what);
+  port_.Execute(base::KernelDot{m, k, n, MxuInputOf(operands), precision}, what);
   if (port_.functional()) Write(*this, acc, result, "dot");
 }
 
@@ -154,7 +136,7 @@ void Kernel::ElementwiseOp(Elementwise op, const Ref& out, const Ref& a, const R
     result = Array(out.shape(), out.dtype());
     FromHostMatrix(z, result);
   }
-  port_.Compute(base::ComputeUnit::kVpu, VpuCycles(out.size(), out.dtype()), name);
+  port_.Execute(VectorWork(out, out.dtype()), name);
   if (port_.functional()) Write(*this, out, result, name);
 }
 
@@ -191,7 +173,7 @@ void Kernel::cast(const Ref& out, const Ref& in) {
       FromHostMatrix(ToMatrix(value), result);
     }
   }
-  port_.Compute(base::ComputeUnit::kVpu, VpuCycles(out.size(), in.dtype()), "cast");
+  port_.Execute(VectorWork(out, in.dtype()), "cast");
   if (port_.functional()) Write(*this, out, result, "cast");
 }
 
@@ -217,7 +199,7 @@ void Kernel::fill(const Ref& out, double value) {
     for (int64_t i = 0; i < result.size(); ++i)
       result.SetFlat(i, value);
   }
-  port_.Compute(base::ComputeUnit::kVpu, VpuCycles(out.size(), out.dtype()), "fill");
+  port_.Execute(VectorWork(out, out.dtype()), "fill");
   if (port_.functional()) Write(*this, out, result, "fill");
 }
 

@@ -64,6 +64,34 @@ DType ParseDType(const std::string& name) {
               "unknown dtype '" + name + "'; use one of bf16, f32, int32, int8.");
 }
 
+Precision ParsePrecision(const std::string& name) {
+  if (name == "DEFAULT" || name == "default" || name == "bfloat16") return Precision::kDefault;
+  if (name == "HIGH" || name == "high" || name == "bfloat16_3x") return Precision::kHigh;
+  if (name == "HIGHEST" || name == "highest" || name == "float32") return Precision::kHighest;
+  throw Error(ErrorKind::kInvalidArgument,
+              "unknown precision '" + name +
+                  "'; use DEFAULT (one bf16 pass), HIGH (three) or HIGHEST (six), as "
+                  "jax.lax.Precision.");
+}
+
+base::MxuInput MxuInputOf(DType operands) {
+  switch (operands) {
+    case DType::kBF16:
+    case DType::kF16:
+      return base::MxuInput::kBF16;
+    case DType::kF32:
+      return base::MxuInput::kF32;
+    case DType::kInt8:
+      return base::MxuInput::kInt8;
+    case DType::kInt32:
+    case DType::kBool:
+    case DType::kUInt32:
+    case DType::kInt64:
+      return base::MxuInput::kInt32;
+  }
+  return base::MxuInput::kBF16;
+}
+
 const char* PrecisionName(Precision precision) {
   switch (precision) {
     case Precision::kDefault:

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "base/work.h"
+
 namespace tpusim::dsl {
 
 // kBool, kUInt32, kInt64 and kF16 exist for XLA programs (pred masks, partition-id,
@@ -21,7 +23,15 @@ bool IsFloating(DType dtype);        // bf16, f16, f32
 // Throws Error(kInvalidArgument) naming the accepted spellings.
 DType ParseDType(const std::string& name);
 
-enum class Precision { kDefault, kHigh, kHighest };
+// jax.lax.Precision, as the work a kernel or program describes carries it (base/work.h).
+using Precision = base::Precision;
 const char* PrecisionName(Precision precision);  // "DEFAULT", "HIGH", "HIGHEST"
+// "DEFAULT", "HIGH", "HIGHEST" (also JAX's aliases "bfloat16", "bfloat16_3x", "float32");
+// throws Error(kInvalidArgument) naming the accepted spellings.
+Precision ParsePrecision(const std::string& name);
+
+// How the MXU takes a dot of `operands` (the dtype a dot runs in, after promotion): f16 as
+// bf16 (no f16 path is published), integers beyond int8 on int32's path.
+base::MxuInput MxuInputOf(DType operands);
 
 }  // namespace tpusim::dsl

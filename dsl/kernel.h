@@ -217,8 +217,9 @@ class Kernel {
   // MXU: acc = [acc +] jnp.dot(a, b, precision=, preferred_element_type=) for a [M, K]
   // and b [K, N] on VMEM. Float operands (bf16, f32; mixed ones promote to f32) give an
   // f32 (or bf16) result; integer operands (int8, int32) an exact int32 one, wrapping as
-  // int32 does. preferred_element_type, when given, must be acc's dtype. Costs
-  // MxuDotCycles (dsl/cost.h): one bf16 pass; f32 DEFAULT one, HIGH three, HIGHEST six.
+  // int32 does. preferred_element_type, when given, must be acc's dtype. Its work is the
+  // dot's shape and passes (base/work.h): one bf16 pass; f32 DEFAULT one, HIGH three,
+  // HIGHEST six.
   // The numerics follow the passes: f32 DEFAULT rounds both operands to bf16; HIGH and
   // HIGHEST split them into two and three bf16 pieces (bf16x3, bf16x6), as XLA does.
   // Blocks the core until the MXU is done.
@@ -226,17 +227,14 @@ class Kernel {
            Precision precision = Precision::kDefault,
            std::optional<DType> preferred_element_type = std::nullopt);
   // VPU elementwise ops on VMEM/SMEM refs of one shape; one vreg (8 x 128 32-bit
-  // elements, 16 x 128 for bf16) per cycle plus the 2-cycle latency (docs/references.md §1).
+  // elements, 16 x 128 for bf16) per cycle plus the 2-cycle latency (docs/references.md §1,
+  // docs/time-model.md).
   void add(const Ref& out, const Ref& a, const Ref& b);
   void multiply(const Ref& out, const Ref& a, const Ref& b);
   void maximum(const Ref& out, const Ref& a, const Ref& b);
   void minimum(const Ref& out, const Ref& a, const Ref& b);
   void cast(const Ref& out, const Ref& in);  // to out's dtype, bf16 rounds to nearest even
   void fill(const Ref& out, double value);   // e.g. zero an accumulator
-
-  // Cycle counts, for bounds and tests; MxuCycles is a bf16 dot's.
-  uint64_t MxuCycles(int64_t m, int64_t k, int64_t n) const;
-  uint64_t VpuCycles(int64_t elements, DType dtype) const;
 
   // For the DSL's own machinery (pipelines, compute ops).
   base::CorePort& port() { return port_; }

@@ -5,7 +5,6 @@
 #include <random>
 
 #include "base/core_port.h"
-#include "dsl/cost.h"
 
 namespace tpusim::dsl {
 
@@ -274,10 +273,9 @@ void GridPipeline::Run(Kernel& k, const Step& step, const std::string& scope,
   // bookkeeping and is not charged, so kernels that move their own data keep their time.
   const bool pipelines =
       std::any_of(plans_.begin(), plans_.end(), [](const Plan& p) { return p.pipelined; });
-  const uint64_t step_cycles = pipelines ? GridStepCycles(k.mesh().topology().chip()) : 0;
   while (true) {
     port.BeginScope(GridStepName(scope, ids));
-    if (step_cycles > 0) port.Compute(base::ComputeUnit::kScalar, step_cycles, "step overhead");
+    if (pipelines) port.Execute(base::GridStep{}, "step overhead");
     std::vector<int> next_counter = counter;
     const bool last = !NextGridPoint(grid_, next_counter);
     const std::vector<int> next = Visit(next_counter);

@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "base/errors.h"
-#include "dsl/cost.h"
+#include "base/work.h"
 #include "dsl/kernel.h"
 
 namespace tpusim::kernels {
@@ -251,7 +251,7 @@ Bound MatmulRoofline(const Mesh& mesh, const MatmulPlan& p) {
   const auto& chip = mesh.topology().chip();
   Bound b;
   b.flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.k) * static_cast<double>(p.n);
-  b.peak_flops = 2.0 * chip.mxu_count() * chip.mxu_size() * chip.mxu_size() * chip.clock_hz();
+  b.peak_flops = base::MxuPeakFlops(chip);
   b.hbm_bytes_per_s = chip.hbm().bandwidth_bytes_per_s();
   // The pipeline fetches a block when its index changes from one step to the next; the
   // grid runs (i, j, k) with k innermost. a's block (i, k) changes every step when k
@@ -270,7 +270,8 @@ Bound MatmulRoofline(const Mesh& mesh, const MatmulPlan& p) {
   b.hbm_bytes = a_reads * a_bytes + b_reads * b_bytes +
                 static_cast<double>(p.m) * p.n * SizeOf(p.out_dtype());
   // A dot of f32 at HIGH or HIGHEST, or of integers, takes more than one bf16 pass.
-  const double compute = b.flops * MxuPasses(chip, p.dtype, p.precision) / b.peak_flops;
+  const double compute =
+      b.flops * base::MxuPasses(chip, MxuInputOf(p.dtype), p.precision) / b.peak_flops;
   const double memory = b.hbm_bytes / b.hbm_bytes_per_s;
   b.seconds = std::max(compute, memory);
   char reads[96];

@@ -4,7 +4,7 @@
 // (bm, bk, bn) over the grid (m/bm, n/bn, k/bk) with k last, a VMEM accumulator (f32, or
 // int32 for int8/int32 operands) zeroed at k == 0 and flushed to the output block at the
 // last k. Its dots take the given precision. Its bound is the roofline of docs/references.md §1
-// with the dtype's MXU passes (dsl/cost.h).
+// with the dtype's MXU passes (base/work.h).
 
 #include <string>
 

@@ -2,7 +2,7 @@
 
 #include <Eigen/Core>
 
-#include "dsl/cost.h"
+#include "dsl/dtype.h"
 
 namespace tpusim::kernels {
 

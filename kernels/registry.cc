@@ -10,6 +10,7 @@
 #include "base/errors.h"
 #include "base/text.h"
 #include "base/time.h"
+#include "base/work.h"
 
 namespace tpusim::kernels {
 
@@ -287,9 +288,7 @@ std::vector<std::string> OtherAxes(const dsl::Mesh& mesh, const std::string& axi
 }
 
 double PeakMxuFlops(const dsl::Mesh& mesh) {
-  const auto& chip = mesh.topology().chip();
-  return chip.mxu_count() * static_cast<double>(chip.mxu_size()) * chip.mxu_size() * 2 *
-         chip.clock_hz();
+  return base::MxuPeakFlops(mesh.topology().chip());
 }
 
 }  // namespace tpusim::kernels

@@ -61,7 +61,8 @@ Chip::Chip(sc_core::sc_module_name name, SliceState& slice, DmaLedger& ledger, C
   }
   core_ = std::make_unique<TensorCore>("core", slice, *this, config_, tracks_.core);
   dma_ = std::make_unique<DmaEngine>("dma", slice, ledger, *this, config_.dma().engines(),
-                                     config_.dma().chunk_bytes());
+                                     config_.dma().chunk_bytes(),
+                                     NanosecondsToTime(config_.dma().issue_latency_ns()));
   router_ = std::make_unique<Router>("router", id, torus);
   dma_->socket.bind(router_->in);
   for (size_t i = 0; i < links.size(); ++i) {

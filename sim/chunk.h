@@ -42,26 +42,39 @@ inline uint64_t AddressOffset(uint64_t address) {
 }
 
 // The schedule of one chunk across its hops (source memory, links in route order,
-// destination memory). Data streams through the hops (cut-through): a hop may start once
-// the chunk's head reaches it, and a link adds its latency. Memory is much faster than a
-// link, and in hardware its reads interleave finely with other traffic, so a link fed from
-// memory is only held back until it could no longer finish after the read; a link fed by a
-// slower link, until its last byte has come in. The source
-// paces itself to the slowest hop, as credit flow control would, so one DMA cannot queue
-// up a link's whole future.
+// destination memory). By default data streams through the hops (cut-through): a hop may
+// start once the chunk's head reaches it, and a link adds its latency. Memory is much faster
+// than a link, and in hardware its reads interleave finely with other traffic, so a link fed
+// from memory is only held back until it could no longer finish after the read; a link fed by
+// a slower link, until its last byte has come in. Store-and-forward routers
+// (ici.forwarding) take the whole chunk in before they pass it on: a hop after a link starts
+// once the chunk's last byte has crossed it. The source paces itself to the slowest hop, as
+// credit flow control would, so one DMA cannot queue up a link's whole future.
 class ChunkSchedule {
  public:
-  explicit ChunkSchedule(Picoseconds now = 0)
-      : now_(now), previous_start_(now), previous_end_(now), pace_(now), arrival_(now) {}
+  explicit ChunkSchedule(Picoseconds now = 0, bool store_and_forward = false)
+      : now_(now),
+        store_and_forward_(store_and_forward),
+        previous_start_(now),
+        previous_end_(now),
+        pace_(now),
+        arrival_(now) {}
 
   Picoseconds now() const { return now_; }
+  bool store_and_forward() const { return store_and_forward_; }
   // The earliest a hop can start. A link passes the time it holds the link for.
   Picoseconds Enter(bool link, Picoseconds duration) {
     Picoseconds earliest = now_;
     if (!first_) {
-      if (previous_link_) head_latency_ += previous_latency_;
+      if (previous_link_) {
+        head_latency_ += previous_latency_;
+        // Stored at the router: the next hop sees the head only after the whole chunk.
+        if (store_and_forward_) head_latency_ += previous_end_ - previous_start_;
+      }
       if (!previous_link_ && link) {
         earliest = std::max(earliest, previous_end_ > duration ? previous_end_ - duration : 0);
+      } else if (previous_link_ && store_and_forward_) {
+        earliest = std::max(earliest, previous_end_ + previous_latency_);
       } else {
         earliest = std::max(earliest, previous_start_ + (previous_link_ ? previous_latency_ : 0));
         // A link fed by a slower link (an override) cannot send the last byte before it has
@@ -94,12 +107,13 @@ class ChunkSchedule {
 
  private:
   Picoseconds now_;
+  bool store_and_forward_;
   bool first_ = true;
   Picoseconds previous_start_;
   Picoseconds previous_end_;
   bool previous_link_ = false;
   Picoseconds previous_latency_ = 0;
-  Picoseconds head_latency_ = 0;
+  Picoseconds head_latency_ = 0;  // what the hops so far add before the head reaches the next
   Picoseconds pace_;
   Picoseconds first_link_end_ = 0;
   Picoseconds arrival_;

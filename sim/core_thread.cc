@@ -10,6 +10,7 @@
 
 #include "base/text.h"
 #include "sim/chip.h"
+#include "sim/compute_models.h"
 #include "sim/dma_engine.h"
 #include "sim/memory.h"
 #include "sim/reports.h"
@@ -180,24 +181,73 @@ SemaphoreKind CoreThread::KindOf(SemaphoreHandle handle) const {
   return slice_.semaphore(handle).kind();
 }
 
+void CoreThread::Execute(const Work& work, std::string_view what) {
+  CatchUp();
+  const ComputePlan plan = core_.compute_model().Plan(work, what);
+  if (plan.launch > 0) Occupy(ComputeUnit::kScalar, Slowed(plan.launch, what), "launch", 0);
+  if (plan.hbm_bytes > 0) StartStream(plan.hbm_bytes, plan.hbm_bytes_per_second, what);
+  if (plan.cycles > 0) Occupy(plan.unit, SlowedCycles(plan.cycles, what), what, plan.cycles);
+  if (stream_) AwaitStream();
+  if (plan.exposed > 0) Occupy(ComputeUnit::kScalar, plan.exposed, "pipeline fill and drain", 0);
+}
+
 void CoreThread::Compute(ComputeUnit unit, uint64_t cycles, std::string_view what) {
   CatchUp();
-  double slowdown = 1.0;
-  if (chip_ < slice_.options().chip_slowdown.size())
-    slowdown = slice_.options().chip_slowdown[chip_];
+  Occupy(unit, SlowedCycles(cycles, what), what, cycles);
+}
+
+double CoreThread::Slowdown() const {
+  return chip_ < slice_.options().chip_slowdown.size() ? slice_.options().chip_slowdown[chip_]
+                                                       : 1.0;
+}
+
+Picoseconds CoreThread::Slowed(Picoseconds duration, std::string_view what) const {
+  if (chip_ >= slice_.options().chip_slowdown.size()) return duration;
+  const double slowed = static_cast<double>(duration) * Slowdown();
+  if (!(slowed < kMaxOpPicoseconds))
+    TooLong(slowed, what, base::NumberText(static_cast<double>(duration) * 1e-12) + " s");
+  return static_cast<Picoseconds>(slowed);
+}
+
+Picoseconds CoreThread::SlowedCycles(uint64_t cycles, std::string_view what) const {
   // Checked before the conversions, which are undefined past 2^63 picoseconds.
-  const double picoseconds = static_cast<double>(cycles) * 1e12 / clock_hz() * slowdown;
+  const double picoseconds = static_cast<double>(cycles) * 1e12 / clock_hz() * Slowdown();
   if (!(picoseconds < kMaxOpPicoseconds)) {
-    throw Error(ErrorKind::kInvalidArgument,
-                slice_.torus().Describe(chip_) + ": '" + std::string(what) + "' would take " +
-                    base::NumberText(picoseconds * 1e-12) + " s of simulated time (" +
-                    std::to_string(cycles) + " cycles at " + base::NumberText(clock_hz()) +
-                    " Hz, times chip_slowdown " + base::NumberText(slowdown) +
-                    "), more than simulated time can count (picoseconds in 64 bits). Lower "
-                    "the chip's chip_slowdown, or split the op.");
+    TooLong(picoseconds, what,
+            std::to_string(cycles) + " cycles at " + base::NumberText(clock_hz()) + " Hz");
   }
-  const Picoseconds duration =
-      static_cast<Picoseconds>(static_cast<double>(CyclesToTime(cycles, clock_hz())) * slowdown);
+  return Slowed(CyclesToTime(cycles, clock_hz()), what);
+}
+
+void CoreThread::TooLong(double picoseconds, std::string_view what,
+                         const std::string& unslowed) const {
+  throw Error(ErrorKind::kInvalidArgument,
+              slice_.torus().Describe(chip_) + ": '" + std::string(what) + "' would take " +
+                  base::NumberText(picoseconds * 1e-12) + " s of simulated time (" + unslowed +
+                  ", times chip_slowdown " + base::NumberText(Slowdown()) +
+                  "), more than simulated time can count (picoseconds in 64 bits). Lower the "
+                  "chip's chip_slowdown, or split the op.");
+}
+
+void CoreThread::StartStream(uint64_t bytes, double bytes_per_second, std::string_view what) {
+  Chip& chip = core_.chip();
+  stream_ = std::make_unique<MemoryStream>(
+      slice_.calendar(), chip.memory(MemorySpace::kHbm).port(), bytes, bytes_per_second,
+      chip.config().dma().chunk_bytes(), slice_.NewStreamId(), &slice_.Label(what),
+      [this] { streamed_.notify(sc_core::SC_ZERO_TIME); });
+  stream_->Start();
+}
+
+void CoreThread::AwaitStream() {
+  while (!stream_->finished()) {
+    sc_core::wait(streamed_);
+    stack_.Announce();
+  }
+  stream_.reset();
+}
+
+void CoreThread::Occupy(ComputeUnit unit, Picoseconds duration, std::string_view what,
+                        uint64_t cycles) {
   if (duration == 0) return;
   // A unit another activity of this chip is using: wait for it, then take it. The scalar
   // unit (per-step overhead) is the core's own and drawn on its track.
@@ -215,7 +265,11 @@ void CoreThread::Compute(ComputeUnit unit, uint64_t cycles, std::string_view wha
     const ChipTracks& tracks = core_.chip().tracks();
     track = unit == ComputeUnit::kMxu ? tracks.mxu : tracks.vpu;
   }
-  slice_.trace().Begin(track, Now(), what, {{"cycles", cycles}});
+  if (cycles > 0) {
+    slice_.trace().Begin(track, Now(), what, {{"cycles", cycles}});
+  } else {
+    slice_.trace().Begin(track, Now(), what);
+  }
   computing_on_ = track;
   sc_core::wait(sc_core::sc_time::from_value(duration));
   computing_on_ = 0;

@@ -7,12 +7,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <systemc>
 
 #include "base/engine.h"
 #include "sim/base_names.h"
+#include "sim/memory_stream.h"
 #include "sim/semaphore.h"
 #include "sim/systemc_context.h"
 #include "traces/trace_sink.h"
@@ -43,6 +45,7 @@ class CoreThread final : public CorePort {
   int64_t Peek(SemaphoreHandle handle) const override;
   std::string SemaphoreName(SemaphoreHandle handle) const override;
   SemaphoreKind KindOf(SemaphoreHandle handle) const override;
+  void Execute(const Work& work, std::string_view what) override;
   void Compute(ComputeUnit unit, uint64_t cycles, std::string_view what) override;
   using CorePort::BeginScope;
   void BeginScope(std::string_view name, const ScopeDetails& details) override;
@@ -89,6 +92,21 @@ class CoreThread final : public CorePort {
   void CatchUp();
   void WaitOutReads();  // the same, between reads: the core is still polling
   bool SpinCannotEnd() const;
+  // Holds `unit` (the scalar unit: the core itself) for `duration`, waiting for it first if
+  // another thread of the chip has it; `cycles`, when known, go to the trace.
+  void Occupy(ComputeUnit unit, Picoseconds duration, std::string_view what, uint64_t cycles);
+  // The chip's slowdown (EngineOptions::chip_slowdown) applied to the core's own work: a
+  // duration, or `cycles` of the chip's clock. Work the slowdown would take past what
+  // simulated time can count is Error(kInvalidArgument) naming the chip and `what`.
+  double Slowdown() const;
+  Picoseconds Slowed(Picoseconds duration, std::string_view what) const;
+  Picoseconds SlowedCycles(uint64_t cycles, std::string_view what) const;
+  [[noreturn]] void TooLong(double picoseconds, std::string_view what,
+                            const std::string& unslowed) const;
+  // Streams `bytes` of the work's HBM traffic through the chip's HBM port (sim/memory_stream.h)
+  // beside whatever the core does next; AwaitStream waits until it is done.
+  void StartStream(uint64_t bytes, double bytes_per_second, std::string_view what);
+  void AwaitStream();
   void CheckAccess(const Region& region, const char* role, std::string_view what) const;
 
   SliceState& slice_;
@@ -104,6 +122,8 @@ class CoreThread final : public CorePort {
   traces::TrackId computing_on_ = 0;  // the MXU/VPU track of a compute in progress
   sc_core::sc_event done_;            // an activity finished
   sc_core::sc_event wake_;            // a semaphore it waits on holds enough
+  sc_core::sc_event streamed_;        // its work's HBM traffic is done
+  std::unique_ptr<MemoryStream> stream_;
   ThreadStack stack_;
   Picoseconds read_cost_ = 0;
   Picoseconds ahead_ = 0;    // reads done but not yet waited out

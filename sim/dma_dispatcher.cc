@@ -11,13 +11,14 @@
 namespace tpusim::sim {
 
 DmaDispatcher::DmaDispatcher(SliceState& slice, DmaLedger& ledger, Chip& chip, DmaEngine& engine,
-                             uint32_t channels, uint64_t chunk_bytes)
+                             uint32_t channels, uint64_t chunk_bytes, Picoseconds issue_latency)
     : slice_(slice),
       ledger_(ledger),
       chip_(chip),
       engine_(engine),
       id_(chip.id()),
       chunk_bytes_(chunk_bytes),
+      issue_latency_(issue_latency),
       channels_(channels) {}
 
 void DmaDispatcher::Check(const DmaRequest& request) {
@@ -102,7 +103,10 @@ void DmaDispatcher::Start(const DmaRequest& request) {
   Router& router = chip_.router();  // cold, once per DMA
   router.PathTo(t.source_base, nullptr, t.path);
   if (!t.within_one_memory) router.PathTo(t.destination_base, route.data(), t.path);
-  t.latency = slice_.RouteLatency(issuer, destination.chip);
+  // The receiver learns of bytes from another chip through its semaphore, a signal's latency
+  // after they land.
+  t.notify = destination.chip != issuer ? slice_.signal_latency() : 0;
+  t.latency = slice_.RouteLatency(issuer, destination.chip) + t.notify;
   if (destination.chip != issuer) t.flow = slice_.NewFlow();
   ++slice_.stats().dmas;
   slice_.stats().dma_bytes += t.bytes;
@@ -139,12 +143,17 @@ void DmaDispatcher::Begin(Transfer& t, int channel) {
                          t.flow);
   }
   if (slice_.traced()) BytesInFlight(static_cast<int64_t>(t.bytes));
+  const Picoseconds issued = EventQueue::Now() + issue_latency_;
   if (t.bytes == 0) {
-    Schedule(slice_, EventQueue::Now(), kDeparted, t);
-    Schedule(slice_, EventQueue::Now() + t.latency, kLanded, t);
+    Schedule(slice_, issued, kDeparted, t);
+    Schedule(slice_, issued + t.latency, kLanded, t);
     return;
   }
-  ReserveChunk(slice_, t);
+  if (issue_latency_ == 0) {
+    ReserveChunk(slice_, t);
+  } else {
+    Schedule(slice_, issued, kReserve, t);
+  }
 }
 
 void DmaDispatcher::Schedule(SliceState& slice, Picoseconds when, ChunkEvent event, Transfer& t,
@@ -187,7 +196,7 @@ uint64_t DmaDispatcher::ChunkAddress(uint64_t base, const ByteBox& box, bool den
 
 void DmaDispatcher::ReserveChunk(SliceState& slice, Transfer& t) {
   const uint64_t bytes = std::min(t.chunk_bytes, t.bytes - t.sent);
-  ChunkSchedule schedule(EventQueue::Now());
+  ChunkSchedule schedule(EventQueue::Now(), slice.store_and_forward());
   // The read from the source memory, then the write along the route to the destination. A
   // copy within one memory books its port once, for both.
   const size_t hops = t.path.size();
@@ -206,7 +215,7 @@ void DmaDispatcher::ReserveChunk(SliceState& slice, Transfer& t) {
   Schedule(slice, departure, more && pace == departure ? kDepartedThenReserve : kDeparted, t,
            bytes);
   if (more && pace != departure) Schedule(slice, pace, kReserve, t);
-  Schedule(slice, schedule.arrival(), kLanded, t, bytes);
+  Schedule(slice, schedule.arrival() + t.notify, kLanded, t, bytes);
 }
 
 void DmaDispatcher::BookThroughTlm(Transfer& t, size_t hop, bool link, uint64_t bytes,

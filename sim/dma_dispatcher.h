@@ -1,9 +1,11 @@
 #pragma once
 
 // A chip's DMA engine at work: `channels` DMAs move data at once, further starts queue in
-// order. It cuts each DMA into chunks and books every chunk on its path (sim/chunk.h), then
-// schedules the chunk's departure and landing on the slice's calendar. No thread per DMA:
-// the calendar calls back when a chunk's work is done.
+// order. A DMA an engine takes moves its first byte `issue_latency` later (the descriptor's
+// fetch and decode). It cuts each DMA into chunks and books every chunk on its path
+// (sim/chunk.h), then schedules the chunk's departure and landing on the slice's calendar; a
+// chunk from another chip counts on its receive semaphore the slice's signal latency after it
+// lands. No thread per DMA: the calendar calls back when a chunk's work is done.
 //
 // It books the hops that are the model's own memories and links directly (ChunkTarget), and
 // sends any other target, such as a memory model of the user's, a TLM-2.0 transaction
@@ -34,12 +36,13 @@ class DmaEngine;
 class DmaDispatcher {
  public:
   DmaDispatcher(SliceState& slice, DmaLedger& ledger, Chip& chip, DmaEngine& engine,
-                uint32_t channels, uint64_t chunk_bytes);
+                uint32_t channels, uint64_t chunk_bytes, Picoseconds issue_latency);
   DmaDispatcher(const DmaDispatcher&) = delete;
   DmaDispatcher& operator=(const DmaDispatcher&) = delete;
 
   uint32_t channels() const { return channels_; }
   uint64_t chunk_bytes() const { return chunk_bytes_; }
+  Picoseconds issue_latency() const { return issue_latency_; }
   DmaLedger& ledger() { return ledger_; }
 
   // Checks the request, then queues it behind busy channels. Never blocks.
@@ -81,6 +84,7 @@ class DmaDispatcher {
   DmaEngine& engine_;  // the initiator socket, for transactions and DMI
   ChipId id_;
   uint64_t chunk_bytes_;
+  Picoseconds issue_latency_;
   uint32_t channels_;             // at most 64 (the topology's range)
   uint64_t busy_ = 0;             // a bit per channel
   std::vector<Transfer*> queue_;  // waiting for a channel, from queue_head_ on

@@ -20,7 +20,7 @@ namespace tpusim::sim {
 class DmaEngine : public sc_core::sc_module, public LooselyTimedInitiator, public Described {
  public:
   DmaEngine(sc_core::sc_module_name name, SliceState& slice, DmaLedger& ledger, Chip& chip,
-            uint32_t channels, uint64_t chunk_bytes);
+            uint32_t channels, uint64_t chunk_bytes, Picoseconds issue_latency);
 
   tlm::tlm_initiator_socket<> socket;  // to the chip's router
 

@@ -14,31 +14,18 @@
 // bytes / bandwidth.
 
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <systemc>
 #include <tlm>
 #include <vector>
 
+#include "sim/model_registry.h"
 #include "topologies/topology.pb.h"
 
 namespace tpusim::sim {
 
 class Memory;
-
-struct ModelParameterSpec {
-  std::string name;
-  double default_value = 0;
-  double min = 0;
-  double max = 0;
-  std::string unit;
-  std::string description;
-  bool whole = false;  // a count (banks, bytes): 2.5 is refused, not truncated
-};
-
-// Parameter values by name, every declared one present (given or defaulted).
-using ModelParameters = std::map<std::string, double>;
 
 // What a factory returns: the module (a child of the chip) and the socket the router binds.
 struct MemoryTarget {

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "sim/chip.h"
+#include "sim/compute_models.h"
 #include "sim/core_thread.h"
 #include "sim/ici_link.h"
 #include "sim/memory.h"
@@ -31,6 +32,7 @@ Slice::Slice(sc_core::sc_module_name name, const config::Topology& topology, Eng
       MemoryModels::Resolve(*memory, std::string("the ") + label + " of " + torus.Describe(id),
                             unused);
     }
+    ComputeModels::Build(c, torus.Describe(id));
   }
   for (ChipId id = 0; id < torus.chips(); ++id) {
     std::vector<LinkSetup> links;
@@ -175,7 +177,11 @@ std::vector<Parameter> Slice::parameters() const {
             std::to_string(state_.torus().axis_size(a)) +
             (state_.torus().wraparound(a) ? " (wraps)" : "");
   }
-  return {{"topology", t.name()}, {"mesh", axes}, {"chips", FormatCount(state_.torus().chips())}};
+  return {{"topology", t.name()},
+          {"mesh", axes},
+          {"chips", FormatCount(state_.torus().chips())},
+          {"signal", FormatTime(state_.signal_latency())},
+          {"forwarding", state_.store_and_forward() ? "store-and-forward" : "cut-through"}};
 }
 
 std::string DescribeTree(const sc_core::sc_object& root, int depth, bool recurse) {

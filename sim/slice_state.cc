@@ -28,7 +28,9 @@ SliceState::SliceState(const config::Topology& topology, EngineOptions options)
       calendar_(std::make_unique<EventQueue>()),
       semaphores_(torus_.chips()),
       waiters_(torus_.chips()),
-      link_latency_(torus_.links().size(), 0) {
+      link_latency_(torus_.links().size(), 0),
+      signal_latency_(NanosecondsToTime(topology_.ici().signal_latency_ns())),
+      store_and_forward_(topology_.ici().forwarding() == config::IciConfig::STORE_AND_FORWARD) {
   const std::vector<double>& slowdown = options_.chip_slowdown;
   if (slowdown.size() > torus_.chips()) {
     throw Error(ErrorKind::kInvalidArgument,
@@ -141,7 +143,8 @@ void SliceState::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount) {
   }
   Touch touch{EventQueue::Now(), issuer, amount, "signal"};
   const bool remote = issuer != target.chip;
-  const Picoseconds arrival = EventQueue::Now() + (remote ? RouteLatency(issuer, target.chip) : 0);
+  const Picoseconds arrival =
+      EventQueue::Now() + (remote ? RouteLatency(issuer, target.chip) + signal_latency_ : 0);
   if (races_) {
     auto clock = races_->Release(issuer);
     if (!remote) races_->SignalArrived(target, clock);

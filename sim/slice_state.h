@@ -7,7 +7,9 @@
 
 #include <deque>
 #include <memory>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/engine.h"
@@ -65,7 +67,8 @@ class SliceState {
   // Throw Error naming `what` when the handle names nothing (freed, never made, off-slice).
   void CheckBuffer(const BufferHandle& b, const char* role, const std::string& what);
   void CheckSemaphore(SemaphoreHandle h, const char* role, const std::string& what);
-  // A signal from `issuer`'s core: arrives after the route's latency.
+  // A signal from `issuer`'s core: arrives after the route's latency and, on another chip,
+  // the signal latency.
   void Signal(ChipId issuer, SemaphoreHandle target, int64_t amount);
   // Adds to a semaphore now and wakes the threads waiting on it; traces its counter. One
   // that would pass INT64_MAX fails the run instead (false).
@@ -78,6 +81,10 @@ class SliceState {
   // Each link's latency, as the Slice built it; a signal takes the sum over its route.
   void SetLinkLatency(LinkId link, Picoseconds latency) { link_latency_[link] = latency; }
   Picoseconds RouteLatency(ChipId from, ChipId to) const;
+  // What a semaphore on another chip takes to change, beyond the hops (ici.signal_latency_ns).
+  Picoseconds signal_latency() const { return signal_latency_; }
+  // Whether routers take in a whole chunk before passing it on (ici.forwarding).
+  bool store_and_forward() const { return store_and_forward_; }
 
   // Every thread of control: the chips' cores in chip order, then activities as spawned
   // (an ActivityId indexes activities()).
@@ -94,6 +101,10 @@ class SliceState {
 
   RunStats& stats() { return stats_; }
   uint64_t NewFlow() { return next_flow_++; }
+  // A name for a port's trace that lives as long as the run (the ports keep pointers).
+  const std::string& Label(std::string_view text) { return *labels_.emplace(text).first; }
+  // Tells a core's own HBM traffic (sim/memory_stream.h) from DMAs on a port's trace.
+  uint64_t NewStreamId() { return kStreamIds | next_stream_++; }
 
  private:
   HotArena hot_;  // first in, last out: modules and the calendar refer to what it holds
@@ -109,11 +120,16 @@ class SliceState {
   std::vector<std::deque<Semaphore>> semaphores_;  // by chip; stable while kernels add more
   std::vector<std::vector<CoreThread*>> waiters_;  // by chip
   std::vector<Picoseconds> link_latency_;          // by LinkId
+  Picoseconds signal_latency_;
+  bool store_and_forward_;
 
   std::vector<CoreThread*> cores_;
   std::deque<std::unique_ptr<CoreThread>> activities_;
   RunStats stats_;
   uint64_t next_flow_ = 1;
+  static constexpr uint64_t kStreamIds = uint64_t{1} << 63;  // DMAs count up from 1
+  uint64_t next_stream_ = 1;
+  std::set<std::string, std::less<>> labels_;
   bool failed_ = false;
   ErrorKind error_kind_ = ErrorKind::kKernelMisuse;
   std::string error_;

@@ -15,6 +15,7 @@ TensorCore::TensorCore(sc_core::sc_module_name name, SliceState& slice, Chip& ch
       slice_(slice),
       chip_(chip),
       config_(config),
+      compute_model_(ComputeModels::Build(config, slice.torus().Describe(chip.id()))),
       thread_(slice.hot().Make<CoreThread>(slice, *this, track)) {
   slice.waiters(chip.id()).push_back(&thread_);
   slice.cores().push_back(&thread_);
@@ -46,12 +47,15 @@ std::pair<size_t, traces::TrackId> TensorCore::TakeActivityTrack(int rank_base) 
 }
 
 std::vector<Parameter> TensorCore::parameters() const {
-  return {
+  std::vector<Parameter> all = {
       {"clock", FormatHertz(config_.clock_hz())},
       {"MXUs", FormatCount(config_.mxu_count()) + " x " + std::to_string(config_.mxu_size()) + "x" +
                    std::to_string(config_.mxu_size())},
       {"VPU", std::to_string(config_.vpu_sublanes()) + " x " + std::to_string(config_.vpu_lanes())},
-      {"grid step", FormatNumber(config_.cost().grid_step_cycles()) + " cycles"}};
+      {"compute", config_.cost().has_model() ? config_.cost().model() : "roofline"}};
+  for (Parameter& p : compute_model_->parameters())
+    all.push_back(std::move(p));
+  return all;
 }
 
 }  // namespace tpusim::sim

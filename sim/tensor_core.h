@@ -14,6 +14,7 @@
 
 #include "base/engine.h"
 #include "sim/base_names.h"
+#include "sim/compute_models.h"
 #include "sim/core_thread.h"
 #include "sim/parameters.h"
 #include "topologies/topology.pb.h"
@@ -38,6 +39,8 @@ class TensorCore : public sc_core::sc_module, public Described {
   // sc_start; the program must outlive the run.
   void Start(const Engine::CoreProgram& program);
 
+  // The chip's compute model (chip.cost.model): what its threads' work takes.
+  const ComputeModel& compute_model() const { return *compute_model_; }
   // When the MXU (or VPU) is free again, shared by the core's threads.
   Picoseconds& unit_free(ComputeUnit unit) { return unit_free_[unit == ComputeUnit::kMxu ? 0 : 1]; }
 
@@ -52,6 +55,7 @@ class TensorCore : public sc_core::sc_module, public Described {
   SliceState& slice_;
   Chip& chip_;
   const config::ChipConfig& config_;
+  std::unique_ptr<ComputeModel> compute_model_;
   CoreThread& thread_;  // in the slice's hot arena
   std::array<Picoseconds, 2> unit_free_{0, 0};
   std::vector<std::pair<traces::TrackId, bool>> activity_tracks_;  // busy?

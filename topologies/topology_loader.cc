@@ -65,6 +65,7 @@ constexpr Range kDmaEngines{1, 64, "concurrent DMAs",
 constexpr Range kChunkBytes{4096, 1073741824.0 /* 1 GiB */, "bytes",
                             "smaller chunks would cost an event per few bytes"};
 constexpr Range kHopLatency{0, 1e9, "ns", "up to a second per hop"};
+constexpr Range kLatency{0, 1e9, "ns", "up to a second per DMA issue or remote signal"};
 constexpr Range kAxisLength{1, kMaxChips, "chips", "above the largest pods"};
 constexpr Range kChipCount{1, kMaxChips, "chips", "above the largest pods"};
 
@@ -86,15 +87,16 @@ void RequireInRange(const std::string& source, const std::string& field, bool pr
            "); see topologies/topology.proto");
 }
 
-// The model's name and parameters are checked against the model when the slice is built
-// (sim/memory_models.h); here, only that they are well formed.
-void ValidateMemoryModel(const std::string& source, const std::string& field,
-                         const config::MemoryConfig& memory) {
-  if (memory.has_model() && memory.model().empty())
-    Fail(source, field + ".model", "is empty; name a timing model, e.g. \"bandwidth\"");
+// A model's name and parameters are checked against the model when the slice is built
+// (sim/memory_models.h, sim/compute_models.h); here, only that they are well formed.
+template <typename Config>
+void ValidateModelChoice(const std::string& source, const std::string& field, const Config& config,
+                         const char* example) {
+  if (config.has_model() && config.model().empty())
+    Fail(source, field + ".model", std::string("is empty; name a timing model, e.g. ") + example);
   std::set<std::string> names;
-  for (int i = 0; i < memory.parameter_size(); ++i) {
-    const auto& p = memory.parameter(i);
+  for (int i = 0; i < config.parameter_size(); ++i) {
+    const auto& p = config.parameter(i);
     const std::string at = field + ".parameter[" + std::to_string(i) + "]";
     if (p.name().empty()) Fail(source, at + ".name", "is missing; name the model parameter");
     if (!names.insert(p.name()).second)
@@ -102,6 +104,11 @@ void ValidateMemoryModel(const std::string& source, const std::string& field,
     if (!p.has_value() || !std::isfinite(p.value()))
       Fail(source, at + ".value", "must be a finite number for parameter '" + p.name() + "'");
   }
+}
+
+void ValidateMemoryModel(const std::string& source, const std::string& field,
+                         const config::MemoryConfig& memory) {
+  ValidateModelChoice(source, field, memory, "\"bandwidth\"");
 }
 
 void ValidateMemory(const std::string& source, const std::string& name, bool present,
@@ -209,6 +216,9 @@ void ValidateOverrides(const std::string& source, const config::Topology& topolo
       RequireInRange(source, at + ".dma.engines", true, o.dma().engines(), kDmaEngines);
     if (o.has_dma() && o.dma().has_chunk_bytes())
       RequireInRange(source, at + ".dma.chunk_bytes", true, o.dma().chunk_bytes(), kChunkBytes);
+    if (o.has_dma() && o.dma().has_issue_latency_ns())
+      RequireInRange(source, at + ".dma.issue_latency_ns", true, o.dma().issue_latency_ns(),
+                     kLatency);
     if (!o.has_hbm() && !o.has_vmem() && !o.has_smem() && !o.has_dma())
       Fail(source, at, "changes nothing; give hbm, vmem, smem or dma fields");
   }
@@ -223,8 +233,20 @@ constexpr Range kMxuRate{1.0 / 64, 64, "multiples of the bf16 MXU rate",
                          "every chip runs int8 at a small multiple of its bf16 rate (1 or 2 "
                          "on the presets)"};
 constexpr Range kDotPasses{1, 64, "bf16 MXU passes",
-                           "an int32 dot is at least one bf16 pass (9 on the presets)"};
+                           "an int32 dot is at least one bf16 pass (8 on the presets)"};
+constexpr Range kXlaEfficiency{0.01, 1, "fraction of the peak an XLA op sustains",
+                               "below 1% of a peak no compiled op runs, and its times would "
+                               "outgrow the simulated clock"};
+constexpr Range kStepBytes{0, 1099511627776.0 /* 1 TiB */, "bytes", "more than any op moves"};
 void ValidateCost(const std::string& source, const config::ComputeCostConfig& cost) {
+  RequireInRange(source, "chip.cost.op_launch_ns", true, cost.op_launch_ns(), kLatency);
+  RequireInRange(source, "chip.cost.xla_mxu_efficiency", true, cost.xla_mxu_efficiency(),
+                 kXlaEfficiency);
+  RequireInRange(source, "chip.cost.xla_hbm_efficiency", true, cost.xla_hbm_efficiency(),
+                 kXlaEfficiency);
+  RequireInRange(source, "chip.cost.xla_pipeline_step_bytes", true, cost.xla_pipeline_step_bytes(),
+                 kStepBytes);
+  ValidateModelChoice(source, "chip.cost", cost, "\"roofline\"");
   RequireInRange(source, "chip.cost.grid_step_cycles", true, cost.grid_step_cycles(),
                  kGridStepCycles);
   RequireInRange(source, "chip.cost.mxu_efficiency", true, cost.mxu_efficiency(), kMxuEfficiency);
@@ -252,6 +274,8 @@ void ValidateTopology(config::Topology& topology, const std::string& source) {
   RequireInRange(source, "chip.dma.engines", chip.dma().has_engines(), chip.dma().engines(),
                  kDmaEngines);
   RequireInRange(source, "chip.dma.chunk_bytes", true, chip.dma().chunk_bytes(), kChunkBytes);
+  RequireInRange(source, "chip.dma.issue_latency_ns", true, chip.dma().issue_latency_ns(),
+                 kLatency);
 
   if (!topology.has_ici()) Fail(source, "ici", "is missing; give the link bandwidth and latency");
   RequireInRange(source, "ici.link_bandwidth_bytes_per_s",
@@ -259,6 +283,8 @@ void ValidateTopology(config::Topology& topology, const std::string& source) {
                  topology.ici().link_bandwidth_bytes_per_s(), kBandwidth);
   RequireInRange(source, "ici.hop_latency_ns", topology.ici().has_hop_latency_ns(),
                  topology.ici().hop_latency_ns(), kHopLatency);
+  RequireInRange(source, "ici.signal_latency_ns", true, topology.ici().signal_latency_ns(),
+                 kLatency);
 
   if (!topology.has_mesh()) Fail(source, "mesh", "is missing; give its shape, e.g. shape: [4, 4]");
   auto& mesh = *topology.mutable_mesh();

@@ -1,12 +1,12 @@
 // The array ops of a program (jax.lax / jax.numpy names): shape functions that check
 // operands the way JAX does (no implicit broadcasting or promotion), host numerics with
 // Eigen in functional mode (a dot's numerics are the MXU's: dsl/mxu_numerics.h), and XLA's
-// fused-op time (dsl/cost.h) on the chip's MXU (dot) or VPU (everything else).
+// work (an XlaWork: dots, vector operations, HBM bytes read and written), which the model
+// times as XLA's compiled op (sim/compute_models.h).
 
 #include <Eigen/Core>
 #include <algorithm>
 
-#include "dsl/cost.h"
 #include "dsl/mxu_numerics.h"
 #include "dsl/program/context.h"
 #include "dsl/program/op_registry.h"
@@ -36,9 +36,7 @@ std::string Type(const ShapeDtype& t) {
 // A memory-bound fused op: reads its operands, writes its results (these ops' time has
 // always been HBM alone).
 XlaWork HbmOnlyWork(const OpTyping& t, const std::vector<ShapeDtype>& results) {
-  XlaWork work;
-  work.hbm_bytes = OperandAndResultBytes(t.operands, results);
-  return work;
+  return ReadWriteWork(t.operands, results);
 }
 
 std::vector<ShapeDtype> SameTypes(const OpTyping& t) {
@@ -102,11 +100,10 @@ OpDef Dot() {
   };
   def.work = [](const OpTyping& t, const std::vector<ShapeDtype>& results) {
     const ShapeDtype &a = t.operands[0], &b = t.operands[1];
-    XlaWork work;
+    XlaWork work = ReadWriteWork(t.operands, results);
     work.dots.push_back({2.0 * static_cast<double>(a.shape[0]) * static_cast<double>(a.shape[1]) *
                              static_cast<double>(b.shape[1]),
-                         a.dtype, t.attrs.at("precision").AsPrecision()});
-    work.hbm_bytes = OperandAndResultBytes(t.operands, results);
+                         MxuInputOf(a.dtype), t.attrs.at("precision").AsPrecision()});
     return work;
   };
   return def;
@@ -209,9 +206,7 @@ OpDef DynamicSlice() {
   };
   // A copy of the slice: read it, write it.
   def.work = [](const OpTyping&, const std::vector<ShapeDtype>& results) {
-    XlaWork work;
-    work.hbm_bytes = 2 * OperandAndResultBytes({}, results);
-    return work;
+    return ReadWriteWork(results, results);
   };
   return def;
 }

@@ -271,6 +271,8 @@ void CallInstance::Run(base::CorePort& port, const std::vector<base::BufferHandl
     bindings.push_back(binding);
   }
   port.YieldToSameTime();
+  // Every pallas_call is launched on the core, as every XLA op is (docs/time-model.md).
+  port.Execute(base::KernelLaunch{}, "launch " + call_.name);
 
   const GridSpec& g = call_.grid_spec;
   Kernel kernel(port, layout_, g.grid, call_.name);

@@ -8,10 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "base/work.h"
 #include "dsl/array.h"
-#include "dsl/cost.h"
 
 namespace tpusim::dsl {
+
+// The work of one XLA op, as an op describes it (base/work.h): dots, vector operations, HBM
+// bytes read and written. The model's compute model times it.
+using XlaWork = base::XlaOp;
 
 class Computation {
  public:
@@ -25,7 +29,7 @@ class Computation {
   // Host numerics: the computation applied to `args` (functional runs only).
   virtual std::vector<Array> Evaluate(const std::vector<Array>& args) const = 0;
   // The MXU and VPU work of one application, fused into one kernel: XlaWork's dots and
-  // vpu_ops (its HBM traffic is the caller's operands and results).
+  // vector_ops (its HBM traffic is the caller's operands and results).
   virtual XlaWork Work() const = 0;
   // "add", "max", "min", "multiply", "and", "or" when the computation is that binary op
   // of its two scalar parameters (a reducer XLA recognises); empty otherwise.

@@ -1,12 +1,9 @@
 #include "dsl/program/context.h"
 
 #include <algorithm>
-#include <cmath>
 #include <utility>
 
 #include "base/errors.h"
-#include "base/text.h"
-#include "dsl/cost.h"
 #include "dsl/program/op_registry.h"
 #include "dsl/program/runtime.h"
 
@@ -208,9 +205,7 @@ void ProgramContext::RunByParts(const OpDef& def, OpRun& run,
 }
 
 void ProgramContext::ChargeWork(const XlaWork& work, const std::string& what) {
-  const config::ChipConfig& chip = mesh().topology().chip();
-  Charge(work.dots.empty() ? base::ComputeUnit::kVpu : base::ComputeUnit::kMxu,
-         XlaWorkSeconds(chip, work), what);
+  port_.Execute(work, what);
 }
 
 std::vector<Value> ProgramContext::CallDone(AsyncValues& started) {
@@ -366,21 +361,6 @@ void ProgramContext::Write(const Value& v, const Array& data) {
                                               " into a result of type " + v.Describe() + ".");
   }
   port_.Store(WholeBuffer(v), data.data(), "program op writing " + v.Describe());
-}
-
-void ProgramContext::Charge(base::ComputeUnit unit, double seconds, const std::string& what) {
-  const config::ChipConfig& chip = mesh().topology().chip();
-  std::string from = "chip.hbm.bandwidth_bytes_per_s (" +
-                     base::NumberText(chip.hbm().bandwidth_bytes_per_s()) + ")";
-  if (unit == base::ComputeUnit::kMxu) {
-    from += " and the MXU peak (chip.mxu_count " + std::to_string(chip.mxu_count()) +
-            ", chip.mxu_size " + std::to_string(chip.mxu_size()) + ", chip.clock_hz " +
-            base::NumberText(chip.clock_hz()) + ")";
-  }
-  port_.Compute(unit,
-                CheckedOpCycles(port_.clock_hz(), std::ceil(seconds * port_.clock_hz()),
-                                "the op '" + what + "'", from),
-                what);
 }
 
 }  // namespace tpusim::dsl

@@ -17,8 +17,8 @@
 // runs a different op at the same step is an error naming both.
 //
 // Ops are called by name (Call) with attributes; the typed methods below are thin
-// wrappers. Array ops compute with host numerics in functional mode and cost what XLA's
-// fused op would (dsl/cost.h); collectives are Pallas kernels
+// wrappers. Array ops compute with host numerics in functional mode and describe their work
+// (an XlaWork) for the model to time as XLA's compiled op; collectives are Pallas kernels
 // (kernels/lax/collectives.h) that run on this core; pallas_call runs any kernel with
 // its ANY operands bound to the values' HBM buffers.
 
@@ -31,7 +31,6 @@
 #include <vector>
 
 #include "base/core_port.h"
-#include "dsl/cost.h"
 #include "dsl/mesh.h"
 #include "dsl/pallas_call.h"
 #include "dsl/program/attributes.h"
@@ -160,12 +159,10 @@ class ProgramContext {
   std::vector<Value> pallas_call_done(AsyncValues& started) { return CallDone(started); }
 
   // For op run functions: a value's bytes (functional mode; empty arrays otherwise), a
-  // value's new contents, and the op's time on the chip's MXU or VPU.
+  // value's new contents, and the op's work, which the model times (a launch, its units,
+  // its HBM traffic beside the DMAs in flight; docs/time-model.md).
   Array Read(const Value& v);
   void Write(const Value& v, const Array& data);
-  void Charge(base::ComputeUnit unit, double seconds, const std::string& what);
-  // The time model's time for `work` (dsl/cost.h: XlaWorkSeconds), on the MXU when it has
-  // dots and on the VPU otherwise.
   void ChargeWork(const XlaWork& work, const std::string& what);
   // An op described by its parts (OpDef::compute and OpDef::work): numerics in functional
   // runs, then its work.

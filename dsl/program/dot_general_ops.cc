@@ -184,11 +184,10 @@ OpDef DotGeneral() {
   };
   def.work = [](const OpTyping& t, const std::vector<ShapeDtype>& r) {
     const DotDims d = DimsOf(t.op, t.attrs, t.operands[0], t.operands[1]);
-    XlaWork work;
+    XlaWork work = ReadWriteWork(t.operands, r);
     work.dots.push_back({2.0 * static_cast<double>(d.batch) * static_cast<double>(d.m) *
                              static_cast<double>(d.n) * static_cast<double>(d.k),
-                         t.operands[0].dtype, t.attrs.at("precision").AsPrecision()});
-    work.hbm_bytes = OperandAndResultBytes(t.operands, r);
+                         MxuInputOf(t.operands[0].dtype), t.attrs.at("precision").AsPrecision()});
     return work;
   };
   return def;
@@ -227,10 +226,9 @@ OpDef Convolution() {
     // Per output element: the kernel's elements over its output features.
     const double macs = static_cast<double>(NumElements(kernel.shape)) /
                         static_cast<double>(std::max<int64_t>(kernel.shape[out_feature], 1));
-    XlaWork work;
+    XlaWork work = ReadWriteWork(t.operands, r);
     work.dots.push_back({2.0 * static_cast<double>(NumElements(r[0].shape)) * macs,
-                         t.operands[0].dtype, t.attrs.at("precision").AsPrecision()});
-    work.hbm_bytes = OperandAndResultBytes(t.operands, r);
+                         MxuInputOf(t.operands[0].dtype), t.attrs.at("precision").AsPrecision()});
     return work;
   };
   return def;

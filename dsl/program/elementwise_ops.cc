@@ -27,7 +27,7 @@ constexpr double kTranscendentalOps = 8;
 
 XlaWork ElementwiseWork(const OpTyping& t, const std::vector<ShapeDtype>& results, double per) {
   XlaWork work = MemoryBoundWork(t, results);
-  work.vpu_ops *= per;
+  work.vector_ops *= per;
   return work;
 }
 

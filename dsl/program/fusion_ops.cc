@@ -48,7 +48,8 @@ OpDef Fusion() {
   };
   def.work = [](const OpTyping& t, const std::vector<ShapeDtype>& r) {
     XlaWork work = t.attrs.at("computation").AsComputation().Work();
-    work.hbm_bytes = OperandAndResultBytes(t.operands, r);
+    work.hbm_read_bytes = Bytes(t.operands);
+    work.hbm_write_bytes = Bytes(r);
     return work;
   };
   return def;
@@ -82,9 +83,11 @@ OpDef CostEstimate() {
   def.work = [](const OpTyping& t, const std::vector<ShapeDtype>&) {
     XlaWork work;
     const double flops = t.attrs.at("flops").AsFloat();
-    if (flops > 0) work.dots.push_back({flops, t.attrs.at("dtype").AsDType(), Precision::kDefault});
-    work.vpu_ops = t.attrs.at("transcendentals").AsFloat() * 8;
-    work.hbm_bytes = t.attrs.at("bytes_accessed").AsFloat();
+    if (flops > 0)
+      work.dots.push_back({flops, MxuInputOf(t.attrs.at("dtype").AsDType()), Precision::kDefault});
+    work.vector_ops = t.attrs.at("transcendentals").AsFloat() * 8;
+    // XLA's estimate does not say which of the bytes are reads: time does not care.
+    work.hbm_read_bytes = t.attrs.at("bytes_accessed").AsFloat();
     return work;
   };
   return def;

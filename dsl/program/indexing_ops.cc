@@ -38,10 +38,6 @@ std::vector<int64_t> IndexVector(const Array& indices, const Shape& batch, int64
   return v;
 }
 
-double Bytes(const ShapeDtype& t) {
-  return static_cast<double>(NumElements(t.shape)) * SizeOf(t.dtype);
-}
-
 OpDef Gather() {
   OpDef def;
   def.name = "gather";
@@ -95,9 +91,11 @@ OpDef Gather() {
     return std::vector<Array>{out};
   };
   def.work = [](const OpTyping& t, const std::vector<ShapeDtype>& r) {
+    // The indices and the gathered slices read, the slices written.
     XlaWork work;
-    work.hbm_bytes = Bytes(t.operands[1]) + 2 * Bytes(r[0]);
-    work.vpu_ops = static_cast<double>(NumElements(r[0].shape));
+    work.hbm_read_bytes = Bytes(t.operands[1]) + Bytes(r[0]);
+    work.hbm_write_bytes = Bytes(r[0]);
+    work.vector_ops = static_cast<double>(NumElements(r[0].shape));
     return work;
   };
   return def;
@@ -162,9 +160,12 @@ OpDef Scatter() {
     return std::vector<Array>{out};
   };
   def.work = [](const OpTyping& t, const std::vector<ShapeDtype>&) {
+    // The indices, the updates and the old values they combine with read, the new values
+    // written.
     XlaWork work;
-    work.hbm_bytes = Bytes(t.operands[1]) + 3 * Bytes(t.operands[2]);
-    work.vpu_ops = static_cast<double>(NumElements(t.operands[2].shape));
+    work.hbm_read_bytes = Bytes(t.operands[1]) + 2 * Bytes(t.operands[2]);
+    work.hbm_write_bytes = Bytes(t.operands[2]);
+    work.vector_ops = static_cast<double>(NumElements(t.operands[2].shape));
     return work;
   };
   return def;

@@ -83,21 +83,28 @@ const CallTarget& OpRegistry::FindCallTarget(const std::string& name) const {
                    "the kernels programs can call by name are");
 }
 
-double OperandAndResultBytes(const std::vector<ShapeDtype>& operands,
-                             const std::vector<ShapeDtype>& results) {
+double Bytes(const ShapeDtype& t) {
+  return static_cast<double>(NumElements(t.shape)) * SizeOf(t.dtype);
+}
+
+double Bytes(const std::vector<ShapeDtype>& ts) {
   double bytes = 0;
-  for (const auto* list : {&operands, &results}) {
-    for (const ShapeDtype& t : *list)
-      bytes += static_cast<double>(NumElements(t.shape)) * SizeOf(t.dtype);
-  }
+  for (const ShapeDtype& t : ts)
+    bytes += Bytes(t);
   return bytes;
 }
 
-XlaWork MemoryBoundWork(const OpTyping& t, const std::vector<ShapeDtype>& results) {
+XlaWork ReadWriteWork(const std::vector<ShapeDtype>& read, const std::vector<ShapeDtype>& written) {
   XlaWork work;
-  work.hbm_bytes = OperandAndResultBytes(t.operands, results);
+  work.hbm_read_bytes = Bytes(read);
+  work.hbm_write_bytes = Bytes(written);
+  return work;
+}
+
+XlaWork MemoryBoundWork(const OpTyping& t, const std::vector<ShapeDtype>& results) {
+  XlaWork work = ReadWriteWork(t.operands, results);
   for (const ShapeDtype& r : results)
-    work.vpu_ops += static_cast<double>(NumElements(r.shape));
+    work.vector_ops += static_cast<double>(NumElements(r.shape));
   return work;
 }
 

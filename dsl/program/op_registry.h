@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "dsl/cost.h"
+#include "base/work.h"
 #include "dsl/mesh.h"
 #include "dsl/pallas_call.h"
 #include "dsl/program/attributes.h"
@@ -134,11 +134,14 @@ struct CallTargetRegistration {
 // string list is expected is a one-element list, and an int where a float is expected is converted.
 Attributes ResolveAttributes(const OpDef& op, const Attributes& attrs);
 
-// The HBM traffic of an op that reads its operands once and writes its results once.
-double OperandAndResultBytes(const std::vector<ShapeDtype>& operands,
-                             const std::vector<ShapeDtype>& results);
-// The work of a memory-bound op: its operands and results through HBM, one VPU
-// operation per result element.
+// Bytes of an array, and of a list of them.
+double Bytes(const ShapeDtype& t);
+double Bytes(const std::vector<ShapeDtype>& ts);
+// The work of an op that reads `read` from HBM once and writes `written` once, and does
+// nothing else.
+XlaWork ReadWriteWork(const std::vector<ShapeDtype>& read, const std::vector<ShapeDtype>& written);
+// The work of a memory-bound op: its operands read and its results written through HBM,
+// one VPU operation per result element.
 XlaWork MemoryBoundWork(const OpTyping& t, const std::vector<ShapeDtype>& results);
 
 // Error(kInvalidArgument) "<op>: <message>", for shape functions.

@@ -87,9 +87,8 @@ size_t CheckVariadic(const OpTyping& t) {
 }
 
 XlaWork InputElementsWork(const OpTyping& t, const std::vector<ShapeDtype>& r, double per) {
-  XlaWork work;
-  work.hbm_bytes = OperandAndResultBytes(t.operands, r);
-  work.vpu_ops = static_cast<double>(NumElements(t.operands[0].shape)) * per;
+  XlaWork work = ReadWriteWork(t.operands, r);
+  work.vector_ops = static_cast<double>(NumElements(t.operands[0].shape)) * per;
   return work;
 }
 
@@ -270,7 +269,7 @@ OpDef ReduceWindow() {
     for (int64_t s : t.attrs.at("window_dimensions").AsInts())
       window *= static_cast<double>(s);
     XlaWork work = InputElementsWork(t, r, 0);
-    work.vpu_ops = static_cast<double>(NumElements(r[0].shape)) * window;
+    work.vector_ops = static_cast<double>(NumElements(r[0].shape)) * window;
     return work;
   };
   return def;

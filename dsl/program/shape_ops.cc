@@ -28,15 +28,11 @@ void CheckDims(const OpTyping& t, const Shape& shape, const std::string& what) {
 
 // Work of an op that reads `read` bytes and writes its results.
 XlaWork ReadsAndWrites(double read, const std::vector<ShapeDtype>& results) {
-  XlaWork work;
-  work.hbm_bytes = read + OperandAndResultBytes({}, results);
+  XlaWork work = ReadWriteWork({}, results);
+  work.hbm_read_bytes = read;
   for (const ShapeDtype& r : results)
-    work.vpu_ops += static_cast<double>(NumElements(r.shape));
+    work.vector_ops += static_cast<double>(NumElements(r.shape));
   return work;
-}
-
-double Bytes(const ShapeDtype& t) {
-  return static_cast<double>(NumElements(t.shape)) * SizeOf(t.dtype);
 }
 
 // Element-by-element copy: out[index] = x[source(index)], or `fill` where source says -1.
@@ -395,6 +391,10 @@ OpDef Copy() {
   def.summary = "a copy of x in a new buffer";
   def.shape = [](const OpTyping& t) { return std::vector<ShapeDtype>{t.operands[0]}; };
   def.compute = [](const OpCompute& c) { return std::vector<Array>{c.operands[0]}; };
+  // XLA copies by DMA: the bytes are read and written, no vector unit touches them.
+  def.work = [](const OpTyping& t, const std::vector<ShapeDtype>& r) {
+    return ReadWriteWork(t.operands, r);
+  };
   return def;
 }
 

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "base/text.h"
-#include "dsl/cost.h"
+#include "base/work.h"
 #include "dsl/program/op_registry.h"
 #include "hlo/run/hlo_computation.h"
 #include "hlo/run/types.h"
@@ -107,8 +107,9 @@ class Analyser {
     return result_;
   }
 
-  // The time a computation's steps take by the roofline alone (collectives left out): how
-  // a timing-only run picks the slowest branch of a conditional.
+  // The time a computation's steps take at the chip's peak rates (collectives and launches
+  // left out): how a timing-only run picks the slowest branch of a conditional. A ranking,
+  // not the model's time.
   double Estimate(int index) {
     const Computation& c = module_.computations.at(static_cast<size_t>(index));
     double seconds = 0;
@@ -132,7 +133,7 @@ class Analyser {
         const dsl::Attributes attrs = dsl::ResolveAttributes(def, lowered.attrs);
         const dsl::OpTyping typing{lowered.op, mesh_, operands, attrs};
         const auto results = def.shape(typing);
-        seconds += dsl::XlaWorkSeconds(
+        seconds += base::PeakSeconds(
             mesh_.topology().chip(),
             def.work ? def.work(typing, results) : dsl::MemoryBoundWork(typing, results));
       } catch (const Error&) {

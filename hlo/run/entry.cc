@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "dsl/cost.h"
+#include "base/work.h"
 #include "hlo/parser.h"
 #include "hlo/reference/evaluator.h"
 #include "hlo/run/hlo_computation.h"
@@ -251,7 +251,7 @@ kernels::KernelInfo HloModuleEntry(std::shared_ptr<const Module> module, const s
     PreparedModule prepared = Prepare(module, mesh, params);
     kernels::Bound bound;
     bound.flops = FlopsOf(*module, *prepared.plan, mesh);
-    bound.peak_flops = dsl::MxuPeakFlops(mesh.topology().chip());
+    bound.peak_flops = base::MxuPeakFlops(mesh.topology().chip());
     bound.seconds = bound.flops / bound.peak_flops;
     char flops[32];
     std::snprintf(flops, sizeof flops, "%.3g", bound.flops);

@@ -52,6 +52,9 @@ TEST(CliDescribe, ListsTheMemoryTimingModels) {
   EXPECT_THAT(r.out, HasSubstr("bandwidth"));
   EXPECT_THAT(r.out, HasSubstr("row_buffer"));
   EXPECT_THAT(r.out, HasSubstr("row_miss_ns"));
+  // and the compute models a chip's cost can choose
+  EXPECT_THAT(r.out, HasSubstr("compute models"));
+  EXPECT_THAT(r.out, HasSubstr("roofline"));
 }
 
 TEST(CliDescribe, BadChipOrModelIsAUsageError) {

@@ -74,14 +74,24 @@ TEST(HloCli, TimingOnlyGivesTheSameTime) {
 }
 
 TEST(HloCli, HloInfoPrintsOpcodesParametersAndCollectiveGroups) {
-  const auto r = RunTpusim("hlo-info " + Example("sharded_matmul_permute.hlo"));
+  const auto r =
+      RunTpusim("hlo-info " + Example("sharded_matmul_permute.hlo") + " --topology v5e-2x4");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("num_partitions=8"));
-  EXPECT_THAT(r.out, HasSubstr("v5e-2x4, the first preset with as many chips"));
   EXPECT_THAT(r.out, HasSubstr("tiled as P(None, 'y')"));
   EXPECT_THAT(r.out, HasSubstr("2 groups of 4: {0, 1, 2, 3}, {4, 5, 6, 7}; on axis y"));
   EXPECT_THAT(r.out, HasSubstr("y, 3 hops"));
   EXPECT_THAT(r.out, HasSubstr("one kernel: roofline of its MXU, VPU and HBM work"));
+}
+
+// Without --topology: the first preset by name with the module's 8 chips, TPU7x's 2x2x2 cube,
+// where the 4 devices of a group span two axes.
+TEST(HloCli, HloInfoWithoutATopologyTakesTheFirstPresetOfTheModulesSize) {
+  const auto r = RunTpusim("hlo-info " + Example("sharded_matmul_permute.hlo"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("tpu7x-2x2x2, the first preset with as many chips"));
+  EXPECT_THAT(r.out, HasSubstr("tiled as P(None, ('y', 'z'))"));
+  EXPECT_THAT(r.out, HasSubstr("2 groups of 4: {0, 1, 2, 3}, {4, 5, 6, 7}; on axes (y, z)"));
 }
 
 TEST(HloCli, CompareRunsAModuleBesideAnotherSchedule) {

@@ -86,7 +86,7 @@ INSTANTIATE_TEST_SUITE_P(
                    "1e-16"},
         OutOfRange{"int8_mxu_rate: 2", "int8_mxu_rate: 1e-300", "chip.cost.int8_mxu_rate",
                    "1e-300"},
-        OutOfRange{"int32_dot_passes: 9", "int32_dot_passes: 0.5", "chip.cost.int32_dot_passes",
+        OutOfRange{"int32_dot_passes: 8", "int32_dot_passes: 0.5", "chip.cost.int32_dot_passes",
                    "0.5"},
         OutOfRange{"bandwidth_bytes_per_s: 8.19e11", "bandwidth_bytes_per_s: 1e-300",
                    "chip.hbm.bandwidth_bytes_per_s", "1e-300"}));

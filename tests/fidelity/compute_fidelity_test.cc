@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "dsl/cost.h"
+#include "base/work.h"
 #include "tests/support/test_support.h"
 #include "topologies/topology_loader.h"
 
@@ -56,26 +56,18 @@ TEST(ComputeFidelity, SmallBlocksAreSlowerByThePublishedRatio) {
   EXPECT_NEAR(r8192 / (91.836e-3 / 6.0994e-3), 1.0, 0.15) << "ratio " << r8192;
 }
 
-// XLA's own bf16 matmul on v5e [PL matmul guide]: 827.29 us (4096^3), 6.0471 ms (8192^3),
-// charged as one fused op at the roofline (dsl/cost.h).
-TEST(ComputeFidelity, XlaMatmulAtTheRoofline) {
-  const auto chip = topologies::LoadTopology("v5e-2x2").chip();
-  for (const auto& [size, published] :
-       {std::pair<double, double>{4096, 827.29e-6}, std::pair<double, double>{8192, 6.0471e-3}}) {
-    const double flops = 2 * size * size * size;
-    const double bytes = 3 * size * size * 2;  // a, b read once, out written once, bf16
-    ExpectWithin(dsl::XlaOpSeconds(chip, flops, dsl::DType::kBF16, dsl::Precision::kDefault, bytes),
-                 published, kTolerance);
-  }
-}
+// XLA's own bf16 matmuls on v5e are rows of the calibration table, run through the simulator
+// in tests/fidelity/tpu_calibration_test.cc.
 
 // An int32 [512, 2048] x [2048, 2048] matmul on v5e takes 222 us [SB jax-stuff profile].
 TEST(ComputeFidelity, Int32MatmulAtTheCalibratedRate) {
   const auto chip = topologies::LoadTopology("v5e-2x2").chip();
   const double flops = 2.0 * 512 * 2048 * 2048;
-  const double bytes = 4.0 * (512 * 2048 + 2048 * 2048 + 512 * 2048);
-  ExpectWithin(dsl::XlaOpSeconds(chip, flops, dsl::DType::kInt32, dsl::Precision::kDefault, bytes),
-               222e-6, kTolerance);
+  ExpectWithin(
+      testing::ModelSeconds(
+          chip, testing::XlaDotWork(flops, base::MxuInput::kInt32, base::Precision::kDefault,
+                                    4.0 * (512 * 2048 + 2048 * 2048), 4.0 * 512 * 2048)),
+      222e-6, kTolerance);
 }
 
 // Passes as XLA runs them (docs/references.md §1): they multiply the MXU time, up to each
@@ -83,7 +75,8 @@ TEST(ComputeFidelity, Int32MatmulAtTheCalibratedRate) {
 TEST(ComputeFidelity, PassesFollowPrecisionAndDtype) {
   const auto chip = topologies::LoadTopology("v5e-2x2").chip();
   auto cycles = [&](dsl::DType dtype, dsl::Precision precision) {
-    return static_cast<double>(dsl::MxuDotCycles(chip, 512, 1024, 1024, dtype, precision));
+    return static_cast<double>(testing::ModelCycles(
+        chip, base::KernelDot{512, 1024, 1024, dsl::MxuInputOf(dtype), precision}));
   };
   const double bf16 = cycles(dsl::DType::kBF16, dsl::Precision::kDefault);
   EXPECT_EQ(cycles(dsl::DType::kBF16, dsl::Precision::kHighest), bf16);
@@ -93,8 +86,8 @@ TEST(ComputeFidelity, PassesFollowPrecisionAndDtype) {
   // v5e: 393 TOPs int8 against 197 TFLOP/s bf16 [GC]; v4: one rate for both [GC].
   EXPECT_NEAR(cycles(dsl::DType::kInt8, dsl::Precision::kDefault), 0.5 * bf16, 6);
   const auto v4 = topologies::LoadTopology("v4-4x4x4").chip();
-  EXPECT_EQ(dsl::MxuDotCycles(v4, 512, 1024, 1024, dsl::DType::kInt8, dsl::Precision::kDefault),
-            dsl::MxuDotCycles(v4, 512, 1024, 1024, dsl::DType::kBF16, dsl::Precision::kDefault));
+  EXPECT_EQ(testing::ModelCycles(v4, base::KernelDot{512, 1024, 1024, base::MxuInput::kInt8}),
+            testing::ModelCycles(v4, base::KernelDot{512, 1024, 1024, base::MxuInput::kBF16}));
 }
 
 }  // namespace

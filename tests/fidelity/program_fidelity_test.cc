@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "dsl/cost.h"
+#include "base/work.h"
 #include "dsl/program/context.h"
 #include "dsl/shard_map.h"
 #include "kernels/registry.h"
@@ -18,28 +18,34 @@ namespace {
 
 using namespace dsl;
 
-// The chip's rates as the program layer achieves them (dsl/cost.h) and the
-// axis's links (docs/references.md §1, §2).
+// The chip's rates as the program layer achieves them (the chip.cost fields, sim/compute_models.h)
+// and the axis's links (docs/references.md §1, §2; a step's latency as docs/time-model.md gives
+// it).
 struct Rates {
-  double mxu, hbm, w_ici, hop;
+  config::ChipConfig chip;
+  double mxu, hbm, w_ici, step, launch;
   double x = 16;
-  explicit Rates(const Mesh& mesh) {
+  explicit Rates(const Mesh& mesh) : chip(mesh.topology().chip()) {
     const auto& t = mesh.topology();
-    mxu = kernels::PeakMxuFlops(mesh) * kXlaMxuFraction;
-    hbm = t.chip().hbm().bandwidth_bytes_per_s() * kXlaHbmFraction;
+    mxu = kernels::PeakMxuFlops(mesh) * t.chip().cost().xla_mxu_efficiency();
+    hbm = t.chip().hbm().bandwidth_bytes_per_s() * t.chip().cost().xla_hbm_efficiency();
     w_ici = 2 * t.ici().link_bandwidth_bytes_per_s();
-    hop = t.ici().hop_latency_ns() * 1e-9;
+    step = (t.ici().hop_latency_ns() + t.ici().signal_latency_ns()) * 1e-9;
+    launch = t.chip().cost().op_launch_ns() * 1e-9;
     x = mesh.AxisSize("x");
   }
-  // A fused dot at the roofline.
+  // A bf16 dot as XLA's op: the compute model's time for it (its launch, the roofline of its
+  // MXU and HBM parts, its pipeline fill).
   double Dot(double m, double k, double n) const {
-    return std::max(2 * m * k * n / mxu, 2 * (m * k + k * n + m * n) / hbm);
+    return testing::ModelSeconds(
+        chip, testing::XlaDotWork(2 * m * k * n, base::MxuInput::kBF16, base::Precision::kDefault,
+                                  2 * (m * k + k * n), 2 * m * n));
   }
   // §3: the bidirectional ring all-gather (and reduce-scatter) of V bytes with wraparound,
-  // (V/W_ici)(X-1)/X, plus a hop latency per step.
-  double Gather(double v) const { return v / w_ici * (x - 1) / x + (x - 1) * hop; }
+  // (V/W_ici)(X-1)/X, plus a step's latency per step and the launch.
+  double Gather(double v) const { return v / w_ici * (x - 1) / x + (x - 1) * step + launch; }
   // §3: all-reduce = reduce-scatter + all-gather, each (V/W_ici)(X-1)/X; the
-  // reduce-scatter streams chunks through every step, so its hop latencies overlap with
+  // reduce-scatter streams chunks through every step, so its step latencies overlap with
   // the transfer and only the all-gather's add up.
   double AllReduce(double v) const { return v / w_ici * (x - 1) / x + Gather(v); }
 };
@@ -63,9 +69,9 @@ double TimingOnlySeconds(const std::string& name, const Mesh& mesh,
 //   multiply the local shards, then all-reduce:  T = 2BDF/(X C) + 2 (2BF)(X-1)/(X W_ici)
 //   all-gather W, then multiply:                 T = (2DF)(X-1)/(X W_ici) + 2BDF/C
 // with C the achieved MXU rate (or the HBM roofline when the dot is memory-bound), the
-// all-reduce = reduce-scatter + all-gather of §3, and a hop latency per gather step. The ar_vs_ag
-// programs are these schedules (the first is seed003/b's: a dot of local shards, then psum).
-// Tolerance: 95-115% of the formula: the psum's reduce-scatter also pays its chunk
+// all-reduce = reduce-scatter + all-gather of §3, and a step's latency per gather step. The
+// ar_vs_ag programs are these schedules (the first is seed003/b's: a dot of local shards, then
+// psum). Tolerance: 95-115% of the formula: the psum's reduce-scatter also pays its chunk
 // pipeline's fill and VPU adds (tests/fidelity/lax_fidelity_test.cc allows it 10%).
 TEST(ProgramFidelity, BlockingShardedMatmulMatchesSection4) {
   const Mesh mesh = SixteenChipRing();

@@ -1,4 +1,4 @@
-// The compute model of dsl/cost.h as a kernel sees it: the per-grid-step cost on the trace
+// The compute model (sim/compute_models.h) as a kernel sees it: the per-grid-step cost on the trace
 // and in the time, the pipeline's exposed prologue and epilogue, and dot numerics that
 // follow the MXU passes of each precision and dtype (docs/references.md §1).
 
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "dsl/cost.h"
+#include "base/work.h"
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
 #include "dsl/pipeline.h"
@@ -115,7 +115,8 @@ TEST(GridStepCost, PrologueAndEpilogueCopiesAreExposed) {
   const auto& chip = mesh.topology().chip();
   const auto& core = run.result.stats.cores[0];
   const double compute = static_cast<double>(core.mxu_busy + core.vpu_busy);
-  const double steps = kSteps * static_cast<double>(GridStepCycles(chip)) / chip.clock_hz() * 1e12;
+  const double steps = kSteps * static_cast<double>(testing::ModelCycles(chip, base::GridStep{})) /
+                       chip.clock_hz() * 1e12;
   const double copy = 512.0 * 512 * 2 / chip.hbm().bandwidth_bytes_per_s() * 1e12;  // ps
   const double time = static_cast<double>(run.result.time());
   // Tolerance: a fifth of one copy, so either copy hidden (or a third exposed) fails.

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "dsl/cost.h"
+#include "base/work.h"
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
 #include "dsl/pipeline.h"
@@ -176,7 +176,8 @@ TEST(Grid, PrefetchOverlapsTheNextCopyWithCompute) {
   // then the last write-back.
   const Mesh mesh = testing::OneChipMesh();  // chip() refers into it: it must outlive the reference
   const auto& chip = mesh.topology().chip();
-  const double steps = 8 * static_cast<double>(GridStepCycles(chip)) / chip.clock_hz() * 1e12;
+  const double steps = 8 * static_cast<double>(testing::ModelCycles(chip, base::GridStep{})) /
+                       chip.clock_hz() * 1e12;
   EXPECT_LT(static_cast<double>(run.result.time()), compute + steps + 4 * copy);
   EXPECT_GT(static_cast<double>(run.result.time()), compute);
 }

@@ -7,7 +7,7 @@
 
 #include <map>
 
-#include "dsl/cost.h"
+#include "base/work.h"
 #include "hlo/run/entry.h"
 #include "tests/support/test_support.h"
 #include "topologies/topology_loader.h"
@@ -49,6 +49,13 @@ double LinkBytesPerSecond(const config::Topology& t) {
 double HopSeconds(const config::Topology& t) {
   return t.ici().hop_latency_ns() * 1e-9;
 }
+// What a remote semaphore takes beyond the hops, and an op's launch (docs/time-model.md).
+double SignalSeconds(const config::Topology& t) {
+  return t.ici().signal_latency_ns() * 1e-9;
+}
+double LaunchSeconds(const config::Topology& t) {
+  return t.chip().cost().op_launch_ns() * 1e-9;
+}
 
 config::Topology Ring8() {
   return testing::MakeTopology({8}, {true});
@@ -61,20 +68,26 @@ TEST(HloExamples, ShardedMatmulMovesWeightsMultipliesAndSumsOverY) {
   ASSERT_EQ(t.ops.count("all-reduce"), 1u);
   EXPECT_EQ(t.ops.at("collective-permute").kind, "collective");
   EXPECT_EQ(t.ops.at("all-reduce").op, "all-reduce");
-  // The dot fusion is one kernel at the roofline: 2 x 1024 x 1024 x 2048 bf16 FLOPs, its
-  // operands and result through HBM once (within a cycle's rounding).
-  dsl::XlaWork fusion;
-  fusion.dots.push_back({2.0 * 1024 * 1024 * 2048, dsl::DType::kBF16, dsl::Precision::kDefault});
-  fusion.hbm_bytes = (1024 * 1024 * 2 + 1024 * 2048 * 2 + 1024 * 2048 * 4);
-  EXPECT_NEAR(t.Seconds("dot_fusion"), dsl::XlaWorkSeconds(topology.chip(), fusion), 1e-8);
+  // The dot fusion is one op, as the compute model times it: 2 x 1024 x 1024 x 2048 bf16
+  // FLOPs, its operands read and its result written through HBM once (within a cycle's
+  // rounding).
+  const base::XlaOp fusion = testing::XlaDotWork(
+      2.0 * 1024 * 1024 * 2048, base::MxuInput::kBF16, base::Precision::kDefault,
+      1024 * 1024 * 2 + 1024 * 2048 * 2, 1024 * 2048 * 4);
+  EXPECT_NEAR(t.Seconds("dot_fusion"), testing::ModelSeconds(topology.chip(), fusion), 1e-8);
   // w's 4 MiB shard moves one step along 'y' over one link (the wrapping pair takes the
-  // long way, on links the others do not use): bytes / W_oneway plus the hops, within 5%.
-  const double permute =
-      4.0 * 1024 * 1024 / LinkBytesPerSecond(topology) + 3 * HopSeconds(topology);
+  // long way, on links the others do not use): bytes / W_oneway plus the hops, the receive
+  // semaphore's signal latency and the launch, within 5%.
+  const double permute = 4.0 * 1024 * 1024 / LinkBytesPerSecond(topology) +
+                         3 * HopSeconds(topology) + SignalSeconds(topology) +
+                         LaunchSeconds(topology);
   EXPECT_NEAR(t.Seconds("collective-permute"), permute, 0.05 * permute);
   // The 8 MiB f32 sum over a 'y' row of 4 without wraparound: 2 (V / W_oneway)(X-1)/X
-  // (docs/references.md §3), within 20%.
-  const double all_reduce = 2 * (8.0 * 1024 * 1024 / LinkBytesPerSecond(topology)) * 3 / 4;
+  // (docs/references.md §3), plus 2 steps of a hop and a signal and the launch, within
+  // 20%.
+  const double all_reduce = 2 * (8.0 * 1024 * 1024 / LinkBytesPerSecond(topology)) * 3 / 4 +
+                            6 * (HopSeconds(topology) + SignalSeconds(topology)) +
+                            LaunchSeconds(topology);
   EXPECT_NEAR(t.Seconds("all-reduce"), all_reduce, 0.2 * all_reduce);
   const double total = t.result.time() * 1e-12;
   EXPECT_NEAR(total,

@@ -1,12 +1,12 @@
 // A program's dot (dsl/program/array_ops.cc) shares the kernel dot's MXU numerics
-// (dsl/mxu_numerics.h) and XLA's fused-op cost (dsl/cost.h): precision and dtype change
+// (dsl/mxu_numerics.h) and XLA's op as the compute model times it: precision and dtype change
 // both its result and its time, as issue 15 asks of "the program-level dot".
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "dsl/cost.h"
+#include "base/work.h"
 #include "dsl/program/context.h"
 #include "dsl/shard_map.h"
 #include "tests/support/test_support.h"
@@ -92,15 +92,19 @@ TEST(ProgramDot, Int32DotsAreExact) {
   }
 }
 
-// The time is XLA's fused op on this chip (dsl/cost.h), so precision and dtype scale it as
+// The time is XLA's op on this chip (sim/compute_models.h), so precision and dtype scale it as
 // the MXU passes do, and an int32 dot pays the calibrated int32 rate.
 TEST(ProgramDot, TimeIsTheXlaFusedOpAtThePassesOfItsPrecision) {
   const int64_t m = 1024, k = 2048, n = 2048;
   const auto chip = testing::MakeTopology({1}, {false}).chip();
   auto expected = [&](DType dtype, Precision precision) {
     const double flops = 2.0 * m * k * n;
-    const double bytes = static_cast<double>(SizeOf(dtype)) * (m * k + k * n + m * n);
-    return XlaOpSeconds(chip, flops, dtype, precision, bytes);
+    const double element = SizeOf(dtype);
+    // The MXU's part of the op (its launch and pipeline fill are the core's).
+    return static_cast<double>(testing::ModelCycles(
+               chip, testing::XlaDotWork(flops, MxuInputOf(dtype), precision,
+                                         element * (m * k + k * n), element * m * n))) /
+           chip.clock_hz();
   };
   for (const auto& [dtype, precision] :
        {std::pair{DType::kBF16, Precision::kDefault}, std::pair{DType::kF32, Precision::kDefault},

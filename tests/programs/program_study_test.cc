@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "dsl/cost.h"
+#include "base/work.h"
 #include "kernels/registry.h"
 #include "programs/ar_vs_ag.h"
 #include "tests/support/test_support.h"
@@ -43,27 +43,33 @@ double Seconds(const dsl::RunResult& r) {
 }
 
 // The predicted times of the two schedules, from the formulas the programs are built on:
-// each array op at the roofline of the achieved MXU and HBM fractions (dsl/cost.h,
+// each array op at the roofline of the achieved MXU and HBM fractions (sim/compute_models.h,
 // docs/references.md §1), and each collective on an axis without wraparound at
-// docs/references.md §3's (V/W_oneway)(X-1)/X plus a hop latency per step; psum is twice
+// docs/references.md §3's (V/W_oneway)(X-1)/X plus a step's latency (a hop and the remote
+// semaphore's signal latency, docs/time-model.md) per step and the launch; psum is twice
 // that (§3: all-reduce = 2 x reduce-scatter).
 struct ArVsAgModel {
-  double mxu, hbm, oneway, hop;
+  config::ChipConfig chip;
+  double mxu, hbm, oneway, step, launch;
   int x = 8;
   double d = programs::kArVsAgD, f = programs::kArVsAgF;
 
-  explicit ArVsAgModel(const dsl::Mesh& mesh) {
+  explicit ArVsAgModel(const dsl::Mesh& mesh) : chip(mesh.topology().chip()) {
     const auto& t = mesh.topology();
-    mxu = kernels::PeakMxuFlops(mesh) * dsl::kXlaMxuFraction;
-    hbm = t.chip().hbm().bandwidth_bytes_per_s() * dsl::kXlaHbmFraction;
+    mxu = kernels::PeakMxuFlops(mesh) * t.chip().cost().xla_mxu_efficiency();
+    hbm = t.chip().hbm().bandwidth_bytes_per_s() * t.chip().cost().xla_hbm_efficiency();
     oneway = t.ici().link_bandwidth_bytes_per_s();
-    hop = t.ici().hop_latency_ns() * 1e-9;
+    step = (t.ici().hop_latency_ns() + t.ici().signal_latency_ns()) * 1e-9;
+    launch = t.chip().cost().op_launch_ns() * 1e-9;
     x = mesh.AxisSize("x");
   }
+  // A bf16 dot as XLA's op: the compute model's time for it.
   double Dot(double b, double k, double n) const {
-    return std::max(2 * b * k * n / mxu, 2 * (b * k + k * n + b * n) / hbm);
+    return testing::ModelSeconds(
+        chip, testing::XlaDotWork(2 * b * k * n, base::MxuInput::kBF16, base::Precision::kDefault,
+                                  2 * (b * k + k * n), 2 * b * n));
   }
-  double Ring(double bytes) const { return bytes / oneway * (x - 1) / x + (x - 1) * hop; }
+  double Ring(double bytes) const { return bytes / oneway * (x - 1) / x + (x - 1) * step + launch; }
   double AllReduce(double b) const {
     return 2 * (b * d + b * d / x) / hbm + Dot(b, d / x, f) + 2 * Ring(2 * b * f);
   }

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "sim/compute_models.h"
 #include "topologies/topology_loader.h"
 #include "traces/trace_checker.h"
 #include "traces/trace_sink.h"
@@ -26,6 +27,12 @@ config::Topology MakeTopology(const std::vector<int>& shape, const std::vector<b
     t.mutable_mesh()->add_shape(n);
   for (bool w : wraparound)
     t.mutable_mesh()->add_wraparound(w);
+  // Fixed costs a mechanism's test would have to add to every expected time: zero, so a test
+  // sees bandwidths and hop latencies alone. Tests of these terms set them
+  // (tests/modules/latency_test.cc, tests/modules/compute_model_test.cc).
+  t.mutable_chip()->mutable_dma()->clear_issue_latency_ns();
+  t.mutable_ici()->clear_signal_latency_ns();
+  t.mutable_chip()->mutable_cost()->clear_op_launch_ns();
   if (tweak) tweak(t);
   topologies::ValidateTopology(t, "test topology");
   return t;
@@ -134,6 +141,24 @@ CommandResult RunShell(const std::string& shell_command) {
   s << err.rdbuf();
   result.err = s.str();
   return result;
+}
+
+double ModelSeconds(const config::ChipConfig& chip, const base::Work& work) {
+  const sim::ComputePlan plan = sim::ComputeModels::Build(chip, "the chip")->Plan(work, "work");
+  return static_cast<double>(plan.Alone(chip.clock_hz())) * 1e-12;
+}
+
+uint64_t ModelCycles(const config::ChipConfig& chip, const base::Work& work) {
+  return sim::ComputeModels::Build(chip, "the chip")->Plan(work, "work").cycles;
+}
+
+base::XlaOp XlaDotWork(double flops, base::MxuInput input, base::Precision precision, double read,
+                       double written) {
+  base::XlaOp op;
+  op.dots.push_back({flops, input, precision});
+  op.hbm_read_bytes = read;
+  op.hbm_write_bytes = written;
+  return op;
 }
 
 }  // namespace tpusim::testing

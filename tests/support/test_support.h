@@ -8,13 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "base/work.h"
 #include "dsl/shard_map.h"
 #include "kernels/registry.h"
 #include "topologies/topology.pb.h"
 
 namespace tpusim::testing {
 
-// A v5e chip on the given mesh; `tweak` may change any field before validation.
+// A v5e chip on the given mesh, without the fixed per-DMA, per-signal and per-launch costs
+// (a test of one sets it); `tweak` may change any field before validation.
 config::Topology MakeTopology(const std::vector<int>& shape, const std::vector<bool>& wraparound,
                               const std::function<void(config::Topology&)>& tweak = {});
 // One v5e chip: a mesh of one device on axis 'x'.
@@ -66,5 +68,14 @@ nlohmann::json LastLineJson(const std::string& out);
 CommandResult RunTpusim(const std::string& args);
 // Runs `command` with /bin/sh, its stdout and stderr kept apart.
 CommandResult RunShell(const std::string& command);
+
+// What `chip`'s compute model (sim/compute_models.h) gives `work` when nothing contends:
+// its time, and the cycles it holds its unit for.
+double ModelSeconds(const config::ChipConfig& chip, const base::Work& work);
+uint64_t ModelCycles(const config::ChipConfig& chip, const base::Work& work);
+// An XLA op of one dot: `flops` of `input` at `precision`, reading `read` and writing
+// `written` bytes of HBM.
+base::XlaOp XlaDotWork(double flops, base::MxuInput input, base::Precision precision, double read,
+                       double written);
 
 }  // namespace tpusim::testing

@@ -124,6 +124,37 @@ TEST(Topology, UnknownNameListsThePresets) {
   }
 }
 
+// The time model's fields (docs/time-model.md): each is range-checked when the file loads, and
+// the error names the field.
+std::string FieldError(const std::string& from, const std::string& to) {
+  try {
+    ParseTopology(PresetWith(from, to), "c.textproto");
+  } catch (const TopologyError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "loaded with " << to;
+  return "";
+}
+
+TEST(Topology, TimeModelFieldsAreRangeChecked) {
+  struct Case {
+    const char *from, *to, *field;
+  };
+  for (const Case& c :
+       {Case{"op_launch_ns: 1700", "op_launch_ns: -1", "chip.cost.op_launch_ns"},
+        Case{"xla_mxu_efficiency: 0.94", "xla_mxu_efficiency: 1.5", "chip.cost.xla_mxu_efficiency"},
+        Case{"xla_hbm_efficiency: 0.868", "xla_hbm_efficiency: 0", "chip.cost.xla_hbm_efficiency"},
+        Case{"xla_pipeline_step_bytes: 1e8", "xla_pipeline_step_bytes: -1",
+             "chip.cost.xla_pipeline_step_bytes"},
+        Case{"issue_latency_ns: 0", "issue_latency_ns: -5", "chip.dma.issue_latency_ns"},
+        Case{"signal_latency_ns: 2800", "signal_latency_ns: -5", "ici.signal_latency_ns"}}) {
+    EXPECT_THAT(FieldError(c.from, c.to), HasSubstr(std::string("field '") + c.field + "'"));
+  }
+  EXPECT_THAT(
+      FieldError("op_launch_ns: 1700", "op_launch_ns: 1700 model: \"\""),
+      HasSubstr("field 'chip.cost.model' is empty; name a timing model, e.g. \"roofline\""));
+}
+
 // Overrides (link_override, chip_override): each is checked against the mesh when the file
 // loads, and each error names the override, the field and what to do.
 std::string OverrideError(const std::string& overrides, const std::string& shape = "") {

@@ -1,5 +1,5 @@
 // tpusim bench matmul: one problem size over several block sizes, so a user picks blocks
-// from the numbers. Small blocks pay the per-grid-step cost (dsl/cost.h) many times; the
+// from the numbers. Small blocks pay the per-grid-step cost (the compute model's) many times; the
 // table shows it beside the time, as the Pallas TPU matmul guide's table does.
 
 #include <boost/program_options.hpp>
@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "dsl/cost.h"
 #include "dsl/dtype.h"
+#include "sim/compute_models.h"
 #include "tools/tpusim/cli.h"
 #include "tools/tpusim/common_options.h"
 #include "tools/tpusim/kernel_run.h"
@@ -72,8 +72,11 @@ int RunBenchMatmul(int argc, char** argv) {
   base.params = params.Given("bench", vm, {&matmul});
   const kernels::Params problem = matmul.Bind(base.params);
   const int64_t m = problem.Int("m"), k = problem.Int("k"), n = problem.Int("n");
-  const double step_seconds = static_cast<double>(dsl::GridStepCycles(base.topology.chip())) /
-                              base.topology.chip().clock_hz();
+  const auto& chip = base.topology.chip();
+  const double step_seconds = static_cast<double>(sim::ComputeModels::Build(chip, "the chip")
+                                                      ->Plan(base::GridStep{}, "a grid step")
+                                                      .cycles) /
+                              chip.clock_hz();
 
   const std::vector<Blocks> block_list = ParseBlocks(blocks_text);
   if (ParseOnly()) return 0;

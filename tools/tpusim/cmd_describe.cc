@@ -1,6 +1,6 @@
 // tpusim describe TOPOLOGY: the model's module tree for a slice, each module with its
 // parameters as the model uses them (after the topology's overrides), or the memory timing
-// models a topology can choose from.
+// and compute models a topology can choose from.
 
 #include <boost/program_options.hpp>
 #include <cstdio>
@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "sim/chip.h"
+#include "sim/compute_models.h"
 #include "sim/memory_models.h"
 #include "sim/parameters.h"
 #include "sim/simulation.h"
@@ -18,9 +19,10 @@ namespace tpusim::cli {
 
 namespace {
 
-void PrintModels() {
-  std::printf("memory timing models (topology: hbm { model: NAME parameter { name: ... } }):\n");
-  for (const sim::MemoryModel* model : sim::MemoryModels::All()) {
+template <typename Model>
+void PrintModelList(const char* heading, const std::vector<const Model*>& models) {
+  std::printf("%s\n", heading);
+  for (const Model* model : models) {
     std::printf("  %-12s %s\n", model->name.c_str(), model->summary.c_str());
     for (const auto& p : model->parameters) {
       std::printf("      %-14s default %s, %s to %s %s: %s\n", p.name.c_str(),
@@ -28,6 +30,13 @@ void PrintModels() {
                   sim::FormatNumber(p.max).c_str(), p.unit.c_str(), p.description.c_str());
     }
   }
+}
+
+void PrintModels() {
+  PrintModelList("memory timing models (topology: hbm { model: NAME parameter { name: ... } }):",
+                 sim::MemoryModels::All());
+  PrintModelList("compute models (topology: chip { cost { model: NAME parameter { ... } } }):",
+                 sim::ComputeModels::All());
 }
 
 // "1,3" -> the chip at those coordinates, or a usage error naming the mesh.
