@@ -1,14 +1,35 @@
 #include "kernels/lax/cost_model.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "base/device_grid.h"
 
 namespace tpusim::kernels::lax {
 
 LinkModel LinkModel::Of(const dsl::Mesh& mesh) {
-  const auto& ici = mesh.topology().ici();
-  return LinkModel{ici.hop_latency_ns() * 1e-9, ici.link_bandwidth_bytes_per_s()};
+  const auto& topology = mesh.topology();
+  const auto& ici = topology.ici();
+  LinkModel links;
+  links.hop_latency_s = ici.hop_latency_ns() * 1e-9;
+  links.signal_latency_s = ici.signal_latency_ns() * 1e-9;
+  links.issue_latency_s = topology.chip().dma().issue_latency_ns() * 1e-9;
+  links.launch_s = topology.chip().cost().op_launch_ns() * 1e-9;
+  links.link_bytes_per_s = ici.link_bandwidth_bytes_per_s();
+  links.store_and_forward = ici.forwarding() == config::IciConfig::STORE_AND_FORWARD;
+  links.chunk_bytes = static_cast<double>(topology.chip().dma().chunk_bytes());
+  return links;
+}
+
+std::string LinkModel::Key() const {
+  std::string key;
+  for (double value : {hop_latency_s, signal_latency_s, issue_latency_s, launch_s, link_bytes_per_s,
+                       store_and_forward ? 1.0 : 0.0, chunk_bytes}) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g,", value);
+    key += text;
+  }
+  return key;
 }
 
 CostModel::CostModel(const dsl::Mesh& mesh) : mesh_(mesh), links_(LinkModel::Of(mesh)) {
@@ -28,6 +49,10 @@ int CostModel::Hops(int from, int to) const {
                                    static_cast<base::ChipId>(to)))
     hops += leg.hops;
   return hops;
+}
+
+double CostModel::SignalLatency(int from, int to) const {
+  return Hops(from, to) * links_.hop_latency_s + links_.signal_latency_s;
 }
 
 void CostModel::Route(int from, int to, std::vector<size_t>& links) const {
@@ -58,8 +83,7 @@ void CostModel::CreditedSteps(const std::vector<Transfer>& transfers, int steps)
     if (s >= 2) {
       for (const Transfer& t : transfers) {
         const Clock& freed = after[static_cast<size_t>(s - 2)][t.to];
-        credit.push_back(
-            {freed.latency_s + Hops(t.to, t.from) * links_.hop_latency_s, freed.bandwidth_s});
+        credit.push_back({freed.latency_s + SignalLatency(t.to, t.from), freed.bandwidth_s});
       }
     }
     StepAfter(transfers, credit);
@@ -87,10 +111,16 @@ void CostModel::StepAfter(const std::vector<Transfer>& transfers,
     Clock start = ready_[t.from];
     if (!not_before.empty() && not_before[i].t() > start.t()) start = not_before[i];
     const double stream = shared / links_.link_bytes_per_s;
-    const Clock sent{start.latency_s, start.bandwidth_s + stream};
-    const Clock landed{
-        start.latency_s + static_cast<double>(routes[i].size()) * links_.hop_latency_s,
-        start.bandwidth_s + stream};
+    const double hops = static_cast<double>(routes[i].size());
+    const double issued = start.latency_s + links_.issue_latency_s;
+    // Held whole at each router after the first link: one chunk's time on a link.
+    const double stored =
+        links_.store_and_forward
+            ? (hops - 1) * std::min(t.bytes, links_.chunk_bytes) / links_.link_bytes_per_s
+            : 0;
+    const Clock sent{issued, start.bandwidth_s + stream};
+    const Clock landed{issued + hops * links_.hop_latency_s + stored + links_.signal_latency_s,
+                       start.bandwidth_s + stream};
     if (sent.t() > next[t.from].t()) next[t.from] = sent;
     if (landed.t() > next[t.to].t()) next[t.to] = landed;
   }
@@ -105,7 +135,7 @@ void CostModel::StepAfter(const std::vector<Transfer>& transfers,
 void CostModel::Barrier(const std::vector<std::pair<int, int>>& pairs) {
   std::vector<Clock> next = ready_;
   for (const auto& [a, b] : pairs) {
-    const double latency = Hops(a, b) * links_.hop_latency_s;
+    const double latency = SignalLatency(a, b);
     for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
       const Clock signalled{ready_[from].latency_s + latency, ready_[from].bandwidth_s};
       if (signalled.t() > next[to].t()) next[to] = signalled;
@@ -120,7 +150,7 @@ CollectiveCost CostModel::cost() const {
   for (const Clock& c : ready_) {
     if (c.t() > last.t()) last = c;
   }
-  cost.latency_s = last.latency_s;
+  cost.latency_s = links_.launch_s + last.latency_s;
   cost.bandwidth_s = last.bandwidth_s;
   cost.busiest_link_bytes = total_.empty() ? 0 : *std::max_element(total_.begin(), total_.end());
   cost.steps = steps_;

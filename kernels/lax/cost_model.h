@@ -7,16 +7,22 @@
 //
 // An algorithm is a sequence of steps. In a step, transfers between devices run at once; a
 // device sends what it holds once its previous step is over, and its step is over when what
-// it receives has landed and what it sends has left. A transfer takes the latency of its
-// route (hops x per-hop latency: chunks are forwarded cut-through, so a route's latency is
-// paid once, not per chunk) plus its bytes over the bandwidth its busiest link gives it in
-// that step (transfers that share a link direction share its bandwidth). The collective ends
-// when the last device's last step does; its latency part and bandwidth part are those of
-// the chain of transfers that ends last. Routes are the model's (base::DimensionOrderedRoute).
-// Per-device work (HBM copies, VPU adds) and the DMA engines' queueing are left out: the
-// estimate ranks algorithms, the simulation times them.
+// it receives has landed and what it sends has left. A transfer takes the latencies the model
+// charges it (docs/time-model.md): its DMA's issue latency, its route's (hops x per-hop
+// latency; cut-through routers pay a route's latency once, not per chunk, and
+// store-and-forward ones add a chunk's time on each link after the first) and the remote
+// semaphore's signal latency by which the receiver learns that it has landed; plus its bytes
+// over the bandwidth its busiest link gives it in that step (transfers that share a link
+// direction share its bandwidth). A signal to another device (a barrier, a ring's credit)
+// takes its route's latency and the signal latency. The call pays the kernel's launch once.
+// The collective ends when the last device's last step does; its latency part and bandwidth
+// part are those of the chain of transfers that ends last, the launch in the latency part.
+// Routes are the model's (base::DimensionOrderedRoute). Per-device work (HBM copies, VPU
+// adds) and the DMA engines' queueing are left out: the estimate ranks algorithms, the
+// simulation times them.
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -27,8 +33,18 @@ namespace tpusim::kernels::lax {
 // The parameters every estimate reads, taken from the topology here and nowhere else.
 struct LinkModel {
   double hop_latency_s = 0;     // per link a route crosses (ici.hop_latency_ns)
+  double signal_latency_s = 0;  // a semaphore on another chip, beyond the hops
+                                // (ici.signal_latency_ns)
+  double issue_latency_s = 0;   // before a DMA's first byte (chip.dma.issue_latency_ns)
+  double launch_s = 0;          // once per call: the kernel's launch (chip.cost.op_launch_ns)
   double link_bytes_per_s = 1;  // one direction of one link (ici.link_bandwidth_bytes_per_s)
+  // Store-and-forward routers (ici.forwarding): a chunk (chip.dma.chunk_bytes) waits whole at
+  // every router on its route.
+  bool store_and_forward = false;
+  double chunk_bytes = 0;
   static LinkModel Of(const dsl::Mesh& mesh);
+  // Every field, exactly: estimates made with equal keys are equal.
+  std::string Key() const;
 };
 
 // Bytes from one device to another (logical ids), within one step.
@@ -39,7 +55,7 @@ struct Transfer {
 };
 
 struct CollectiveCost {
-  double latency_s = 0;           // the steps' route latencies
+  double latency_s = 0;           // the steps' latencies and the launch
   double bandwidth_s = 0;         // the steps' busiest-link bytes over the link bandwidth
   double busiest_link_bytes = 0;  // the most bytes one link direction carries in the call
   int steps = 0;
@@ -62,6 +78,9 @@ class CostModel {
   void Barrier(const std::vector<std::pair<int, int>>& pairs);
   // Links a route from `from` to `to` crosses.
   int Hops(int from, int to) const;
+  // When a semaphore signal from `from` changes `to`'s semaphore: the route's hops and the
+  // signal latency.
+  double SignalLatency(int from, int to) const;
 
   CollectiveCost cost() const;
 

@@ -389,10 +389,8 @@ CollectivePlan Make(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDty
 }
 
 std::string KeyOf(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDtype& x) {
-  const LinkModel links = LinkModel::Of(mesh);
   std::string key = mesh.Describe() + mesh.topology().mesh().ShortDebugString() + "|" +
-                    std::to_string(links.hop_latency_s) + "|" +
-                    std::to_string(links.link_bytes_per_s) + "|" + Describe(spec) + "|" +
+                    LinkModel::Of(mesh).Key() + "|" + Describe(spec) + "|" +
                     std::to_string(static_cast<int>(spec.kind)) + "|";
   for (const std::string& a : spec.axes)
     key += a + ",";

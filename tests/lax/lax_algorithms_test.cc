@@ -7,8 +7,13 @@
 // Data movement must be exact. Sums: atol = u G (G + 1) for G devices summed
 // (ReductionTolerance), whichever order the algorithm adds in; a pmean's atol is that over G
 // plus one rounding of the mean.
+//
+// And the planner (kernels/lax/plan.h): what it decomposes and refuses, and that its estimate
+// charges each latency term as the simulation does.
 
 #include <gtest/gtest.h>
+
+#include <functional>
 
 #include "base/errors.h"
 #include "kernels/lax/calls.h"
@@ -223,6 +228,81 @@ TEST(LaxPlan, DecomposesSeveralAxesAndBoxesButNotScatteredGroups) {
   EXPECT_EQ(stages(Groups(Collective::kAllGather, {{0, 1, 2, 3, 4, 5, 6, 7}}, 0, true)), 2u);
   EXPECT_EQ(stages(Groups(Collective::kPsum, {{0, 5, 2, 7}, {1, 4, 3, 6}})), 1u);
   EXPECT_EQ(stages(Groups(Collective::kPsumScatter, {{0, 1, 2, 3, 4, 5, 6, 7}}, 0, true)), 1u);
+}
+
+// The estimate charges the latencies the simulation charges (kernels/lax/cost_model.h): each
+// term, set alone on a topology that otherwise has none, moves the estimate's latency part and
+// the simulated time by the same amount. Timing-only runs.
+struct Timed {
+  double estimate_latency_s;
+  double simulated_s;
+};
+
+Timed TimeOf(const config::Topology& topology, CollectiveSpec spec, Algorithm algorithm,
+             const dsl::Shape& shape) {
+  const dsl::Mesh mesh(topology);
+  spec.algorithm = algorithm;
+  const dsl::ShapeDtype x{shape, DType::kBF16};
+  const auto plan = kernels::lax::PlanCollective(mesh, kernels::lax::Checked(mesh, spec, x), x);
+  const testing::LaxRun run = testing::RunLax(mesh, spec, shape, DType::kBF16, false);
+  EXPECT_TRUE(run.result.ok) << run.result.error;
+  return {plan.cost.latency_s, static_cast<double>(run.result.time()) * 1e-12};
+}
+
+// A ring all-gather round a closed ring of 8: a barrier and 7 steps, each a remote signal and
+// (the steps) a DMA, in one launch. The simulation also issues the own shard's copy into place
+// before the steps, a DMA the estimate leaves out with the other HBM copies.
+TEST(LaxCostModel, ChargesTheSignalIssueAndLaunchLatenciesTheModelCharges) {
+  const CollectiveSpec spec = LaxSpec(Collective::kAllGather, {"x"}, 0, true);
+  const dsl::Shape shard = {512};  // bf16: 1 KiB per device
+  const auto with = [&](const std::function<void(config::Topology&)>& tweak) {
+    return TimeOf(testing::MakeTopology({8}, {true}, tweak), spec, Algorithm::kRing, shard);
+  };
+  const Timed none = with(nullptr);
+  struct Term {
+    const char* name;
+    std::function<void(config::Topology&)> tweak;
+    double estimated_s;  // what the term adds to the estimate's latency part
+    double simulated_s;  // and to the simulated time
+  };
+  const Term terms[] = {
+      {"ici.signal_latency_ns 2000 (8 signals)",
+       [](config::Topology& t) { t.mutable_ici()->set_signal_latency_ns(2000); }, 8 * 2e-6,
+       8 * 2e-6},
+      {"chip.dma.issue_latency_ns 500 (7 steps; and the copy, simulated)",
+       [](config::Topology& t) { t.mutable_chip()->mutable_dma()->set_issue_latency_ns(500); },
+       7 * 0.5e-6, 8 * 0.5e-6},
+      {"chip.cost.op_launch_ns 1700 (one launch)",
+       [](config::Topology& t) { t.mutable_chip()->mutable_cost()->set_op_launch_ns(1700); },
+       1.7e-6, 1.7e-6},
+  };
+  for (const Term& term : terms) {
+    const Timed t = with(term.tweak);
+    EXPECT_NEAR(t.estimate_latency_s - none.estimate_latency_s, term.estimated_s, 1e-12)
+        << term.name;
+    EXPECT_NEAR(t.simulated_s - none.simulated_s, term.simulated_s, 0.01 * term.simulated_s)
+        << term.name;
+  }
+}
+
+// Store-and-forward routers hold a chunk whole at each router after the first link: a 7-hop
+// ppermute along a line of 8 of one 256 KiB chunk pays 6 more chunk times on a link.
+TEST(LaxCostModel, ChargesStoreAndForwardPerHopAfterTheFirst) {
+  CollectiveSpec spec = LaxSpec(Collective::kPpermute, {"x"});
+  spec.perm = {{0, 7}};
+  const dsl::Shape shard = {128 << 10};  // bf16: 256 KiB, under one 512 KiB chunk
+  const auto with = [&](config::IciConfig::Forwarding forwarding) {
+    return TimeOf(testing::MakeTopology(
+                      {8}, {false},
+                      [&](config::Topology& t) { t.mutable_ici()->set_forwarding(forwarding); }),
+                  spec, Algorithm::kDirect, shard);
+  };
+  const Timed cut = with(config::IciConfig::CUT_THROUGH);
+  const Timed stored = with(config::IciConfig::STORE_AND_FORWARD);
+  const double added =
+      6 * (256 << 10) / testing::MakeTopology({8}, {false}).ici().link_bandwidth_bytes_per_s();
+  EXPECT_NEAR(stored.estimate_latency_s - cut.estimate_latency_s, added, 1e-12);
+  EXPECT_NEAR(stored.simulated_s - cut.simulated_s, added, 0.01 * added);
 }
 
 TEST(LaxPlan, RefusesAnAlgorithmTheCollectiveDoesNotImplement) {
