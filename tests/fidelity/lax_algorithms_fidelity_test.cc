@@ -4,9 +4,11 @@
 // latency-optimal form, large ones a bandwidth-optimal ring. Timing-only runs.
 //
 // Notation: X devices on the axis, s = V/X the shard, T the per-hop latency
-// (ici.hop_latency_ns), W the one-way link bandwidth, H the HBM bandwidth. Every kernel
-// starts with a barrier with the devices it will send to, which costs the longest of those
-// routes once.
+// (ici.hop_latency_ns), S what a step's remote semaphore adds on top of its hops (the signal
+// latency, ici.signal_latency_ns, and the DMA issue latency, chip.dma.issue_latency_ns), L
+// the kernel's launch (chip.cost.op_launch_ns, once per call), W the one-way link bandwidth,
+// H the HBM bandwidth (docs/time-model.md). Every kernel starts with a barrier with the
+// devices it will send to, which costs the longest of those routes and S once.
 
 #include <gtest/gtest.h>
 
@@ -25,12 +27,14 @@ using kernels::lax::CollectiveSpec;
 using testing::LaxSpec;
 
 struct Links {
-  double t, w, hbm;
+  double t, s, launch, w, hbm;
 };
 
 Links LinksOf(const dsl::Mesh& mesh) {
   const auto& topology = mesh.topology();
-  return {topology.ici().hop_latency_ns() * 1e-9, topology.ici().link_bandwidth_bytes_per_s(),
+  return {topology.ici().hop_latency_ns() * 1e-9,
+          (topology.ici().signal_latency_ns() + topology.chip().dma().issue_latency_ns()) * 1e-9,
+          topology.chip().cost().op_launch_ns() * 1e-9, topology.ici().link_bandwidth_bytes_per_s(),
           topology.chip().hbm().bandwidth_bytes_per_s()};
 }
 
@@ -66,46 +70,48 @@ class AllGatherOnAClosedRing : public ::testing::Test {
   const double copy = 2 * s / l.hbm;  // the own shard into place, read and written
 };
 
-// ring: X-1 steps, each a shard over one link: (X-1)(T + s/W) + T + the copy. ±2%.
+// ring: X-1 steps, each a shard over one link: (X-1)(T + S + s/W) + (T + S) + L + the copy.
+// ±2%.
 TEST_F(AllGatherOnAClosedRing, RingTakesXMinusOneHopsAndShards) {
-  const double formula = (x - 1) * (l.t + s / l.w) + l.t + copy;
+  const double formula = (x - 1) * (l.t + l.s + s / l.w) + l.t + l.s + l.launch + copy;
   ExpectWithin(Seconds(mesh, spec, shard, Algorithm::kRing), formula, 0.02, 0.02, "ring");
 }
 
-// bidi_ring: (V/W_ici)(X-1)/X in X/2 steps: s/(2W) + (X/2 + 1) T + the copy. ±2%.
+// bidi_ring: (V/W_ici)(X-1)/X in X/2 steps: s/(2W) + (X/2 + 1)(T + S) + L + the copy.
+// ±2%.
 TEST_F(AllGatherOnAClosedRing, BidiRingTakesHalfTheHopsAndBothDirections) {
-  const double formula = (x - 1) * s / (2 * l.w) + (x / 2 + 1) * l.t + copy;
+  const double formula = (x - 1) * s / (2 * l.w) + (x / 2 + 1) * (l.t + l.s) + l.launch + copy;
   ExpectWithin(Seconds(mesh, spec, shard, Algorithm::kBidiRing), formula, 0.02, 0.02, "bidi_ring");
 }
 
 // direct: one step. Shards going d = 1 .. X/2 hops the + way (ties go +) all cross the
-// busiest link: s (1 + 2 + ... + X/2)/W, plus X/2 hops for the barrier and X/2 for the sends.
-// ±3%.
+// busiest link: s (1 + 2 + ... + X/2)/W, plus X/2 hops and S for the barrier and the same
+// for the sends, and L. ±3%.
 TEST_F(AllGatherOnAClosedRing, DirectSendsEverythingAtOnce) {
   const double crossing = x / 2 * (x / 2 + 1) / 2;  // 36
-  const double formula = crossing * s / l.w + x * l.t + copy;
+  const double formula = crossing * s / l.w + x * l.t + 2 * l.s + l.launch + copy;
   ExpectWithin(Seconds(mesh, spec, shard, Algorithm::kDirect), formula, 0.03, 0.03, "direct");
 }
 
 // recursive_doubling: step k sends 2^k shards 2^k hops; up to 2^k of those transfers share a
 // link, so a step moves 4^k s over it: s (1 + 4 + 16 + 64)/W, plus 1 + 2 + 4 + 8 hops and
-// the barrier's 8. ±3%.
+// the barrier's 8, S for each of the 4 steps and the barrier, and L. ±3%.
 TEST_F(AllGatherOnAClosedRing, RecursiveDoublingSquaresItsDistances) {
-  const double formula = 85 * s / l.w + (15 + 8) * l.t + copy;
+  const double formula = 85 * s / l.w + (15 + 8) * l.t + 5 * l.s + l.launch + copy;
   ExpectWithin(Seconds(mesh, spec, shard, Algorithm::kRecursiveDoubling), formula, 0.03, 0.03,
                "recursive_doubling");
 }
 
 // On a line (v5e-8x16's x: 8 chips, no wraparound) bidi_ring sends every shard to both ends:
-// X-1 steps of one hop and one shard each way: (X-1)(T + s/W) + T, the one-direction
-// figure of §3 without the long way round. 8 KiB (the issue's case, 56 us with halves sent
-// round the ring the long way): ±2%.
+// X-1 steps of one hop and one shard each way: (X-1)(T + S + s/W) + (T + S) + L, the
+// one-direction figure of §3 without the long way round. 8 KiB (the issue's case, 56 us with
+// halves sent round the ring the long way, before the signal latency and the launch): ±2%.
 TEST(LaxAllGatherOnALine, BidiRingRunsAlongTheLineBothWays) {
   const dsl::Mesh mesh(topologies::LoadTopology("v5e-8x16"));
   const Links l = LinksOf(mesh);
   const double x = 8, s = 1024;
   const CollectiveSpec spec = LaxSpec(Collective::kAllGather, {"x"}, 0, true);
-  const double formula = (x - 1) * (l.t + s / l.w) + l.t + 2 * s / l.hbm;
+  const double formula = (x - 1) * (l.t + l.s + s / l.w) + l.t + l.s + l.launch + 2 * s / l.hbm;
   ExpectWithin(Seconds(mesh, spec, {512}, Algorithm::kBidiRing), formula, 0.02, 0.02,
                "bidi_ring on a line");
 }
@@ -120,45 +126,49 @@ class PsumOnAClosedRing : public ::testing::Test {
 };
 
 // bidi_ring: reduce-scatter (X-1 steps, half of every block each way) then the all-gather
-// (X/2 steps): 2 (V/W_ici)(X-1)/X + (X-1 + X/2 + 1) T. V = 4 MiB: -1% +3% (the chunk
-// pipeline's fill and the VPU adds on top).
+// (X/2 steps): 2 (V/W_ici)(X-1)/X + (X-1 + X/2 + 1)(T + S) + L. V = 4 MiB: -1% +3% (the
+// chunk pipeline's fill and the VPU adds on top).
 TEST_F(PsumOnAClosedRing, BidiRingIsTwiceTheAllGather) {
   const double v = 4 << 20;
-  const double formula = 2 * v / (2 * l.w) * (x - 1) / x + (x - 1 + x / 2 + 1) * l.t;
+  const double formula =
+      2 * v / (2 * l.w) * (x - 1) / x + (x - 1 + x / 2 + 1) * (l.t + l.s) + l.launch;
   ExpectWithin(Seconds(mesh, spec, {2 << 20}, Algorithm::kBidiRing), formula, 0.01, 0.03,
                "bidi_ring");
 }
 
-// direct: X/2 hops of barrier and X/2 of sends; the links' share, V (1 + ... + X/2)/W when
-// every send crosses the busiest link at once, is an upper bound: sends from farther away
-// reach it later. V = 1 KiB: between 2 X/2 T and that plus the links' share (+3%).
+// direct: X/2 hops and S of barrier, X/2 hops and S of sends, and L; the links' share,
+// V (1 + ... + X/2)/W when every send crosses the busiest link at once, is an upper bound:
+// sends from farther away reach it later. V = 1 KiB: between 2 (X/2 T + S) + L and that plus
+// the links' share (+3%).
 TEST_F(PsumOnAClosedRing, DirectTakesTheFarthestRouteTwice) {
   const double v = 1024;
-  const double hops = x * l.t, links = v * (x / 2) * (x / 2 + 1) / 2 / l.w;
+  const double hops = x * l.t + 2 * l.s + l.launch, links = v * (x / 2) * (x / 2 + 1) / 2 / l.w;
   const double seconds = Seconds(mesh, spec, {512}, Algorithm::kDirect);
   EXPECT_GE(seconds, hops) << seconds;
   EXPECT_LE(seconds, 1.03 * (hops + links)) << seconds;
 }
 
-// recursive_doubling: log2 X steps of 1, 2, 4, 8 hops after a barrier of 8: 23 T, plus up to
-// (1 + 2 + 4 + 8) V/W of link time. V = 1 KiB: 23 T to 1.03 x (23 T + 15 V/W).
+// recursive_doubling: log2 X steps of 1, 2, 4, 8 hops after a barrier of 8: 23 T and 5 S,
+// and L, plus up to (1 + 2 + 4 + 8) V/W of link time. V = 1 KiB: 23 T + 5 S + L to
+// 1.03 x (that + 15 V/W).
 TEST_F(PsumOnAClosedRing, RecursiveDoublingTakesLogXSteps) {
   const double v = 1024;
+  const double latency = 23 * l.t + 5 * l.s + l.launch;
   const double seconds = Seconds(mesh, spec, {512}, Algorithm::kRecursiveDoubling);
-  EXPECT_GE(seconds, 23 * l.t) << seconds;
-  EXPECT_LE(seconds, 1.03 * (23 * l.t + 15 * v / l.w)) << seconds;
+  EXPECT_GE(seconds, latency) << seconds;
+  EXPECT_LE(seconds, 1.03 * (latency + 15 * v / l.w)) << seconds;
 }
 
 // Over both axes of v5e-16x16, XLA's decomposition: reduce-scatter along x (V), then y (V/X),
 // all-gather y, then x. With bidi_ring stages: 2 (V/W_ici)(X-1)/X (1 + 1/X) plus each stage's
-// hops. V = 4 MiB: -1% +4%.
+// steps (T + S each), the barrier and L. V = 4 MiB: -1% +4%.
 TEST(LaxPsumOverTwoAxes, ReduceScattersAlongOneAxisThenTheOther) {
   const dsl::Mesh mesh(topologies::LoadTopology("v5e-16x16"));
   const Links l = LinksOf(mesh);
   const double x = 16, v = 4 << 20;
   const CollectiveSpec spec = LaxSpec(Collective::kPsum, {"x", "y"});
   const double bandwidth = 2 * v / (2 * l.w) * (x - 1) / x * (1 + 1 / x);
-  const double hops = 2 * (x - 1 + x / 2) * l.t + l.t;
+  const double hops = (2 * (x - 1 + x / 2) + 1) * (l.t + l.s) + l.launch;
   ExpectWithin(Seconds(mesh, spec, {2 << 20}, Algorithm::kBidiRing), bandwidth + hops, 0.01, 0.04,
                "two-axis psum");
 }
@@ -186,17 +196,24 @@ TEST(LaxPlanChoice, SmallPsumsTakeALatencyFormAndLargeOnesARing) {
   }
 }
 
-// An all-gather's latency-optimal form on a line is bidi_ring itself: X-1 one-hop steps beat
-// the barrier and X-1 hops of direct and the 1 + 2 + 4 hops of recursive doubling (after a
-// barrier of 4). The 8 KiB case of the issue (56 us with halves sent the long way round):
-// chosen bidi_ring, under 10 us, and the fastest of the four.
-TEST(LaxPlanChoice, AllGatherOnALineRunsBothWaysAlongIt) {
+// A small all-gather on a line takes the form with the fewest remote signals. Each costs S
+// (2.8 us on the presets) beside a 1 us hop, so direct's two (the barrier and the sends, X-1
+// hops each) beat bidi_ring's X (X-1 one-hop steps and the barrier) and recursive doubling's
+// four (three steps after a barrier of 4 hops). The 8 KiB case of the issue (56 us with halves
+// sent the long way, 8 us along the line before the signal latency): chosen direct, within
+// 2 T + 2 S + L and that plus the busiest link's 16 shards and the copy (+3%), and the
+// fastest of the four.
+TEST(LaxPlanChoice, SmallAllGatherOnALineTakesTheFewestSignals) {
   const dsl::Mesh mesh(topologies::LoadTopology("v5e-8x16"));
+  const Links l = LinksOf(mesh);
+  const double x = 8, s = 1024;
   const CollectiveSpec spec = LaxSpec(Collective::kAllGather, {"x"}, 0, true);
   const dsl::Shape shard = {512};  // bf16: V = 8 KiB
-  ASSERT_EQ(Chosen(mesh, spec, shard), Algorithm::kBidiRing);
+  ASSERT_EQ(Chosen(mesh, spec, shard), Algorithm::kDirect);
   const double chosen = Seconds(mesh, spec, shard);
-  EXPECT_LT(chosen, 10e-6);
+  const double latency = 2 * (x - 1) * l.t + 2 * l.s + l.launch;
+  EXPECT_GE(chosen, latency);
+  EXPECT_LE(chosen, 1.03 * (latency + 16 * s / l.w + 2 * s / l.hbm));
   for (Algorithm a : kernels::lax::AllAlgorithms())
     EXPECT_LE(chosen, Seconds(mesh, spec, shard, a)) << kernels::lax::AlgorithmName(a);
 }
