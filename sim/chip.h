@@ -32,7 +32,8 @@ class SliceState;
 class TensorCore;
 struct Link;
 
-// The trace tracks of one chip, in the fixed order DESIGN.md gives.
+// The trace tracks of one chip, in the fixed order README.md's "Comparing schedules" lists
+// them, so traces of different runs line up side by side.
 struct ChipTracks {
   traces::TrackId chip = 0;
   traces::TrackId core = 0;
