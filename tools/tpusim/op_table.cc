@@ -10,10 +10,11 @@ namespace tpusim::cli {
 
 namespace {
 
-std::vector<dsl::OpTime> ByTime(const KernelRunReport& report) {
-  std::vector<dsl::OpTime> rows = report.ops;
+// Rows with a simulated `total`, the longest first (ties keep their order).
+template <class Row>
+std::vector<Row> LongestFirst(std::vector<Row> rows) {
   std::stable_sort(rows.begin(), rows.end(),
-                   [](const dsl::OpTime& a, const dsl::OpTime& b) { return a.total > b.total; });
+                   [](const Row& a, const Row& b) { return a.total > b.total; });
   return rows;
 }
 
@@ -43,7 +44,7 @@ const dsl::OpTime* Top(const std::vector<dsl::OpTime>& rows, bool communication)
 
 void PrintOpTable(const KernelRunReport& report, size_t limit) {
   if (report.ops.empty()) return;
-  const std::vector<dsl::OpTime> rows = ByTime(report);
+  const std::vector<dsl::OpTime> rows = LongestFirst(report.ops);
   const double run = report.sim_seconds();
   std::printf("  per op (device %d, the last to finish):\n", report.critical_device);
   std::printf("    %-30s %-22s %-18s %6s %12s %7s %12s\n", "step", "op", "kind", "count", "total",
@@ -98,7 +99,7 @@ std::string CriticalPath(const KernelRunReport& report) {
 
 nlohmann::ordered_json OpsJson(const KernelRunReport& report) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const dsl::OpTime& r : ByTime(report)) {
+  for (const dsl::OpTime& r : LongestFirst(report.ops)) {
     nlohmann::ordered_json row;
     row["name"] = r.name;
     row["op"] = r.op;
@@ -113,17 +114,6 @@ nlohmann::ordered_json OpsJson(const KernelRunReport& report) {
   return rows;
 }
 
-namespace {
-
-std::vector<dsl::CollectiveRecord> CollectivesByTime(const KernelRunReport& report) {
-  std::vector<dsl::CollectiveRecord> rows = report.collectives;
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const auto& a, const auto& b) { return a.total > b.total; });
-  return rows;
-}
-
-}  // namespace
-
 void PrintCollectiveTable(const KernelRunReport& report, size_t limit) {
   if (report.collectives.empty()) return;
   std::printf("  collectives (device %d; latency and bandwidth: the cost estimate's split):\n",
@@ -131,7 +121,7 @@ void PrintCollectiveTable(const KernelRunReport& report, size_t limit) {
   std::printf("    %-26s %-12s %-22s %5s %10s %12s %12s %11s %11s\n", "step", "op", "algorithm",
               "count", "bytes", "time", "busiest link", "latency", "bandwidth");
   size_t shown = 0;
-  for (const dsl::CollectiveRecord& r : CollectivesByTime(report)) {
+  for (const dsl::CollectiveRecord& r : LongestFirst(report.collectives)) {
     if (limit > 0 && shown++ >= limit) {
       std::printf("    ... %zu more (--ops lists all)\n", report.collectives.size() - limit);
       break;
@@ -147,7 +137,7 @@ void PrintCollectiveTable(const KernelRunReport& report, size_t limit) {
 
 nlohmann::ordered_json CollectivesJson(const KernelRunReport& report) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const dsl::CollectiveRecord& r : CollectivesByTime(report)) {
+  for (const dsl::CollectiveRecord& r : LongestFirst(report.collectives)) {
     nlohmann::ordered_json row;
     row["step"] = r.step;
     row["op"] = r.op;
