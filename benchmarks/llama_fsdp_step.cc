@@ -280,28 +280,31 @@ class Step {
     return Fuse(name, out, "kLoop", "split" + std::to_string(part), {qkv}, op);
   }
 
+  // Heads merged into the model dimension ([batch, heads, seq, hd] -> [tokens, model]).
   std::string Merge(const std::string& name, const std::string& a, const std::string& op) {
-    const std::string ta = TypeOf(a), flat = Type("bf16", {t_, c_.model});
-    const std::string four = Type("bf16", {c_.batch, c_.heads, c_.seq, hd_});
-    const std::string swapped = Type("bf16", {c_.batch, c_.seq, c_.heads, hd_});
-    w_.Computation("merge", {{"p0", ta}},
-                   {"%r = " + four + " reshape(" + ta + " %p0)",
-                    "%t = " + swapped + " transpose(" + four + " %r), dimensions={0,2,1,3}",
-                    "%out = " + flat + " reshape(" + swapped + " %t)"},
-                   flat);
-    return Fuse(name, flat, "kLoop", "merge", {a}, op);
+    return SwapHeads(name, a, op, "merge", Type("bf16", {c_.batch, c_.heads, c_.seq, hd_}),
+                     Type("bf16", {c_.batch, c_.seq, c_.heads, hd_}), Type("bf16", {t_, c_.model}));
   }
 
+  // And split out again ([batch, seq, heads, hd] -> [batch x heads, seq, hd]).
   std::string Unmerge(const std::string& name, const std::string& a, const std::string& op) {
-    const std::string ta = TypeOf(a), out = Type("bf16", {bh_, c_.seq, hd_});
-    const std::string four = Type("bf16", {c_.batch, c_.seq, c_.heads, hd_});
-    const std::string swapped = Type("bf16", {c_.batch, c_.heads, c_.seq, hd_});
-    w_.Computation("unmerge", {{"p0", ta}},
+    return SwapHeads(name, a, op, "unmerge", Type("bf16", {c_.batch, c_.seq, c_.heads, hd_}),
+                     Type("bf16", {c_.batch, c_.heads, c_.seq, hd_}),
+                     Type("bf16", {bh_, c_.seq, hd_}));
+  }
+
+  // A fusion that reshapes `a` to `four`, swaps its dimensions 1 and 2 (`swapped`) and
+  // reshapes the result to `out`.
+  std::string SwapHeads(const std::string& name, const std::string& a, const std::string& op,
+                        const std::string& computation, const std::string& four,
+                        const std::string& swapped, const std::string& out) {
+    const std::string ta = TypeOf(a);
+    w_.Computation(computation, {{"p0", ta}},
                    {"%r = " + four + " reshape(" + ta + " %p0)",
                     "%t = " + swapped + " transpose(" + four + " %r), dimensions={0,2,1,3}",
                     "%out = " + out + " reshape(" + swapped + " %t)"},
                    out);
-    return Fuse(name, out, "kLoop", "unmerge", {a}, op);
+    return Fuse(name, out, "kLoop", computation, {a}, op);
   }
 
   std::string Softmax(const std::string& name, const std::string& s, const std::string& op) {
