@@ -186,6 +186,17 @@ int RunBench(int argc, char** argv) {
     throw UsageError("bench", "--topology is required, e.g. --topology v5e-16x16.");
   const BenchSweep sweep = ParseBenchSweep(sweep_text, min_text, max_text, factor);
   CheckSweptParam(sweep, infos);
+  if (given.count(sweep.param)) {
+    std::string message = FlagOf(sweep.param);
+    message += " and ";
+    message += sweep_text.empty() ? "--min-bytes" : "--sweep";
+    message += " both set '";
+    message += sweep.param;
+    message += "'; drop ";
+    message += FlagOf(sweep.param);
+    message += ", since the sweep gives every value.";
+    throw UsageError("bench", message);
+  }
   if (vm.count("max-wall") && !(max_wall > 0))
     throw UsageError("bench", "--max-wall must be a positive number of seconds.");
   if (vm.count("max-rss") && !(max_rss > 0))

@@ -13,6 +13,7 @@
 #include "sim/parameters.h"
 #include "sim/simulation.h"
 #include "tools/tpusim/cli.h"
+#include "tools/tpusim/common_options.h"
 #include "topologies/topology_loader.h"
 
 namespace tpusim::cli {
@@ -75,28 +76,23 @@ int RunDescribe(int argc, char** argv) {
   options.add_options()("topology,t", po::value<std::string>(),
                         "preset name (see `tpusim topologies`) or .textproto path")(
       "chip", po::value<std::string>(), "only this chip's modules, by coordinates: --chip 1,3")(
-      "models", "list the memory timing models a topology can choose, with their parameters")(
-      "help,h", "show this help");
-  po::positional_options_description positional;
-  positional.add("topology", 1);
+      "models", "list the memory timing models a topology can choose, with their parameters");
+  std::vector<std::string> operands;
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(options).positional(positional).run(),
-              vm);
-  } catch (const po::error& e) {
-    throw UsageError("describe", e.what());
-  }
-  if (vm.count("help")) {
-    std::cout << options << "\n";
-    return 0;
-  }
+  if (!ParseCommandLine("describe", argc, argv, options, 1, operands, vm)) return 0;
+  const std::string topology_name = OperandOrOption("describe", operands, vm, "topology");
   if (vm.count("models")) {
+    // The models are the same for every slice: a topology or chip would be ignored.
+    if (!topology_name.empty() || vm.count("chip"))
+      throw UsageError("describe",
+                       "--models lists the models every topology can choose, so it takes no "
+                       "topology or --chip; drop them, or drop --models to see one slice.");
     PrintModels();
     return 0;
   }
-  if (!vm.count("topology"))
+  if (topology_name.empty())
     throw UsageError("describe", "give a topology: a preset name or a .textproto path.");
-  const config::Topology topology = topologies::LoadTopology(vm["topology"].as<std::string>());
+  const config::Topology topology = topologies::LoadTopology(topology_name);
   sim::Simulation simulation(topology, base::EngineOptions{.functional = false});
   sim::Slice& slice = simulation.slice();
   if (vm.count("chip")) {

@@ -13,6 +13,7 @@
 #include "hlo/run/layouts.h"
 #include "hlo/run/types.h"
 #include "tools/tpusim/cli.h"
+#include "tools/tpusim/common_options.h"
 #include "tools/tpusim/param_flags.h"
 #include "topologies/topology_loader.h"
 
@@ -45,27 +46,17 @@ int RunHloInfo(int argc, char** argv) {
       "this slice")("device-order", po::value<std::string>()->default_value(""),
                     "the mesh device of each of the module's device ids (default: i on chip i)")(
       "unknown-ops", po::value<std::string>()->default_value("error"),
-      "error or free: what an op the model does not know does")("help,h", "show this help");
-  po::positional_options_description positional;
-  positional.add("file", 1);
+      "error or free: what an op the model does not know does");
+  std::vector<std::string> operands;
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(options).positional(positional).run(),
-              vm);
-  } catch (const po::error& e) {
-    throw UsageError("hlo-info", e.what());
-  }
-  if (vm.count("help")) {
-    std::cout << options << "\n";
-    return 0;
-  }
-  if (!vm.count("file")) throw UsageError("hlo-info", "give the HLO text file to read.");
+  if (!ParseCommandLine("hlo-info", argc, argv, options, 1, operands, vm)) return 0;
+  const std::string file = OperandOrOption("hlo-info", operands, vm, "file");
+  if (file.empty()) throw UsageError("hlo-info", "give the HLO text file to read.");
   const std::string unknown = vm["unknown-ops"].as<std::string>();
   if (unknown != "error" && unknown != "free")
     throw UsageError("hlo-info", "--unknown-ops is '" + unknown + "'; use error or free.");
   if (ParseOnly()) return 0;
-  auto module =
-      std::make_shared<const hlo::Module>(hlo::ParseModuleFile(vm["file"].as<std::string>()));
+  auto module = std::make_shared<const hlo::Module>(hlo::ParseModuleFile(file));
   PrintModule(*module);
   std::string topology = vm.count("topology") ? vm["topology"].as<std::string>() : "";
   if (topology.empty()) {

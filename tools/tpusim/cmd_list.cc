@@ -8,6 +8,7 @@
 #include "base/text.h"
 #include "kernels/registry.h"
 #include "tools/tpusim/cli.h"
+#include "tools/tpusim/common_options.h"
 
 namespace tpusim::cli {
 
@@ -16,17 +17,9 @@ int RunList(int argc, char** argv) {
   po::options_description options(
       "tpusim list [--load LIB.so]...: the kernels and programs run, compare and bench accept, "
       "with a one-line summary each, and the families compare accepts");
-  options.add_options()("help,h", "show this help");
+  std::vector<std::string> operands;
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(options).run(), vm);
-  } catch (const po::error& e) {
-    throw UsageError("list", e.what());
-  }
-  if (vm.count("help")) {
-    std::cout << options << "\n";
-    return 0;
-  }
+  if (!ParseCommandLine("list", argc, argv, options, 0, operands, vm)) return 0;
   const kernels::Registry& registry = kernels::Registry::Get();
   size_t width = 0;
   for (const auto& k : registry.kernels())

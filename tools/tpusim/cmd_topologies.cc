@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "tools/tpusim/cli.h"
+#include "tools/tpusim/common_options.h"
 #include "topologies/topology_loader.h"
 
 namespace tpusim::cli {
@@ -13,17 +14,9 @@ int RunTopologies(int argc, char** argv) {
   namespace po = boost::program_options;
   po::options_description options(
       "tpusim topologies: list the slice presets (usable as --topology NAME)");
-  options.add_options()("help,h", "show this help");
+  std::vector<std::string> operands;
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(options).run(), vm);
-  } catch (const po::error& e) {
-    throw UsageError("topologies", e.what());
-  }
-  if (vm.count("help")) {
-    std::cout << options << "\n";
-    return 0;
-  }
+  if (!ParseCommandLine("topologies", argc, argv, options, 0, operands, vm)) return 0;
   std::printf("%-14s %-7s %-10s %-10s %-22s %s\n", "preset", "chips", "shape", "axes", "wraparound",
               "chip");
   for (const auto& name : topologies::PresetNames()) {

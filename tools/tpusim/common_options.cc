@@ -66,6 +66,34 @@ void ParseChecks(const std::string& command, const po::variables_map& vm, base::
 
 constexpr unsigned kRunOptionGroups = kRunOptions | kCheckOptions;
 
+// Boost's wording names the problem but not the fix: each error a user meets becomes a
+// sentence that says what to write instead.
+UsageError Explained(const std::string& command, const po::error& e) {
+  const auto* named = dynamic_cast<const po::error_with_option_name*>(&e);
+  const std::string option = named ? named->get_option_name() : "";
+  if (dynamic_cast<const po::multiple_occurrences*>(&e))
+    return UsageError(command, option + " is given more than once; give it once.");
+  if (dynamic_cast<const po::invalid_option_value*>(&e)) {
+    // Boost keeps the value only inside its message: "the argument ('abc') for option ...".
+    const std::string what = e.what();
+    const size_t open = what.find("('"), close = what.find("')");
+    const std::string value =
+        open != std::string::npos && close > open ? what.substr(open + 2, close - open - 2) : "";
+    std::string message = option;
+    message += " takes a number, and '";
+    message += value;
+    message += "' is not one; write e.g. ";
+    message += option;
+    message += " 2.";
+    return UsageError(command, message);
+  }
+  if (const auto* syntax = dynamic_cast<const po::invalid_command_line_syntax*>(&e);
+      syntax && syntax->kind() == po::invalid_command_line_syntax::missing_parameter) {
+    return UsageError(command, option + " needs a value after it.");
+  }
+  return UsageError(command, e.what());
+}
+
 }  // namespace
 
 void CommonOptions::Add(po::options_description& options, unsigned groups) {
@@ -159,7 +187,7 @@ base::RunConfig ParseRunFlags(const std::string& command, const std::vector<std:
     po::store(po::command_line_parser(flags).options(options).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(command, e.what());
+    throw Explained(command, e);
   }
   return common.Request(command, vm).config;
 }
@@ -174,6 +202,20 @@ std::vector<const kernels::KernelInfo*> EntriesNamed(const std::string& command,
 
 namespace {
 
+// "'def' is one argument too many": the operands past the first `max`, named.
+UsageError TooManyOperands(const std::string& command, const std::vector<std::string>& operands,
+                           int max) {
+  std::string message = "'";
+  message += operands[static_cast<size_t>(max)];
+  message += "' is an argument too many (";
+  message += command;
+  message += max == 0 ? " takes none" : " takes one";
+  message +=
+      " besides its options); remove it, or put it right after the option it is the "
+      "value of.";
+  return UsageError(command, message);
+}
+
 // `params`: the entries' parameter flags; nullptr for a command whose positional
 // arguments are not entries.
 bool Parse(const std::string& command, int argc, char** argv, po::options_description& options,
@@ -185,18 +227,33 @@ bool Parse(const std::string& command, int argc, char** argv, po::options_descri
   if (params) params->AddTo(hidden, options);
   po::options_description all;
   all.add(options).add(hidden);
+  // Every positional argument is collected, so one too many can be named.
   po::positional_options_description positional;
-  positional.add("entry", max_positional);
+  positional.add("entry", -1);
   try {
     po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(command, e.what());
+    throw Explained(command, e);
   }
   if (vm.count("help")) {
     std::cout << options << "\n";
     if (params) std::cout << params->Help(command, EntriesNamed(command, positionals));
     return false;
+  }
+  if (max_positional >= 0 && positionals.size() > static_cast<size_t>(max_positional))
+    throw TooManyOperands(command, positionals, max_positional);
+  // `--trace ""` would otherwise mean "no trace" and pass silently.
+  for (const auto& [name, value] : vm) {
+    const auto* text = boost::any_cast<std::string>(&value.value());
+    const po::option_description* option = all.find_nothrow(name, false);
+    const bool takes_value = option && option->semantic()->max_tokens() > 0;
+    if (takes_value && text && text->empty() && !value.defaulted()) {
+      std::string message = "--";
+      message += name;
+      message += " is given an empty value; give a value, or leave the option out.";
+      throw UsageError(command, message);
+    }
   }
   return true;
 }
@@ -214,6 +271,22 @@ bool ParseCommandLine(const std::string& command, int argc, char** argv,
                       po::options_description& options, int max_operands,
                       std::vector<std::string>& operands, po::variables_map& vm) {
   return Parse(command, argc, argv, options, max_operands, operands, vm, nullptr);
+}
+
+std::string OperandOrOption(const std::string& command, const std::vector<std::string>& operands,
+                            const po::variables_map& vm, const std::string& option) {
+  const std::string given = vm.count(option) ? vm[option].as<std::string>() : "";
+  if (operands.empty()) return given;
+  if (vm.count(option)) {
+    std::string message = "the ";
+    message += option;
+    for (const std::string& part :
+         {std::string(" is given twice, as '"), operands[0], std::string("' and as --"), option,
+          std::string(" '"), given, std::string("'; give it once.")})
+      message += part;
+    throw UsageError(command, message);
+  }
+  return operands[0];
 }
 
 }  // namespace tpusim::cli

@@ -74,6 +74,11 @@ bool ParseCommandLine(const std::string& command, int argc, char** argv,
                       boost::program_options::options_description& options, int max_operands,
                       std::vector<std::string>& operands,
                       boost::program_options::variables_map& vm);
+// The one argument a command takes either as an operand or as --OPTION (describe's
+// topology, hlo-info's file); "" when neither is given. Throws UsageError when both are.
+std::string OperandOrOption(const std::string& command, const std::vector<std::string>& operands,
+                            const boost::program_options::variables_map& vm,
+                            const std::string& option);
 // The registry entries `names` stand for, families expanded; throws UsageError for an
 // unknown one.
 std::vector<const kernels::KernelInfo*> EntriesNamed(const std::string& command,

@@ -147,6 +147,9 @@ int Dispatch(int argc, char** argv) {
   if (command == "describe") return RunDescribe(argc - 1, argv + 1);
   if (command == "check-trace") return RunCheckTrace(argc - 1, argv + 1);
   if (command == "--version") {
+    if (argc > 2)
+      throw UsageError("", std::string("--version takes no arguments, and '") + argv[2] +
+                               "' is one; write tpusim --version alone.");
     std::cout << "tpusim " << kVersion << " (git " << kGitRevision << ")\n";
     return 0;
   }

@@ -187,6 +187,25 @@ Contract EntryContract(const kernels::KernelInfo& info, const dsl::Mesh& mesh,
 const kernels::KernelInfo& FindEntry(const std::string& command, const std::string& name) {
   const kernels::Registry& registry = kernels::Registry::Get();
   if (const kernels::KernelInfo* info = registry.Find(name)) return *info;
+  if (const std::vector<std::string> members = registry.FamilyMembers(name); !members.empty()) {
+    std::string message = "'";
+    message += name;
+    message += "' is a family of entries (";
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (i) message += ", ";
+      message += members[i];
+    }
+    message += "), and tpusim ";
+    message += command;
+    message += " runs one entry; name one, e.g. tpusim ";
+    message += command;
+    message += " ";
+    message += members.front();
+    message += ", or compare them all with tpusim compare ";
+    message += name;
+    message += ".";
+    throw UsageError(command, message);
+  }
   std::string kernel_names, programs, families;
   for (const auto& entry : registry.kernels()) {
     std::string& list = entry.kind == kernels::EntryKind::kProgram ? programs : kernel_names;
