@@ -22,6 +22,8 @@ const char* ErrorKindName(ErrorKind kind) {
       return "time limit";
     case ErrorKind::kInvalidArgument:
       return "invalid argument";
+    case ErrorKind::kInterrupted:
+      return "interrupted";
   }
   return "error";
 }

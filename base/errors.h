@@ -19,6 +19,7 @@ enum class ErrorKind {
   kCapacity,
   kTimeLimit,
   kInvalidArgument,
+  kInterrupted,  // the caller asked the run to stop (RunConfig::interrupted)
 };
 
 const char* ErrorKindName(ErrorKind kind);

@@ -7,6 +7,7 @@
 // A new run option is a field here, and nowhere else.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,7 +33,13 @@ struct RunConfig {
   // (their inputs may be dsl::Array placeholders).
   bool functional = true;
   Picoseconds time_limit = 60'000'000'000'000ull;  // 60 s of simulated time
-  traces::TraceSink* trace = nullptr;              // not owned; nullptr records nothing
+  // Host seconds a run may take (0: no limit); past them it ends with the same report as
+  // the simulated-time limit. Simulated time cannot end a loop whose steps cost none.
+  double wall_limit_s = 0;
+  // Asked now and then while the run goes (with the wall clock, not per event): true ends
+  // the run as interrupted. The Python module passes its Ctrl-C check.
+  std::function<bool()> interrupted;
+  traces::TraceSink* trace = nullptr;  // not owned; nullptr records nothing
   // Per-chip multiplier on compute time (1 = nominal), to model a slow chip.
   std::vector<double> chip_slowdown;
   // Happens-before race detection in functional runs (interpret mode's detect_races). Off,

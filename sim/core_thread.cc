@@ -294,7 +294,9 @@ void CoreThread::BeginScope(std::string_view name, const ScopeDetails& details) 
 }
 
 void CoreThread::EndScope() {
-  CatchUp();
+  // Not CatchUp: a NamedScope's destructor ends its scope, and must not throw a host limit.
+  poll_reads_ = 0;
+  WaitOutReads();
   if (open_scopes_ == 0) return;
   --open_scopes_;
   if (RaceDetector* races = slice_.races()) races->EndScope(chip_);
@@ -416,6 +418,7 @@ void CoreThread::Body(const Engine::CoreProgram& program) {
                       "' with " + std::to_string(unjoined_) +
                       " spawned activities never joined; join every activity you start.");
     }
+    CatchUp();  // may meet a host limit, which fails the run like any error
   } catch (const Error& e) {
     slice_.Fail(e.kind(), e.what());
     return;
@@ -444,7 +447,6 @@ void CoreThread::Body(const Engine::CoreProgram& program) {
                     "std::runtime_error(\"what went wrong\") instead.");
     return;
   }
-  CatchUp();
   while (open_scopes_ > 0)
     EndScope();
   slice_.trace().End(track_, Now());
@@ -471,6 +473,8 @@ void CoreThread::CloseTrace(Picoseconds now, const std::string& why) {
 }
 
 void CoreThread::CatchUp() {
+  if (slice_.watch().Expired()) [[unlikely]]
+    throw Error(slice_.watch().kind(), HostLimitReport(slice_, Now()));
   poll_reads_ = 0;  // the core does something other than poll
   WaitOutReads();
 }

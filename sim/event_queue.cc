@@ -118,6 +118,10 @@ void EventQueue::RunDue() {
     const uint32_t index = heap_.front().bucket;
     // Items scheduled for now while the bucket runs join its end and run in this loop.
     for (size_t i = 0; i < buckets_[index].items.size(); ++i) {
+      if (watch_ && watch_->Expired()) [[unlikely]] {
+        on_expired_(expired_context_);
+        return;
+      }
       const Item item = buckets_[index].items[i];
       ++callbacks_run_;
       item.handler(item.context, item.a, item.b);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/base_names.h"
+#include "sim/host_watch.h"
 
 namespace tpusim::sim {
 
@@ -36,6 +37,14 @@ class EventQueue {
   void At(Picoseconds when, Handler handler, void* context, uint64_t a = 0, uint64_t b = 0);
   // The same for any callable.
   void At(Picoseconds when, Callback callback);
+
+  // Polls `watch` for every event it runs; when it expires, runs `on_expired(context)`
+  // (which fails the run) and leaves the rest of the calendar unrun.
+  void Watch(HostWatch* watch, void (*on_expired)(void* context), void* context) {
+    watch_ = watch;
+    on_expired_ = on_expired;
+    expired_context_ = context;
+  }
 
   uint64_t callbacks_run() const { return callbacks_run_; }
   bool empty() const { return heap_.empty(); }
@@ -81,6 +90,9 @@ class EventQueue {
   std::vector<uint32_t> free_callbacks_;
   uint64_t next_sequence_ = 0;
   uint64_t callbacks_run_ = 0;
+  HostWatch* watch_ = nullptr;
+  void (*on_expired_)(void*) = nullptr;
+  void* expired_context_ = nullptr;
   struct Wakeup;
   Wakeup* wakeup_;  // the sc_event, kept out of this header so callers need no SystemC
 };

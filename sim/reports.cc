@@ -76,11 +76,34 @@ std::string SpinReport(const SliceState& slice, Picoseconds now) {
 }
 
 std::string TimeLimitReport(const SliceState& slice) {
-  return "the kernel ran past the simulated-time limit of " +
-         FormatTime(slice.options().time_limit) +
-         " without finishing. Still running or waiting:" + DescribeWaiters(slice) +
-         "\n  Raise the run's time limit (time_limit) if the work is really that long, or look "
-         "for a loop that never ends.";
+  std::string report = "the kernel ran past the simulated-time limit of ";
+  report += FormatTime(slice.options().time_limit);
+  report += " without finishing. Still running or waiting:";
+  report += DescribeWaiters(slice);
+  report +=
+      "\n  Raise the run's time limit (time_limit) if the work is really that long, or look "
+      "for a loop that never ends.";
+  return report;
+}
+
+std::string HostLimitReport(const SliceState& slice, Picoseconds now) {
+  const HostWatch& watch = slice.watch();
+  const bool interrupted = watch.kind() == ErrorKind::kInterrupted;
+  std::string report = interrupted ? "the run stopped on " : "the kernel ran past ";
+  report += watch.Limit();
+  report += " at ";
+  report += FormatTime(now);
+  report += " of simulated time";
+  report += interrupted ? "." : " without finishing.";
+  report += " Still running or waiting:";
+  report += DescribeWaiters(slice);
+  if (!interrupted) {
+    report +=
+        "\n  Raise the run's wall-clock limit (wall_limit_s) if the run is really that long, "
+        "or look for a loop that never ends: one whose steps cost no simulated time never "
+        "meets the simulated-time limit.";
+  }
+  return report;
 }
 
 void CheckSemaphoresAtExit(SliceState& slice) {

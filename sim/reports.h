@@ -18,6 +18,8 @@ std::string DescribeWaiters(const SliceState& slice);
 std::string DeadlockReport(const SliceState& slice, Picoseconds now);
 std::string SpinReport(const SliceState& slice, Picoseconds now);
 std::string TimeLimitReport(const SliceState& slice);
+// The run met a host-side limit (sim/host_watch.h): the wall clock or the caller's interrupt.
+std::string HostLimitReport(const SliceState& slice, Picoseconds now);
 // Fails the run (kSemaphoreNotZero) when any semaphore is not zero after every core ended.
 void CheckSemaphoresAtExit(SliceState& slice);
 

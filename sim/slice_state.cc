@@ -1,5 +1,7 @@
 #include "sim/slice_state.h"
 
+#include "sim/reports.h"
+
 #include <cmath>
 #include <systemc>
 
@@ -25,12 +27,15 @@ SliceState::SliceState(const config::Topology& topology, EngineOptions options)
       torus_(GridOf(topology_), std::vector<bool>(topology_.mesh().wraparound().begin(),
                                                   topology_.mesh().wraparound().end())),
       trace_(options_.trace ? options_.trace : &null_trace_),
+      watch_(options_),
       calendar_(std::make_unique<EventQueue>()),
       semaphores_(torus_.chips()),
       waiters_(torus_.chips()),
       link_latency_(torus_.links().size(), 0),
       signal_latency_(NanosecondsToTime(topology_.ici().signal_latency_ns())),
       store_and_forward_(topology_.ici().forwarding() == config::IciConfig::STORE_AND_FORWARD) {
+  calendar_->Watch(
+      &watch_, [](void* state) { static_cast<SliceState*>(state)->FailOnHostLimit(); }, this);
   const std::vector<double>& slowdown = options_.chip_slowdown;
   if (slowdown.size() > torus_.chips()) {
     throw Error(ErrorKind::kInvalidArgument,
@@ -178,6 +183,10 @@ void SliceState::Fail(ErrorKind kind, const std::string& message) {
   error_kind_ = kind;
   error_ = message;
   sc_core::sc_pause();  // not sc_stop: ending the suspended threads needs one more delta
+}
+
+void SliceState::FailOnHostLimit() {
+  Fail(watch_.kind(), HostLimitReport(*this, EventQueue::Now()));
 }
 
 }  // namespace tpusim::sim

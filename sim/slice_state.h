@@ -15,6 +15,7 @@
 #include "base/engine.h"
 #include "sim/base_names.h"
 #include "sim/event_queue.h"
+#include "sim/host_watch.h"
 #include "sim/hot_arena.h"
 #include "sim/race_detector.h"
 #include "sim/semaphore.h"
@@ -41,6 +42,8 @@ class SliceState {
   bool functional() const { return options_.functional; }
   const Torus& torus() const { return torus_; }
   EventQueue& calendar() { return *calendar_; }
+  HostWatch& watch() { return watch_; }
+  const HostWatch& watch() const { return watch_; }
   traces::TraceSink& trace() { return *trace_; }
   // Building trace names and arguments costs allocations; skip it when nothing records.
   bool traced() const { return trace_ != &null_trace_; }
@@ -95,6 +98,8 @@ class SliceState {
 
   // The first failure of the run stops the simulation; later ones are its consequences.
   void Fail(ErrorKind kind, const std::string& message);
+  // The run met a limit of its HostWatch: fails it with the watch's kind and report.
+  void FailOnHostLimit();
   bool failed() const { return failed_; }
   ErrorKind error_kind() const { return error_kind_; }
   const std::string& error() const { return error_; }
@@ -113,6 +118,7 @@ class SliceState {
   Torus torus_;
   traces::NullTraceSink null_trace_;
   traces::TraceSink* trace_;
+  HostWatch watch_;  // after options_, whose interrupt check it keeps a pointer to
   std::unique_ptr<EventQueue> calendar_;
   std::unique_ptr<RaceDetector> races_;
   std::vector<traces::TrackId> race_tracks_;  // by chip, added at the first race there

@@ -70,6 +70,9 @@ INSTANTIATE_TEST_SUITE_P(
         Misuse{"describe v5e-2x2 --models", "so it takes no topology or --chip"},
         Misuse{"describe v5e-2x2 --topology v5e-2x4",
                "the topology is given twice, as 'v5e-2x2' and as --topology 'v5e-2x4'"},
+        Misuse{"run all_gather_ring --topology v5e-2x2 --bytes 4K --wall-limit -1",
+               "--wall-limit -1 is out of range: give host seconds from 0 (no limit) to "
+               "1000000."},
         Misuse{"hlo-info a.hlo b.hlo", "'b.hlo' is an argument too many (hlo-info takes one"}));
 
 TEST(UsageWording, SwitchesAndDefaultsAreNotEmptyValues) {

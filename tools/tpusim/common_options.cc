@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "base/text.h"
 #include "kernels/lax/algorithm.h"
 #include "tools/tpusim/cli.h"
 #include "topologies/topology_loader.h"
@@ -107,6 +108,9 @@ void CommonOptions::Add(po::options_description& options, unsigned groups) {
     add("timing-only", "move no payload: same timing, no data check, memory independent of size");
     add("time-limit", po::value(&time_limit_s_)->default_value(time_limit_s_),
         "stop a run after this many seconds of simulated time");
+    add("wall-limit", po::value(&wall_limit_s_)->default_value(wall_limit_s_),
+        "stop a run after this many seconds of host time (0: no limit), for loops whose steps "
+        "cost no simulated time");
     add("collective-algorithm", po::value(&collective_algorithm_)->default_value("auto"),
         ("run every lax collective of a program that implements it with this algorithm: " +
          kernels::lax::AlgorithmNameList() +
@@ -130,6 +134,15 @@ KernelRunRequest CommonOptions::Request(const std::string& command,
   request.config.functional = !vm.count("timing-only");
   if (groups_ & kRunOptions) {
     request.config.time_limit = ParseTimeLimit(command, time_limit_s_);
+    if (!(wall_limit_s_ >= 0) || !(wall_limit_s_ <= kMaxTimeLimitSeconds)) {  // NaN, inf too
+      std::string message = "--wall-limit ";
+      message += base::NumberText(wall_limit_s_);
+      message += " is out of range: give host seconds from 0 (no limit) to ";
+      message += base::NumberText(kMaxTimeLimitSeconds);
+      message += ".";
+      throw UsageError(command, message);
+    }
+    request.config.wall_limit_s = wall_limit_s_;
     if (collective_algorithm_ != "auto" && !kernels::lax::AlgorithmNamed(collective_algorithm_)) {
       throw UsageError(command, "--collective-algorithm is '" + collective_algorithm_ +
                                     "'; use auto, " + kernels::lax::AlgorithmNameList() + ".");

@@ -17,7 +17,7 @@ namespace tpusim::cli {
 
 enum OptionGroup : unsigned {
   kTopologyOption = 1u << 0,  // --topology
-  kRunOptions = 1u << 1,      // --timing-only, --time-limit, --collective-algorithm
+  kRunOptions = 1u << 1,      // --timing-only, --time-limit, --wall-limit, --collective-algorithm
   // --no-race-check, --uninitialized-memory, --out-of-bounds-reads, --grid-seed
   kCheckOptions = 1u << 2,
   kLoadOption = 1u << 3,  // --load (Main takes it out of argv; listed for --help)
@@ -42,6 +42,7 @@ class CommonOptions {
   unsigned groups_ = 0;
   std::string topology_;
   double time_limit_s_ = 60;
+  double wall_limit_s_ = 300;
   std::string collective_algorithm_ = "auto";
 };
 

@@ -289,7 +289,17 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   report.error_kind = result.error_kind;
   report.error = result.error;
   // The library names the run's option; on the command line it is a flag.
-  if (result.error_kind == ErrorKind::kTimeLimit) report.error += " (flag --time-limit)";
+  for (const auto& [field, flag] :
+       {std::pair<std::string, std::string>{"time_limit", "--time-limit"},
+        {"wall_limit_s", "--wall-limit"}}) {
+    std::string named = "(";
+    named += field;
+    named += ")";
+    if (report.error.find(named) == std::string::npos) continue;
+    report.error += " (flag ";
+    report.error += flag;
+    report.error += ")";
+  }
   report.ops = result.op_times;
   report.collectives = result.collectives;
   report.critical_device = result.critical_device;
