@@ -108,9 +108,11 @@ void ScatterGather(Kernel& k, const Ring& ring, Algorithm algorithm, bool closed
   if (waits > 0) k.wait(barrier, waits);
   if (me == 0) {
     auto scope = k.named_scope("scatter");
-    std::vector<AsyncCopy> sends;
-    for (const Ref& b : block(flat_x, 0))
-      CopyLocal(k, b, block(flat_out, 0)[0], k.ref("local_sem"));
+    std::vector<AsyncCopy> own, sends;
+    for (const Ref& b : block(flat_x, 0)) {
+      own.push_back(k.async_copy(b, block(flat_out, 0)[0], k.ref("local_sem")));
+      own.back().start();
+    }
     for (int to : FarthestFirst(ring)) {
       for (const Ref& b : block(flat_x, to)) {
         sends.push_back(k.async_remote_copy(b, block(flat_out, to)[0], send_sems.at(to), recv_sem,
@@ -118,6 +120,8 @@ void ScatterGather(Kernel& k, const Ring& ring, Algorithm algorithm, bool closed
         sends.back().start();
       }
     }
+    for (AsyncCopy& c : own)
+      c.wait();
     for (AsyncCopy& s : sends)
       s.wait_send();
   } else {
