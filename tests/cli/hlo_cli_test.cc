@@ -84,6 +84,28 @@ TEST(HloCli, HloInfoPrintsOpcodesParametersAndCollectiveGroups) {
   EXPECT_THAT(r.out, HasSubstr("one kernel: roofline of its MXU, VPU and HBM work"));
 }
 
+// collective-broadcast is read, its iota groups mapped to the torus, charged as the lax
+// collective_broadcast, and run with the algorithm the collectives table names.
+TEST(HloCli, CollectiveBroadcastIsDescribedAndRunsWithItsAlgorithmReported) {
+  const std::string module = WriteModule("broadcast.hlo", R"(HloModule b, num_partitions=8
+
+ENTRY %e (x: bf16[4,1024]) -> bf16[4,1024] {
+  %x = bf16[4,1024]{1,0} parameter(0)
+  ROOT %cb = bf16[4,1024]{1,0} collective-broadcast(bf16[4,1024]{1,0} %x), channel_id=1, replica_groups=[2,4]<=[8]
+}
+)");
+  const auto info = RunTpusim("hlo-info " + module + " --topology v5e-2x4");
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_THAT(info.out, HasSubstr("collective_broadcast collective (from each group's first"));
+  EXPECT_THAT(info.out, HasSubstr("2 groups of 4: {0, 1, 2, 3}, {4, 5, 6, 7}; on axis y"));
+  const auto run = RunTpusim("run " + module + " --topology v5e-2x4");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("matches the reference on all 8 chips"));
+  EXPECT_THAT(run.out, ::testing::MatchesRegex(
+                           "(.|\n)*cb +collective_broadcast (direct|recursive_doubling|ring|"
+                           "bidi_ring) (.|\n)*"));
+}
+
 // Without --topology: the first preset by name with the module's 8 chips, TPU7x's 2x2x2 cube,
 // where the 4 devices of a group span two axes.
 TEST(HloCli, HloInfoWithoutATopologyTakesTheFirstPresetOfTheModulesSize) {
