@@ -106,6 +106,22 @@ ENTRY %e (x: bf16[4,1024]) -> bf16[4,1024] {
                            "bidi_ring) (.|\n)*"));
 }
 
+// A module with an op that has no host numerics (a Pallas kernel charged from its cost
+// estimate) runs timing-only, and the summary says so and why.
+TEST(HloCli, AModuleWithoutNumericsRunsTimingOnlyAndSaysWhy) {
+  const std::string module = WriteModule("pallas.hlo", R"(HloModule k, num_partitions=4
+
+ENTRY %e (a: f32[8,128]) -> f32[8,128] {
+  %a = f32[8,128]{1,0} parameter(0)
+  ROOT %k = f32[8,128]{1,0} custom-call(f32[8,128]{1,0} %a), custom_call_target="tpu_custom_call", backend_config={"custom_call_config": {"cost_estimate": {"flops": 0, "transcendentals": 0, "bytes_accessed": 8192}}, "kernel_name": "k"}
+}
+)");
+  const auto r = RunTpusim("run " + module + " --topology v5e-2x2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("not checked: timing-only, because"));
+  EXPECT_THAT(r.out, HasSubstr("'k' (custom-call) has no host numerics"));
+}
+
 // Without --topology: the first preset by name with the module's 8 chips, TPU7x's 2x2x2 cube,
 // where the 4 devices of a group span two axes.
 TEST(HloCli, HloInfoWithoutATopologyTakesTheFirstPresetOfTheModulesSize) {
