@@ -122,6 +122,33 @@ ENTRY %e (a: f32[8,128]) -> f32[8,128] {
   EXPECT_THAT(r.out, HasSubstr("'k' (custom-call) has no host numerics"));
 }
 
+// The per-op table shows a program's ten longest steps; --ops shows every one.
+TEST(HloCli, OpsListsEveryStepOfTheModule) {
+  std::string text =
+      "HloModule chain, num_partitions=4\n\nENTRY %e (p: f32[8,128]) -> f32[8,128] {\n";
+  text += "  %n0 = f32[8,128]{1,0} parameter(0)\n";
+  for (int i = 1; i <= 12; ++i) {
+    text += i == 12 ? "  ROOT %n" : "  %n";
+    text += std::to_string(i) + " = f32[8,128]{1,0} negate(f32[8,128]{1,0} %n" +
+            std::to_string(i - 1) + ")\n";
+  }
+  text += "}\n";
+  const std::string module = WriteModule("chain.hlo", text);
+  auto rows = [](const std::string& out) {
+    int n = 0;
+    for (size_t at = out.find(" negate "); at != std::string::npos;
+         at = out.find(" negate ", at + 1))
+      ++n;
+    return n;
+  };
+  const auto ten = RunTpusim("run " + module + " --topology v5e-2x2");
+  const auto all = RunTpusim("run " + module + " --topology v5e-2x2 --ops");
+  ASSERT_EQ(ten.exit_code, 0) << ten.err;
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(rows(ten.out), 10);
+  EXPECT_EQ(rows(all.out), 12);
+}
+
 // Without --topology: the first preset by name with the module's 8 chips, TPU7x's 2x2x2 cube,
 // where the 4 devices of a group span two axes.
 TEST(HloCli, HloInfoWithoutATopologyTakesTheFirstPresetOfTheModulesSize) {
