@@ -209,6 +209,19 @@ TEST(HloCli, AnUnpartitionedModuleSaysHowToGetThePartitionedOne) {
   EXPECT_THAT(r.err, HasSubstr(".compile().as_text()"));
 }
 
+// A sharding annotation on an op inside the module (not the entry's parameters or root) is
+// one partitioning would have removed.
+TEST(HloCli, AShardingOnAnInnerOpSaysHowToGetThePartitionedModule) {
+  std::string text = kTiny;
+  text.replace(text.find("  ROOT %e"), 0,
+               "  %n = f32[8,128]{1,0} negate(f32[8,128]{1,0} %p), sharding={replicated}\n");
+  const std::string path = WriteModule("annotated.hlo", text);
+  const auto r = RunTpusim("run " + path + " --topology v5e-2x2");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("'n' carries a sharding annotation"));
+  EXPECT_THAT(r.err, HasSubstr(".compile().as_text()"));
+}
+
 TEST(HloCli, ABadDeviceOrderNamesItsFlag) {
   const std::string path = WriteModule("tiny.hlo", kTiny);
   const auto twice = RunTpusim("run " + path + " --topology v5e-2x2 --device-order 0,1,1,2");
