@@ -31,29 +31,8 @@ using dsl::DType;
 using kernels::lax::Algorithm;
 using kernels::lax::Collective;
 using kernels::lax::CollectiveSpec;
+using Case = testing::LaxCase;
 using testing::LaxSpec;
-
-config::Topology TopologyFor(const std::string& name) {
-  if (name == "ring5") return testing::MakeTopology({5}, {true});
-  if (name == "line6") return testing::MakeTopology({6}, {false});
-  if (name == "mesh3x2") return testing::MakeTopology({3, 2}, {false, false});
-  if (name == "mesh2x3x2") return testing::MakeTopology({2, 3, 2}, {false, false, false});
-  // 256 KiB of VMEM: staging slots of a few KiB, so direct and doubling go in several rounds.
-  if (name == "ring4_small_vmem") {
-    return testing::MakeTopology({4}, {true}, [](config::Topology& t) {
-      t.mutable_chip()->mutable_vmem()->set_capacity_bytes(256 << 10);
-    });
-  }
-  return topologies::LoadTopology(name);
-}
-
-struct Case {
-  std::string name;
-  std::string topology;
-  CollectiveSpec spec;
-  dsl::Shape shape;  // per device
-  DType dtype;
-};
 
 CollectiveSpec Groups(Collective kind, std::vector<std::vector<int>> groups, int axis = 0,
                       bool tiled = false) {
@@ -164,7 +143,7 @@ void PrintTo(const AlgorithmCase& a, std::ostream* os) {
 }
 
 bool PowerOfTwoGroups(const Case& c) {
-  const dsl::Mesh mesh(TopologyFor(c.topology));
+  const dsl::Mesh mesh(testing::LaxTopology(c.topology));
   const dsl::ShapeDtype x{c.shape, c.dtype};
   for (const auto& stage :
        kernels::lax::PlanCollective(mesh, kernels::lax::Checked(mesh, c.spec, x), x).stages) {
@@ -196,7 +175,7 @@ class LaxAlgorithm : public ::testing::TestWithParam<AlgorithmCase> {};
 
 TEST_P(LaxAlgorithm, MatchesTheHostReferenceOnEveryDevice) {
   const Case& c = GetParam().c;
-  const dsl::Mesh mesh(TopologyFor(c.topology));
+  const dsl::Mesh mesh(testing::LaxTopology(c.topology));
   CollectiveSpec spec = c.spec;
   spec.algorithm = GetParam().algorithm;
   const dsl::ShapeDtype x{c.shape, c.dtype};
@@ -334,7 +313,7 @@ TEST(LaxPlan, RefusesAnAlgorithmTheCollectiveDoesNotImplement) {
 }
 
 TEST(LaxPlan, RefusesRecursiveDoublingOnAGroupThatIsNotAPowerOfTwo) {
-  const dsl::Mesh mesh(TopologyFor("ring5"));
+  const dsl::Mesh mesh(testing::LaxTopology("ring5"));
   const dsl::ShapeDtype x{{10}, DType::kF32};
   CollectiveSpec spec = LaxSpec(Collective::kPsum, {"x"});
   spec.algorithm = Algorithm::kRecursiveDoubling;
