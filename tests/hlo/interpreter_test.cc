@@ -253,5 +253,32 @@ ENTRY %e (x: f32[8,128]) -> (f32[8,128], f32[8,128]) {
   EXPECT_EQ(r.result.collectives[0].op, "collective_broadcast");
 }
 
+// A scheduled module runs in its text order, XLA's schedule: the permute hides behind the
+// dot only when the dot is printed between its start and its done.
+TEST(HloInterpreter, AScheduledModuleRunsInItsOrder) {
+  auto module = [](bool dot_between) {
+    const std::string start =
+        "  %s = (f32[256,256]{1,0}, f32[256,256]{1,0}, u32[], u32[]) "
+        "collective-permute-start(f32[256,256]{1,0} %x), channel_id=1, "
+        "source_target_pairs={{0,1},{1,2},{2,3},{3,0}}\n";
+    const std::string dot =
+        "  %d = f32[256,256]{1,0} dot(f32[256,256]{1,0} %x, f32[256,256]{1,0} %x), "
+        "lhs_contracting_dims={1}, rhs_contracting_dims={0}\n";
+    std::string text =
+        "HloModule m, is_scheduled=true, num_partitions=4\n\nENTRY %e (x: f32[256,256]) -> "
+        "(f32[256,256], f32[256,256]) {\n  %x = f32[256,256]{1,0} parameter(0)\n";
+    text += dot_between ? start + dot : dot + start;
+    text +=
+        "  %p = f32[256,256]{1,0} collective-permute-done((f32[256,256]{1,0}, f32[256,256]{1,0}, "
+        "u32[], u32[]) %s)\n  ROOT %t = (f32[256,256]{1,0}, f32[256,256]{1,0}) tuple(%p, %d)\n}\n";
+    return text;
+  };
+  const auto hidden = RunModule(module(true), false);
+  const auto exposed = RunModule(module(false), false);
+  EXPECT_LT(hidden.ops.at("s").exposed, exposed.ops.at("s").exposed);
+  EXPECT_EQ(exposed.ops.at("s").exposed, exposed.ops.at("s").total);
+  EXPECT_LT(hidden.result.time(), exposed.result.time());
+}
+
 }  // namespace
 }  // namespace tpusim
