@@ -198,28 +198,24 @@ TEST(HloCli, AnUnknownOpIsNamedUnlessUnknownOpsIsFree) {
   EXPECT_THAT(free.out, HasSubstr("timing-only, because"));
 }
 
+// Both signs of a module before SPMD partitioning: a Sharding custom call, and a sharding
+// annotation on an op inside it (not the entry's parameters or root).
 TEST(HloCli, AnUnpartitionedModuleSaysHowToGetThePartitionedOne) {
-  std::string text = kTiny;
-  text.replace(text.find("exponential(f32[8,128]{1,0} %p)"), 31,
-               "custom-call(f32[8,128]{1,0} %p), custom_call_target=\"Sharding\"");
-  const std::string path = WriteModule("lowered.hlo", text);
-  const auto r = RunTpusim("run " + path + " --topology v5e-2x2");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("has not been through SPMD partitioning"));
-  EXPECT_THAT(r.err, HasSubstr(".compile().as_text()"));
-}
-
-// A sharding annotation on an op inside the module (not the entry's parameters or root) is
-// one partitioning would have removed.
-TEST(HloCli, AShardingOnAnInnerOpSaysHowToGetThePartitionedModule) {
-  std::string text = kTiny;
-  text.replace(text.find("  ROOT %e"), 0,
-               "  %n = f32[8,128]{1,0} negate(f32[8,128]{1,0} %p), sharding={replicated}\n");
-  const std::string path = WriteModule("annotated.hlo", text);
-  const auto r = RunTpusim("run " + path + " --topology v5e-2x2");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("'n' carries a sharding annotation"));
-  EXPECT_THAT(r.err, HasSubstr(".compile().as_text()"));
+  auto refusal = [](const std::string& name, const std::string& text) {
+    const auto r = RunTpusim("run " + WriteModule(name, text) + " --topology v5e-2x2");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_THAT(r.err, HasSubstr(".compile().as_text()"));
+    return r.err;
+  };
+  std::string custom_call = kTiny;
+  custom_call.replace(custom_call.find("exponential(f32[8,128]{1,0} %p)"), 31,
+                      "custom-call(f32[8,128]{1,0} %p), custom_call_target=\"Sharding\"");
+  EXPECT_THAT(refusal("lowered.hlo", custom_call),
+              HasSubstr("has not been through SPMD partitioning"));
+  std::string annotated = kTiny;
+  annotated.replace(annotated.find("  ROOT %e"), 0,
+                    "  %n = f32[8,128]{1,0} negate(f32[8,128]{1,0} %p), sharding={replicated}\n");
+  EXPECT_THAT(refusal("annotated.hlo", annotated), HasSubstr("'n' carries a sharding annotation"));
 }
 
 TEST(HloCli, ABadDeviceOrderNamesItsFlag) {
