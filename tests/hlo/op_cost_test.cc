@@ -173,6 +173,32 @@ std::vector<OpCase> OpCases() {
        "  ROOT %op = f32[256]{0} reduce(f32[256,1024]{1,0} %x, f32[] %zero), dimensions={1}, "
        "to_apply=%add",
        work({}, 256 * 1024, 256 * 1024 * f + f, 256 * f)},
+      // Memory-bound ops: operands read, result written, one vector op per result element.
+      {"transpose",
+       "  %x = f32[256,1024]{1,0} parameter(0)\n"
+       "  ROOT %op = f32[1024,256]{1,0} transpose(f32[256,1024]{1,0} %x), dimensions={1,0}",
+       work({}, 256 * 1024, 256 * 1024 * f, 256 * 1024 * f)},
+      // concatenate copies its operands into place, as an XLA copy does: no vector ops.
+      {"concatenate",
+       "  %x = f32[256,1024]{1,0} parameter(0)\n  %y = f32[128,1024]{1,0} parameter(1)\n"
+       "  ROOT %op = f32[384,1024]{1,0} concatenate(f32[256,1024]{1,0} %x, f32[128,1024]{1,0} "
+       "%y), dimensions={0}",
+       work({}, 0, 384 * 1024 * f, 384 * 1024 * f)},
+      {"pad",
+       "  %x = f32[256,1024]{1,0} parameter(0)\n  %zero = f32[] constant(0)\n"
+       "  ROOT %op = f32[258,1032]{1,0} pad(f32[256,1024]{1,0} %x, f32[] %zero), "
+       "padding=1_1x4_4",
+       work({}, 258 * 1032, 256 * 1024 * f + f, 258 * 1032 * f)},
+      {"broadcast",
+       "  %x = f32[1024]{0} parameter(0)\n"
+       "  ROOT %op = f32[256,1024]{1,0} broadcast(f32[1024]{0} %x), dimensions={1}",
+       work({}, 256 * 1024, 1024 * f, 256 * 1024 * f)},
+      // A 2x2 max-pool window: one op per window element of each result element.
+      {"reduce_window",
+       "  %x = f32[256,1024]{1,0} parameter(0)\n  %zero = f32[] constant(0)\n"
+       "  ROOT %op = f32[128,512]{1,0} reduce-window(f32[256,1024]{1,0} %x, f32[] %zero), "
+       "window={size=2x2 stride=2x2}, to_apply=%add",
+       work({}, 128 * 512 * 4, 256 * 1024 * f + f, 128 * 512 * f)},
   };
 }
 
