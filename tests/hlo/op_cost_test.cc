@@ -199,6 +199,29 @@ std::vector<OpCase> OpCases() {
        "  ROOT %op = f32[128,512]{1,0} reduce-window(f32[256,1024]{1,0} %x, f32[] %zero), "
        "window={size=2x2 stride=2x2}, to_apply=%add",
        work({}, 128 * 512 * 4, 256 * 1024 * f + f, 128 * 512 * f)},
+      {"select",
+       "  %p = pred[256,1024]{1,0} parameter(0)\n  %x = f32[256,1024]{1,0} parameter(1)\n"
+       "  %y = f32[256,1024]{1,0} parameter(2)\n"
+       "  ROOT %op = f32[256,1024]{1,0} select(pred[256,1024]{1,0} %p, f32[256,1024]{1,0} %x, "
+       "f32[256,1024]{1,0} %y)",
+       work({}, 256 * 1024, 256 * 1024 * (1 + 2 * f), 256 * 1024 * f)},
+      {"convert",
+       "  %x = f32[256,1024]{1,0} parameter(0)\n"
+       "  ROOT %op = bf16[256,1024]{1,0} convert(f32[256,1024]{1,0} %x)",
+       work({}, 256 * 1024, 256 * 1024 * f, 256 * 1024 * 2.0)},
+      // Sorting rows of 1024: log2(1024) = 10 vector ops per element.
+      {"sort",
+       "  %x = f32[256,1024]{1,0} parameter(0)\n"
+       "  ROOT %op = f32[256,1024]{1,0} sort(f32[256,1024]{1,0} %x), dimensions={1}, "
+       "to_apply=%less",
+       work({}, 256 * 1024 * 10.0, 256 * 1024 * f, 256 * 1024 * f)},
+      // The slice only, copied as an XLA copy is (no vector ops); the start indices read.
+      {"dynamic_slice",
+       "  %x = f32[256,1024]{1,0} parameter(0)\n  %i = s32[] parameter(1)\n"
+       "  %j = s32[] parameter(2)\n"
+       "  ROOT %op = f32[64,1024]{1,0} dynamic-slice(f32[256,1024]{1,0} %x, s32[] %i, s32[] %j), "
+       "dynamic_slice_sizes={64,1024}",
+       work({}, 0, 64 * 1024 * f + 8, 64 * 1024 * f)},
   };
 }
 
@@ -209,7 +232,9 @@ TEST_P(HloOpCostOf, IsTheTimeModelsXlaOpOfItsWork) {
   const Ran r = RunTimingOnly(
       "HloModule m, num_partitions=4\n\n%add (a: f32[], b: f32[]) -> f32[] {\n"
       "  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n"
-      "  ROOT %s = f32[] add(f32[] %a, f32[] %b)\n}\n\nENTRY %e {\n" +
+      "  ROOT %s = f32[] add(f32[] %a, f32[] %b)\n}\n\n%less (a: f32[], b: f32[]) -> pred[] {\n"
+      "  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n"
+      "  ROOT %l = pred[] compare(f32[] %a, f32[] %b), direction=LT\n}\n\nENTRY %e {\n" +
       c.body + "\n}\n");
   const config::Topology topology = topologies::LoadTopology("v5e-2x2");
   const double formula = testing::ModelSeconds(topology.chip(), c.work);
