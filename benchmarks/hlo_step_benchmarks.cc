@@ -58,12 +58,3 @@ BENCHMARK(BM_LlamaStepRunTimingOnly)->Unit(benchmark::kMillisecond)->Iterations(
 
 }  // namespace
 }  // namespace tpusim
-
-// libsystemc defines main() and calls sc_main, so the benchmarks start here.
-extern "C" int sc_main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

@@ -177,13 +177,3 @@ BENCHMARK(BM_AllGatherBidiEvents)
 
 }  // namespace
 }  // namespace tpusim
-
-// libsystemc defines main() and calls sc_main, so the benchmarks start here rather than in
-// benchmark_main.
-extern "C" int sc_main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

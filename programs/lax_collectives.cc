@@ -109,6 +109,8 @@ Workload Make(const Entry& e, const Mesh& mesh, const Params& params) {
           perm.emplace_back(source, destination);
         return std::vector<Value>{ctx.ppermute(in[0], axis, perm)};
       }
+      case Collective::kBroadcast:  // no entry of kEntries runs it
+        break;
     }
     return out;
   };
@@ -151,6 +153,8 @@ kernels::Bound BoundFor(const Entry& e, const Mesh& mesh, const Params& params) 
     case Collective::kPpermute:
       return ComputeOrLinkBound(mesh, 0, v / links.link_bytes_per_s + links.hop_latency_s,
                                 "T_min + V / W_oneway");
+    case Collective::kBroadcast:  // no entry of kEntries runs it
+      break;
   }
   return {};
 }

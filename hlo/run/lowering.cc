@@ -89,15 +89,21 @@ const std::set<std::string>& StructuralOps() {
 }
 
 const std::set<std::string>& LoweredOpcodes() {
-  static const auto* ops = new std::set<std::string>{
-      "compare",       "convert",      "broadcast",      "reshape",
-      "transpose",     "slice",        "dynamic-slice",  "dynamic-update-slice",
-      "concatenate",   "pad",          "iota",           "reverse",
-      "constant",      "dot",          "convolution",    "reduce",
-      "reduce-window", "sort",         "gather",         "scatter",
-      "fusion",        "partition-id", "replica-id",     "custom-call",
-      "all-gather",    "all-reduce",   "reduce-scatter", "collective-permute",
-      "all-to-all"};
+  static const auto* ops = new std::set<std::string>{"compare",        "convert",
+                                                     "broadcast",      "reshape",
+                                                     "transpose",      "slice",
+                                                     "dynamic-slice",  "dynamic-update-slice",
+                                                     "concatenate",    "pad",
+                                                     "iota",           "reverse",
+                                                     "constant",       "dot",
+                                                     "convolution",    "reduce",
+                                                     "reduce-window",  "sort",
+                                                     "gather",         "scatter",
+                                                     "fusion",         "partition-id",
+                                                     "replica-id",     "custom-call",
+                                                     "all-gather",     "all-reduce",
+                                                     "reduce-scatter", "collective-permute",
+                                                     "all-to-all",     "collective-broadcast"};
   return *ops;
 }
 
@@ -206,6 +212,11 @@ LoweredOp LowerCollective(const Instruction& i, const std::string& base,
     }
     return {op, {{"replica_groups", groups}}, op + " collective"};
   }
+  if (base == "collective-broadcast") {
+    return {"collective_broadcast",
+            {{"replica_groups", groups}},
+            "collective_broadcast collective (from each group's first device)"};
+  }
   // collective-permute: one group of every device, in logical order; pairs as logical ids.
   std::vector<int64_t> everyone;
   for (int d = 0; d < context.devices.devices(); ++d)
@@ -278,7 +289,7 @@ bool IsKnownOpcode(const std::string& opcode) {
 bool IsCollective(const std::string& opcode) {
   const std::string base = BaseOpcode(opcode);
   return base == "all-gather" || base == "all-reduce" || base == "reduce-scatter" ||
-         base == "collective-permute" || base == "all-to-all";
+         base == "collective-permute" || base == "all-to-all" || base == "collective-broadcast";
 }
 
 std::string BaseOpcode(const std::string& opcode) {

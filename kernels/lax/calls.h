@@ -26,6 +26,8 @@ dsl::PallasCall MakePsum(const dsl::Mesh& mesh, const CollectiveSpec& spec,
                          const CollectivePlan& plan);
 dsl::PallasCall MakePpermute(const dsl::Mesh& mesh, const CollectiveSpec& spec,
                              const dsl::ShapeDtype& x, const CollectivePlan& plan);
+dsl::PallasCall MakeBroadcast(const dsl::Mesh& mesh, const CollectiveSpec& spec,
+                              const dsl::ShapeDtype& x, const CollectivePlan& plan);
 dsl::PallasCall MakeAllToAll(const dsl::Mesh& mesh, const CollectiveSpec& spec,
                              const dsl::ShapeDtype& x, const dsl::ShapeDtype& out,
                              const CollectivePlan& plan);

@@ -32,6 +32,8 @@ const char* OpName(const CollectiveSpec& spec) {
       return "ppermute";
     case Collective::kAllToAll:
       return "all_to_all";
+    case Collective::kBroadcast:
+      return "collective_broadcast";
   }
   return "?";
 }
@@ -137,6 +139,7 @@ bool Implements(Collective kind, Algorithm algorithm) {
   switch (kind) {
     case Collective::kAllGather:
     case Collective::kPsum:
+    case Collective::kBroadcast:
       return true;
     case Collective::kPsumScatter:
       return algorithm != Algorithm::kRecursiveDoubling;
@@ -205,6 +208,8 @@ CollectiveSpec Checked(const Mesh& mesh, const CollectiveSpec& spec, const Shape
     case Collective::kPpermute:
       CheckPerm(spec, n);
       break;
+    case Collective::kBroadcast:
+      break;
     case Collective::kAllToAll:
       c.axis = CheckDim(spec, spec.axis, rank, "split_axis", x);
       c.concat_axis = CheckDim(spec, spec.concat_axis, rank, "concat_axis", x);
@@ -232,6 +237,7 @@ ShapeDtype OutputType(const Mesh& mesh, const CollectiveSpec& spec, const ShapeD
         return {shape, DType::kF32};
       break;
     case Collective::kPpermute:
+    case Collective::kBroadcast:
       break;
     case Collective::kPsumScatter:
       if (c.tiled) {
@@ -279,6 +285,9 @@ PallasCall MakeCall(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDty
       break;
     case Collective::kAllToAll:
       call = MakeAllToAll(mesh, c, x, out, plan);
+      break;
+    case Collective::kBroadcast:
+      call = MakeBroadcast(mesh, c, x, plan);
       break;
   }
   call.kernel = Annotated(std::move(call.kernel), plan);

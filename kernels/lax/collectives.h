@@ -26,6 +26,13 @@
 // - ppermute: direct, one DMA per (source, destination) pair, routed the shorter way.
 // - all_to_all: direct, every device sends chunk j to device j at once (the routers share
 //   the links), which reaches §3's V/(4 W_ici) on a bidirectional ring.
+// - collective_broadcast (XLA's collective-broadcast; jax.lax has none): the first device of
+//   each group (its root) sends its x to every member, whose own x is not read. direct: one
+//   step, the root sends x to every member at once (farthest first). recursive_doubling: a
+//   binomial tree of log2 X steps halving the distance: at step k every device holding x
+//   sends it X/2^(k+1) places on. ring, bidi_ring: scatter then all-gather (van de Geijn):
+//   the root sends block i of x (1/X of it) straight to member i, then the members gather
+//   the blocks with that ring algorithm (kernels/lax/gather.h), bandwidth-optimal for large x.
 // Every device of the mesh runs the kernel; the mesh axes not named form independent
 // groups, and the collective runs within each group.
 
@@ -43,7 +50,7 @@
 
 namespace tpusim::kernels::lax {
 
-enum class Collective { kAllGather, kPsum, kPsumScatter, kPpermute, kAllToAll };
+enum class Collective { kAllGather, kPsum, kPsumScatter, kPpermute, kAllToAll, kBroadcast };
 
 struct CollectiveSpec {  // one lax collective, in JAX's terms
   Collective kind;
@@ -63,8 +70,8 @@ struct CollectiveSpec {  // one lax collective, in JAX's terms
   std::optional<Algorithm> algorithm = std::nullopt;
 };
 
-// Whether `kind` implements `algorithm`: all_gather and the psum family all of them,
-// psum_scatter ring, bidi_ring and direct, ppermute and all_to_all direct only.
+// Whether `kind` implements `algorithm`: all_gather, the psum family and collective_broadcast
+// all of them, psum_scatter ring, bidi_ring and direct, ppermute and all_to_all direct only.
 bool Implements(Collective kind, Algorithm algorithm);
 
 // The groups the collective runs within (every named axis at once, or the replica groups).

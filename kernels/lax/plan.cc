@@ -275,15 +275,52 @@ void PsumCost(CostModel& cm, const std::vector<Stage>& stages, int64_t n, double
   }
 }
 
-CollectiveCost Estimate(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDtype& x,
-                        const std::vector<Stage>& stages) {
-  CostModel cm(mesh);
+// The steps of a broadcast of `bytes` from each group's first member (kernels/lax/
+// broadcast.cc), after the barrier with the devices each one sends to.
+void BroadcastCost(CostModel& cm, const Stage& st, double bytes) {
+  const int n = st.groups->group_size();
+  if (n < 2) return;
   std::vector<std::pair<int, int>> meet;
-  for (const Stage& st : stages) {
+  std::vector<Transfer> step;
+  if (st.algorithm == Algorithm::kRecursiveDoubling) {
+    ForEachMember(st, [&](const auto& m, int i) {
+      if (i > 0) meet.emplace_back(m[static_cast<size_t>(i & (i - 1))], m[i]);
+    });
+    cm.Barrier(meet);
+    for (int d = n / 2; d >= 1; d /= 2) {
+      step.clear();
+      ForEachMember(st, [&](const auto& m, int i) {
+        if (i % (2 * d) == 0) step.push_back({m[i], m[i + d], bytes});
+      });
+      cm.Step(step);
+    }
+    return;
+  }
+  const bool direct = st.algorithm == Algorithm::kDirect;
+  ForEachMember(st, [&](const auto& m, int i) {
+    if (i > 0) meet.emplace_back(m[0], m[i]);
+    if (i > 0) step.push_back({m[0], m[i], direct ? bytes : bytes / n});
+  });
+  if (!direct) {
     for (const auto& pair : MeetingPairs(st))
       meet.push_back(pair);
   }
   cm.Barrier(meet);
+  cm.Step(step);
+  if (!direct) GatherCost(cm, st, bytes / n);
+}
+
+CollectiveCost Estimate(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDtype& x,
+                        const std::vector<Stage>& stages) {
+  CostModel cm(mesh);
+  if (spec.kind != Collective::kBroadcast) {  // a broadcast meets only whom it sends to
+    std::vector<std::pair<int, int>> meet;
+    for (const Stage& st : stages) {
+      for (const auto& pair : MeetingPairs(st))
+        meet.push_back(pair);
+    }
+    cm.Barrier(meet);
+  }
   const int64_t n = NumElements(x.shape);
   const double esize = static_cast<double>(SizeOf(x.dtype));
   const double bytes = static_cast<double>(n) * esize;
@@ -317,6 +354,9 @@ CollectiveCost Estimate(const Mesh& mesh, const CollectiveSpec& spec, const Shap
     }
     case Collective::kAllToAll:
       ReduceScatterCost(cm, first, bytes / size);  // chunk j to device j: the same traffic
+      break;
+    case Collective::kBroadcast:
+      BroadcastCost(cm, first, bytes);
       break;
   }
   return cm.cost();

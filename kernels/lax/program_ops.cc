@@ -171,6 +171,11 @@ const dsl::OpRegistration all_to_all_op(
                   {"split_axis", AttrType::kInt, std::nullopt, "the dimension to split"},
                   {"concat_axis", AttrType::kInt, std::nullopt, "the dimension to join along"},
                   Tiled()}));
+const dsl::OpRegistration collective_broadcast_op(CollectiveOp(
+    "collective_broadcast", Collective::kBroadcast,
+    "the x of the first device of each group (or of the axis), on every device of it (XLA's "
+    "collective-broadcast)",
+    {AxisName()}));
 
 }  // namespace
 }  // namespace tpusim::kernels::lax

@@ -156,6 +156,9 @@ std::vector<Array> Reference(const Mesh& mesh, const CollectiveSpec& spec,
       case Collective::kAllToAll:
         results.push_back(AllToAll(c, out, x, group, me));
         break;
+      case Collective::kBroadcast:
+        results.push_back(x[group[0]]);
+        break;
     }
   }
   return results;

@@ -84,6 +84,71 @@ TEST(HloCli, HloInfoPrintsOpcodesParametersAndCollectiveGroups) {
   EXPECT_THAT(r.out, HasSubstr("one kernel: roofline of its MXU, VPU and HBM work"));
 }
 
+// collective-broadcast is read, its iota groups mapped to the torus, charged as the lax
+// collective_broadcast, and run with the algorithm the collectives table names.
+TEST(HloCli, CollectiveBroadcastIsDescribedAndRunsWithItsAlgorithmReported) {
+  const std::string module = WriteModule("broadcast.hlo", R"(HloModule b, num_partitions=8
+
+ENTRY %e (x: bf16[4,1024]) -> bf16[4,1024] {
+  %x = bf16[4,1024]{1,0} parameter(0)
+  ROOT %cb = bf16[4,1024]{1,0} collective-broadcast(bf16[4,1024]{1,0} %x), channel_id=1, replica_groups=[2,4]<=[8]
+}
+)");
+  const auto info = RunTpusim("hlo-info " + module + " --topology v5e-2x4");
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_THAT(info.out, HasSubstr("collective_broadcast collective (from each group's first"));
+  EXPECT_THAT(info.out, HasSubstr("2 groups of 4: {0, 1, 2, 3}, {4, 5, 6, 7}; on axis y"));
+  const auto run = RunTpusim("run " + module + " --topology v5e-2x4");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("matches the reference on all 8 chips"));
+  EXPECT_THAT(run.out, ::testing::MatchesRegex(
+                           "(.|\n)*cb +collective_broadcast (direct|recursive_doubling|ring|"
+                           "bidi_ring) (.|\n)*"));
+}
+
+// A module with an op that has no host numerics (a Pallas kernel charged from its cost
+// estimate) runs timing-only, and the summary says so and why.
+TEST(HloCli, AModuleWithoutNumericsRunsTimingOnlyAndSaysWhy) {
+  const std::string module = WriteModule("pallas.hlo", R"(HloModule k, num_partitions=4
+
+ENTRY %e (a: f32[8,128]) -> f32[8,128] {
+  %a = f32[8,128]{1,0} parameter(0)
+  ROOT %k = f32[8,128]{1,0} custom-call(f32[8,128]{1,0} %a), custom_call_target="tpu_custom_call", backend_config={"custom_call_config": {"cost_estimate": {"flops": 0, "transcendentals": 0, "bytes_accessed": 8192}}, "kernel_name": "k"}
+}
+)");
+  const auto r = RunTpusim("run " + module + " --topology v5e-2x2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("not checked: timing-only, because"));
+  EXPECT_THAT(r.out, HasSubstr("'k' (custom-call) has no host numerics"));
+}
+
+// The per-op table shows a program's ten longest steps; --ops shows every one.
+TEST(HloCli, OpsListsEveryStepOfTheModule) {
+  std::string text =
+      "HloModule chain, num_partitions=4\n\nENTRY %e (p: f32[8,128]) -> f32[8,128] {\n";
+  text += "  %n0 = f32[8,128]{1,0} parameter(0)\n";
+  for (int i = 1; i <= 12; ++i) {
+    text += i == 12 ? "  ROOT %n" : "  %n";
+    text += std::to_string(i) + " = f32[8,128]{1,0} negate(f32[8,128]{1,0} %n" +
+            std::to_string(i - 1) + ")\n";
+  }
+  text += "}\n";
+  const std::string module = WriteModule("chain.hlo", text);
+  auto rows = [](const std::string& out) {
+    int n = 0;
+    for (size_t at = out.find(" negate "); at != std::string::npos;
+         at = out.find(" negate ", at + 1))
+      ++n;
+    return n;
+  };
+  const auto ten = RunTpusim("run " + module + " --topology v5e-2x2");
+  const auto all = RunTpusim("run " + module + " --topology v5e-2x2 --ops");
+  ASSERT_EQ(ten.exit_code, 0) << ten.err;
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(rows(ten.out), 10);
+  EXPECT_EQ(rows(all.out), 12);
+}
+
 // Without --topology: the first preset by name with the module's 8 chips, TPU7x's 2x2x2 cube,
 // where the 4 devices of a group span two axes.
 TEST(HloCli, HloInfoWithoutATopologyTakesTheFirstPresetOfTheModulesSize) {
@@ -133,15 +198,24 @@ TEST(HloCli, AnUnknownOpIsNamedUnlessUnknownOpsIsFree) {
   EXPECT_THAT(free.out, HasSubstr("timing-only, because"));
 }
 
+// Both signs of a module before SPMD partitioning: a Sharding custom call, and a sharding
+// annotation on an op inside it (not the entry's parameters or root).
 TEST(HloCli, AnUnpartitionedModuleSaysHowToGetThePartitionedOne) {
-  std::string text = kTiny;
-  text.replace(text.find("exponential(f32[8,128]{1,0} %p)"), 31,
-               "custom-call(f32[8,128]{1,0} %p), custom_call_target=\"Sharding\"");
-  const std::string path = WriteModule("lowered.hlo", text);
-  const auto r = RunTpusim("run " + path + " --topology v5e-2x2");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("has not been through SPMD partitioning"));
-  EXPECT_THAT(r.err, HasSubstr(".compile().as_text()"));
+  auto refusal = [](const std::string& name, const std::string& text) {
+    const auto r = RunTpusim("run " + WriteModule(name, text) + " --topology v5e-2x2");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_THAT(r.err, HasSubstr(".compile().as_text()"));
+    return r.err;
+  };
+  std::string custom_call = kTiny;
+  custom_call.replace(custom_call.find("exponential(f32[8,128]{1,0} %p)"), 31,
+                      "custom-call(f32[8,128]{1,0} %p), custom_call_target=\"Sharding\"");
+  EXPECT_THAT(refusal("lowered.hlo", custom_call),
+              HasSubstr("has not been through SPMD partitioning"));
+  std::string annotated = kTiny;
+  annotated.replace(annotated.find("  ROOT %e"), 0,
+                    "  %n = f32[8,128]{1,0} negate(f32[8,128]{1,0} %p), sharding={replicated}\n");
+  EXPECT_THAT(refusal("annotated.hlo", annotated), HasSubstr("'n' carries a sharding annotation"));
 }
 
 TEST(HloCli, ABadDeviceOrderNamesItsFlag) {

@@ -218,5 +218,63 @@ TEST(LaxPlanChoice, SmallAllGatherOnALineTakesTheFewestSignals) {
     EXPECT_LE(chosen, Seconds(mesh, spec, shard, a)) << kernels::lax::AlgorithmName(a);
 }
 
+// collective_broadcast round a closed ring of X = 16 (v5e-16x16's x): the root (device 0)
+// sends V to the 15 others. Every device first meets the devices it sends to (the barrier:
+// the longest such route's hops and S).
+class BroadcastOnAClosedRing : public ::testing::Test {
+ protected:
+  const dsl::Mesh mesh{topologies::LoadTopology("v5e-16x16")};
+  const Links l = LinksOf(mesh);
+  const CollectiveSpec spec = LaxSpec(Collective::kBroadcast, {"x"});
+};
+
+// direct, V = 64 KiB: one step. The sends to +1 .. +8 (ties go +) all leave over the root's
+// + link, which carries them one after another in the order they start (each is less than
+// one interleaving chunk, chip.dma.chunk_bytes): farthest first, so the last to land is the
+// one to +1, after 8 V/W and one hop, and S. Plus the barrier (8 hops and S) and L. ±3%.
+TEST_F(BroadcastOnAClosedRing, DirectSendsEveryCopyFromTheRoot) {
+  const double v = 64 << 10;
+  const double formula = 8 * v / l.w + (8 + 1) * l.t + 2 * l.s + l.launch;
+  ExpectWithin(Seconds(mesh, spec, {32, 1024}, Algorithm::kDirect), formula, 0.03, 0.03, "direct");
+}
+
+// recursive_doubling, V = 64 KiB: a binomial tree whose distances halve (8, 4, 2, 1 hops), so
+// no two of a step's transfers share a link. The last device gets V after 15 hops, 4 S and 4
+// V/W; the barrier (children meet parents) adds the longest, 8 hops, and S; and L. ±3%.
+TEST_F(BroadcastOnAClosedRing, RecursiveDoublingIsATreeOfHalvingDistances) {
+  const double v = 64 << 10;
+  const double formula = 4 * v / l.w + (15 + 8) * l.t + 5 * l.s + l.launch;
+  ExpectWithin(Seconds(mesh, spec, {32, 1024}, Algorithm::kRecursiveDoubling), formula, 0.03, 0.03,
+               "recursive_doubling");
+}
+
+// bidi_ring, V = 16 MiB (b = V/X = 1 MiB): the root scatters one block to each member (8 of
+// them over its + link: 8 b/W, 8 hops and S), then the members all-gather the blocks both
+// ways round the ring ((X-1) b/(2W) + (X/2)(T + S), as the all-gather's bidi_ring): about
+// 15.5 b/W, under V/W, where direct would take 8 V/W. Plus the barrier (8 hops, S) and L.
+// ±3%.
+TEST_F(BroadcastOnAClosedRing, BidiRingScattersThenAllGathers) {
+  const double b = 1 << 20;
+  const double formula =
+      8 * b / l.w + 15 * b / (2 * l.w) + (8 + 8 + 8) * l.t + (1 + 1 + 8) * l.s + l.launch;
+  ExpectWithin(Seconds(mesh, spec, {8192, 1024}, Algorithm::kBidiRing), formula, 0.03, 0.03,
+               "bidi_ring");
+}
+
+// The planner picks a latency form for a small broadcast and scatter + all-gather for a
+// large one, and each is the faster there.
+TEST(LaxPlanChoice, SmallBroadcastsTakeALatencyFormAndLargeOnesScatterAndGather) {
+  const dsl::Mesh mesh(topologies::LoadTopology("v5e-16x16"));
+  const CollectiveSpec spec = LaxSpec(Collective::kBroadcast, {"x"});
+  const dsl::Shape small = {512}, large = {8 << 20};  // bf16: 1 KiB, 16 MiB
+  const Algorithm for_small = Chosen(mesh, spec, small), for_large = Chosen(mesh, spec, large);
+  EXPECT_TRUE(for_small == Algorithm::kDirect || for_small == Algorithm::kRecursiveDoubling)
+      << kernels::lax::AlgorithmName(for_small);
+  EXPECT_TRUE(for_large == Algorithm::kRing || for_large == Algorithm::kBidiRing)
+      << kernels::lax::AlgorithmName(for_large);
+  EXPECT_LT(Seconds(mesh, spec, small), Seconds(mesh, spec, small, Algorithm::kRing));
+  EXPECT_LT(3 * Seconds(mesh, spec, large), Seconds(mesh, spec, large, Algorithm::kDirect));
+}
+
 }  // namespace
 }  // namespace tpusim

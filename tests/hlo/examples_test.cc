@@ -127,6 +127,16 @@ TEST(HloExamples, AsyncPermuteOverlapsTheMatmulBetweenItsStartAndDone) {
   EXPECT_LT(total, t.Seconds("collective-permute-start") + hidden);  // overlap happened
 }
 
+// The seed's three MLP shardings on v5e-2x4 (no wraparound: 'x' a pair, 'y' a line of 4).
+// Each dot is the XLA op the compute model times (f32, DEFAULT: one pass; its operands read
+// and its result written once, within a cycle's rounding). Data parallel moves nothing, so
+// its time is its three steps'. FSDP gathers each weight from 2 KiB shards (U) over all 8
+// devices and tensor parallel sums a 2 KiB partial product (V) over all 8, both as two
+// stages, the pair along x then the line along y, direct or bidi_ring on a pair being one
+// step: L, a barrier with the farthest peer (3 hops and S), the x step (1 hop, S) and the y
+// step (3 hops, S), plus the bytes on the busiest link: for FSDP U on x, then on the y link
+// 1->2 the 2U blocks of devices 0 and 1 for devices 2 and 3 (8U); for the sum V on x, then
+// 4V on that link. Within 3%.
 TEST(HloExamples, TheThreeMlpShardingsCommunicateAsTheirModulesSay) {
   const config::Topology topology = topologies::LoadTopology("v5e-2x4");
   const Timed dp = RunExample("mlp_data_parallel.hlo", topology);
@@ -142,6 +152,28 @@ TEST(HloExamples, TheThreeMlpShardingsCommunicateAsTheirModulesSay) {
   EXPECT_EQ(collectives(fsdp), 2);  // W1 and W2 gathered
   EXPECT_EQ(collectives(tp), 1);    // the partial products summed
   EXPECT_EQ(tp.ops.at("all-reduce").op, "all-reduce");
+  auto dot = [&](double m, double k, double n) {
+    return testing::ModelSeconds(
+        topology.chip(),
+        testing::XlaDotWork(2 * m * k * n, base::MxuInput::kF32, base::Precision::kDefault,
+                            4 * (m * k + k * n), 4 * m * n));
+  };
+  EXPECT_NEAR(dp.Seconds("dot"), dot(2, 32, 128), 1e-8);
+  EXPECT_NEAR(dp.Seconds("dot.1"), dot(2, 128, 32), 1e-8);
+  EXPECT_NEAR(fsdp.Seconds("dot"), dot(2, 32, 128), 1e-8);
+  EXPECT_NEAR(tp.Seconds("dot"), dot(16, 32, 16), 1e-8);
+  EXPECT_NEAR(tp.Seconds("dot.1"), dot(16, 16, 32), 1e-8);
+  const double dp_total = dp.result.time() * 1e-12;
+  EXPECT_NEAR(dp_total,
+              dp.Seconds("dot") + dp.Seconds("broadcast_maximum_fusion") + dp.Seconds("dot.1"),
+              0.01 * dp_total);
+  const double steps =
+      LaunchSeconds(topology) + 7 * HopSeconds(topology) + 3 * SignalSeconds(topology);
+  const double w = LinkBytesPerSecond(topology), u = 2048, v = 2048;
+  const double gather = steps + 9 * u / w, sum = steps + 5 * v / w;
+  EXPECT_NEAR(fsdp.Seconds("all-gather"), gather, 0.03 * gather);
+  EXPECT_NEAR(fsdp.Seconds("all-gather.1"), gather, 0.03 * gather);
+  EXPECT_NEAR(tp.Seconds("all-reduce"), sum, 0.03 * sum);
   // Data parallel moves nothing, so it is the fastest of the three.
   EXPECT_LT(dp.result.time(), fsdp.result.time());
   EXPECT_LT(dp.result.time(), tp.result.time());

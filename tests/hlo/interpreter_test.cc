@@ -170,7 +170,8 @@ std::string Conditional(const std::string& selector) {
 ENTRY %e (x: f32[8,128], p: pred[]) -> f32[8,128] {
   %x = f32[8,128]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
   %p = pred[] parameter(1), sharding={replicated}
-  )") + selector + R"(
+  )") + selector +
+         R"(
   ROOT %c = f32[8,128]{1,0} conditional(pred[] %sel, f32[8,128]{1,0} %x, f32[8,128]{1,0} %x), true_computation=%cheap, false_computation=%costly, sharding={devices=[4,1]<=[4]}
 }
 )";
@@ -204,6 +205,79 @@ ENTRY %e (x: f32[8,128]) -> f32[8,128] {
 }
 )");
   EXPECT_EQ(r.ops.at("l").count, 1);
+}
+
+// collective-broadcast: each group's first listed device sends its x to the group (the
+// functional run checks every device against the host evaluation, whose inputs differ by
+// device), as a lax collective_broadcast whose algorithm the collectives table reports.
+TEST(HloInterpreter, CollectiveBroadcastSendsEachGroupsFirstDevicesOperand) {
+  const auto r = RunModule(R"(HloModule m, num_partitions=4
+
+ENTRY %e (x: f32[8,128]) -> f32[8,128] {
+  %x = f32[8,128]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  ROOT %cb = f32[8,128]{1,0} collective-broadcast(f32[8,128]{1,0} %x), channel_id=1, replica_groups={{1,0},{3,2}}, sharding={devices=[4,1]<=[4]}
+}
+)");
+  EXPECT_TRUE(r.workload.timing_only_reason.empty()) << r.workload.timing_only_reason;
+  EXPECT_EQ(r.ops.at("cb").kind, "collective");
+  EXPECT_EQ(r.ops.at("cb").op, "collective-broadcast");
+  ASSERT_EQ(r.result.collectives.size(), 1u);
+  EXPECT_EQ(r.result.collectives[0].op, "collective_broadcast");
+  EXPECT_FALSE(r.result.collectives[0].algorithm.empty());
+  EXPECT_GT(r.ops.at("cb").total, 0);
+}
+
+// Its async form (async-start wrapping it) with groups in transposed iota form:
+// [2,2]<=[2,2]T(1,0) is {0,2},{1,3}.
+TEST(HloInterpreter, AsyncCollectiveBroadcastWithIotaGroupsRunsOnceAsAsync) {
+  const auto r = RunModule(R"(HloModule m, num_partitions=4
+
+%wrapped (p: f32[8,128]) -> f32[8,128] {
+  %p = f32[8,128]{1,0} parameter(0)
+  ROOT %cb = f32[8,128]{1,0} collective-broadcast(f32[8,128]{1,0} %p), channel_id=2, replica_groups=[2,2]<=[2,2]T(1,0)
+}
+
+ENTRY %e (x: f32[8,128]) -> (f32[8,128], f32[8,128]) {
+  %x = f32[8,128]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  %start = ((f32[8,128]{1,0}), f32[8,128]{1,0}) async-start(f32[8,128]{1,0} %x), calls=%wrapped
+  %neg = f32[8,128]{1,0} negate(f32[8,128]{1,0} %x)
+  %done = f32[8,128]{1,0} async-done(((f32[8,128]{1,0}), f32[8,128]{1,0}) %start)
+  ROOT %t = (f32[8,128]{1,0}, f32[8,128]{1,0}) tuple(%done, %neg), sharding={{devices=[4,1]<=[4]}, {devices=[4,1]<=[4]}}
+}
+)");
+  EXPECT_TRUE(r.workload.timing_only_reason.empty()) << r.workload.timing_only_reason;
+  EXPECT_TRUE(r.ops.at("start").async);
+  EXPECT_EQ(r.ops.at("start").count, 1);
+  EXPECT_EQ(r.ops.at("neg").count, 1);
+  ASSERT_EQ(r.result.collectives.size(), 1u);
+  EXPECT_EQ(r.result.collectives[0].op, "collective_broadcast");
+}
+
+// A scheduled module runs in its text order, XLA's schedule: the permute hides behind the
+// dot only when the dot is printed between its start and its done.
+TEST(HloInterpreter, AScheduledModuleRunsInItsOrder) {
+  auto module = [](bool dot_between) {
+    const std::string start =
+        "  %s = (f32[256,256]{1,0}, f32[256,256]{1,0}, u32[], u32[]) "
+        "collective-permute-start(f32[256,256]{1,0} %x), channel_id=1, "
+        "source_target_pairs={{0,1},{1,2},{2,3},{3,0}}\n";
+    const std::string dot =
+        "  %d = f32[256,256]{1,0} dot(f32[256,256]{1,0} %x, f32[256,256]{1,0} %x), "
+        "lhs_contracting_dims={1}, rhs_contracting_dims={0}\n";
+    std::string text =
+        "HloModule m, is_scheduled=true, num_partitions=4\n\nENTRY %e (x: f32[256,256]) -> "
+        "(f32[256,256], f32[256,256]) {\n  %x = f32[256,256]{1,0} parameter(0)\n";
+    text += dot_between ? start + dot : dot + start;
+    text +=
+        "  %p = f32[256,256]{1,0} collective-permute-done((f32[256,256]{1,0}, f32[256,256]{1,0}, "
+        "u32[], u32[]) %s)\n  ROOT %t = (f32[256,256]{1,0}, f32[256,256]{1,0}) tuple(%p, %d)\n}\n";
+    return text;
+  };
+  const auto hidden = RunModule(module(true), false);
+  const auto exposed = RunModule(module(false), false);
+  EXPECT_LT(hidden.ops.at("s").exposed, exposed.ops.at("s").exposed);
+  EXPECT_EQ(exposed.ops.at("s").exposed, exposed.ops.at("s").total);
+  EXPECT_LT(hidden.result.time(), exposed.result.time());
 }
 
 }  // namespace

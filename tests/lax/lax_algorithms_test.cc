@@ -2,7 +2,8 @@
 // reference's result on every device: closed odd and even rings, open lines, 2- and 3-D
 // meshes, several axes at once, replica groups that are not axes (scattered, odd, and boxes
 // spanning two or three torus axes in any order), operands larger than the staging slots
-// (several rounds), remainders that do not split into whole blocks, and each dtype.
+// (several rounds), remainders that do not split into whole blocks, and each dtype. Every
+// member of a collective_broadcast ends with its group's first member's x.
 //
 // Data movement must be exact. Sums: atol = u G (G + 1) for G devices summed
 // (ReductionTolerance), whichever order the algorithm adds in; a pmean's atol is that over G
@@ -30,29 +31,8 @@ using dsl::DType;
 using kernels::lax::Algorithm;
 using kernels::lax::Collective;
 using kernels::lax::CollectiveSpec;
+using Case = testing::LaxCase;
 using testing::LaxSpec;
-
-config::Topology TopologyFor(const std::string& name) {
-  if (name == "ring5") return testing::MakeTopology({5}, {true});
-  if (name == "line6") return testing::MakeTopology({6}, {false});
-  if (name == "mesh3x2") return testing::MakeTopology({3, 2}, {false, false});
-  if (name == "mesh2x3x2") return testing::MakeTopology({2, 3, 2}, {false, false, false});
-  // 256 KiB of VMEM: staging slots of a few KiB, so direct and doubling go in several rounds.
-  if (name == "ring4_small_vmem") {
-    return testing::MakeTopology({4}, {true}, [](config::Topology& t) {
-      t.mutable_chip()->mutable_vmem()->set_capacity_bytes(256 << 10);
-    });
-  }
-  return topologies::LoadTopology(name);
-}
-
-struct Case {
-  std::string name;
-  std::string topology;
-  CollectiveSpec spec;
-  dsl::Shape shape;  // per device
-  DType dtype;
-};
 
 CollectiveSpec Groups(Collective kind, std::vector<std::vector<int>> groups, int axis = 0,
                       bool tiled = false) {
@@ -73,6 +53,7 @@ CollectiveSpec Reduce(Collective kind, std::vector<std::string> axes, kernels::R
 
 std::vector<Case> Cases() {
   const auto ag = Collective::kAllGather, ps = Collective::kPsum, rs = Collective::kPsumScatter;
+  const auto cb = Collective::kBroadcast;
   const auto sum = kernels::Reduction::kSum;
   // v5e-2x4: devices 0-3 on x=0, 4-7 on x=1.
   const std::vector<std::vector<int>> scattered = {{0, 5, 2, 7}, {1, 4, 3, 6}};
@@ -87,6 +68,16 @@ std::vector<Case> Cases() {
     }
   }
   return {
+      // collective_broadcast: an odd ring, groups that are not axes, the whole mesh in a
+      // shuffled order, and fewer elements than devices (some scattered blocks are empty).
+      {"collective_broadcast_ring5", "ring5", LaxSpec(cb, {"x"}), {3, 5}, DType::kF32},
+      {"collective_broadcast_scattered_groups",
+       "v5e-2x4",
+       Groups(cb, scattered),
+       {4, 6},
+       DType::kInt32},
+      {"collective_broadcast_shuffled_mesh", "v5e-2x4", Groups(cb, shuffled), {3, 7}, DType::kF32},
+      {"collective_broadcast_line6_two_elements", "line6", LaxSpec(cb, {"x"}), {2}, DType::kBF16},
       {"all_gather_ring5", "ring5", LaxSpec(ag, {"x"}, 0), {4, 8}, DType::kBF16},
       {"all_gather_line6_tiled_last", "line6", LaxSpec(ag, {"x"}, 1, true), {2, 3}, DType::kInt32},
       {"all_gather_mesh3x2_x", "mesh3x2", LaxSpec(ag, {"x"}, 0), {3, 5}, DType::kF32},
@@ -152,7 +143,7 @@ void PrintTo(const AlgorithmCase& a, std::ostream* os) {
 }
 
 bool PowerOfTwoGroups(const Case& c) {
-  const dsl::Mesh mesh(TopologyFor(c.topology));
+  const dsl::Mesh mesh(testing::LaxTopology(c.topology));
   const dsl::ShapeDtype x{c.shape, c.dtype};
   for (const auto& stage :
        kernels::lax::PlanCollective(mesh, kernels::lax::Checked(mesh, c.spec, x), x).stages) {
@@ -184,7 +175,7 @@ class LaxAlgorithm : public ::testing::TestWithParam<AlgorithmCase> {};
 
 TEST_P(LaxAlgorithm, MatchesTheHostReferenceOnEveryDevice) {
   const Case& c = GetParam().c;
-  const dsl::Mesh mesh(TopologyFor(c.topology));
+  const dsl::Mesh mesh(testing::LaxTopology(c.topology));
   CollectiveSpec spec = c.spec;
   spec.algorithm = GetParam().algorithm;
   const dsl::ShapeDtype x{c.shape, c.dtype};
@@ -322,7 +313,7 @@ TEST(LaxPlan, RefusesAnAlgorithmTheCollectiveDoesNotImplement) {
 }
 
 TEST(LaxPlan, RefusesRecursiveDoublingOnAGroupThatIsNotAPowerOfTwo) {
-  const dsl::Mesh mesh(TopologyFor("ring5"));
+  const dsl::Mesh mesh(testing::LaxTopology("ring5"));
   const dsl::ShapeDtype x{{10}, DType::kF32};
   CollectiveSpec spec = LaxSpec(Collective::kPsum, {"x"});
   spec.algorithm = Algorithm::kRecursiveDoubling;

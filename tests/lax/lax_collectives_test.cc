@@ -13,7 +13,6 @@
 #include "kernels/reduce_scatter.h"
 #include "tests/lax/lax_support.h"
 #include "tests/support/test_support.h"
-#include "topologies/topology_loader.h"
 
 namespace tpusim {
 namespace {
@@ -21,39 +20,13 @@ namespace {
 using dsl::DType;
 using kernels::lax::Collective;
 using kernels::lax::CollectiveSpec;
-
-struct Case {
-  std::string name;
-  std::string topology;
-  CollectiveSpec spec;
-  dsl::Shape shape;  // per device
-  DType dtype;
-};
-
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.name;
-}
-
-config::Topology TopologyFor(const std::string& name) {
-  if (name == "ring5") return testing::MakeTopology({5}, {true});
-  if (name == "ring2") return testing::MakeTopology({2}, {false});
-  // 256 KiB of VMEM: ~5 kB reduction chunks, so blocks are cut into many chunks, of whole
-  // rows, of row pieces, and of a last partial group of rows.
-  if (name == "ring5_small_vmem") {
-    return testing::MakeTopology({5}, {true}, [](config::Topology& t) {
-      t.mutable_chip()->mutable_vmem()->set_capacity_bytes(256 << 10);
-    });
-  }
-  if (name == "mesh3x2") return testing::MakeTopology({3, 2}, {false, false});
-  if (name == "mesh2x3x2") return testing::MakeTopology({2, 3, 2}, {false, false, false});
-  return topologies::LoadTopology(name);
-}
+using Case = testing::LaxCase;
 
 class LaxCollective : public ::testing::TestWithParam<Case> {};
 
 TEST_P(LaxCollective, MatchesTheHostReferenceOnEveryDevice) {
   const Case& c = GetParam();
-  const dsl::Mesh mesh(TopologyFor(c.topology));
+  const dsl::Mesh mesh(testing::LaxTopology(c.topology));
   testing::LaxRun run = testing::RunLax(mesh, c.spec, c.shape, c.dtype);
   ASSERT_TRUE(run.result.ok) << run.result.error;
   const std::vector<dsl::Array> expected = kernels::lax::Reference(mesh, c.spec, run.shards);
@@ -261,14 +234,14 @@ INSTANTIATE_TEST_SUITE_P(Permutations, LaxCollective, ::testing::ValuesIn(Permut
 TEST(LaxCollective, IsNamedAfterTheOpAndItsAxes) {
   EXPECT_EQ(kernels::lax::Describe(LaxSpec(Collective::kAllGather, {"x"})), "all_gather x");
   EXPECT_EQ(kernels::lax::Describe(LaxSpec(Collective::kPsum, {"x", "y"})), "psum (x, y)");
-  const dsl::Mesh mesh(TopologyFor("ring5"));
+  const dsl::Mesh mesh(testing::LaxTopology("ring5"));
   EXPECT_EQ(
       kernels::lax::MakeCall(mesh, LaxSpec(Collective::kPsum, {"x"}), {{4}, DType::kF32}).name,
       "psum x");
 }
 
 TEST(LaxCollective, OutputTypesFollowJax) {
-  const dsl::Mesh mesh(TopologyFor("ring5"));
+  const dsl::Mesh mesh(testing::LaxTopology("ring5"));
   auto out = [&](const CollectiveSpec& s, dsl::Shape shape) {
     return kernels::lax::OutputType(mesh, s, {std::move(shape), DType::kBF16}).shape;
   };
@@ -285,7 +258,7 @@ TEST(LaxCollective, OutputTypesFollowJax) {
 // The small-VMEM cases above really cut blocks three ways: 256 KiB / 2 / (2 directions x 6
 // slot rows x 2 chunks in flight) = 5461 bytes per chunk, 1365 f32 elements.
 TEST(RingReducePlan, CutsStridedBlocksIntoRowsRowPiecesOrGroupsOfRows) {
-  const dsl::Mesh mesh(TopologyFor("ring5_small_vmem"));
+  const dsl::Mesh mesh(testing::LaxTopology("ring5_small_vmem"));
   const kernels::RingChunking chunking;  // sized from VMEM, 2 chunks in flight
   const auto one_row = kernels::PlanRingReduce(mesh, DType::kF32, chunking, 2000, 0, 1000, 2, 8);
   EXPECT_EQ(one_row.rows_per_chunk, 1);

@@ -3,10 +3,25 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/test_support.h"
+#include "topologies/topology_loader.h"
 
 namespace tpusim::testing {
 
 using namespace dsl;
+
+config::Topology LaxTopology(const std::string& name) {
+  auto small_vmem = [](config::Topology& t) {
+    t.mutable_chip()->mutable_vmem()->set_capacity_bytes(256 << 10);
+  };
+  if (name == "ring5") return MakeTopology({5}, {true});
+  if (name == "ring2") return MakeTopology({2}, {false});
+  if (name == "line6") return MakeTopology({6}, {false});
+  if (name == "mesh3x2") return MakeTopology({3, 2}, {false, false});
+  if (name == "mesh2x3x2") return MakeTopology({2, 3, 2}, {false, false, false});
+  if (name == "ring5_small_vmem") return MakeTopology({5}, {true}, small_vmem);
+  if (name == "ring4_small_vmem") return MakeTopology({4}, {true}, small_vmem);
+  return topologies::LoadTopology(name);
+}
 
 PartitionSpec SplitDim0OverMesh(const Mesh& mesh, size_t rank) {
   const PartitionSpec::Entry all(mesh.axis_names());
