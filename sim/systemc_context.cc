@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 
 #include <condition_variable>
@@ -23,6 +24,18 @@
 #ifdef TPUSIM_ASAN
 #include <sanitizer/common_interface_defs.h>
 #endif
+
+// libsystemc's main() calls sc_main, so libsystemc refers to it, and a program with a plain
+// main() of its own would not link. This weak definition answers that reference; a program's
+// own sc_main replaces it, and a program with its own main() never reaches it (tpusim runs
+// each simulation in a context it makes, so nothing needs sc_main to have run).
+extern "C" [[gnu::weak]] int sc_main(int, char**) {
+  std::fputs(
+      "This program defines neither main() nor sc_main(); define one of them to run "
+      "tpusim.\n",
+      stderr);
+  return 1;
+}
 
 namespace tpusim::sim {
 

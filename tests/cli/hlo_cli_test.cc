@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/test_support.h"
+#include "tools/tpusim/run_metrics.h"
 
 namespace tpusim {
 namespace {
@@ -166,6 +167,32 @@ TEST(HloCli, CompareRunsAModuleBesideAnotherSchedule) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("mlp_fsdp.hlo"));
   EXPECT_THAT(r.out, HasSubstr("mlp_tensor_parallel.hlo"));
+}
+
+TEST(HloCli, BenchRunsAModuleOnceSinceItHasNothingToSweep) {
+  const std::string csv = testing::TempPath("bench_hlo.csv");
+  const auto r = RunTpusim("bench " + Example("mlp_tensor_parallel.hlo") +
+                           " --topology v5e-2x4 --timing-only --csv " + csv + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("one run of each entry"));
+  EXPECT_THAT(r.out, HasSubstr("# 1 of 1 sizes completed"));
+  const auto rows = LastLineJson(r.out);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_GT(rows[0]["sim_time_ns"].get<double>(), 0);
+  // The same time a plain run gives.
+  const auto run = RunTpusim("run " + Example("mlp_tensor_parallel.hlo") +
+                             " --topology v5e-2x4 --timing-only --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(rows[0]["sim_time_ns"], LastLineJson(run.out)["sim_time_ns"]);
+  std::ifstream file(csv);
+  std::string header;
+  std::getline(file, header);
+  EXPECT_EQ(header, cli::CsvHeader() + ",error") << "a swept column where nothing is swept";
+  // Nothing is swept, so there is nothing to plot against.
+  const auto plot = RunTpusim("bench " + Example("mlp_tensor_parallel.hlo") +
+                              " --topology v5e-2x4 --plot " + testing::TempPath("p.svg"));
+  EXPECT_EQ(plot.exit_code, 2);
+  EXPECT_THAT(plot.err, HasSubstr("--plot draws against a swept parameter, and there is none"));
 }
 
 TEST(HloCli, AModuleWithATypoFailsAtItsLineAndColumn) {

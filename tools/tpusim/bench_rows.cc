@@ -68,7 +68,12 @@ void PrintBenchHeader(std::ostream& out, const BenchLayout& layout) {
   }
   const bool bytes = layout.param == "bytes";
   out << "#\n"
-      << Line("# ", layout, "entry", bytes ? "size" : layout.param, headers) << "\n"
+      << Line("# ", layout, "entry",
+              bytes                  ? "size"
+              : layout.param.empty() ? "point"
+                                     : layout.param,
+              headers)
+      << "\n"
       << Line("# ", layout, "", bytes ? "(B)" : "", units) << "\n";
 }
 
@@ -80,7 +85,9 @@ void PrintBenchRow(std::ostream& out, const BenchRow& row, const BenchLayout& la
                         ? "FAILED"
                         : FixedValue(FieldOf(column.metric), row.outcome.metrics));
   }
-  out << Line("  ", layout, row.entry, std::to_string(row.value), cells) << "\n";
+  out << Line("  ", layout, row.entry, layout.param.empty() ? "-" : std::to_string(row.value),
+              cells)
+      << "\n";
 }
 
 std::string BenchSummary(const std::vector<BenchRow>& rows, size_t entries, double total_wall) {
@@ -112,12 +119,15 @@ std::string BenchSummary(const std::vector<BenchRow>& rows, size_t entries, doub
 }
 
 std::string BenchCsvHeader(const BenchLayout& layout) {
-  return (layout.entry_width ? "entry," : "") + layout.param + "," + CsvHeader() + ",error";
+  std::string header = layout.entry_width ? "entry," : "";
+  if (!layout.param.empty()) header += layout.param + ",";
+  return header + CsvHeader() + ",error";
 }
 
 std::string BenchCsvRow(const BenchRow& row, const BenchLayout& layout) {
-  return (layout.entry_width ? CsvField(row.entry) + "," : "") + std::to_string(row.value) + "," +
-         CsvCells(row.outcome.metrics) + "," + CsvField(row.problem);
+  std::string line = layout.entry_width ? CsvField(row.entry) + "," : "";
+  if (!layout.param.empty()) line += std::to_string(row.value) + ",";
+  return line + CsvCells(row.outcome.metrics) + "," + CsvField(row.problem);
 }
 
 nlohmann::ordered_json BenchJson(const std::vector<BenchRow>& rows, const BenchLayout& layout) {
@@ -125,7 +135,7 @@ nlohmann::ordered_json BenchJson(const std::vector<BenchRow>& rows, const BenchL
   for (const BenchRow& row : rows) {
     nlohmann::ordered_json j =
         row.outcome.reported ? row.outcome.report : nlohmann::ordered_json{{"kernel", row.entry}};
-    j[layout.param] = row.value;
+    if (!layout.param.empty()) j[layout.param] = row.value;
     WriteMetrics(row.outcome.metrics, j);  // with the child's time and RSS
     if (!row.problem.empty()) j["problem"] = row.problem;
     array.push_back(std::move(j));

@@ -26,7 +26,7 @@ struct BenchRow {
 };
 
 struct BenchLayout {
-  std::string param = "bytes";  // the swept parameter
+  std::string param = "bytes";  // the swept parameter; empty: one run of each entry
   int entry_width = 0;          // the entry column's width; 0: one entry, no column
 };
 

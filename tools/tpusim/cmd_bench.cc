@@ -78,9 +78,16 @@ struct BenchSweep {
   std::string first_flag;  // where the first value comes from, for an error about it
 };
 
+// `sweepable`: whether some entry declares an int or bytes parameter. One that declares
+// none (an HLO module) runs once, as given, when no sweep is asked for.
 BenchSweep ParseBenchSweep(const std::string& sweep_text, const std::string& min_text,
-                           const std::string& max_text, int64_t factor) {
+                           const std::string& max_text, int64_t factor, bool sweepable) {
   BenchSweep sweep;
+  if (!sweepable && sweep_text.empty() && min_text.empty() && max_text.empty()) {
+    sweep.param.clear();
+    sweep.values = {0};
+    return sweep;
+  }
   if (!sweep_text.empty()) {
     if (!min_text.empty() || !max_text.empty())
       throw UsageError("bench", "give either --sweep or --min-bytes/--max-bytes, not both.");
@@ -121,6 +128,7 @@ BenchSweep ParseBenchSweep(const std::string& sweep_text, const std::string& min
 // Throws UsageError unless every entry declares the swept parameter as an int or bytes.
 void CheckSweptParam(const BenchSweep& sweep,
                      const std::vector<const kernels::KernelInfo*>& entries) {
+  if (sweep.param.empty()) return;  // one point: nothing is swept
   for (const auto* entry : entries) {
     const kernels::Param* param = entry->FindParam(sweep.param);
     if (param &&
@@ -184,7 +192,14 @@ int RunBench(int argc, char** argv) {
   const kernels::ParamValues given = params.Given("bench", vm, infos);
   if (!vm.count("topology"))
     throw UsageError("bench", "--topology is required, e.g. --topology v5e-16x16.");
-  const BenchSweep sweep = ParseBenchSweep(sweep_text, min_text, max_text, factor);
+  const bool sweepable =
+      std::any_of(infos.begin(), infos.end(), [](const kernels::KernelInfo* info) {
+        return std::any_of(info->params.begin(), info->params.end(), [](const kernels::Param& p) {
+          return p.type() == kernels::ParamType::kInt || p.type() == kernels::ParamType::kBytes;
+        });
+      });
+  const BenchSweep sweep = ParseBenchSweep(sweep_text, min_text, max_text, factor, sweepable);
+  const bool single = sweep.param.empty();
   CheckSweptParam(sweep, infos);
   if (given.count(sweep.param)) {
     std::string message = FlagOf(sweep.param);
@@ -201,6 +216,11 @@ int RunBench(int argc, char** argv) {
     throw UsageError("bench", "--max-wall must be a positive number of seconds.");
   if (vm.count("max-rss") && !(max_rss > 0))
     throw UsageError("bench", "--max-rss must be a positive number of MiB.");
+  if (!plot.empty() && single) {
+    throw UsageError("bench",
+                     "--plot draws against a swept parameter, and there is none: give "
+                     "--sweep PARAM=..., or use tpusim sweep over topologies.");
+  }
   if (!plot.empty()) CheckPlotFile("bench", plot);
 
   const KernelRunRequest base = common.Request("bench", vm);
@@ -226,7 +246,7 @@ int RunBench(int argc, char** argv) {
   for (const uint64_t v : sweep.values) {
     for (size_t e = 0; e < entries.size(); ++e) {
       kernels::ParamValues values = given;
-      values.insert_or_assign(sweep.param, kernels::ParamValue(v));
+      if (!single) values.insert_or_assign(sweep.param, kernels::ParamValue(v));
       try {
         kernels::Params bound = infos[e]->Bind(values);
         // Placeholders check the shapes and BlockSpecs without making data, and tell
@@ -277,7 +297,7 @@ int RunBench(int argc, char** argv) {
       (entries.size() == 1 ? entries[0] : "of " + std::to_string(entries.size()) + " entries") +
       " on " + base.topology.name() + " (" + std::to_string(mesh.devices()) + " chips)" + problem;
   std::cout << "# " << title << (base.config.functional ? ", data checked" : ", timing only")
-            << ", sweeping " << sweep.param << "\n";
+            << (single ? ", one run of each entry" : ", sweeping " + sweep.param) << "\n";
   for (size_t e = 0; e < entries.size(); ++e) {
     std::cout << "# bound" << (entries.size() > 1 ? " of " + entries[e] : "") << ": "
               << (bounds[e].formula.empty() ? "none given" : bounds[e].formula)
@@ -305,7 +325,7 @@ int RunBench(int argc, char** argv) {
   for (const Planned& planned : plan) {
     std::vector<std::string> command = {"run", entries[planned.entry]};
     command.insert(command.end(), fixed.begin(), fixed.end());
-    command.push_back(FlagOf(sweep.param) + "=" + std::to_string(planned.value));
+    if (!single) command.push_back(FlagOf(sweep.param) + "=" + std::to_string(planned.value));
     command.push_back("--json");
     commands.push_back(std::move(command));
   }
@@ -334,7 +354,8 @@ int RunBench(int argc, char** argv) {
     }
     PrintBenchRow(std::cout, row, layout);
     if (!row.problem.empty()) {
-      const std::string label = sweep.param == "bytes"
+      const std::string label = single ? std::string("run")
+                                : sweep.param == "bytes"
                                     ? HumanBytes(row.value)
                                     : sweep.param + "=" + std::to_string(row.value);
       std::cout << "#   " << row.entry << " " << label << ": " << row.problem << "\n";
