@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "base/registry.h"
 #include "topologies/topology.pb.h"
 
 namespace tpusim::sim {
@@ -37,40 +38,29 @@ ModelParameters CheckModelParameters(
     const google::protobuf::RepeatedPtrField<config::ModelParameter>& given,
     const std::string& what, const std::string& kind, const std::string& name);
 
-// Models of one kind by name. `Model` has a `name` member.
+// Models of one kind by name (base/registry.h: a clash is recorded, not thrown, and reported
+// when the registry is next used). `Model` has a `name` member.
 template <typename Model>
 class ModelRegistry {
  public:
   // `kind` names the models in errors ("memory model").
-  ModelRegistry(std::string kind, Model built_in) : kind_(std::move(kind)) {
-    models_.emplace(built_in.name, std::move(built_in));
+  ModelRegistry(std::string kind, Model built_in) : models_(std::move(kind)) {
+    Register(std::move(built_in));
   }
 
-  // Throws Error(kInvalidArgument) when the name is taken.
   void Register(Model model) {
     const std::string name = model.name;
-    if (!models_.emplace(name, std::move(model)).second) {
-      throw Error(ErrorKind::kInvalidArgument, kind_ + " '" + name +
-                                                   "' is registered twice; give the second "
-                                                   "another name.");
-    }
+    models_.Add(name, std::move(model));
   }
-  const Model* Find(const std::string& name) const {
-    auto it = models_.find(name);
-    return it == models_.end() ? nullptr : &it->second;
-  }
-  std::vector<const Model*> All() const {  // by name
-    std::vector<const Model*> all;
-    for (const auto& [name, model] : models_)
-      all.push_back(&model);
-    return all;
-  }
+  // Each throws Error(kInvalidArgument) naming the clashes when a name was registered twice.
+  const Model* Find(const std::string& name) const { return models_.Find(name); }
+  std::vector<const Model*> All() const { return models_.All(); }  // by name
   // The model called `name`; Error(kInvalidArgument) naming `what` (the memory or chip that
   // asks for it) and the registered models when there is none.
   const Model& Require(const std::string& name, const std::string& what) const {
     const Model* model = Find(name);
     if (!model) {
-      throw Error(ErrorKind::kInvalidArgument, what + " asks for " + kind_ + " '" + name +
+      throw Error(ErrorKind::kInvalidArgument, what + " asks for " + models_.kind() + " '" + name +
                                                    "', which is not registered; the models are " +
                                                    Names() +
                                                    " (a plugin loaded with --load may add more).");
@@ -78,16 +68,10 @@ class ModelRegistry {
     return *model;
   }
   // "'a', 'b'", for errors.
-  std::string Names() const {
-    std::string names;
-    for (const auto& [name, model] : models_)
-      names += (names.empty() ? "'" : "', '") + name;
-    return names + "'";
-  }
+  std::string Names() const { return models_.QuotedNames(); }
 
  private:
-  std::string kind_;
-  std::map<std::string, Model> models_;
+  base::Registry<Model> models_;
 };
 
 }  // namespace tpusim::sim

@@ -9,32 +9,12 @@ namespace tpusim::dsl {
 
 namespace {
 
-// What ops and call targets share: a list of definitions with unique names.
 template <typename Def>
-void AddNamed(std::vector<Def>& defs, Def def, const std::string& noun, const std::string& fix) {
-  if (std::any_of(defs.begin(), defs.end(), [&](const Def& d) { return d.name == def.name; }))
-    throw Error(ErrorKind::kInvalidArgument,
-                noun + " '" + def.name + "' is registered twice; " + fix + ".");
-  defs.push_back(std::move(def));
-}
-
-template <typename Def>
-std::vector<std::string> NamesOf(const std::vector<Def>& defs) {
-  std::vector<std::string> names;
-  for (const auto& d : defs)
-    names.push_back(d.name);
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-template <typename Def>
-const Def& FindNamed(const std::vector<Def>& defs, const std::string& name,
+const Def& FindNamed(const base::Registry<Def>& defs, const std::string& name,
                      const std::string& unknown, const std::string& known_are) {
-  for (const auto& d : defs) {
-    if (d.name == name) return d;
-  }
+  if (const Def* def = defs.Find(name)) return *def;
   std::string known;
-  for (const auto& n : NamesOf(defs))
+  for (const auto& n : defs.Names())
     base::AppendListItem(known, ", ", n);
   throw Error(ErrorKind::kInvalidArgument,
               unknown + " '" + name + "'; " + known_are + ": " + known + ".");
@@ -59,11 +39,12 @@ OpRegistry& OpRegistry::Get() {
 }
 
 void OpRegistry::Add(OpDef op) {
-  AddNamed(ops_, std::move(op), "program op", "give each op its own name");
+  const std::string name = op.name;
+  ops_.Add(name, std::move(op));
 }
 
 std::vector<std::string> OpRegistry::Names() const {
-  return NamesOf(ops_);
+  return ops_.Names();
 }
 
 const OpDef& OpRegistry::Find(const std::string& name) const {
@@ -71,11 +52,12 @@ const OpDef& OpRegistry::Find(const std::string& name) const {
 }
 
 void OpRegistry::AddCallTarget(CallTarget target) {
-  AddNamed(targets_, std::move(target), "pallas_call target", "give each kernel its own name");
+  const std::string name = target.name;
+  targets_.Add(name, std::move(target));
 }
 
 std::vector<std::string> OpRegistry::CallTargetNames() const {
-  return NamesOf(targets_);
+  return targets_.Names();
 }
 
 const CallTarget& OpRegistry::FindCallTarget(const std::string& name) const {

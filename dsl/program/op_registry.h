@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "base/registry.h"
 #include "base/work.h"
 #include "dsl/mesh.h"
 #include "dsl/pallas_call.h"
@@ -103,6 +104,8 @@ struct CallTarget {
 class OpRegistry {
  public:
   static OpRegistry& Get();
+  // A taken name keeps its first op (or target); the clash is recorded, not thrown (targets
+  // register from static initialisers, base/registry.h), and Find and Names report it.
   void Add(OpDef op);
   // Throws Error(kInvalidArgument) naming the known ops when `name` is not one.
   const OpDef& Find(const std::string& name) const;
@@ -115,8 +118,8 @@ class OpRegistry {
   std::vector<std::string> CallTargetNames() const;
 
  private:
-  std::vector<OpDef> ops_;
-  std::vector<CallTarget> targets_;
+  base::Registry<OpDef> ops_{"program op"};
+  base::Registry<CallTarget> targets_{"pallas_call target"};
 };
 
 struct OpRegistration {
