@@ -60,7 +60,7 @@ class ComputeModel {
 struct ComputeModelInfo {
   std::string name;
   std::string summary;  // one line, for `tpusim describe --models`
-  std::vector<ModelParameterSpec> parameters;
+  std::vector<base::Param> parameters;
   std::function<std::unique_ptr<ComputeModel>(const config::ChipConfig& chip,
                                               const ModelParameters& parameters)>
       build;

@@ -36,7 +36,7 @@ struct MemoryTarget {
 struct MemoryModel {
   std::string name;
   std::string summary;  // one line, for `tpusim describe --models`
-  std::vector<ModelParameterSpec> parameters;
+  std::vector<base::Param> parameters;
   // Builds the model as `module_name` in front of `storage`. Null for "bandwidth", which is
   // the Memory's own target.
   std::function<MemoryTarget(const char* module_name, Memory& storage,

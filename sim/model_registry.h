@@ -2,8 +2,9 @@
 
 // What every pluggable model of the tree shares (a memory's timing model,
 // sim/memory_models.h; a core's compute model, sim/compute_models.h): a registry by name,
-// which a plugin may add to, and parameters each model declares with a default, a range, a
-// unit and a description, checked against what a topology gives.
+// which a plugin may add to, and parameters each model declares as base::Params (base/param.h:
+// an int for a count, which refuses 2.5 rather than truncating it, or a double; each with a
+// default, a range, a unit and a description), checked against what a topology gives.
 
 #include <google/protobuf/repeated_ptr_field.h>
 
@@ -12,29 +13,21 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "base/param.h"
 #include "base/registry.h"
 #include "topologies/topology.pb.h"
 
 namespace tpusim::sim {
 
-struct ModelParameterSpec {
-  std::string name;
-  double default_value = 0;
-  double min = 0;
-  double max = 0;
-  std::string unit;
-  std::string description;
-  bool whole = false;  // a count (banks, bytes): 2.5 is refused, not truncated
-};
-
 // Parameter values by name, every declared one present (given or defaulted).
 using ModelParameters = std::map<std::string, double>;
 
-// `given` checked against `specs`, defaults filled in. An unknown name, or a value outside its
+// `given` checked against `declared` (numbers: int or double Params with a default), defaults
+// filled in. An unknown name, or a value outside its
 // range, is Error(kInvalidArgument) naming `what` (the memory or chip), the `kind` of model
 // ("timing model") and its `name`.
 ModelParameters CheckModelParameters(
-    const std::vector<ModelParameterSpec>& specs,
+    const std::vector<base::Param>& declared,
     const google::protobuf::RepeatedPtrField<config::ModelParameter>& given,
     const std::string& what, const std::string& kind, const std::string& name);
 
