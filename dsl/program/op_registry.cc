@@ -1,6 +1,9 @@
 #include "dsl/program/op_registry.h"
 
 #include <algorithm>
+#include <functional>
+#include <type_traits>
+#include <variant>
 
 #include "base/errors.h"
 #include "base/text.h"
@@ -121,6 +124,107 @@ std::optional<Attr> Coerce(const Attr& given, AttrType want) {
   return std::nullopt;
 }
 
+// `value` as its declaration reads it, for its range check: nullopt for a type a declaration
+// has no counterpart of (lists, computations).
+std::optional<base::ParamValue> AsParamValue(const Attr& value) {
+  switch (value.type()) {
+    case AttrType::kInt:
+      return base::ParamValue(value.AsInt());
+    case AttrType::kFloat:
+      return base::ParamValue(value.AsFloat());
+    case AttrType::kBool:
+      return base::ParamValue(value.AsBool());
+    case AttrType::kString:
+      return base::ParamValue(value.AsString());
+    case AttrType::kDType:
+      return base::ParamValue(DTypeName(value.AsDType()));
+    case AttrType::kPrecision:
+      return base::ParamValue(PrecisionName(value.AsPrecision()));
+    default:
+      return std::nullopt;
+  }
+}
+
+// Whether every value of `values` parses with `parse` (ParseDType, ParsePrecision).
+template <typename Parse>
+bool AllParse(const std::vector<std::string>& values, Parse parse) {
+  try {
+    for (const auto& value : values)
+      parse(value);
+  } catch (const Error&) {
+    return false;
+  }
+  return !values.empty();
+}
+
+}  // namespace
+
+AttrSpec AttrSpec::Of(const base::Param& param, const std::string& name) {
+  AttrSpec spec{name.empty() ? param.name() : name, AttrType::kString, std::nullopt,
+                param.description()};
+  spec.declared = param;
+  std::function<Attr(const std::string&)> from_text = [](const std::string& text) {
+    return Attr(text);
+  };
+  switch (param.type()) {
+    case base::ParamType::kInt:
+    case base::ParamType::kBytes:
+      spec.type = AttrType::kInt;
+      break;
+    case base::ParamType::kDouble:
+      spec.type = AttrType::kFloat;
+      break;
+    case base::ParamType::kBool:
+      spec.type = AttrType::kBool;
+      break;
+    case base::ParamType::kString:
+      break;
+    case base::ParamType::kEnum:
+      if (AllParse(param.values(), ParsePrecision)) {
+        spec.type = AttrType::kPrecision;
+        from_text = [](const std::string& text) { return Attr(ParsePrecision(text)); };
+      } else if (AllParse(param.values(), ParseDType)) {
+        spec.type = AttrType::kDType;
+        from_text = [](const std::string& text) { return Attr(ParseDType(text)); };
+      }
+      break;
+  }
+  if (const auto& value = param.default_value()) {
+    std::string why;
+    const auto canonical = param.Canonical(*value, why);
+    if (canonical) {
+      std::visit(
+          [&](const auto& v) {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, std::string>) {
+              spec.default_value = from_text(v);
+            } else if constexpr (std::is_same_v<T, uint64_t>) {
+              spec.default_value = Attr(static_cast<int64_t>(v));
+            } else {
+              spec.default_value = Attr(v);
+            }
+          },
+          *canonical);
+    }
+  }
+  spec.optional = !spec.default_value && !param.auto_text().empty();
+  return spec;
+}
+
+namespace {
+
+// The value of `spec` that `op` was given, checked against the declaration it comes from.
+void CheckDeclared(const OpDef& op, const AttrSpec& spec, const Attr& value) {
+  const auto given = AsParamValue(value);
+  if (!spec.declared || !given) return;
+  std::string why;
+  const auto canonical = spec.declared->Canonical(*given, why);
+  std::string problem = canonical ? spec.declared->Disallowed(*canonical) : why;
+  if (problem.empty()) return;
+  ThrowOpError(op.name, "the attribute '" + spec.name + "' is " + value.ToString() + ", " +
+                            problem + " (" + spec.description + ").");
+}
+
 }  // namespace
 
 Attributes ResolveAttributes(const OpDef& op, const Attributes& attrs) {
@@ -153,6 +257,7 @@ Attributes ResolveAttributes(const OpDef& op, const Attributes& attrs) {
                                 AttrTypeName(it->second.type()) + " " + it->second.ToString() +
                                 ".");
     }
+    CheckDeclared(op, spec, *value);
     resolved.emplace(spec.name, *value);
   }
   return resolved;

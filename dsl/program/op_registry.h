@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "base/param.h"
 #include "base/registry.h"
 #include "base/work.h"
 #include "dsl/mesh.h"
@@ -36,6 +37,15 @@ struct AttrSpec {
   std::optional<Attr> default_value;  // unset: required, unless `optional`
   std::string description;
   bool optional = false;  // may be absent (no default): the op decides
+  // The parameter declaration (base/param.h) this attribute is, when it is one: a value is
+  // then also checked against its range or allowed values.
+  std::optional<base::Param> declared = std::nullopt;
+
+  // A declared parameter as an attribute, named `name` (empty: the parameter's name). Ints
+  // and sizes are ints, doubles floats, bools bools; an enum is a precision when its values
+  // are precisions, a dtype when they are dtypes, else a string, as is a string. A default
+  // is the attribute's; a parameter left Auto() is an optional attribute.
+  static AttrSpec Of(const base::Param& param, const std::string& name = "");
 };
 
 // What a shape function sees.
@@ -99,6 +109,14 @@ struct CallTarget {
   std::string summary;
   std::vector<AttrSpec> attributes;
   std::function<PallasCall(const OpTyping&)> build;
+  // When set, the attributes instead: derived, when first asked for, from the kernel's own
+  // parameter declarations (kernels/call_targets.cc), which register from another static
+  // initialiser, so that a kernel and its call by name are declared once.
+  std::function<std::vector<AttrSpec>()> derived_attributes = nullptr;
+
+  std::vector<AttrSpec> Attributes() const {
+    return derived_attributes ? derived_attributes() : attributes;
+  }
 };
 
 class OpRegistry {
