@@ -168,6 +168,44 @@ TEST(PallasCallByName, MistakesNameTheTargetAndTheFix) {
                         "2147483647 (the column chunk of N that one all-reduce step works on)."));
 }
 
+// dsl::AttrSpec::Of: each parameter type has its attribute type, a default its attribute
+// default, Auto() an optional attribute; a value is then checked by the declaration.
+TEST(AttrSpecOf, MapsEachParameterTypeAndChecksValuesByTheDeclaration) {
+  using base::Param;
+  const AttrSpec bytes = AttrSpec::Of(Param::Bytes("size", "bytes moved").Default("4K"));
+  EXPECT_EQ(bytes.type, AttrType::kInt);
+  EXPECT_EQ(bytes.default_value->AsInt(), 4096);
+  EXPECT_EQ(AttrSpec::Of(Param::Double("ratio", "a fraction")).type, AttrType::kFloat);
+  EXPECT_TRUE(AttrSpec::Of(Param::Bool("flag", "a switch").Default(true)).default_value->AsBool());
+  const AttrSpec dtype =
+      AttrSpec::Of(Param::Enum("dtype", {"bf16", "f32"}, "element type").Default("f32"));
+  EXPECT_EQ(dtype.type, AttrType::kDType);
+  EXPECT_EQ(dtype.default_value->AsDType(), DType::kF32);
+  const AttrSpec direction = AttrSpec::Of(Param::Enum("direction", {"right", "left"}, "way"));
+  EXPECT_EQ(direction.type, AttrType::kString);
+  EXPECT_FALSE(direction.default_value || direction.optional);
+  EXPECT_TRUE(AttrSpec::Of(Param::Int("chunks", "DMAs").Auto("chosen")).optional);
+  EXPECT_EQ(AttrSpec::Of(Param::String("axis", "mesh axis"), "axis_name").name, "axis_name");
+
+  OpDef op;
+  op.name = "probe";
+  op.attributes = {AttrSpec::Of(Param::Int("chunks", "DMAs per step").Range(1, 64)), dtype};
+  EXPECT_EQ(ResolveAttributes(op, {{"chunks", 64}}).at("chunks").AsInt(), 64);
+  EXPECT_THAT(
+      [&] {
+        ResolveAttributes(op, {{"chunks", 65}});
+      },
+      ::testing::ThrowsMessage<Error>(
+          HasSubstr("probe: the attribute 'chunks' is 65, out of its range: allowed 1 "
+                    "to 64 (DMAs per step).")));
+  EXPECT_THAT(
+      [&] {
+        ResolveAttributes(op, {{"chunks", 2}, {"dtype", DType::kInt8}});
+      },
+      ::testing::ThrowsMessage<Error>(
+          HasSubstr("probe: the attribute 'dtype' is int8, not one of bf16, f32 (element type).")));
+}
+
 // A target's attributes are its kernel's parameter declarations (kernels/call_targets.h):
 // each attribute is a parameter the kernel's registry entry declares, with its description,
 // default and allowed values; only `axis` is renamed (axis_name) and required.
