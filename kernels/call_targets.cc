@@ -2,7 +2,9 @@
 // {{"call_target_name", NAME}, ...}), as an XLA HLO custom-call names its target
 // (dsl/program/op_registry.h). Each target builds exactly the pallas_call its typed
 // builder builds for the operand types, so a call by name times and computes as the typed
-// ctx.pallas_call(...) does:
+// ctx.pallas_call(...) does. A target's attributes are its kernel's own parameter
+// declarations (KernelInfo::params in the registry), those the operands do not give:
+// declared once, so a kernel and its call by name cannot disagree.
 //   all_gather_ring, all_gather_bidi  x (any rank) -> every device's x along dim 0
 //                                     (RingAllGatherCall / BidiAllGatherCall)
 //   all_reduce_ring                   x (any rank) -> the sum of x over the axis
@@ -11,7 +13,12 @@
 //                                     (MatmulCall(PlanMatmul))
 //   agw_matmul_ar, agw_matmul_ar_fused  inputs [M/X, K/Y], weights [K/X, N] -> out [M/X, N]
 //                                     (AgwMatmulCall)
+// A kernel's `axis` is spelled axis_name, as JAX and XLA spell a collective's axis, and is
+// required: a call by name says which of its mesh's axes it runs over.
 
+#include "kernels/call_targets.h"
+
+#include <functional>
 #include <string>
 
 #include "base/text.h"
@@ -20,13 +27,12 @@
 #include "kernels/all_gather.h"
 #include "kernels/matmul.h"
 #include "kernels/reduce_scatter.h"
+#include "kernels/registry.h"
 
 namespace tpusim::kernels {
 namespace {
 
-using dsl::Attr;
 using dsl::AttrSpec;
-using dsl::AttrType;
 using dsl::OpTyping;
 using dsl::PallasCall;
 using dsl::ShapeDtype;
@@ -50,24 +56,44 @@ const std::string& AxisName(const OpTyping& t) {
   return t.attrs.at("axis_name").AsString();
 }
 
-AttrSpec AxisAttr(const std::string& description) {
-  return {"axis_name", AttrType::kString, std::nullopt, description};
+// An optional attribute (a parameter the kernel may choose, Auto()): its value, or `otherwise`.
+int64_t IntOr(const OpTyping& t, const char* name, int64_t otherwise) {
+  const auto it = t.attrs.find(name);
+  return it == t.attrs.end() ? otherwise : it->second.AsInt();
 }
 
-int64_t IntAttr(const OpTyping& t, const char* name) {
-  return t.attrs.at(name).AsInt();
-}
+}  // namespace
 
-// A block size: 0 (the kernel's default) or a positive size.
-int64_t BlockSize(const OpTyping& t, const std::string& target, const char* name) {
-  const int64_t block = IntAttr(t, name);
-  if (block < 0) {
-    dsl::ThrowOpError("pallas_call " + target, std::string("the attribute '") + name + "' is " +
-                                                   std::to_string(block) +
-                                                   "; give a block size of at least 1, or 0 for "
-                                                   "the kernel's default.");
+std::vector<AttrSpec> KernelAttributes(const std::string& kernel,
+                                       const std::vector<std::string>& names) {
+  const KernelInfo* info = Registry::Get().Find(kernel);
+  if (!info) {
+    throw Error(ErrorKind::kKernelMisuse, "pallas_call target '" + kernel +
+                                              "' takes its attributes from the kernel of that "
+                                              "name, which is not registered.");
   }
-  return block;
+  std::vector<AttrSpec> attributes;
+  for (const auto& name : names) {
+    const Param* param = info->FindParam(name);
+    if (!param) {
+      throw Error(ErrorKind::kKernelMisuse, "pallas_call target '" + kernel +
+                                                "' takes the attribute '" + name +
+                                                "', which its kernel does not declare.");
+    }
+    attributes.push_back(name == "axis" ? AttrSpec::Of(param->Required(), "axis_name")
+                                        : AttrSpec::Of(*param));
+  }
+  return attributes;
+}
+
+namespace {
+
+// The attributes of `kernel`'s target, derived when first asked for.
+std::function<std::vector<AttrSpec>()> FromKernel(std::string kernel,
+                                                  std::vector<std::string> names) {
+  return [kernel = std::move(kernel), names = std::move(names)] {
+    return KernelAttributes(kernel, names);
+  };
 }
 
 // The kernels' builders report a value they cannot use as a ParamError naming their
@@ -87,7 +113,7 @@ dsl::CallTarget AllGather(const std::string& name, bool bidirectional) {
   target.name = name;
   target.summary = std::string(bidirectional ? "bidirectional" : "one-way") +
                    " ring all-gather of x along dimension 0 (tiled)";
-  target.attributes = {AxisAttr("the mesh axis to gather over")};
+  target.derived_attributes = FromKernel(name, {"axis"});
   target.build = [name, bidirectional](const OpTyping& t) {
     const ShapeDtype& x = Operands(t, name, 1, "one operand, x")[0];
     const int n = t.mesh.AxisSize(AxisName(t));
@@ -101,7 +127,7 @@ dsl::CallTarget AllReduce() {
   dsl::CallTarget target;
   target.name = "all_reduce_ring";
   target.summary = "ring all-reduce (reduce-scatter, then all-gather) of x over an axis";
-  target.attributes = {AxisAttr("the mesh axis to sum over")};
+  target.derived_attributes = FromKernel("all_reduce_ring", {"axis"});
   target.build = [](const OpTyping& t) {
     const ShapeDtype& x = Operands(t, "all_reduce_ring", 1, "one operand, x")[0];
     return RingAllReduceCall(t.mesh, AxisName(t), x);
@@ -109,19 +135,11 @@ dsl::CallTarget AllReduce() {
   return target;
 }
 
-AttrSpec BlockAttr(const char* name, const std::string& what) {
-  return {name, AttrType::kInt, Attr(0), what + " (0: the kernel's default)"};
-}
-
 dsl::CallTarget Matmul() {
   dsl::CallTarget target;
   target.name = "matmul";
   target.summary = "tiled MXU matmul a @ b on this chip, f32 accumulation in VMEM";
-  target.attributes = {BlockAttr("bm", "rows of a block of a"),
-                       BlockAttr("bk", "the contracting block"),
-                       BlockAttr("bn", "columns of a block of b"),
-                       {"precision", AttrType::kPrecision, Attr(dsl::Precision::kDefault),
-                        "jax.lax.Precision of the dots (f32 operands)"}};
+  target.derived_attributes = FromKernel("matmul", {"bm", "bk", "bn", "precision"});
   target.build = [](const OpTyping& t) {
     const auto& in = Operands(t, "matmul", 2, "a [M, K] and b [K, N] of one dtype", 2);
     if (in[0].shape[1] != in[1].shape[0] || in[0].dtype != in[1].dtype) {
@@ -134,9 +152,9 @@ dsl::CallTarget Matmul() {
     problem.m = in[0].shape[0];
     problem.k = in[0].shape[1];
     problem.n = in[1].shape[1];
-    problem.bm = BlockSize(t, "matmul", "bm");
-    problem.bk = BlockSize(t, "matmul", "bk");
-    problem.bn = BlockSize(t, "matmul", "bn");
+    problem.bm = IntOr(t, "bm", 0);  // 0: the kernel's default blocks
+    problem.bk = IntOr(t, "bk", 0);
+    problem.bn = IntOr(t, "bn", 0);
     problem.dtype = in[0].dtype;
     problem.precision = t.attrs.at("precision").AsPrecision();
     return Built("matmul", [&problem] { return MatmulCall(PlanMatmul(problem)); });
@@ -152,16 +170,13 @@ dsl::CallTarget AgwMatmul(bool fused) {
                            "each column chunk all-reduced over axis2 while the next is multiplied"
                          : "inputs @ weights: all_gather the weights over axis_name, multiply, "
                            "all-reduce over axis2";
-  target.attributes = {
-      AxisAttr("the axis sharding the weights' rows and the inputs' rows (X)"),
-      {"axis2", AttrType::kString, Attr(""),
-       "the axis sharding the inputs' columns (Y; empty: the first other mesh axis)"},
-      BlockAttr("bn", "the column chunk of N")};
+  target.derived_attributes = FromKernel(name, {"axis", "axis2", "bn"});
   target.build = [name, fused](const OpTyping& t) {
     const auto& in = Operands(t, name, 2, "inputs [M/X, K/Y] and weights [K/X, N]", 2);
     AgwMatmulProblem problem;
     problem.x_axis = AxisName(t);
-    problem.y_axis = t.attrs.at("axis2").AsString();
+    if (const auto it = t.attrs.find("axis2"); it != t.attrs.end())
+      problem.y_axis = it->second.AsString();
     const std::vector<std::string> others = OtherAxes(t.mesh, problem.x_axis);
     const std::string& y_axis =
         problem.y_axis.empty() && !others.empty() ? others[0] : problem.y_axis;
@@ -177,7 +192,7 @@ dsl::CallTarget AgwMatmul(bool fused) {
                             " do not split one K of one dtype: inputs hold K/" + std::to_string(y) +
                             " columns, weights K/" + std::to_string(x) + " rows.");
     }
-    problem.column_chunk = BlockSize(t, name, "bn");
+    problem.column_chunk = IntOr(t, "bn", 0);  // 0: the kernel's chunks
     problem.dtype = in[0].dtype;
     return Built(name, [&t, &problem, fused] { return AgwMatmulCall(t.mesh, problem, fused); });
   };

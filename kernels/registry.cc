@@ -8,6 +8,7 @@
 #include <set>
 
 #include "base/errors.h"
+#include "base/registry.h"
 #include "base/text.h"
 #include "base/time.h"
 #include "base/work.h"
@@ -225,6 +226,7 @@ void LoadKernelLibrary(const std::string& path) {
   static std::set<void*> loaded;
   Registry& registry = Registry::Get();
   const size_t kernels_before = registry.kernels().size();
+  const size_t clashes_before = base::RegistrationClashes().size();
   dlerror();
   void* handle = nullptr;
   // The library's static initialisers run inside dlopen; what they throw comes out here.
@@ -253,6 +255,13 @@ void LoadKernelLibrary(const std::string& path) {
                     "examples/user_kernel).");
   }
   if (!loaded.insert(handle).second) return;
+  // A model, op or call target whose name was taken (base/registry.h).
+  if (std::string clashes =
+          base::RegistrationClashesSince(clashes_before, "kernel library '" + path + "': ");
+      !clashes.empty()) {
+    clashes += " A plugin's names must differ from the library's and from other plugins'.";
+    throw Error(ErrorKind::kInvalidArgument, clashes);
+  }
   try {
     registry.CheckRegistrations();
   } catch (const Error& e) {

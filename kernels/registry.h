@@ -126,7 +126,9 @@ struct Registration {
 // Loads a plugin: a shared library, linked against libtpusim, whose Registrations add its
 // kernels to this process's Registry. Throws Error(kInvalidArgument), naming the library,
 // when it cannot be loaded, its static initialisers throw, it registers a name that
-// already exists or an unsound entry, or it registers nothing. Loading the same library
+// already exists (a kernel, or anything registered through base/registry.h: a memory or
+// compute model, a program op, a pallas_call target) or an unsound entry, or it registers
+// nothing. Loading the same library
 // twice is a no-op.
 void LoadKernelLibrary(const std::string& path);
 

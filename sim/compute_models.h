@@ -60,7 +60,7 @@ class ComputeModel {
 struct ComputeModelInfo {
   std::string name;
   std::string summary;  // one line, for `tpusim describe --models`
-  std::vector<ModelParameterSpec> parameters;
+  std::vector<base::Param> parameters;
   std::function<std::unique_ptr<ComputeModel>(const config::ChipConfig& chip,
                                               const ModelParameters& parameters)>
       build;
@@ -68,7 +68,8 @@ struct ComputeModelInfo {
 
 class ComputeModels {
  public:
-  // Throws Error(kInvalidArgument) when the name is taken.
+  // A taken name keeps its first model; the clash is an Error when the models are next used
+  // (and fails the load of a plugin that made it).
   static void Register(ComputeModelInfo model);
   static const ComputeModelInfo* Find(const std::string& name);
   static std::vector<const ComputeModelInfo*> All();  // by name

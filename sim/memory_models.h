@@ -36,7 +36,7 @@ struct MemoryTarget {
 struct MemoryModel {
   std::string name;
   std::string summary;  // one line, for `tpusim describe --models`
-  std::vector<ModelParameterSpec> parameters;
+  std::vector<base::Param> parameters;
   // Builds the model as `module_name` in front of `storage`. Null for "bandwidth", which is
   // the Memory's own target.
   std::function<MemoryTarget(const char* module_name, Memory& storage,
@@ -46,7 +46,8 @@ struct MemoryModel {
 
 class MemoryModels {
  public:
-  // Throws Error(kInvalidArgument) when the name is taken.
+  // A taken name keeps its first model; the clash is an Error when the models are next used
+  // (and fails the load of a plugin that made it).
   static void Register(MemoryModel model);
   static const MemoryModel* Find(const std::string& name);
   static std::vector<const MemoryModel*> All();  // by name

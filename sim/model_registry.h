@@ -2,8 +2,9 @@
 
 // What every pluggable model of the tree shares (a memory's timing model,
 // sim/memory_models.h; a core's compute model, sim/compute_models.h): a registry by name,
-// which a plugin may add to, and parameters each model declares with a default, a range, a
-// unit and a description, checked against what a topology gives.
+// which a plugin may add to, and parameters each model declares as base::Params (base/param.h:
+// an int for a count, which refuses 2.5 rather than truncating it, or a double; each with a
+// default, a range, a unit and a description), checked against what a topology gives.
 
 #include <google/protobuf/repeated_ptr_field.h>
 
@@ -12,65 +13,47 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "base/param.h"
+#include "base/registry.h"
 #include "topologies/topology.pb.h"
 
 namespace tpusim::sim {
 
-struct ModelParameterSpec {
-  std::string name;
-  double default_value = 0;
-  double min = 0;
-  double max = 0;
-  std::string unit;
-  std::string description;
-  bool whole = false;  // a count (banks, bytes): 2.5 is refused, not truncated
-};
-
 // Parameter values by name, every declared one present (given or defaulted).
 using ModelParameters = std::map<std::string, double>;
 
-// `given` checked against `specs`, defaults filled in. An unknown name, or a value outside its
+// `given` checked against `declared` (numbers: int or double Params with a default), defaults
+// filled in. An unknown name, or a value outside its
 // range, is Error(kInvalidArgument) naming `what` (the memory or chip), the `kind` of model
 // ("timing model") and its `name`.
 ModelParameters CheckModelParameters(
-    const std::vector<ModelParameterSpec>& specs,
+    const std::vector<base::Param>& declared,
     const google::protobuf::RepeatedPtrField<config::ModelParameter>& given,
     const std::string& what, const std::string& kind, const std::string& name);
 
-// Models of one kind by name. `Model` has a `name` member.
+// Models of one kind by name (base/registry.h: a clash is recorded, not thrown, and reported
+// when the registry is next used). `Model` has a `name` member.
 template <typename Model>
 class ModelRegistry {
  public:
   // `kind` names the models in errors ("memory model").
-  ModelRegistry(std::string kind, Model built_in) : kind_(std::move(kind)) {
-    models_.emplace(built_in.name, std::move(built_in));
+  ModelRegistry(std::string kind, Model built_in) : models_(std::move(kind)) {
+    Register(std::move(built_in));
   }
 
-  // Throws Error(kInvalidArgument) when the name is taken.
   void Register(Model model) {
     const std::string name = model.name;
-    if (!models_.emplace(name, std::move(model)).second) {
-      throw Error(ErrorKind::kInvalidArgument, kind_ + " '" + name +
-                                                   "' is registered twice; give the second "
-                                                   "another name.");
-    }
+    models_.Add(name, std::move(model));
   }
-  const Model* Find(const std::string& name) const {
-    auto it = models_.find(name);
-    return it == models_.end() ? nullptr : &it->second;
-  }
-  std::vector<const Model*> All() const {  // by name
-    std::vector<const Model*> all;
-    for (const auto& [name, model] : models_)
-      all.push_back(&model);
-    return all;
-  }
+  // Each throws Error(kInvalidArgument) naming the clashes when a name was registered twice.
+  const Model* Find(const std::string& name) const { return models_.Find(name); }
+  std::vector<const Model*> All() const { return models_.All(); }  // by name
   // The model called `name`; Error(kInvalidArgument) naming `what` (the memory or chip that
   // asks for it) and the registered models when there is none.
   const Model& Require(const std::string& name, const std::string& what) const {
     const Model* model = Find(name);
     if (!model) {
-      throw Error(ErrorKind::kInvalidArgument, what + " asks for " + kind_ + " '" + name +
+      throw Error(ErrorKind::kInvalidArgument, what + " asks for " + models_.kind() + " '" + name +
                                                    "', which is not registered; the models are " +
                                                    Names() +
                                                    " (a plugin loaded with --load may add more).");
@@ -78,16 +61,10 @@ class ModelRegistry {
     return *model;
   }
   // "'a', 'b'", for errors.
-  std::string Names() const {
-    std::string names;
-    for (const auto& [name, model] : models_)
-      names += (names.empty() ? "'" : "', '") + name;
-    return names + "'";
-  }
+  std::string Names() const { return models_.QuotedNames(); }
 
  private:
-  std::string kind_;
-  std::map<std::string, Model> models_;
+  base::Registry<Model> models_;
 };
 
 }  // namespace tpusim::sim

@@ -79,10 +79,18 @@ MemoryModel RowBufferMemory::Model() {
       "row_buffer",
       "DRAM rows per bank: a chunk pays bytes / bandwidth plus row_miss_ns / banks per row it "
       "opens",
-      {{"row_bytes", 1024, 64, 1 << 20, "bytes", "bytes per DRAM row (page)", true},
-       {"banks", 64, 1, 4096, "banks", "banks that keep a row open each and open rows in parallel",
-        true},
-       {"row_miss_ns", 30, 0, 1e6, "ns", "time to open a row (precharge and activate)"}},
+      {base::Param::Int("row_bytes", "bytes per DRAM row (page)")
+           .Unit("bytes")
+           .Default(1024)
+           .Range(64, 1 << 20),
+       base::Param::Int("banks", "banks that keep a row open each and open rows in parallel")
+           .Unit("banks")
+           .Default(64)
+           .Range(1, 4096),
+       base::Param::Double("row_miss_ns", "time to open a row (precharge and activate)")
+           .Unit("ns")
+           .Default(30.0)
+           .Range(0.0, 1e6)},
       [](const char* module_name, Memory& storage, const ModelParameters& p) {
         auto module = std::make_unique<RowBufferMemory>(
             module_name, storage, static_cast<uint64_t>(p.at("row_bytes")),

@@ -1,4 +1,5 @@
 #include "topologies/topology_loader.h"
+#include "base/param.h"
 #include "base/text.h"
 
 #include <google/protobuf/io/tokenizer.h>
@@ -40,41 +41,23 @@ class CollectParseErrors : public google::protobuf::io::ErrorCollector {
   throw TopologyError("topology " + source + ": field '" + field + "' " + reason);
 }
 
-// The sane range of a numeric field (see topology.proto): wide enough for any real or
-// planned chip, narrow enough that every size and time computed from it fits its type and
-// a run stays within host time and memory. `why` says which bound matters, in the error.
-struct Range {
-  double min;
-  double max;
-  const char* unit;
-  const char* why;
-};
-constexpr Range kClock{1e6, 1e11, "Hz", "1 MHz to 100 GHz spans every chip, real or planned"};
-constexpr Range kBandwidth{1e6, 1e16, "bytes per second",
-                           "below 1 MB/s no chip's port runs, and a large transfer's time "
-                           "would outgrow the simulated clock"};
-constexpr Range kCapacity{1, 1099511627776.0 /* 1 TiB */, "bytes",
-                          "a functional run holds what a memory stores in host memory"};
-constexpr Range kTensorCores{1, 16, "cores", "each core is a thread of the simulation"};
-constexpr Range kMxuCount{1, 64, "MXUs", "room above every chip's count"};
-constexpr Range kMxuSize{1, 4096, "rows of the square systolic array",
-                         "room above every chip's 128 or 256"};
-constexpr Range kVpuShape{1, 4096, "sublanes or lanes", "room above every chip's 8 x 128"};
-constexpr Range kDmaEngines{1, 64, "concurrent DMAs",
-                            "each engine has host state and a trace track on every chip"};
-constexpr Range kChunkBytes{4096, 1073741824.0 /* 1 GiB */, "bytes",
-                            "smaller chunks would cost an event per few bytes"};
-constexpr Range kHopLatency{0, 1e9, "ns", "up to a second per hop"};
-constexpr Range kLatency{0, 1e9, "ns", "up to a second per DMA issue or remote signal"};
-constexpr Range kAxisLength{1, kMaxChips, "chips", "above the largest pods"};
-constexpr Range kChipCount{1, kMaxChips, "chips", "above the largest pods"};
+// A field's range from FieldRanges(), by the declaration's name.
+const base::Param& Ranged(const std::string& name) {
+  for (const auto& range : FieldRanges()) {
+    if (range.name() == name) return range;
+  }
+  throw TopologyError("the topology loader checks a field against range '" + name +
+                      "', which FieldRanges() does not declare");
+}
 
 template <typename T>
 void RequireInRange(const std::string& source, const std::string& field, bool present, T value,
-                    const Range& range) {
-  if (!present) Fail(source, field, std::string("is missing; give it in ") + range.unit);
+                    const base::Param& range) {
+  if (!present) Fail(source, field, "is missing; give it in " + range.unit());
   const double v = static_cast<double>(value);
-  if (v >= range.min && v <= range.max) return;  // false for NaN
+  const double min = range.min()->Number().value_or(0);
+  const double max = range.max()->Number().value_or(0);
+  if (v >= min && v <= max) return;  // false for NaN
   std::string shown;
   if constexpr (std::is_integral_v<T>) {
     shown = std::to_string(value);
@@ -82,9 +65,9 @@ void RequireInRange(const std::string& source, const std::string& field, bool pr
     shown = base::NumberText(value);
   }
   Fail(source, field,
-       "is " + shown + ", outside its range: it must be at least " + base::NumberText(range.min) +
-           " and at most " + base::NumberText(range.max) + " (" + range.unit + "; " + range.why +
-           "); see topologies/topology.proto");
+       "is " + shown + ", outside its range: it must be at least " + base::NumberText(min) +
+           " and at most " + base::NumberText(max) + " (" + range.unit() + "; " +
+           range.description() + "); see topologies/topology.proto");
 }
 
 // A model's name and parameters are checked against the model when the slice is built
@@ -115,9 +98,10 @@ void ValidateMemory(const std::string& source, const std::string& name, bool pre
                     const config::MemoryConfig& memory) {
   if (!present) Fail(source, "chip." + name, "is missing; give capacity_bytes and bandwidth");
   RequireInRange(source, "chip." + name + ".capacity_bytes", memory.has_capacity_bytes(),
-                 memory.capacity_bytes(), kCapacity);
+                 memory.capacity_bytes(), Ranged("capacity"));
   RequireInRange(source, "chip." + name + ".bandwidth_bytes_per_s",
-                 memory.has_bandwidth_bytes_per_s(), memory.bandwidth_bytes_per_s(), kBandwidth);
+                 memory.has_bandwidth_bytes_per_s(), memory.bandwidth_bytes_per_s(),
+                 Ranged("bandwidth"));
   ValidateMemoryModel(source, "chip." + name, memory);
 }
 
@@ -188,9 +172,9 @@ void ValidateOverrides(const std::string& source, const config::Topology& topolo
       Fail(source, at, "changes nothing; give bandwidth_bytes_per_s, latency_ns or both");
     if (o.has_bandwidth_bytes_per_s())
       RequireInRange(source, at + ".bandwidth_bytes_per_s", true, o.bandwidth_bytes_per_s(),
-                     kBandwidth);
+                     Ranged("bandwidth"));
     if (o.has_latency_ns())
-      RequireInRange(source, at + ".latency_ns", true, o.latency_ns(), kHopLatency);
+      RequireInRange(source, at + ".latency_ns", true, o.latency_ns(), Ranged("hop_latency"));
   }
   std::set<std::vector<int>> chips;
   for (int i = 0; i < topology.chip_override_size(); ++i) {
@@ -203,55 +187,47 @@ void ValidateOverrides(const std::string& source, const config::Topology& topolo
       if (!present) return;
       const std::string field = at + "." + name;
       if (m.has_capacity_bytes())
-        RequireInRange(source, field + ".capacity_bytes", true, m.capacity_bytes(), kCapacity);
+        RequireInRange(source, field + ".capacity_bytes", true, m.capacity_bytes(),
+                       Ranged("capacity"));
       if (m.has_bandwidth_bytes_per_s())
         RequireInRange(source, field + ".bandwidth_bytes_per_s", true, m.bandwidth_bytes_per_s(),
-                       kBandwidth);
+                       Ranged("bandwidth"));
       ValidateMemoryModel(source, field, m);
     };
     memory("hbm", o.has_hbm(), o.hbm());
     memory("vmem", o.has_vmem(), o.vmem());
     memory("smem", o.has_smem(), o.smem());
     if (o.has_dma() && o.dma().has_engines())
-      RequireInRange(source, at + ".dma.engines", true, o.dma().engines(), kDmaEngines);
+      RequireInRange(source, at + ".dma.engines", true, o.dma().engines(), Ranged("dma_engines"));
     if (o.has_dma() && o.dma().has_chunk_bytes())
-      RequireInRange(source, at + ".dma.chunk_bytes", true, o.dma().chunk_bytes(), kChunkBytes);
+      RequireInRange(source, at + ".dma.chunk_bytes", true, o.dma().chunk_bytes(),
+                     Ranged("chunk_bytes"));
     if (o.has_dma() && o.dma().has_issue_latency_ns())
       RequireInRange(source, at + ".dma.issue_latency_ns", true, o.dma().issue_latency_ns(),
-                     kLatency);
+                     Ranged("latency"));
     if (!o.has_hbm() && !o.has_vmem() && !o.has_smem() && !o.has_dma())
       Fail(source, at, "changes nothing; give hbm, vmem, smem or dma fields");
   }
 }
 
 // chip.cost may be left out (an ideal chip), but what it gives must make sense.
-constexpr Range kGridStepCycles{0, 1e9, "cycles", "up to a simulated second per grid step"};
-constexpr Range kMxuEfficiency{0.01, 1, "fraction of the MXU peak a dot sustains",
-                               "a chip whose dots reach less than 1% of its peak is no "
-                               "chip, and its dot times would outgrow the simulated clock"};
-constexpr Range kMxuRate{1.0 / 64, 64, "multiples of the bf16 MXU rate",
-                         "every chip runs int8 at a small multiple of its bf16 rate (1 or 2 "
-                         "on the presets)"};
-constexpr Range kDotPasses{1, 64, "bf16 MXU passes",
-                           "an int32 dot is at least one bf16 pass (8 on the presets)"};
-constexpr Range kXlaEfficiency{0.01, 1, "fraction of the peak an XLA op sustains",
-                               "below 1% of a peak no compiled op runs, and its times would "
-                               "outgrow the simulated clock"};
-constexpr Range kStepBytes{0, 1099511627776.0 /* 1 TiB */, "bytes", "more than any op moves"};
 void ValidateCost(const std::string& source, const config::ComputeCostConfig& cost) {
-  RequireInRange(source, "chip.cost.op_launch_ns", true, cost.op_launch_ns(), kLatency);
+  RequireInRange(source, "chip.cost.op_launch_ns", true, cost.op_launch_ns(), Ranged("latency"));
   RequireInRange(source, "chip.cost.xla_mxu_efficiency", true, cost.xla_mxu_efficiency(),
-                 kXlaEfficiency);
+                 Ranged("xla_efficiency"));
   RequireInRange(source, "chip.cost.xla_hbm_efficiency", true, cost.xla_hbm_efficiency(),
-                 kXlaEfficiency);
+                 Ranged("xla_efficiency"));
   RequireInRange(source, "chip.cost.xla_pipeline_step_bytes", true, cost.xla_pipeline_step_bytes(),
-                 kStepBytes);
+                 Ranged("step_bytes"));
   ValidateModelChoice(source, "chip.cost", cost, "\"roofline\"");
   RequireInRange(source, "chip.cost.grid_step_cycles", true, cost.grid_step_cycles(),
-                 kGridStepCycles);
-  RequireInRange(source, "chip.cost.mxu_efficiency", true, cost.mxu_efficiency(), kMxuEfficiency);
-  RequireInRange(source, "chip.cost.int8_mxu_rate", true, cost.int8_mxu_rate(), kMxuRate);
-  RequireInRange(source, "chip.cost.int32_dot_passes", true, cost.int32_dot_passes(), kDotPasses);
+                 Ranged("grid_step_cycles"));
+  RequireInRange(source, "chip.cost.mxu_efficiency", true, cost.mxu_efficiency(),
+                 Ranged("mxu_efficiency"));
+  RequireInRange(source, "chip.cost.int8_mxu_rate", true, cost.int8_mxu_rate(),
+                 Ranged("int8_mxu_rate"));
+  RequireInRange(source, "chip.cost.int32_dot_passes", true, cost.int32_dot_passes(),
+                 Ranged("int32_dot_passes"));
 }
 
 }  // namespace
@@ -260,31 +236,33 @@ void ValidateTopology(config::Topology& topology, const std::string& source) {
   if (!topology.has_chip())
     Fail(source, "chip", "is missing; every slice needs a chip description");
   auto& chip = *topology.mutable_chip();
-  RequireInRange(source, "chip.clock_hz", chip.has_clock_hz(), chip.clock_hz(), kClock);
-  RequireInRange(source, "chip.tensor_cores", true, chip.tensor_cores(), kTensorCores);
+  RequireInRange(source, "chip.clock_hz", chip.has_clock_hz(), chip.clock_hz(), Ranged("clock"));
+  RequireInRange(source, "chip.tensor_cores", true, chip.tensor_cores(), Ranged("tensor_cores"));
   ValidateMemory(source, "hbm", chip.has_hbm(), chip.hbm());
   ValidateMemory(source, "vmem", chip.has_vmem(), chip.vmem());
   ValidateMemory(source, "smem", chip.has_smem(), chip.smem());
-  RequireInRange(source, "chip.mxu_count", chip.has_mxu_count(), chip.mxu_count(), kMxuCount);
-  RequireInRange(source, "chip.mxu_size", chip.has_mxu_size(), chip.mxu_size(), kMxuSize);
-  RequireInRange(source, "chip.vpu_sublanes", true, chip.vpu_sublanes(), kVpuShape);
-  RequireInRange(source, "chip.vpu_lanes", true, chip.vpu_lanes(), kVpuShape);
+  RequireInRange(source, "chip.mxu_count", chip.has_mxu_count(), chip.mxu_count(),
+                 Ranged("mxu_count"));
+  RequireInRange(source, "chip.mxu_size", chip.has_mxu_size(), chip.mxu_size(), Ranged("mxu_size"));
+  RequireInRange(source, "chip.vpu_sublanes", true, chip.vpu_sublanes(), Ranged("vpu_shape"));
+  RequireInRange(source, "chip.vpu_lanes", true, chip.vpu_lanes(), Ranged("vpu_shape"));
   ValidateCost(source, chip.cost());
   if (!chip.has_dma()) Fail(source, "chip.dma", "is missing; give the number of DMA engines");
   RequireInRange(source, "chip.dma.engines", chip.dma().has_engines(), chip.dma().engines(),
-                 kDmaEngines);
-  RequireInRange(source, "chip.dma.chunk_bytes", true, chip.dma().chunk_bytes(), kChunkBytes);
+                 Ranged("dma_engines"));
+  RequireInRange(source, "chip.dma.chunk_bytes", true, chip.dma().chunk_bytes(),
+                 Ranged("chunk_bytes"));
   RequireInRange(source, "chip.dma.issue_latency_ns", true, chip.dma().issue_latency_ns(),
-                 kLatency);
+                 Ranged("latency"));
 
   if (!topology.has_ici()) Fail(source, "ici", "is missing; give the link bandwidth and latency");
   RequireInRange(source, "ici.link_bandwidth_bytes_per_s",
                  topology.ici().has_link_bandwidth_bytes_per_s(),
-                 topology.ici().link_bandwidth_bytes_per_s(), kBandwidth);
+                 topology.ici().link_bandwidth_bytes_per_s(), Ranged("bandwidth"));
   RequireInRange(source, "ici.hop_latency_ns", topology.ici().has_hop_latency_ns(),
-                 topology.ici().hop_latency_ns(), kHopLatency);
+                 topology.ici().hop_latency_ns(), Ranged("hop_latency"));
   RequireInRange(source, "ici.signal_latency_ns", true, topology.ici().signal_latency_ns(),
-                 kLatency);
+                 Ranged("latency"));
 
   if (!topology.has_mesh()) Fail(source, "mesh", "is missing; give its shape, e.g. shape: [4, 4]");
   auto& mesh = *topology.mutable_mesh();
@@ -295,11 +273,11 @@ void ValidateTopology(config::Topology& topology, const std::string& source) {
   uint64_t chips = 1;  // at most kMaxChips^3 while the axes are checked: no overflow
   for (int i = 0; i < dims; ++i) {
     RequireInRange(source, "mesh.shape[" + std::to_string(i) + "]", true, mesh.shape(i),
-                   kAxisLength);
+                   Ranged("axis_length"));
     chips *= mesh.shape(i);
   }
   RequireInRange(source, "mesh.shape (the chip count, the product of the axes)", true, chips,
-                 kChipCount);
+                 Ranged("chip_count"));
   if (mesh.axis_names_size() == 0) {
     static const char* kDefaultNames[] = {"x", "y", "z"};
     for (int i = 0; i < dims; ++i)

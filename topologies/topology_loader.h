@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/param.h"
 #include "topologies/topology.pb.h"
 
 namespace tpusim::topologies {
@@ -23,6 +24,12 @@ class TopologyError : public std::runtime_error {
 constexpr uint32_t kMaxChips = 16384;
 // The most bytes LoadTopology reads from a file; presets are about 2 KB.
 constexpr size_t kMaxTopologyFileBytes = 1 << 20;
+
+// The sane ranges of the numeric fields (see topology.proto), one declaration each
+// (base/param.h: type, unit, range, and why the range is what it is): wide enough for any
+// real or planned chip, narrow enough that every size and time computed from a field fits its
+// type and a run stays within host time and memory. Several fields share one ("bandwidth").
+const std::vector<base::Param>& FieldRanges();
 
 // `name_or_path` is a preset name (see PresetNames) or a path to a .textproto file.
 config::Topology LoadTopology(const std::string& name_or_path);

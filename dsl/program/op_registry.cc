@@ -1,6 +1,9 @@
 #include "dsl/program/op_registry.h"
 
 #include <algorithm>
+#include <functional>
+#include <type_traits>
+#include <variant>
 
 #include "base/errors.h"
 #include "base/text.h"
@@ -9,32 +12,12 @@ namespace tpusim::dsl {
 
 namespace {
 
-// What ops and call targets share: a list of definitions with unique names.
 template <typename Def>
-void AddNamed(std::vector<Def>& defs, Def def, const std::string& noun, const std::string& fix) {
-  if (std::any_of(defs.begin(), defs.end(), [&](const Def& d) { return d.name == def.name; }))
-    throw Error(ErrorKind::kInvalidArgument,
-                noun + " '" + def.name + "' is registered twice; " + fix + ".");
-  defs.push_back(std::move(def));
-}
-
-template <typename Def>
-std::vector<std::string> NamesOf(const std::vector<Def>& defs) {
-  std::vector<std::string> names;
-  for (const auto& d : defs)
-    names.push_back(d.name);
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-template <typename Def>
-const Def& FindNamed(const std::vector<Def>& defs, const std::string& name,
+const Def& FindNamed(const base::Registry<Def>& defs, const std::string& name,
                      const std::string& unknown, const std::string& known_are) {
-  for (const auto& d : defs) {
-    if (d.name == name) return d;
-  }
+  if (const Def* def = defs.Find(name)) return *def;
   std::string known;
-  for (const auto& n : NamesOf(defs))
+  for (const auto& n : defs.Names())
     base::AppendListItem(known, ", ", n);
   throw Error(ErrorKind::kInvalidArgument,
               unknown + " '" + name + "'; " + known_are + ": " + known + ".");
@@ -59,11 +42,12 @@ OpRegistry& OpRegistry::Get() {
 }
 
 void OpRegistry::Add(OpDef op) {
-  AddNamed(ops_, std::move(op), "program op", "give each op its own name");
+  const std::string name = op.name;
+  ops_.Add(name, std::move(op));
 }
 
 std::vector<std::string> OpRegistry::Names() const {
-  return NamesOf(ops_);
+  return ops_.Names();
 }
 
 const OpDef& OpRegistry::Find(const std::string& name) const {
@@ -71,11 +55,12 @@ const OpDef& OpRegistry::Find(const std::string& name) const {
 }
 
 void OpRegistry::AddCallTarget(CallTarget target) {
-  AddNamed(targets_, std::move(target), "pallas_call target", "give each kernel its own name");
+  const std::string name = target.name;
+  targets_.Add(name, std::move(target));
 }
 
 std::vector<std::string> OpRegistry::CallTargetNames() const {
-  return NamesOf(targets_);
+  return targets_.Names();
 }
 
 const CallTarget& OpRegistry::FindCallTarget(const std::string& name) const {
@@ -139,6 +124,107 @@ std::optional<Attr> Coerce(const Attr& given, AttrType want) {
   return std::nullopt;
 }
 
+// `value` as its declaration reads it, for its range check: nullopt for a type a declaration
+// has no counterpart of (lists, computations).
+std::optional<base::ParamValue> AsParamValue(const Attr& value) {
+  switch (value.type()) {
+    case AttrType::kInt:
+      return base::ParamValue(value.AsInt());
+    case AttrType::kFloat:
+      return base::ParamValue(value.AsFloat());
+    case AttrType::kBool:
+      return base::ParamValue(value.AsBool());
+    case AttrType::kString:
+      return base::ParamValue(value.AsString());
+    case AttrType::kDType:
+      return base::ParamValue(DTypeName(value.AsDType()));
+    case AttrType::kPrecision:
+      return base::ParamValue(PrecisionName(value.AsPrecision()));
+    default:
+      return std::nullopt;
+  }
+}
+
+// Whether every value of `values` parses with `parse` (ParseDType, ParsePrecision).
+template <typename Parse>
+bool AllParse(const std::vector<std::string>& values, Parse parse) {
+  try {
+    for (const auto& value : values)
+      parse(value);
+  } catch (const Error&) {
+    return false;
+  }
+  return !values.empty();
+}
+
+}  // namespace
+
+AttrSpec AttrSpec::Of(const base::Param& param, const std::string& name) {
+  AttrSpec spec{name.empty() ? param.name() : name, AttrType::kString, std::nullopt,
+                param.description()};
+  spec.declared = param;
+  std::function<Attr(const std::string&)> from_text = [](const std::string& text) {
+    return Attr(text);
+  };
+  switch (param.type()) {
+    case base::ParamType::kInt:
+    case base::ParamType::kBytes:
+      spec.type = AttrType::kInt;
+      break;
+    case base::ParamType::kDouble:
+      spec.type = AttrType::kFloat;
+      break;
+    case base::ParamType::kBool:
+      spec.type = AttrType::kBool;
+      break;
+    case base::ParamType::kString:
+      break;
+    case base::ParamType::kEnum:
+      if (AllParse(param.values(), ParsePrecision)) {
+        spec.type = AttrType::kPrecision;
+        from_text = [](const std::string& text) { return Attr(ParsePrecision(text)); };
+      } else if (AllParse(param.values(), ParseDType)) {
+        spec.type = AttrType::kDType;
+        from_text = [](const std::string& text) { return Attr(ParseDType(text)); };
+      }
+      break;
+  }
+  if (const auto& value = param.default_value()) {
+    std::string why;
+    const auto canonical = param.Canonical(*value, why);
+    if (canonical) {
+      std::visit(
+          [&](const auto& v) {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, std::string>) {
+              spec.default_value = from_text(v);
+            } else if constexpr (std::is_same_v<T, uint64_t>) {
+              spec.default_value = Attr(static_cast<int64_t>(v));
+            } else {
+              spec.default_value = Attr(v);
+            }
+          },
+          *canonical);
+    }
+  }
+  spec.optional = !spec.default_value && !param.auto_text().empty();
+  return spec;
+}
+
+namespace {
+
+// The value of `spec` that `op` was given, checked against the declaration it comes from.
+void CheckDeclared(const OpDef& op, const AttrSpec& spec, const Attr& value) {
+  const auto given = AsParamValue(value);
+  if (!spec.declared || !given) return;
+  std::string why;
+  const auto canonical = spec.declared->Canonical(*given, why);
+  std::string problem = canonical ? spec.declared->Disallowed(*canonical) : why;
+  if (problem.empty()) return;
+  ThrowOpError(op.name, "the attribute '" + spec.name + "' is " + value.ToString() + ", " +
+                            problem + " (" + spec.description + ").");
+}
+
 }  // namespace
 
 Attributes ResolveAttributes(const OpDef& op, const Attributes& attrs) {
@@ -171,6 +257,7 @@ Attributes ResolveAttributes(const OpDef& op, const Attributes& attrs) {
                                 AttrTypeName(it->second.type()) + " " + it->second.ToString() +
                                 ".");
     }
+    CheckDeclared(op, spec, *value);
     resolved.emplace(spec.name, *value);
   }
   return resolved;

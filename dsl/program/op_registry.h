@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "base/param.h"
+#include "base/registry.h"
 #include "base/work.h"
 #include "dsl/mesh.h"
 #include "dsl/pallas_call.h"
@@ -35,6 +37,15 @@ struct AttrSpec {
   std::optional<Attr> default_value;  // unset: required, unless `optional`
   std::string description;
   bool optional = false;  // may be absent (no default): the op decides
+  // The parameter declaration (base/param.h) this attribute is, when it is one: a value is
+  // then also checked against its range or allowed values.
+  std::optional<base::Param> declared = std::nullopt;
+
+  // A declared parameter as an attribute, named `name` (empty: the parameter's name). Ints
+  // and sizes are ints, doubles floats, bools bools; an enum is a precision when its values
+  // are precisions, a dtype when they are dtypes, else a string, as is a string. A default
+  // is the attribute's; a parameter left Auto() is an optional attribute.
+  static AttrSpec Of(const base::Param& param, const std::string& name = "");
 };
 
 // What a shape function sees.
@@ -98,11 +109,21 @@ struct CallTarget {
   std::string summary;
   std::vector<AttrSpec> attributes;
   std::function<PallasCall(const OpTyping&)> build;
+  // When set, the attributes instead: derived, when first asked for, from the kernel's own
+  // parameter declarations (kernels/call_targets.cc), which register from another static
+  // initialiser, so that a kernel and its call by name are declared once.
+  std::function<std::vector<AttrSpec>()> derived_attributes = nullptr;
+
+  std::vector<AttrSpec> Attributes() const {
+    return derived_attributes ? derived_attributes() : attributes;
+  }
 };
 
 class OpRegistry {
  public:
   static OpRegistry& Get();
+  // A taken name keeps its first op (or target); the clash is recorded, not thrown (targets
+  // register from static initialisers, base/registry.h), and Find and Names report it.
   void Add(OpDef op);
   // Throws Error(kInvalidArgument) naming the known ops when `name` is not one.
   const OpDef& Find(const std::string& name) const;
@@ -115,8 +136,8 @@ class OpRegistry {
   std::vector<std::string> CallTargetNames() const;
 
  private:
-  std::vector<OpDef> ops_;
-  std::vector<CallTarget> targets_;
+  base::Registry<OpDef> ops_{"program op"};
+  base::Registry<CallTarget> targets_{"pallas_call target"};
 };
 
 struct OpRegistration {

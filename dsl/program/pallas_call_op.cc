@@ -20,8 +20,9 @@ void RegisterPallasCallOp(OpRegistry& registry) {
     std::vector<AttrSpec> schema = {target};
     const auto it = given.find(target.name);
     if (it == given.end() || it->second.type() != AttrType::kString) return schema;
-    const CallTarget& called = OpRegistry::Get().FindCallTarget(it->second.AsString());
-    schema.insert(schema.end(), called.attributes.begin(), called.attributes.end());
+    const std::vector<AttrSpec> called =
+        OpRegistry::Get().FindCallTarget(it->second.AsString()).Attributes();
+    schema.insert(schema.end(), called.begin(), called.end());
     return schema;
   };
   def.lower = [](const OpTyping& t) {

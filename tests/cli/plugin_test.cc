@@ -133,6 +133,20 @@ TEST(Plugin, ACopyOfAPluginNamesEveryKernelAndProgramItRegistersAgain) {
                                "later one."));
 }
 
+// Models and call targets register from static initialisers inside dlopen: a taken name is
+// recorded there (base/registry.h) and fails the load, where it used to terminate tpusim.
+TEST(Plugin, AModelOrCallTargetWithATakenNameFailsTheLoadNamingEach) {
+  const auto r = RunTpusim("list --load " TPUSIM_CLASHING_MODELS_PLUGIN);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("kernel library '" TPUSIM_CLASHING_MODELS_PLUGIN
+                               "': timing model 'row_buffer' is registered twice; the first "
+                               "registration is kept: rename the later one; compute model "
+                               "'roofline' is registered twice"));
+  EXPECT_THAT(r.err, HasSubstr("pallas_call target 'matmul' is registered twice"));
+  EXPECT_THAT(r.err, HasSubstr("A plugin's names must differ from the library's"));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("terminate")));
+}
+
 TEST(Version, PrintsTheProjectVersionAndGitRevision) {
   const auto r = RunTpusim("--version");
   ASSERT_EQ(r.exit_code, 0) << r.err;

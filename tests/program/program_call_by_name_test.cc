@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "dsl/program/context.h"
 #include "dsl/program/op_registry.h"
 #include "dsl/shard_map.h"
@@ -12,6 +14,7 @@
 #include "kernels/all_gather.h"
 #include "kernels/matmul.h"
 #include "kernels/reduce_scatter.h"
+#include "kernels/registry.h"
 #include "tests/support/test_support.h"
 
 namespace tpusim {
@@ -152,8 +155,92 @@ TEST(PallasCallByName, MistakesNameTheTargetAndTheFix) {
                 return ctx.Call("pallas_call", {in[0], ctx.zeros({128, 128}, DType::kF32)},
                                 {{"call_target_name", "matmul"}, {"bk", -1}});
               }),
-              HasSubstr("pallas_call matmul: the attribute 'bk' is -1; give a block size of at "
-                        "least 1, or 0 for the kernel's default."));
+              HasSubstr("pallas_call: the attribute 'bk' is -1, out of its range: allowed 1 to "
+                        "2147483647 (block contracting dim)."));
+  // An attribute the kernel leaves to itself (Auto()) may be absent; a value of an enum
+  // parameter outside its values is refused by its declaration.
+  EXPECT_THAT(Failure([](ProgramContext& ctx, const std::vector<Value>& in) {
+                return ctx.Call(
+                    "pallas_call", {in[0], ctx.zeros({128, 128}, DType::kF32)},
+                    {{"call_target_name", "agw_matmul_ar"}, {"axis_name", "x"}, {"bn", 0}});
+              }),
+              HasSubstr("pallas_call: the attribute 'bn' is 0, out of its range: allowed 1 to "
+                        "2147483647 (the column chunk of N that one all-reduce step works on)."));
+}
+
+// dsl::AttrSpec::Of: each parameter type has its attribute type, a default its attribute
+// default, Auto() an optional attribute; a value is then checked by the declaration.
+TEST(AttrSpecOf, MapsEachParameterTypeAndChecksValuesByTheDeclaration) {
+  using base::Param;
+  const AttrSpec bytes = AttrSpec::Of(Param::Bytes("size", "bytes moved").Default("4K"));
+  EXPECT_EQ(bytes.type, AttrType::kInt);
+  EXPECT_EQ(bytes.default_value->AsInt(), 4096);
+  EXPECT_EQ(AttrSpec::Of(Param::Double("ratio", "a fraction")).type, AttrType::kFloat);
+  EXPECT_TRUE(AttrSpec::Of(Param::Bool("flag", "a switch").Default(true)).default_value->AsBool());
+  const AttrSpec dtype =
+      AttrSpec::Of(Param::Enum("dtype", {"bf16", "f32"}, "element type").Default("f32"));
+  EXPECT_EQ(dtype.type, AttrType::kDType);
+  EXPECT_EQ(dtype.default_value->AsDType(), DType::kF32);
+  const AttrSpec direction = AttrSpec::Of(Param::Enum("direction", {"right", "left"}, "way"));
+  EXPECT_EQ(direction.type, AttrType::kString);
+  EXPECT_FALSE(direction.default_value || direction.optional);
+  EXPECT_TRUE(AttrSpec::Of(Param::Int("chunks", "DMAs").Auto("chosen")).optional);
+  EXPECT_EQ(AttrSpec::Of(Param::String("axis", "mesh axis"), "axis_name").name, "axis_name");
+
+  OpDef op;
+  op.name = "probe";
+  op.attributes = {AttrSpec::Of(Param::Int("chunks", "DMAs per step").Range(1, 64)), dtype};
+  EXPECT_EQ(ResolveAttributes(op, {{"chunks", 64}}).at("chunks").AsInt(), 64);
+  EXPECT_THAT(
+      [&] {
+        ResolveAttributes(op, {{"chunks", 65}});
+      },
+      ::testing::ThrowsMessage<Error>(
+          HasSubstr("probe: the attribute 'chunks' is 65, out of its range: allowed 1 "
+                    "to 64 (DMAs per step).")));
+  EXPECT_THAT(
+      [&] {
+        ResolveAttributes(op, {{"chunks", 2}, {"dtype", DType::kInt8}});
+      },
+      ::testing::ThrowsMessage<Error>(
+          HasSubstr("probe: the attribute 'dtype' is int8, not one of bf16, f32 (element type).")));
+}
+
+// A target's attributes are its kernel's parameter declarations (kernels/call_targets.h):
+// each attribute is a parameter the kernel's registry entry declares, with its description,
+// default and allowed values; only `axis` is renamed (axis_name) and required.
+TEST(PallasCallByName, EveryTargetsAttributesAreItsKernelsDeclarations) {
+  const OpRegistry& registry = OpRegistry::Get();
+  ASSERT_FALSE(registry.CallTargetNames().empty());
+  for (const auto& name : registry.CallTargetNames()) {
+    const kernels::KernelInfo* kernel = kernels::Registry::Get().Find(name);
+    ASSERT_NE(kernel, nullptr) << name << " is no registered kernel";
+    const std::vector<AttrSpec> attributes = registry.FindCallTarget(name).Attributes();
+    EXPECT_FALSE(attributes.empty()) << name;
+    for (const AttrSpec& attribute : attributes) {
+      ASSERT_TRUE(attribute.declared) << name << "." << attribute.name;
+      const kernels::Param* param = kernel->FindParam(attribute.declared->name());
+      ASSERT_NE(param, nullptr) << name << "." << attribute.name;
+      const bool axis = param->name() == "axis";
+      EXPECT_EQ(attribute.name, axis ? "axis_name" : param->name());
+      EXPECT_EQ(attribute.description, param->description());
+      EXPECT_EQ(attribute.declared->AllowedText(), param->AllowedText());
+      EXPECT_EQ(attribute.declared->Summary(),
+                axis ? param->Required().Summary() : param->Summary());
+      if (param->default_value() && !axis) {
+        ASSERT_TRUE(attribute.default_value) << name << "." << attribute.name;
+        EXPECT_EQ(attribute.default_value->ToString(), param->default_value()->ToString());
+      }
+      EXPECT_EQ(attribute.optional, !param->auto_text().empty());
+    }
+  }
+  // matmul's precision is an enum of precisions: a precision attribute, default DEFAULT.
+  const auto matmul = registry.FindCallTarget("matmul").Attributes();
+  const auto precision = std::find_if(matmul.begin(), matmul.end(),
+                                      [](const AttrSpec& a) { return a.name == "precision"; });
+  ASSERT_NE(precision, matmul.end());
+  EXPECT_EQ(precision->type, AttrType::kPrecision);
+  EXPECT_EQ(precision->default_value->AsPrecision(), Precision::kDefault);
 }
 
 }  // namespace

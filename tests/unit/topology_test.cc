@@ -1,7 +1,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <set>
 
 #include "tests/support/test_support.h"
 #include "topologies/topology_loader.h"
@@ -81,6 +83,28 @@ TEST(Topology, ZeroBandwidthIsImpossible) {
     EXPECT_THAT(e.what(), HasSubstr("zero.textproto"));
     EXPECT_THAT(e.what(), HasSubstr("ici.link_bandwidth_bytes_per_s"));
     EXPECT_THAT(e.what(), HasSubstr("at least 1000000"));
+  }
+}
+
+// The loader's ranges are declarations of base/param.h: each is sound, named once, and the
+// message of a value outside one quotes that declaration's bounds, unit and reason.
+TEST(Topology, FieldRangesAreSoundDeclarationsThatTheMessagesQuote) {
+  std::set<std::string> names;
+  for (const auto& range : FieldRanges()) {
+    EXPECT_EQ(range.Problem(), "") << range.name();
+    EXPECT_TRUE(names.insert(range.name()).second) << range.name() << " is declared twice";
+    ASSERT_TRUE(range.min() && range.max()) << range.name();
+    EXPECT_FALSE(range.unit().empty()) << range.name();
+  }
+  const auto& clock = *std::find_if(FieldRanges().begin(), FieldRanges().end(),
+                                    [](const auto& range) { return range.name() == "clock"; });
+  try {
+    ParseTopology(PresetWith("clock_hz: 1.5e9", "clock_hz: 5"), "slow.textproto");
+    FAIL();
+  } catch (const TopologyError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("field 'chip.clock_hz' is 5, outside its range: it must be at "
+                                    "least 1000000 and at most 100000000000 (" +
+                                    clock.unit() + "; " + clock.description() + ")"));
   }
 }
 

@@ -25,10 +25,14 @@ void PrintModelList(const char* heading, const std::vector<const Model*>& models
   std::printf("%s\n", heading);
   for (const Model* model : models) {
     std::printf("  %-12s %s\n", model->name.c_str(), model->summary.c_str());
+    // A model's parameters are numbers with a default and a range (sim/model_registry.h).
+    const auto number = [](const std::optional<base::ParamValue>& value) {
+      return value && value->Number() ? sim::FormatNumber(*value->Number()) : std::string("?");
+    };
     for (const auto& p : model->parameters) {
-      std::printf("      %-14s default %s, %s to %s %s: %s\n", p.name.c_str(),
-                  sim::FormatNumber(p.default_value).c_str(), sim::FormatNumber(p.min).c_str(),
-                  sim::FormatNumber(p.max).c_str(), p.unit.c_str(), p.description.c_str());
+      std::printf("      %-14s default %s, %s to %s %s: %s\n", p.name().c_str(),
+                  number(p.default_value()).c_str(), number(p.min()).c_str(),
+                  number(p.max()).c_str(), p.unit().c_str(), p.description().c_str());
     }
   }
 }

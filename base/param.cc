@@ -1,0 +1,355 @@
+#include "base/param.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+namespace tpusim::base {
+
+namespace {
+
+using Storage = ParamValue::Storage;
+
+std::string StorageText(const Storage& value) {
+  return std::visit(
+      [](const auto& v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          return v ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return v;
+        } else if constexpr (std::is_same_v<T, double>) {
+          char text[32];
+          std::snprintf(text, sizeof text, "%g", v);
+          return text;
+        } else {
+          return std::to_string(v);
+        }
+      },
+      value);
+}
+
+std::optional<int64_t> ParseInt(const std::string& text) {
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, error] = std::from_chars(text.data(), end, value);
+  if (error != std::errc() || ptr != end || text.empty()) return std::nullopt;
+  return value;
+}
+
+std::optional<bool> ParseBool(std::string text) {
+  for (auto& c : text)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (text == "true" || text == "yes" || text == "on" || text == "1") return true;
+  if (text == "false" || text == "no" || text == "off" || text == "0") return false;
+  return std::nullopt;
+}
+
+// `given` as the canonical storage of `type` (int64_t, uint64_t, double, bool, string);
+// nullopt with `why` (what the value is not) when it is of another type.
+std::optional<Storage> Convert(ParamType type, const ParamValue& given, std::string& why) {
+  const Storage& v = given.storage();
+  switch (type) {
+    case ParamType::kInt:
+      why = "not a whole number";
+      if (const auto* i = std::get_if<int64_t>(&v)) return *i;
+      if (const auto* u = std::get_if<uint64_t>(&v)) {
+        if (*u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+          return static_cast<int64_t>(*u);
+        why = "more than a 64-bit integer holds";
+      }
+      if (const auto* s = std::get_if<std::string>(&v)) {
+        if (const auto i = ParseInt(*s)) return *i;
+      }
+      return std::nullopt;
+    case ParamType::kBytes:
+      why =
+          "not a size in bytes: write a number with an optional K, M or G suffix (powers of "
+          "1024), e.g. 16M";
+      if (const auto* u = std::get_if<uint64_t>(&v)) return *u;
+      if (const auto* i = std::get_if<int64_t>(&v)) {
+        if (*i >= 0) return static_cast<uint64_t>(*i);
+      }
+      if (const auto* s = std::get_if<std::string>(&v)) {
+        bool overflow = false;
+        if (const auto bytes = ParseByteSize(*s, &overflow)) return *bytes;
+        if (overflow) why = "more bytes than a 64-bit count holds";
+      }
+      return std::nullopt;
+    case ParamType::kDouble:
+      why = "not a finite number";
+      if (const auto* d = std::get_if<double>(&v)) {
+        if (std::isfinite(*d)) return *d;
+      }
+      if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+      if (const auto* u = std::get_if<uint64_t>(&v)) return static_cast<double>(*u);
+      if (const auto* s = std::get_if<std::string>(&v)) {
+        char* end = nullptr;
+        const double d = s->empty() ? 0 : std::strtod(s->c_str(), &end);
+        if (!s->empty() && end == s->c_str() + s->size() && std::isfinite(d)) return d;
+      }
+      return std::nullopt;
+    case ParamType::kBool:
+      why = "not true or false";
+      if (const auto* b = std::get_if<bool>(&v)) return *b;
+      if (const auto* s = std::get_if<std::string>(&v)) {
+        if (const auto b = ParseBool(*s)) return *b;
+      }
+      return std::nullopt;
+    case ParamType::kString:
+    case ParamType::kEnum:
+      why = "not text";
+      if (const auto* s = std::get_if<std::string>(&v)) return *s;
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// -1, 0, 1 for two canonical values of one numeric type.
+int CompareNumbers(const Storage& a, const Storage& b) {
+  return std::visit(
+      [&b](const auto& x) -> int {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, uint64_t> ||
+                      std::is_same_v<T, double>) {
+          const T y = std::get<T>(b);
+          return x < y ? -1 : (y < x ? 1 : 0);
+        } else {
+          return 0;
+        }
+      },
+      a);
+}
+
+bool Numeric(ParamType type) {
+  return type == ParamType::kInt || type == ParamType::kBytes || type == ParamType::kDouble;
+}
+
+}  // namespace
+
+const char* ParamTypeName(ParamType type) {
+  switch (type) {
+    case ParamType::kInt:
+      return "int";
+    case ParamType::kBytes:
+      return "bytes";
+    case ParamType::kDouble:
+      return "double";
+    case ParamType::kBool:
+      return "bool";
+    case ParamType::kString:
+      return "string";
+    case ParamType::kEnum:
+      return "enum";
+  }
+  return "?";
+}
+
+std::string ParamValue::ToString() const {
+  return StorageText(value_);
+}
+
+std::optional<double> ParamValue::Number() const {
+  std::string why;
+  const auto number = Convert(ParamType::kDouble, *this, why);
+  if (!number) return std::nullopt;
+  return std::get<double>(*number);
+}
+
+std::optional<Storage> Param::Canonical(const ParamValue& given, std::string& why) const {
+  return Convert(type_, given, why);
+}
+
+std::string Param::Disallowed(const Storage& value) const {
+  std::string why;
+  if (type_ == ParamType::kEnum) {
+    for (const auto& allowed : values_) {
+      if (std::get<std::string>(value) == allowed) return "";
+    }
+    return "not " + AllowedText();
+  }
+  if (!Numeric(type_)) return "";
+  const auto below = min_ ? Convert(type_, *min_, why) : std::nullopt;
+  const auto above = max_ ? Convert(type_, *max_, why) : std::nullopt;
+  if ((below && CompareNumbers(value, *below) < 0) || (above && CompareNumbers(value, *above) > 0))
+    return "out of its range: allowed " + AllowedText();
+  return "";
+}
+
+Param::Param(std::string name, ParamType type, std::string description)
+    : name_(std::move(name)), type_(type), description_(std::move(description)) {}
+
+Param Param::Int(std::string name, std::string description) {
+  return Param(std::move(name), ParamType::kInt, std::move(description));
+}
+Param Param::Bytes(std::string name, std::string description) {
+  return Param(std::move(name), ParamType::kBytes, std::move(description));
+}
+Param Param::Double(std::string name, std::string description) {
+  return Param(std::move(name), ParamType::kDouble, std::move(description));
+}
+Param Param::Bool(std::string name, std::string description) {
+  return Param(std::move(name), ParamType::kBool, std::move(description));
+}
+Param Param::String(std::string name, std::string description) {
+  return Param(std::move(name), ParamType::kString, std::move(description));
+}
+Param Param::Enum(std::string name, std::vector<std::string> values, std::string description) {
+  Param param(std::move(name), ParamType::kEnum, std::move(description));
+  param.values_ = std::move(values);
+  return param;
+}
+
+Param Param::Default(ParamValue value) const {
+  return Changed([&](Param& p) {
+    p.default_ = std::move(value);
+    p.auto_.clear();
+  });
+}
+Param Param::Auto(std::string how) const {
+  return Changed([&](Param& p) {
+    p.auto_ = std::move(how);
+    p.default_.reset();
+  });
+}
+Param Param::Required() const {
+  return Changed([](Param& p) {
+    p.auto_.clear();
+    p.default_.reset();
+  });
+}
+Param Param::Unit(std::string unit) const {
+  return Changed([&](Param& p) { p.unit_ = std::move(unit); });
+}
+Param Param::Range(ParamValue min, ParamValue max) const {
+  return Changed([&](Param& p) {
+    p.min_ = std::move(min);
+    p.max_ = std::move(max);
+  });
+}
+Param Param::Min(ParamValue min) const {
+  return Changed([&](Param& p) { p.min_ = std::move(min); });
+}
+Param Param::Values(std::vector<std::string> values) const {
+  return Changed([&](Param& p) { p.values_ = std::move(values); });
+}
+Param Param::Description(std::string description) const {
+  return Changed([&](Param& p) { p.description_ = std::move(description); });
+}
+
+std::string Param::TypeText() const {
+  return std::string(ParamTypeName(type_)) + (unit_.empty() ? "" : ", " + unit_);
+}
+
+std::string Param::DefaultText() const {
+  if (default_) return default_->ToString();
+  if (!auto_.empty()) return "auto (" + auto_ + ")";
+  return "required";
+}
+
+std::string Param::AllowedText() const {
+  auto number = [this](const ParamValue& v) {
+    std::string why;
+    const auto canonical = Convert(type_, v, why);
+    if (type_ == ParamType::kBytes && canonical) {
+      const uint64_t bytes = std::get<uint64_t>(*canonical);
+      const std::string human = HumanBytes(bytes);
+      return bytes < 1024 ? std::to_string(bytes) : std::to_string(bytes) + " (" + human + ")";
+    }
+    return v.ToString();
+  };
+  switch (type_) {
+    case ParamType::kEnum:
+      return "one of " + JoinList(values_);
+    case ParamType::kBool:
+      return "true or false";
+    case ParamType::kString:
+      return "any text";
+    default:
+      if (min_ && max_) return number(*min_) + " to " + number(*max_);
+      if (min_) return "at least " + number(*min_);
+      if (max_) return "at most " + number(*max_);
+      return "any";
+  }
+}
+
+std::string Param::Summary() const {
+  return TypeText() + "; " + (required() ? "required" : "default " + DefaultText()) +
+         (type_ == ParamType::kString ? "" : "; " + AllowedText());
+}
+
+std::string Param::Problem() const {
+  if (name_.empty() || !std::islower(static_cast<unsigned char>(name_[0])))
+    return "parameter '" + name_ + "' must start with a lower-case letter";
+  for (char c : name_) {
+    if (!std::islower(static_cast<unsigned char>(c)) &&
+        !std::isdigit(static_cast<unsigned char>(c)) && c != '_')
+      return "parameter '" + name_ + "' may hold only a-z, 0-9 and '_' (it becomes a flag)";
+  }
+  if (description_.empty()) return "parameter '" + name_ + "' has no description";
+  if (type_ == ParamType::kEnum && values_.empty())
+    return "enum parameter '" + name_ + "' declares no allowed values";
+  std::string why;
+  for (const auto* bound : {&min_, &max_}) {
+    if (*bound && (!Numeric(type_) || !Convert(type_, **bound, why)))
+      return "parameter '" + name_ + "' has a range end that is not a " + ParamTypeName(type_);
+  }
+  if (default_) {
+    const auto value = Convert(type_, *default_, why);
+    if (!value) return "the default of parameter '" + name_ + "' is " + why;
+    const std::string disallowed = Disallowed(*value);
+    if (!disallowed.empty())
+      return "the default of parameter '" + name_ + "' is " + default_->ToString() + ", " +
+             disallowed;
+  }
+  return "";
+}
+
+std::optional<uint64_t> ParseByteSize(const std::string& text, bool* overflow) {
+  if (overflow) *overflow = false;
+  size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])))
+    ++digits;
+  std::string unit = text.substr(digits);
+  for (auto& c : unit)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  uint64_t multiplier = 0;
+  if (unit.empty() || unit == "B") multiplier = 1;
+  if (unit == "K" || unit == "KB" || unit == "KIB") multiplier = 1ull << 10;
+  if (unit == "M" || unit == "MB" || unit == "MIB") multiplier = 1ull << 20;
+  if (unit == "G" || unit == "GB" || unit == "GIB") multiplier = 1ull << 30;
+  if (digits == 0 || multiplier == 0) return std::nullopt;
+  uint64_t count = 0, bytes = 0;
+  const auto [ptr, error] = std::from_chars(text.data(), text.data() + digits, count);
+  if (error != std::errc() || __builtin_mul_overflow(count, multiplier, &bytes)) {
+    if (overflow) *overflow = true;
+    return std::nullopt;
+  }
+  return bytes;
+}
+
+std::string JoinList(const std::vector<std::string>& items) {
+  std::string text;
+  for (size_t i = 0; i < items.size(); ++i)
+    text += (i ? ", " : "") + items[i];
+  return text;
+}
+
+std::string HumanBytes(uint64_t bytes) {
+  char text[64];
+  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) {
+    std::snprintf(text, sizeof text, "%llu GiB", static_cast<unsigned long long>(bytes >> 30));
+  } else if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0) {
+    std::snprintf(text, sizeof text, "%llu MiB", static_cast<unsigned long long>(bytes >> 20));
+  } else if (bytes >= (1ull << 10) && bytes % (1ull << 10) == 0) {
+    std::snprintf(text, sizeof text, "%llu KiB", static_cast<unsigned long long>(bytes >> 10));
+  } else {
+    std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
+  }
+  return text;
+}
+
+}  // namespace tpusim::base
