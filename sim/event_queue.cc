@@ -5,6 +5,8 @@
 #include <iterator>
 #include <systemc>
 
+#include "base/interrupt.h"
+
 namespace tpusim::sim {
 
 struct EventQueue::Wakeup {
@@ -113,6 +115,11 @@ void EventQueue::RunCallback(void* queue, uint64_t slot, uint64_t) {
 }
 
 void EventQueue::RunDue() {
+  // Ctrl-C (base/interrupt.h): run nothing more; Slice::Run says why the run stopped.
+  if (base::InterruptRequested()) {
+    sc_core::sc_pause();
+    return;
+  }
   const Picoseconds now = Now();
   while (!heap_.empty() && heap_.front().when <= now) {
     const uint32_t index = heap_.front().bucket;

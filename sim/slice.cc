@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "base/interrupt.h"
+#include "base/time.h"
 #include "sim/chip.h"
 #include "sim/compute_models.h"
 #include "sim/core_thread.h"
@@ -91,6 +93,12 @@ RunOutcome Slice::Run(const Engine::CoreProgram& program) {
                     sc_core::SC_EXIT_ON_STARVATION);
   AnnounceMainStack();
 
+  if (!state_.failed() && base::InterruptRequested()) {
+    std::string message = "the run was interrupted at ";
+    message += base::FormatTime(EventQueue::Now());
+    message += " of simulated time, before it finished.";
+    state_.Fail(ErrorKind::kTimeLimit, message);
+  }
   if (!state_.failed()) {
     const auto& cores = state_.cores();
     const bool all_finished =
