@@ -204,15 +204,15 @@ def sweep(target, topology=None, **options):
     """Runs the product of the values given as lists (`tpusim sweep --param`): e.g.
     sweep("all_gather_ring", topology=["v5e-2x2", "v5e-4x4"], bytes=["1M", "4M"]).
     Returns a tpusim.Table, one run per point in order."""
-    axes = {k: v for k, v in dict(options, topology=topology).items()
-            if isinstance(v, (builtins.list, tuple, range))}
+    fixed = {"topology": topology, **options}
+    axes = {k: v for k, v in fixed.items() if isinstance(v, (builtins.list, tuple, range))}
     if not axes:
         raise InvalidArgumentError(
             "sweep needs at least one list of values to sweep, e.g. bytes=['1M', '4M'] or "
             "topology=['v5e-2x2', 'v5e-4x4'].")
     runs = []
     for values in itertools.product(*axes.values()):
-        point = dict(options, topology=topology, **dict(zip(axes, values)))
+        point = {**fixed, **dict(zip(axes, values))}
         slice_name = point.pop("topology")
         runs.extend(_run_entry(n, slice_name, point) for n in _expand(target))
     return Table(f"sweep of {', '.join(axes)}", runs)

@@ -53,6 +53,11 @@ class TimeLimitError(Error):
     kind = "time limit"
 
 
+for _cls in (Error, InvalidArgumentError, DeadlockError, SemaphoreNotZeroError,
+             SemaphoreMisuseError, RaceError, KernelMisuseError, OutOfBoundsError, CapacityError,
+             TimeLimitError):
+    _cls.__module__ = "tpusim"  # tracebacks say tpusim.RaceError, as users spell it
+
 _BY_KIND = {
     cls.kind: cls
     for cls in (InvalidArgumentError, DeadlockError, SemaphoreNotZeroError,

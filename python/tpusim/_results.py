@@ -225,7 +225,7 @@ class Table:
     def _columns(self):
         keys = [f for f in _METRIC_FIELDS
                 if f["key"] not in ("wall_seconds", "events", "events_per_second",
-                                    "process_seconds", "peak_rss_bytes")
+                                    "process_seconds", "peak_rss_mib")
                 and any(getattr(r.metrics, f["key"]) is not None for r in self.results)]
         swept = [name for name in (self.results[0].params if self.results else {})
                  if len({str(r.params.get(name)) for r in self.results}) > 1]
