@@ -174,7 +174,7 @@ std::string RegisterHloFile(const std::string& path) {
 // The run as `tpusim run NAME --topology T --PARAM V... FLAGS... --trace PATH` runs it.
 py::tuple Run(const std::string& name, const std::string& topology, const py::dict& params,
               const std::vector<std::string>& flags, const std::string& trace,
-              const std::vector<py::array>& inputs, bool keep_outputs) {
+              const std::vector<std::vector<py::array>>& inputs, bool keep_outputs) {
   cli::KernelRunRequest request;
   request.config = cli::ParseRunFlags("run", flags);
   if (topology.empty())
@@ -183,8 +183,12 @@ py::tuple Run(const std::string& name, const std::string& topology, const py::di
   request.kernel = name;
   request.params = ToParamValues(params);
   request.trace_path = trace;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    request.inputs.push_back(ToArray(inputs[i], i));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::vector<dsl::Array> arrays;  // the global array, or each device's block
+    for (const py::array& array : inputs[i])
+      arrays.push_back(ToArray(array, i));
+    request.inputs.push_back(std::move(arrays));
+  }
   request.keep_outputs = keep_outputs;
   cli::FindEntry("run", name).Bind(request.params);  // every value checked before running
   cli::KernelRunReport report;

@@ -126,15 +126,10 @@ def _from_core(array):
 def _inputs(inputs):
     if inputs is None:
         return []
-    arrays = []
-    for i, given in enumerate(inputs):
-        if isinstance(given, (builtins.list, tuple)):
-            raise InvalidArgumentError(
-                f"input {i} is a list; per-device inputs are not supported yet, so give "
-                "each input as one global numpy array (tpusim shards it as the entry's specs "
-                "say).")
-        arrays.append(_to_core(given))
-    return arrays
+    # Each input as a list: [the global array], or every device's block.
+    return [[_to_core(block) for block in given]
+            if isinstance(given, (builtins.list, tuple)) else [_to_core(given)]
+            for given in inputs]
 
 
 def run(target, topology=None, *, inputs=None, trace=None, **options):
@@ -143,9 +138,9 @@ def run(target, topology=None, *, inputs=None, trace=None, **options):
     target: a registry entry's name (tpusim.list()), HLO text, the path of an HLO file, or
     an object with .as_text() (a JAX Compiled). options: the run options (RUN_OPTIONS:
     timing_only=True, time_limit=2, collective_algorithm="ring", ...) and the entry's
-    parameters (bytes="16M", axis="x", ...). inputs: one global numpy array per entry
-    input, for a functional run (the data is then not checked against the entry's host
-    reference, which is for its own inputs). trace: write a trace file here (.pftrace or
+    parameters (bytes="16M", axis="x", ...). inputs: per entry input, one global numpy
+    array or a list of each device's block, for a functional run (the data is then not
+    checked against the entry's host reference, which is for its own inputs). trace: write a trace file here (.pftrace or
     .json). A run that fails raises the tpusim.Error of its kind, with the report in
     .report.
     """

@@ -85,7 +85,46 @@ def test_inputs_to_a_timing_only_run_are_refused():
                    timing_only=True, inputs=[np.zeros(256, np.float32)])
 
 
-def test_per_device_inputs_are_refused_for_now():
-    with pytest.raises(tpusim.InvalidArgumentError, match="per-device inputs are not supported"):
-        tpusim.run("all_gather_ring", topology="v5e-2x2", axis="x", bytes="1K", dtype="f32",
-                   inputs=[[np.zeros(64, np.float32)] * 4])
+def mlp_inputs():
+    rng = np.random.default_rng(1)
+    return (rng.standard_normal((16, 32), dtype=np.float32),
+            rng.standard_normal((32, 128), dtype=np.float32),
+            rng.standard_normal((128, 32), dtype=np.float32))
+
+
+def test_per_device_blocks_are_assembled_as_the_specs_say(hlo_dir):
+    module = hlo_dir / "mlp_data_parallel.hlo"
+    x, w1, w2 = mlp_inputs()
+    whole = tpusim.run(module, topology="v5e-2x4", inputs=[x, w1, w2])
+    # X is split by rows over the 8 devices; W1 is replicated, so each device has a copy.
+    blocks = tpusim.run(module, topology="v5e-2x4",
+                        inputs=[np.split(x, 8), [w1] * 8, w2])
+    np.testing.assert_array_equal(blocks.outputs[0], whole.outputs[0])
+
+
+def test_per_device_blocks_must_be_one_per_device(hlo_dir):
+    x, w1, w2 = mlp_inputs()
+    with pytest.raises(tpusim.InvalidArgumentError,
+                       match="input 0 has 4 blocks, and the slice has 8 devices"):
+        tpusim.run(hlo_dir / "mlp_data_parallel.hlo", topology="v5e-2x4",
+                   inputs=[np.split(x, 4), w1, w2])
+
+
+def test_per_device_blocks_must_agree_in_shape(hlo_dir):
+    x, w1, w2 = mlp_inputs()
+    blocks = np.split(x, 8)
+    blocks[3] = np.zeros((3, 32), np.float32)
+    with pytest.raises(tpusim.InvalidArgumentError,
+                       match=r"device 3's block is f32\[3,32\], and device 0's is f32\[2,32\]"):
+        tpusim.run(hlo_dir / "mlp_data_parallel.hlo", topology="v5e-2x4",
+                   inputs=[blocks, w1, w2])
+
+
+def test_copies_of_a_replicated_input_must_agree(hlo_dir):
+    x, w1, w2 = mlp_inputs()
+    copies = [w1] * 8
+    copies[5] = w1 + 1
+    with pytest.raises(tpusim.InvalidArgumentError,
+                       match="the blocks of devices 0 and 5 differ, and its PartitionSpec"):
+        tpusim.run(hlo_dir / "mlp_data_parallel.hlo", topology="v5e-2x4",
+                   inputs=[x, copies, w2])

@@ -26,10 +26,11 @@ struct KernelRunRequest {
   // is opened from trace_path.
   base::RunConfig config;
   std::string trace_path;  // empty: no trace
-  // The caller's inputs (global arrays, one per entry input) instead of the entry's own;
-  // empty: the entry's. A floating input of another float type is rounded to the entry's.
+  // The caller's inputs instead of the entry's own (empty: the entry's), one per entry
+  // input: the global array alone, or one block per device, assembled as the input's
+  // PartitionSpec says. A floating input of another float type is rounded to the entry's.
   // The entry's host reference is for its own inputs, so the data is then not checked.
-  std::vector<dsl::Array> inputs;
+  std::vector<std::vector<dsl::Array>> inputs;
   bool keep_outputs = false;  // fill KernelRunReport::outputs (functional runs)
 };
 
