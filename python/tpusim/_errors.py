@@ -53,17 +53,14 @@ class TimeLimitError(Error):
     kind = "time limit"
 
 
-for _cls in (Error, InvalidArgumentError, DeadlockError, SemaphoreNotZeroError,
-             SemaphoreMisuseError, RaceError, KernelMisuseError, OutOfBoundsError, CapacityError,
-             TimeLimitError):
-    _cls.__module__ = "tpusim"  # tracebacks say tpusim.RaceError, as users spell it
-
 _BY_KIND = {
     cls.kind: cls
     for cls in (InvalidArgumentError, DeadlockError, SemaphoreNotZeroError,
                 SemaphoreMisuseError, RaceError, KernelMisuseError, OutOfBoundsError,
                 CapacityError, TimeLimitError)
 }
+for _cls in (Error, *_BY_KIND.values()):
+    _cls.__module__ = "tpusim"  # tracebacks say tpusim.RaceError, as users spell it
 
 
 def error_for(kind, message, report=None):

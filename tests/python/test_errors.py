@@ -127,3 +127,11 @@ def test_ctrl_c_interrupts_a_long_run_and_the_interpreter_goes_on():
     assert child.returncode == 0
     assert "interrupted: the run was interrupted at " in out
     assert "next run ok" in out
+
+
+def test_every_error_kind_of_the_library_has_its_class():
+    from tpusim import _core, _errors
+    for kind in _core.error_kinds():
+        cls = type(_errors.error_for(kind, "message"))
+        assert cls is not tpusim.Error and cls.kind == kind
+        assert cls.__module__ == "tpusim" and getattr(tpusim, cls.__name__) is cls
