@@ -196,8 +196,9 @@ py::tuple Run(const std::string& name, const std::string& topology, const py::di
     const InterruptScope scope;
     report = cli::RunKernel(request);
   }
-  if (!report.completed && interrupted.load()) {
-    PyErr_SetString(PyExc_KeyboardInterrupt, report.error.c_str());
+  // A Ctrl-C that came as the run ended still interrupts the caller.
+  if (interrupted.load()) {
+    PyErr_SetString(PyExc_KeyboardInterrupt, report.completed ? "" : report.error.c_str());
     throw py::error_already_set();
   }
   py::list outputs, device_outputs;

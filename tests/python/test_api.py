@@ -90,6 +90,13 @@ def test_run_options_are_keyword_arguments():
     assert set(tpusim.RUN_OPTIONS) >= {"timing_only", "time_limit", "collective_algorithm"}
 
 
+def test_slow_chip_is_the_clis_slow_chip():
+    run = dict(topology="v5e-2x2", m=512, k=512, n=512, timing_only=True)
+    nominal = tpusim.run("matmul", **run).simulated_seconds
+    slowed = tpusim.run("matmul", slow_chip="2=3", **run).simulated_seconds
+    assert 2 * nominal < slowed < 3.5 * nominal
+
+
 def test_trace_writes_the_file_the_result_names(tmp_path):
     path = tmp_path / "run.json"
     r = tpusim.run("ppermute", topology="v5e-2x2", axis="x", bytes="4K", trace=path)
