@@ -190,6 +190,7 @@ py::tuple Run(const std::string& name, const std::string& topology, const py::di
     request.inputs.push_back(std::move(arrays));
   }
   request.keep_outputs = keep_outputs;
+  request.name_flags = false;  // the library's message names the keyword (time_limit)
   cli::FindEntry("run", name).Bind(request.params);  // every value checked before running
   cli::KernelRunReport report;
   {

@@ -78,8 +78,10 @@ def test_a_race_is_a_race_error_with_the_report():
 
 
 def test_a_run_past_its_time_limit_is_a_time_limit_error():
-    with pytest.raises(tpusim.TimeLimitError, match="simulated-time limit of 1.000 ns"):
+    with pytest.raises(tpusim.TimeLimitError, match="simulated-time limit of 1.000 ns") as raised:
         tpusim.run("ppermute", topology="v5e-2x2", axis="x", bytes="4K", time_limit=1e-9)
+    # It names the keyword, as the library does, and no command-line flag.
+    assert "(time_limit)" in str(raised.value) and "--time-limit" not in str(raised.value)
 
 
 def test_compare_of_different_computations_is_refused():

@@ -364,7 +364,8 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   report.error_kind = result.error_kind;
   report.error = result.error;
   // The library names the run's option; on the command line it is a flag.
-  if (result.error_kind == ErrorKind::kTimeLimit) report.error += " (flag --time-limit)";
+  if (result.error_kind == ErrorKind::kTimeLimit && request.name_flags)
+    report.error += " (flag --time-limit)";
   report.ops = result.op_times;
   report.collectives = result.collectives;
   report.critical_device = result.critical_device;

@@ -32,6 +32,9 @@ struct KernelRunRequest {
   // The entry's host reference is for its own inputs, so the data is then not checked.
   std::vector<std::vector<dsl::Array>> inputs;
   bool keep_outputs = false;  // fill KernelRunReport::outputs (functional runs)
+  // A failure's message names the flag that changes it ("(flag --time-limit)"); the Python
+  // module, whose callers set keyword arguments, turns this off.
+  bool name_flags = true;
 };
 
 // The interpret-mode checks a run followed, as the report's "checks": {"race_check": true,
