@@ -91,6 +91,14 @@ INSTANTIATE_TEST_SUITE_P(
                 "--out-of-bounds-reads is 'nan'; use raise or uninitialized."},
         BadArgs{"run all_gather_ring --topology v5e-2x2 --bytes 64K --grid-seed -3",
                 "--grid-seed is '-3'; give a whole number"},
+        BadArgs{"run all_gather_ring --topology v5e-2x2 --bytes 64K --slow-chip 3",
+                "--slow-chip is '3'; give CHIP=FACTOR pairs"},
+        BadArgs{"run all_gather_ring --topology v5e-2x2 --bytes 64K --slow-chip 1=2,x=3",
+                "--slow-chip is '1=2,x=3'; give CHIP=FACTOR pairs"},
+        BadArgs{"run all_gather_ring --topology v5e-2x2 --bytes 64K --slow-chip 4=2",
+                "--slow-chip names chip 4, and the slice has 4 chips, numbered from 0 to 3."},
+        BadArgs{"run all_gather_ring --topology v5e-2x2 --bytes 64K --slow-chip 1=0",
+                "--slow-chip gives chip 1 the factor 0; a factor multiplies"},
         BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 64K -%canonical_option%",
                 "'-%canonical_option%' holds a '%'"}));
 
@@ -121,6 +129,20 @@ TEST(Cli, TheInterpretModeChecksAreFlags) {
   EXPECT_EQ(checks["uninitialized_memory"], "zero");
   EXPECT_EQ(checks["race_check"], true);
   EXPECT_TRUE(checks["grid_seed"].is_null());
+}
+
+TEST(Cli, SlowChipMultipliesThatChipsComputeTime) {
+  // Every chip computes the same matmul on its own, so the slowest sets the time.
+  const std::string run =
+      "run matmul --topology v5e-2x2 --m 512 --k 512 --n 512 --timing-only --json";
+  const auto nominal = RunTpusim(run);
+  const auto slowed = RunTpusim(run + " --slow-chip 2=3");
+  ASSERT_EQ(nominal.exit_code, 0) << nominal.err;
+  ASSERT_EQ(slowed.exit_code, 0) << slowed.err;
+  const double base = LastLineJson(nominal.out)["sim_time_ns"].get<double>();
+  const double slow = LastLineJson(slowed.out)["sim_time_ns"].get<double>();
+  EXPECT_GT(slow, 2 * base);  // compute dominates, and chip 2's takes 3x
+  EXPECT_LT(slow, 3.5 * base);
 }
 
 TEST(Cli, TimeLimitFailureNamesTheFlagThatRaisesIt) {

@@ -113,7 +113,8 @@ std::string NotRunHere(const std::string& command) {
 }
 
 // A scratch directory laid out as the documents assume: the CLI at build/tools/tpusim/tpusim
-// and on PATH, examples/ and topologies/ from the source tree.
+// and on PATH, the Python module in build/python, examples/ and topologies/ from the source
+// tree.
 std::string Workspace() {
   const fs::path dir = testing::TempPath("doc_examples");
   fs::remove_all(dir);
@@ -122,6 +123,9 @@ std::string Workspace() {
   fs::create_directories(dir / "docs");
   fs::create_symlink(TPUSIM_BINARY, dir / "bin/tpusim");
   fs::create_symlink(TPUSIM_BINARY, dir / "build/tools/tpusim/tpusim");
+#ifdef TPUSIM_PYTHON_DIR
+  fs::create_directory_symlink(TPUSIM_PYTHON_DIR, dir / "build/python");
+#endif
   for (const char* tree : {"examples", "topologies"})
     fs::create_directory_symlink(fs::path(TPUSIM_SOURCE_DIR) / tree, dir / tree);
   return dir.string();

@@ -1,4 +1,4 @@
-# cmake -DBUILD_DIR=.. -DSOURCE_DIR=.. -DWORK_DIR=.. [-DCXX=..] [-DLAUNCHER=..] -P this
+# cmake -DBUILD_DIR=.. -DSOURCE_DIR=.. -DWORK_DIR=.. [-DCXX=..] [-DLAUNCHER=..] [-DPYTHON=..] -P this
 # The package from a clean prefix: install the build into WORK_DIR/prefix, build
 # examples/user_kernel against it alone, run its binary (the kernel and the program), then
 # the installed CLI on its plugin (list both, compare the kernel against the built-in ring).
@@ -86,4 +86,13 @@ step("tpusim compare --load" ${prefix}/bin/tpusim compare all_gather_ring
      all_gather_ring_left_chunked --load ${plugin} --topology v5e-4x4 --bytes 1M)
 if(NOT output MATCHES "\nall_gather_ring_left_chunked [^\n]* correct")
   message(FATAL_ERROR "compare has no correct row for the plugin's kernel:\n${output}")
+endif()
+
+# The Python module from the prefix alone (PYTHON: the interpreter it was built for; unset
+# when the build has no module).
+if(PYTHON)
+  step("run the installed Python module" ${CMAKE_COMMAND} -E env
+       PYTHONPATH=${prefix}/lib/python3/dist-packages ${PYTHON} -c
+       "import tpusim\nr = tpusim.run('ppermute', topology='v5e-2x2', axis='x', bytes='4K')\nprint(tpusim.__file__, r.correct)")
+  expect_in("${output}" "${prefix}/lib/python3/dist-packages/tpusim/__init__.py True")
 endif()

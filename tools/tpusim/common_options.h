@@ -17,7 +17,8 @@ namespace tpusim::cli {
 
 enum OptionGroup : unsigned {
   kTopologyOption = 1u << 0,  // --topology
-  kRunOptions = 1u << 1,      // --timing-only, --time-limit, --wall-limit, --collective-algorithm
+  // --timing-only, --time-limit, --wall-limit, --collective-algorithm, --slow-chip
+  kRunOptions = 1u << 1,
   // --no-race-check, --uninitialized-memory, --out-of-bounds-reads, --grid-seed
   kCheckOptions = 1u << 2,
   kLoadOption = 1u << 3,  // --load (Main takes it out of argv; listed for --help)
@@ -44,6 +45,7 @@ class CommonOptions {
   double time_limit_s_ = 60;
   double wall_limit_s_ = 300;
   std::string collective_algorithm_ = "auto";
+  std::string slow_chip_;  // "3=2,5=1.5"
 };
 
 // A run option as a sweep names it: the flag without its dashes, '-' spelled '_'

@@ -26,6 +26,15 @@ struct KernelRunRequest {
   // is opened from trace_path.
   base::RunConfig config;
   std::string trace_path;  // empty: no trace
+  // The caller's inputs instead of the entry's own (empty: the entry's), one per entry
+  // input: the global array alone, or one block per device, assembled as the input's
+  // PartitionSpec says. A floating input of another float type is rounded to the entry's.
+  // The entry's host reference is for its own inputs, so the data is then not checked.
+  std::vector<std::vector<dsl::Array>> inputs;
+  bool keep_outputs = false;  // fill KernelRunReport::outputs (functional runs)
+  // A failure's message names the flag that changes it ("(flag --time-limit)"); the Python
+  // module, whose callers set keyword arguments, turns this off.
+  bool name_flags = true;
 };
 
 // The interpret-mode checks a run followed, as the report's "checks": {"race_check": true,
@@ -69,6 +78,10 @@ struct KernelRunReport {
   // forced on them is config.collective_algorithm.
   std::vector<dsl::CollectiveRecord> collectives;
   int critical_device = 0;
+  // With KernelRunRequest::keep_outputs, a functional run's outputs: global, and per
+  // device ([output][device]).
+  std::vector<dsl::Array> outputs;
+  std::vector<std::vector<dsl::Array>> device_outputs;
 
   // The entry's parameters as the run used them, defaults included.
   std::vector<std::pair<std::string, kernels::ParamValue>> params;
