@@ -21,6 +21,8 @@ enum class ErrorKind {
   kInvalidArgument,
   kInterrupted,  // the caller asked the run to stop (RunConfig::interrupted)
 };
+// The last kind, so code that lists every kind (the Python module's exceptions) sees a new one.
+inline constexpr ErrorKind kLastErrorKind = ErrorKind::kInterrupted;
 
 const char* ErrorKindName(ErrorKind kind);
 
