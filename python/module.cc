@@ -334,7 +334,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("check_same_computation", &CheckSameComputation);
   m.def("error_kinds", [] {
     std::vector<std::string> kinds;
-    for (int k = 0; k <= static_cast<int>(kLastErrorKind); ++k)
+    for (int k = 0; k <= static_cast<int>(tpusim::kLastErrorKind); ++k)
       kinds.push_back(tpusim::ErrorKindName(static_cast<ErrorKind>(k)));
     return kinds;
   });

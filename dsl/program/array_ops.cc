@@ -33,12 +33,6 @@ std::string Type(const ShapeDtype& t) {
   return TypeString(t.dtype, t.shape);
 }
 
-// A memory-bound fused op: reads its operands, writes its results (these ops' time has
-// always been HBM alone).
-XlaWork HbmOnlyWork(const OpTyping& t, const std::vector<ShapeDtype>& results) {
-  return ReadWriteWork(t.operands, results);
-}
-
 std::vector<ShapeDtype> SameTypes(const OpTyping& t) {
   const ShapeDtype& a = t.operands[0];
   const ShapeDtype& b = t.operands[1];
@@ -63,7 +57,7 @@ OpDef Elementwise(const std::string& name, const std::string& summary,
     return std::vector<Array>{
         FromEigen(a.binaryExpr(b, op), c.results[0].shape, c.results[0].dtype)};
   };
-  def.work = HbmOnlyWork;
+  def.work = MemoryBoundWork;
   return def;
 }
 
@@ -118,7 +112,7 @@ OpDef Relu() {
     return std::vector<Array>{
         FromEigen(ToEigen(c.operands[0]).max(0.0), c.results[0].shape, c.results[0].dtype)};
   };
-  def.work = HbmOnlyWork;
+  def.work = MemoryBoundWork;
   return def;
 }
 
@@ -134,7 +128,7 @@ OpDef Astype() {
     return std::vector<Array>{
         FromEigen(ToEigen(c.operands[0]), c.results[0].shape, c.results[0].dtype)};
   };
-  def.work = HbmOnlyWork;
+  def.work = MemoryBoundWork;
   return def;
 }
 
@@ -252,7 +246,7 @@ OpDef Concatenate() {
     }
     return std::vector<Array>{out};
   };
-  def.work = HbmOnlyWork;
+  def.work = MemoryBoundWork;
   return def;
 }
 
@@ -274,7 +268,7 @@ OpDef Zeros() {
   def.compute = [](const OpCompute& c) {
     return std::vector<Array>{Array(c.results[0].shape, c.results[0].dtype)};
   };
-  def.work = HbmOnlyWork;
+  def.work = MemoryBoundWork;
   return def;
 }
 
