@@ -1,0 +1,161 @@
+#include "kernels/chunk_matmul.h"
+
+#include "dsl/pipeline.h"
+#include "kernels/matmul.h"
+#include "kernels/params.h"
+
+namespace tpusim::kernels {
+namespace {
+
+using namespace dsl;
+
+// The largest multiple of `quantum` up to block / 2 that divides `extent`; `block` when
+// there is none.
+int64_t Halve(int64_t block, int64_t extent, int64_t quantum) {
+  for (int64_t c = block / 2 / quantum * quantum; c >= quantum; c -= quantum) {
+    if (extent % c == 0) return c;
+  }
+  return block;
+}
+
+uint64_t StreamedBytes(const ChunkMatmulPlan& p) {
+  const uint64_t es = SizeOf(p.dtype), acc = SizeOf(p.acc_dtype());
+  const uint64_t tile = static_cast<uint64_t>(p.tm * p.tn);
+  // The accumulator, two buffers each of a, w, the partial read and the one written.
+  return tile * acc + 2 * static_cast<uint64_t>(p.tm * p.tk + p.tk * p.tn) * es +
+         4 * tile * acc;
+}
+
+uint64_t ResidentBytes(const ChunkMatmulPlan& p) {
+  const uint64_t whole = static_cast<uint64_t>(p.rows * p.cols);
+  return whole * (SizeOf(p.acc_dtype()) + SizeOf(p.out_dtype())) +
+         2 * static_cast<uint64_t>(p.rows * p.tk + p.tk * p.cols) * SizeOf(p.dtype);
+}
+
+}  // namespace
+
+std::vector<ScratchSpec> ChunkMatmulPlan::Scratch() const {
+  std::vector<ScratchSpec> s = {ScratchSpec::VMEM({tm, tn}, acc_dtype(), "cm_acc")};
+  if (resident) {
+    s.push_back(ScratchSpec::VMEM({rows, cols}, out_dtype(), "cm_out"));
+  } else {
+    s.push_back(ScratchSpec::HBM({2, rows, cols}, acc_dtype(), "cm_partial"));
+  }
+  s.push_back(ScratchSpec::DMA({1}, "cm_sems"));
+  return s;
+}
+
+ChunkMatmulPlan PlanChunkMatmul(const std::string& kernel, int64_t rows, int64_t k_quantum, int64_t cols, DType dtype,
+                                uint64_t vmem_budget) {
+  ChunkMatmulPlan p;
+  p.rows = rows;
+  p.kp = k_quantum;
+  p.cols = cols;
+  p.dtype = dtype;
+  // Resident: the whole accumulator in VMEM, a and w streamed in k blocks, at least two
+  // per pass when k allows, so the next block's fetch overlaps the current dot.
+  p.resident = true;
+  p.tm = rows;
+  p.tn = cols;
+  p.tk = DefaultBlock(std::max<int64_t>(128, std::min<int64_t>(1024, k_quantum / 4)), k_quantum,
+                      128);
+  while (ResidentBytes(p) > vmem_budget) {
+    const int64_t smaller = Halve(p.tk, k_quantum, 128);
+    if (smaller == p.tk) break;
+    p.tk = smaller;
+  }
+  if (ResidentBytes(p) <= vmem_budget) return p;
+
+  p.resident = false;
+  p.tm = DefaultBlock(512, rows, 8);
+  p.tn = DefaultBlock(1024, cols, 128);
+  p.tk = DefaultBlock(1024, k_quantum, 128);
+  while (StreamedBytes(p) > vmem_budget) {
+    // Halve the largest block that can shrink.
+    struct Dim {
+      int64_t* block;
+      int64_t extent, quantum;
+    } dims[] = {{&p.tk, k_quantum, 128}, {&p.tn, cols, 128}, {&p.tm, rows, 8}};
+    Dim* best = nullptr;
+    for (Dim& d : dims) {
+      if (Halve(*d.block, d.extent, d.quantum) == *d.block) continue;
+      if (!best || *d.block > *best->block) best = &d;
+    }
+    if (!best) {
+      std::string message = kernel;
+      message += ": its smallest blocks (rows ";
+      message += std::to_string(p.tm) + ", k " + std::to_string(p.tk) + ", columns " +
+                 std::to_string(p.tn);
+      message += ") need " + std::to_string(StreamedBytes(p));
+      message += " bytes of VMEM with double buffering, more than the chip's VMEM budget of " +
+                 std::to_string(vmem_budget);
+      message +=
+          " bytes. Use a topology whose chip has more VMEM (chip.vmem.capacity_bytes), or "
+          "sizes whose per-device rows, k-chunk and columns are multiples of 8, 128 and 128, "
+          "so the blocks can shrink.";
+      throw ParamError({"m", "k", "n"}, message);
+    }
+    *best->block = Halve(*best->block, best->extent, best->quantum);
+  }
+  return p;
+}
+
+uint64_t VmemBudget(const Mesh& mesh) {
+  return mesh.topology().chip().vmem().capacity_bytes() / 4 * 3;
+}
+
+ChunkProduct::ChunkProduct(Kernel& k, const ChunkMatmulPlan& plan) : k_(k), plan_(plan) {}
+
+void ChunkProduct::Add(const Ref& a, const Ref& w, bool last, const Ref& out) {
+  const ChunkMatmulPlan& p = plan_;
+  const int64_t kp = a.shape()[1];
+  const int first = passes_++ == 0;
+  const Ref acc = k_.ref("cm_acc");
+  // A pass shorter than the blocks (half a chunk) takes its k whole.
+  const int64_t tk = kp % p.tk == 0 ? p.tk : kp;
+  const int ksteps = static_cast<int>(kp / tk);
+  if (p.resident) {
+    emit_pipeline(
+        k_,
+        [&](const std::vector<int>& ids, const Refs& blocks) {
+          k_.dot(blocks[0], blocks[1], acc, /*accumulate=*/!first || ids[0] > 0);
+        },
+        {ksteps},
+        {BlockSpec({p.rows, tk}, [](int kk) { return BlockIndex{0, kk}; }),
+         BlockSpec({tk, p.cols}, [](int kk) { return BlockIndex{kk, 0}; })},
+        {}, {a, w}, {});
+    if (last) {
+      const Ref staged = k_.ref("cm_out");
+      k_.cast(staged, acc);
+      AsyncCopy store = k_.async_copy(staged, out, k_.ref("cm_sems").at(0));
+      store.start();
+      store.wait();
+    }
+    return;
+  }
+  // Streamed: pass i reads partial[(i - 1) % 2] and writes partial[i % 2], or `out`.
+  const Ref partial = k_.ref("cm_partial");
+  const int pass = passes_ - 1;
+  const Ref into = last ? out : partial.at(pass % 2);
+  std::vector<BlockSpec> in_specs = {
+      BlockSpec({p.tm, tk}, [](int i, int, int kk) { return BlockIndex{i, kk}; }),
+      BlockSpec({tk, p.tn}, [](int, int j, int kk) { return BlockIndex{kk, j}; })};
+  Refs inputs = {a, w};
+  const BlockSpec tile({p.tm, p.tn}, [](int i, int j, int) { return BlockIndex{i, j}; });
+  if (!first) {
+    in_specs.push_back(tile);
+    inputs.push_back(partial.at((pass + 1) % 2));
+  }
+  emit_pipeline(
+      k_,
+      [&](const std::vector<int>& ids, const Refs& blocks) {
+        const int kk = ids[2];
+        if (kk == 0 && !first) k_.cast(acc, blocks[2]);
+        k_.dot(blocks[0], blocks[1], acc, /*accumulate=*/!first || kk > 0);
+        if (kk == ksteps - 1) k_.cast(blocks.back(), acc);
+      },
+      {static_cast<int>(p.rows / p.tm), static_cast<int>(p.cols / p.tn), ksteps}, in_specs, {tile},
+      inputs, {into}, {"parallel", "parallel", "arbitrary"});
+}
+
+}  // namespace tpusim::kernels

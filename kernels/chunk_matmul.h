@@ -1,0 +1,67 @@
+#pragma once
+
+// One device's share of a collective matmul, out[rows, cols] = sum over passes of
+// a_p[rows, kp] @ w_p[kp, cols], with every operand in HBM and only the blocks in flight
+// in VMEM, as the plain matmul (kernels/matmul.h) streams its operands. A pass is one
+// emit_pipeline over (rows/tm, cols/tn, kp/tk) with k last, so the MXU multiplies block
+// kk while block kk+1 comes from HBM. Between passes the sum lives either
+//   resident: in a VMEM accumulator [rows, cols] (f32, int32 for integers) when it fits,
+//             so a pass streams only a and w, and the last pass casts it out; or
+//   streamed: in HBM, two f32 (int32) partial buffers a pass reads one of and writes the
+//             other, so any size that fits in HBM runs.
+// The collective matmuls call Add once per chunk as the chunks arrive, so the ring's DMAs
+// overlap the passes.
+
+#include <string>
+#include <vector>
+
+#include "dsl/kernel.h"
+#include "dsl/mesh.h"
+#include "dsl/pallas_call.h"
+
+namespace tpusim::kernels {
+
+struct ChunkMatmulPlan {
+  int64_t rows = 0, kp = 0, cols = 0;  // kp: the largest pass's k
+  int64_t tm = 0, tk = 0, tn = 0;      // blocks
+  bool resident = false;
+  dsl::DType dtype = dsl::DType::kBF16;  // of a and w
+
+  bool integer() const { return dtype == dsl::DType::kInt8 || dtype == dsl::DType::kInt32; }
+  // Integer products are exact in int32; float ones come out in the operands' dtype.
+  dsl::DType out_dtype() const { return integer() ? dsl::DType::kInt32 : dtype; }
+  dsl::DType acc_dtype() const { return integer() ? dsl::DType::kInt32 : dsl::DType::kF32; }
+  // The scratch the product needs, appended to a kernel's: "cm_acc" (VMEM), and
+  // "cm_out" (resident: VMEM [rows, cols]) or "cm_partial" (streamed: HBM [2, rows, cols]),
+  // and "cm_sems" (DMA [1]).
+  std::vector<dsl::ScratchSpec> Scratch() const;
+};
+
+// Blocks for `kernel`'s passes, each with k a multiple of `k_quantum` (every pass's k must
+// be one): resident when the accumulator, the output staging and two blocks of a and w
+// fit in `vmem_budget` bytes, else streamed with the matmul's default blocks (512, 1024,
+// 1024), halved until their buffers fit. Throws ParamError naming the block and the fix
+// when not even (8, 128, 128) blocks fit.
+ChunkMatmulPlan PlanChunkMatmul(const std::string& kernel, int64_t rows, int64_t k_quantum, int64_t cols, dsl::DType dtype,
+                                uint64_t vmem_budget);
+
+// What a collective matmul lets its blocks use: 3/4 of the chip's VMEM, leaving room for
+// the allocator's alignment and the kernel's own small buffers.
+uint64_t VmemBudget(const dsl::Mesh& mesh);
+
+// The running product of one kernel invocation.
+class ChunkProduct {
+ public:
+  // `scratch`: the kernel's refs of Scratch(), found by name.
+  ChunkProduct(dsl::Kernel& k, const ChunkMatmulPlan& plan);
+  // acc (+)= a @ w, a HBM [rows, kp'], w HBM [kp', cols]; `last`: the final pass, which
+  // leaves the product in `out` (HBM [rows, cols], out_dtype()).
+  void Add(const dsl::Ref& a, const dsl::Ref& w, bool last, const dsl::Ref& out);
+
+ private:
+  dsl::Kernel& k_;
+  ChunkMatmulPlan plan_;
+  int passes_ = 0;
+};
+
+}  // namespace tpusim::kernels
