@@ -11,6 +11,7 @@
 //                         of Y-1, each multiplying two chunks while the next two move.
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "dsl/kernel.h"
@@ -85,7 +86,7 @@ KernelFn Blocking(Blocks b) {
 KernelFn Collective(Blocks b) {
   return [b](Kernel& k, const Refs&) {
     const Ref &a = k.ref("a"), &w = k.ref("w"), &out = k.ref("out");
-    const Ref &a_bufs = k.ref("a_bufs");
+    const Ref& a_bufs = k.ref("a_bufs");
     const Ref &send_sems = k.ref("send_sems"), &recv_sems = k.ref("recv_sems"),
               &free_slots = k.ref("free_slots");
     const Ring ring = k.ring(b.ring);
@@ -110,14 +111,19 @@ KernelFn Collective(Blocks b) {
         if (step > 0) k.wait(free_slots, 1);
         pass.start();
       }
-      product.Add(buf(step), w.at(ds(held(step) * b.dk, b.dk), ds(0, b.fn)),
-                  /*last=*/step == n - 1, out);
+      auto w_rows = [&](int s) { return w.at(ds(held(s) * b.dk, b.dk), ds(0, b.fn)); };
+      std::optional<Ref> next_w;
+      if (forward) next_w = w_rows(step + 1);
+      product.Add(buf(step), w_rows(step), /*last=*/!forward, out, next_w);
       // buf(step) is free once the MXU has read it and our forward of it has left: then
       // the left neighbour may refill it. Saying so before waiting for our own receive
       // keeps the ring from serialising.
       if (forward) pass.wait_send();
       if (step + 2 <= n - 1) k.signal(free_slots, 1, left);
-      if (forward) pass.wait_recv();  // the next chunk, from the left
+      if (forward) {
+        pass.wait_recv();  // the next chunk, from the left
+        product.Prefetch(buf(step + 1));
+      }
     }
   };
 }
@@ -181,10 +187,25 @@ KernelFn CollectiveBidi(Blocks b) {
         }
       }
       const int parts = s == 0 ? 1 : 2;
+      auto part_at = [&](int dir, int step) {
+        return step == 0 ? Part{me, 0, b.dk} : part(dir, step);
+      };
+      auto w_rows = [&](const Part& p) {
+        return w.at(ds(p.chunk * b.dk + p.col, p.cols), ds(0, b.fn));
+      };
       for (int dir = 0; dir < parts; ++dir) {
-        const Part p = s == 0 ? Part{me, 0, b.dk} : part(dir, s);
-        product.Add(cols(held(dir, s), p), w.at(ds(p.chunk * b.dk + p.col, p.cols), ds(0, b.fn)),
-                    /*last=*/s == last && dir == parts - 1, out);
+        const Part p = part_at(dir, s);
+        // The next pass: this step's other part (already here), or the next step's first
+        // (its rows of W now, its part of A when it arrives).
+        std::optional<Ref> next_w, next_a;
+        if (dir + 1 < parts) {
+          next_w = w_rows(part_at(dir + 1, s));
+          next_a = cols(held(dir + 1, s), part_at(dir + 1, s));
+        } else if (s < last) {
+          next_w = w_rows(part_at(kRight, s + 1));
+        }
+        product.Add(cols(held(dir, s), p), w_rows(p), /*last=*/s == last && dir == parts - 1, out,
+                    next_w, next_a);
       }
       for (AsyncCopy& pass : passes)
         pass.wait_send();
@@ -196,11 +217,24 @@ KernelFn CollectiveBidi(Blocks b) {
       }
       for (AsyncCopy& pass : passes)
         pass.wait_recv();  // the next parts, one from each side
+      if (s < last) product.Prefetch(cols(held(kRight, s + 1), part_at(kRight, s + 1)));
     }
   };
 }
 
 enum class Schedule { kBlocking, kCollective, kBidi };
+
+const char* KernelName(Schedule schedule) {
+  switch (schedule) {
+    case Schedule::kBlocking:
+      return "ag_matmul_blocking";
+    case Schedule::kCollective:
+      return "ag_matmul_collective";
+    case Schedule::kBidi:
+      break;
+  }
+  return "ag_matmul_collective_bidi";
+}
 
 Workload Make(const Mesh& mesh, const Params& params, Schedule schedule) {
   Blocks b = BlocksFor(mesh, params);
@@ -209,42 +243,57 @@ Workload Make(const Mesh& mesh, const Params& params, Schedule schedule) {
   grid.in_specs = {BlockSpec::Any(), BlockSpec::Any()};
   grid.out_specs = {BlockSpec::Any()};
   KernelFn kernel;
-  std::string name;
   // Every pass's k must be a whole number of k blocks: the bidirectional schedule's
   // halves of a chunk on an even ring are the smallest.
   int64_t k_quantum = b.dk;
+  if (schedule == Schedule::kBlocking) k_quantum = b.d;
+  if (schedule == Schedule::kBidi && b.y % 2 == 0 && b.dk % 256 == 0) k_quantum = b.dk / 2;
+  // A's chunks stay in VMEM, where the dots read them in place, when they fit beside a
+  // resident product; else they live in HBM and are streamed like W.
+  const int64_t a_elements =
+      static_cast<int64_t>(b.bm) * (schedule == Schedule::kBlocking     ? b.d
+                                    : schedule == Schedule::kCollective ? 2 * b.dk
+                                                                        : 4 * b.dk);
+  const uint64_t a_bytes = static_cast<uint64_t>(a_elements) * SizeOf(b.dtype);
+  const uint64_t budget = VmemBudget(mesh);
+  const std::string kernel_name = KernelName(schedule);
+  std::optional<ChunkMatmulPlan> beside_a;
+  if (a_bytes < budget) {
+    beside_a = PlanResidentChunkMatmul(b.bm, k_quantum, b.fn, b.dtype, budget - a_bytes);
+  }
+  const bool a_in_vmem = beside_a.has_value();
+  b.plan =
+      a_in_vmem ? *beside_a : PlanChunkMatmul(kernel_name, b.bm, k_quantum, b.fn, b.dtype, budget);
+  auto AScratch = [&](Shape shape, const char* scratch_name) {
+    return a_in_vmem ? ScratchSpec::VMEM(std::move(shape), b.dtype, scratch_name)
+                     : ScratchSpec::HBM(std::move(shape), b.dtype, scratch_name);
+  };
   switch (schedule) {
     case Schedule::kBlocking:
-      name = "ag_matmul_blocking";
-      k_quantum = b.d;
       grid.scratch_shapes = {
-          ScratchSpec::HBM({b.bm, b.d}, b.dtype, "a_full"),
+          AScratch({b.bm, b.d}, "a_full"),
           ScratchSpec::DMA({1}, "local_sems"),
           ScratchSpec::DMA({steps}, "send_sems"),
           ScratchSpec::DMA({steps}, "recv_sems"),
       };
       break;
     case Schedule::kCollective:
-      name = "ag_matmul_collective";
       grid.scratch_shapes = {
-          ScratchSpec::HBM({2, b.bm, b.dk}, b.dtype, "a_bufs"),
+          AScratch({2, b.bm, b.dk}, "a_bufs"),
           ScratchSpec::DMA({2}, "send_sems"),
           ScratchSpec::DMA({2}, "recv_sems"),
           ScratchSpec::REGULAR({}, "free_slots"),
       };
       break;
     case Schedule::kBidi:
-      name = "ag_matmul_collective_bidi";
-      if (b.y % 2 == 0 && b.dk % 256 == 0) k_quantum = b.dk / 2;
       grid.scratch_shapes = {
-          ScratchSpec::HBM({2, 2, b.bm, b.dk}, b.dtype, "a_bufs"),
+          AScratch({2, 2, b.bm, b.dk}, "a_bufs"),
           ScratchSpec::DMA({2, 2}, "send_sems"),
           ScratchSpec::DMA({2, 2}, "recv_sems"),
           ScratchSpec::REGULAR({2}, "free_slots"),
       };
       break;
   }
-  b.plan = PlanChunkMatmul(name, b.bm, k_quantum, b.fn, b.dtype, VmemBudget(mesh));
   for (ScratchSpec& spec : b.plan.Scratch())
     grid.scratch_shapes.push_back(std::move(spec));
   switch (schedule) {
@@ -258,7 +307,7 @@ Workload Make(const Mesh& mesh, const Params& params, Schedule schedule) {
       kernel = CollectiveBidi(b);
       break;
   }
-  PallasCall call = pallas_call(name, kernel, grid, {{{b.bm, b.fn}, b.plan.out_dtype()}});
+  PallasCall call = pallas_call(kernel_name, kernel, grid, {{{b.bm, b.fn}, b.plan.out_dtype()}});
   call.in_names = {"a", "w"};
   call.out_names = {"out"};
   call.compiler_params.collective_id = 0;  // for its start barrier

@@ -22,8 +22,7 @@ uint64_t StreamedBytes(const ChunkMatmulPlan& p) {
   const uint64_t es = SizeOf(p.dtype), acc = SizeOf(p.acc_dtype());
   const uint64_t tile = static_cast<uint64_t>(p.tm * p.tn);
   // The accumulator, two buffers each of a, w, the partial read and the one written.
-  return tile * acc + 2 * static_cast<uint64_t>(p.tm * p.tk + p.tk * p.tn) * es +
-         4 * tile * acc;
+  return tile * acc + 2 * static_cast<uint64_t>(p.tm * p.tk + p.tk * p.tn) * es + 4 * tile * acc;
 }
 
 uint64_t ResidentBytes(const ChunkMatmulPlan& p) {
@@ -35,37 +34,51 @@ uint64_t ResidentBytes(const ChunkMatmulPlan& p) {
 }  // namespace
 
 std::vector<ScratchSpec> ChunkMatmulPlan::Scratch() const {
-  std::vector<ScratchSpec> s = {ScratchSpec::VMEM({tm, tn}, acc_dtype(), "cm_acc")};
+  std::vector<ScratchSpec> s = {ScratchSpec::VMEM({tm, tn}, acc_dtype(), "cm_acc"),
+                                ScratchSpec::DMA({3, 2}, "cm_sems")};
   if (resident) {
     s.push_back(ScratchSpec::VMEM({rows, cols}, out_dtype(), "cm_out"));
+    s.push_back(ScratchSpec::VMEM({2, rows, tk}, dtype, "cm_a"));
+    s.push_back(ScratchSpec::VMEM({2, tk, cols}, dtype, "cm_w"));
   } else {
     s.push_back(ScratchSpec::HBM({2, rows, cols}, acc_dtype(), "cm_partial"));
   }
-  s.push_back(ScratchSpec::DMA({1}, "cm_sems"));
   return s;
 }
 
-ChunkMatmulPlan PlanChunkMatmul(const std::string& kernel, int64_t rows, int64_t k_quantum, int64_t cols, DType dtype,
-                                uint64_t vmem_budget) {
+std::optional<ChunkMatmulPlan> PlanResidentChunkMatmul(int64_t rows, int64_t k_quantum,
+                                                       int64_t cols, DType dtype,
+                                                       uint64_t vmem_budget) {
   ChunkMatmulPlan p;
   p.rows = rows;
   p.kp = k_quantum;
   p.cols = cols;
   p.dtype = dtype;
-  // Resident: the whole accumulator in VMEM, a and w streamed in k blocks, at least two
-  // per pass when k allows, so the next block's fetch overlaps the current dot.
+  // The whole accumulator in VMEM, a and w in k blocks, about four per pass so that the
+  // first block's fetch is short.
   p.resident = true;
   p.tm = rows;
   p.tn = cols;
-  p.tk = DefaultBlock(std::max<int64_t>(128, std::min<int64_t>(1024, k_quantum / 4)), k_quantum,
-                      128);
+  p.tk =
+      DefaultBlock(std::max<int64_t>(128, std::min<int64_t>(1024, k_quantum / 4)), k_quantum, 128);
   while (ResidentBytes(p) > vmem_budget) {
     const int64_t smaller = Halve(p.tk, k_quantum, 128);
-    if (smaller == p.tk) break;
+    if (smaller == p.tk) return std::nullopt;
     p.tk = smaller;
   }
-  if (ResidentBytes(p) <= vmem_budget) return p;
+  return p;
+}
 
+ChunkMatmulPlan PlanChunkMatmul(const std::string& kernel, int64_t rows, int64_t k_quantum,
+                                int64_t cols, DType dtype, uint64_t vmem_budget) {
+  if (auto resident = PlanResidentChunkMatmul(rows, k_quantum, cols, dtype, vmem_budget)) {
+    return *resident;
+  }
+  ChunkMatmulPlan p;
+  p.rows = rows;
+  p.kp = k_quantum;
+  p.cols = cols;
+  p.dtype = dtype;
   p.resident = false;
   p.tm = DefaultBlock(512, rows, 8);
   p.tn = DefaultBlock(1024, cols, 128);
@@ -106,56 +119,109 @@ uint64_t VmemBudget(const Mesh& mesh) {
 
 ChunkProduct::ChunkProduct(Kernel& k, const ChunkMatmulPlan& plan) : k_(k), plan_(plan) {}
 
-void ChunkProduct::Add(const Ref& a, const Ref& w, bool last, const Ref& out) {
+int64_t ChunkProduct::BlockK(int64_t kp) const {
+  if (kp <= plan_.tk) return kp;
+  int64_t tk = plan_.tk;
+  while (kp % tk)
+    --tk;  // a half chunk that plan_.tk does not divide
+  return tk;
+}
+
+void ChunkProduct::StartA(const Ref& a, int64_t kk, int64_t tk, int slot) {
+  if (a.memory_space() == MemorySpace::kVmem) return;  // the dots read it where it is
+  a_loads_[slot] = k_.async_copy(a.at(ds(0, plan_.rows), ds(kk * tk, tk)),
+                                 k_.ref("cm_a").at(slot, ds(0, plan_.rows), ds(0, tk)),
+                                 k_.ref("cm_sems").at(slot, 0));
+  a_loads_[slot]->start();
+}
+
+void ChunkProduct::StartW(const Ref& w, int64_t kk, int64_t tk, int slot) {
+  w_loads_[slot] = k_.async_copy(w.at(ds(kk * tk, tk), ds(0, plan_.cols)),
+                                 k_.ref("cm_w").at(slot, ds(0, tk), ds(0, plan_.cols)),
+                                 k_.ref("cm_sems").at(slot, 1));
+  w_loads_[slot]->start();
+}
+
+void ChunkProduct::Prefetch(const Ref& next_a) {
+  if (!plan_.resident) return;
+  const int slot = static_cast<int>(block_ % 2);
+  if (!a_loads_[slot]) StartA(next_a, 0, BlockK(next_a.shape()[1]), slot);
+}
+
+void ChunkProduct::Add(const Ref& a, const Ref& w, bool last, const Ref& out,
+                       const std::optional<Ref>& next_w, const std::optional<Ref>& next_a) {
+  if (!plan_.resident) {
+    AddStreamed(a, w, last, out);
+    return;
+  }
+  const bool first = passes_++ == 0;
+  const Ref acc = k_.ref("cm_acc"), cm_a = k_.ref("cm_a"), cm_w = k_.ref("cm_w");
+  const int64_t tk = BlockK(a.shape()[1]);
+  const int64_t ksteps = a.shape()[1] / tk;
+  for (int64_t kk = 0; kk < ksteps; ++kk, ++block_) {
+    const int slot = static_cast<int>(block_ % 2), other = 1 - slot;
+    const bool a_in_vmem = a.memory_space() == MemorySpace::kVmem;
+    if (!a_loads_[slot]) StartA(a, kk, tk, slot);
+    if (!w_loads_[slot]) StartW(w, kk, tk, slot);
+    // The other slot's dot is done: fetch the next block into it while this one runs.
+    if (kk + 1 < ksteps) {
+      StartA(a, kk + 1, tk, other);
+      StartW(w, kk + 1, tk, other);
+    } else {
+      if (next_w) StartW(*next_w, 0, BlockK(next_w->shape()[0]), other);
+      if (next_a) StartA(*next_a, 0, BlockK(next_a->shape()[1]), other);
+    }
+    if (a_loads_[slot]) a_loads_[slot]->wait();
+    w_loads_[slot]->wait();
+    a_loads_[slot].reset();
+    w_loads_[slot].reset();
+    const Ref a_block = a_in_vmem ? a.at(ds(0, plan_.rows), ds(kk * tk, tk))
+                                  : cm_a.at(slot, ds(0, plan_.rows), ds(0, tk));
+    k_.dot(a_block, cm_w.at(slot, ds(0, tk), ds(0, plan_.cols)), acc,
+           /*accumulate=*/!first || kk > 0);
+  }
+  if (last) {
+    const Ref staged = k_.ref("cm_out");
+    k_.cast(staged, acc);
+    AsyncCopy store = k_.async_copy(staged, out, k_.ref("cm_sems").at(2, 0));
+    store.start();
+    store.wait();
+  }
+}
+
+void ChunkProduct::AddStreamed(const Ref& a, const Ref& w, bool last, const Ref& out) {
   const ChunkMatmulPlan& p = plan_;
   const int64_t kp = a.shape()[1];
   const int first = passes_++ == 0;
   const Ref acc = k_.ref("cm_acc");
-  // A pass shorter than the blocks (half a chunk) takes its k whole.
-  const int64_t tk = kp % p.tk == 0 ? p.tk : kp;
+  const int64_t tk = BlockK(kp);
   const int ksteps = static_cast<int>(kp / tk);
-  if (p.resident) {
-    emit_pipeline(
-        k_,
-        [&](const std::vector<int>& ids, const Refs& blocks) {
-          k_.dot(blocks[0], blocks[1], acc, /*accumulate=*/!first || ids[0] > 0);
-        },
-        {ksteps},
-        {BlockSpec({p.rows, tk}, [](int kk) { return BlockIndex{0, kk}; }),
-         BlockSpec({tk, p.cols}, [](int kk) { return BlockIndex{kk, 0}; })},
-        {}, {a, w}, {});
-    if (last) {
-      const Ref staged = k_.ref("cm_out");
-      k_.cast(staged, acc);
-      AsyncCopy store = k_.async_copy(staged, out, k_.ref("cm_sems").at(0));
-      store.start();
-      store.wait();
-    }
-    return;
-  }
   // Streamed: pass i reads partial[(i - 1) % 2] and writes partial[i % 2], or `out`.
   const Ref partial = k_.ref("cm_partial");
   const int pass = passes_ - 1;
   const Ref into = last ? out : partial.at(pass % 2);
-  std::vector<BlockSpec> in_specs = {
-      BlockSpec({p.tm, tk}, [](int i, int, int kk) { return BlockIndex{i, kk}; }),
-      BlockSpec({tk, p.tn}, [](int, int j, int kk) { return BlockIndex{kk, j}; })};
+  std::vector<BlockSpec> in_specs = {BlockSpec({p.tm, tk},
+                                               [](int i, int, int kk) {
+                                                 return BlockIndex{i, kk};
+                                               }),
+                                     BlockSpec({tk, p.tn}, [](int, int j, int kk) {
+                                       return BlockIndex{kk, j};
+                                     })};
   Refs inputs = {a, w};
   const BlockSpec tile({p.tm, p.tn}, [](int i, int j, int) { return BlockIndex{i, j}; });
   if (!first) {
     in_specs.push_back(tile);
     inputs.push_back(partial.at((pass + 1) % 2));
   }
-  emit_pipeline(
-      k_,
-      [&](const std::vector<int>& ids, const Refs& blocks) {
-        const int kk = ids[2];
-        if (kk == 0 && !first) k_.cast(acc, blocks[2]);
-        k_.dot(blocks[0], blocks[1], acc, /*accumulate=*/!first || kk > 0);
-        if (kk == ksteps - 1) k_.cast(blocks.back(), acc);
-      },
-      {static_cast<int>(p.rows / p.tm), static_cast<int>(p.cols / p.tn), ksteps}, in_specs, {tile},
-      inputs, {into}, {"parallel", "parallel", "arbitrary"});
+  emit_pipeline(k_,
+                [&](const std::vector<int>& ids, const Refs& blocks) {
+                  const int kk = ids[2];
+                  if (kk == 0 && !first) k_.cast(acc, blocks[2]);
+                  k_.dot(blocks[0], blocks[1], acc, /*accumulate=*/!first || kk > 0);
+                  if (kk == ksteps - 1) k_.cast(blocks.back(), acc);
+                },
+                {static_cast<int>(p.rows / p.tm), static_cast<int>(p.cols / p.tn), ksteps},
+                in_specs, {tile}, inputs, {into}, {"parallel", "parallel", "arbitrary"});
 }
 
 }  // namespace tpusim::kernels

@@ -12,6 +12,7 @@
 // The collective matmuls call Add once per chunk as the chunks arrive, so the ring's DMAs
 // overlap the passes.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,19 +32,23 @@ struct ChunkMatmulPlan {
   // Integer products are exact in int32; float ones come out in the operands' dtype.
   dsl::DType out_dtype() const { return integer() ? dsl::DType::kInt32 : dtype; }
   dsl::DType acc_dtype() const { return integer() ? dsl::DType::kInt32 : dsl::DType::kF32; }
-  // The scratch the product needs, appended to a kernel's: "cm_acc" (VMEM), and
-  // "cm_out" (resident: VMEM [rows, cols]) or "cm_partial" (streamed: HBM [2, rows, cols]),
-  // and "cm_sems" (DMA [1]).
+  // The scratch the product needs, appended to a kernel's: "cm_acc" (VMEM), "cm_sems"
+  // (DMA [3, 2]), and resident "cm_out" (VMEM [rows, cols]), "cm_a" and "cm_w" (the
+  // block slots), or streamed "cm_partial" (HBM [2, rows, cols]).
   std::vector<dsl::ScratchSpec> Scratch() const;
 };
 
+// The resident plan, if it fits in `vmem_budget` bytes.
+std::optional<ChunkMatmulPlan> PlanResidentChunkMatmul(int64_t rows, int64_t k_quantum,
+                                                       int64_t cols, dsl::DType dtype,
+                                                       uint64_t vmem_budget);
 // Blocks for `kernel`'s passes, each with k a multiple of `k_quantum` (every pass's k must
 // be one): resident when the accumulator, the output staging and two blocks of a and w
 // fit in `vmem_budget` bytes, else streamed with the matmul's default blocks (512, 1024,
 // 1024), halved until their buffers fit. Throws ParamError naming the block and the fix
 // when not even (8, 128, 128) blocks fit.
-ChunkMatmulPlan PlanChunkMatmul(const std::string& kernel, int64_t rows, int64_t k_quantum, int64_t cols, dsl::DType dtype,
-                                uint64_t vmem_budget);
+ChunkMatmulPlan PlanChunkMatmul(const std::string& kernel, int64_t rows, int64_t k_quantum,
+                                int64_t cols, dsl::DType dtype, uint64_t vmem_budget);
 
 // What a collective matmul lets its blocks use: 3/4 of the chip's VMEM, leaving room for
 // the allocator's alignment and the kernel's own small buffers.
@@ -52,16 +57,31 @@ uint64_t VmemBudget(const dsl::Mesh& mesh);
 // The running product of one kernel invocation.
 class ChunkProduct {
  public:
-  // `scratch`: the kernel's refs of Scratch(), found by name.
+  // Finds the refs of Scratch() by name.
   ChunkProduct(dsl::Kernel& k, const ChunkMatmulPlan& plan);
-  // acc (+)= a @ w, a HBM [rows, kp'], w HBM [kp', cols]; `last`: the final pass, which
-  // leaves the product in `out` (HBM [rows, cols], out_dtype()).
-  void Add(const dsl::Ref& a, const dsl::Ref& w, bool last, const dsl::Ref& out);
+  // acc (+)= a @ w, a HBM [rows, kp'] (or, resident, VMEM: the dots read it in place),
+  // w HBM [kp', cols]; `last`: the final pass, which
+  // leaves the product in `out` (HBM [rows, cols], out_dtype()). Resident, the passes
+  // form one stream of k blocks, double-buffered: the first blocks of `next_w` and
+  // `next_a` (the next pass's operands, when known and ready) are fetched during this
+  // pass's last dot.
+  void Add(const dsl::Ref& a, const dsl::Ref& w, bool last, const dsl::Ref& out,
+           const std::optional<dsl::Ref>& next_w = std::nullopt,
+           const std::optional<dsl::Ref>& next_a = std::nullopt);
+  // Resident: starts fetching the next pass's first block of a, once it has arrived.
+  void Prefetch(const dsl::Ref& next_a);
 
  private:
+  int64_t BlockK(int64_t kp) const;  // the k block of a pass of kp
+  void StartA(const dsl::Ref& a, int64_t kk, int64_t tk, int slot);
+  void StartW(const dsl::Ref& w, int64_t kk, int64_t tk, int slot);
+  void AddStreamed(const dsl::Ref& a, const dsl::Ref& w, bool last, const dsl::Ref& out);
+
   dsl::Kernel& k_;
   ChunkMatmulPlan plan_;
   int passes_ = 0;
+  int64_t block_ = 0;  // resident: the next k block's number, whose parity is its slot
+  std::optional<dsl::AsyncCopy> a_loads_[2], w_loads_[2];
 };
 
 }  // namespace tpusim::kernels

@@ -40,13 +40,12 @@ TEST_P(CollectiveMatmulDTypes, MatchTheHostReference) {
                             : (dtype == "f32" ? dsl::DType::kF32 : dsl::DType::kInt32));
 }
 
-INSTANTIATE_TEST_SUITE_P(AgMatmul, CollectiveMatmulDTypes,
-                         ::testing::Combine(::testing::ValuesIn(kAgMatmuls),
-                                            ::testing::Values(std::string("bf16"), std::string("f32"),
-                                                              std::string("int8"), std::string("int32"))),
-                         [](const auto& info) {
-                           return std::get<0>(info.param) + "_" + std::get<1>(info.param);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    AgMatmul, CollectiveMatmulDTypes,
+    ::testing::Combine(::testing::ValuesIn(kAgMatmuls),
+                       ::testing::Values(std::string("bf16"), std::string("f32"),
+                                         std::string("int8"), std::string("int32"))),
+    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
 
 TEST(CollectiveMatmulStreaming, ProblemsFarBeyondVmemRun) {
   // 8192x8192x16384 bf16 on v5e-2x4 over x: per device A [2048, 4096], W [8192, 8192] and
@@ -87,7 +86,7 @@ TEST(CollectiveMatmulStreaming, TooLittleVmemNamesTheBlocksAndTheFix) {
       ADD_FAILURE() << kernel << " accepted 64 KiB of VMEM";
     } catch (const kernels::ParamError& e) {
       EXPECT_THAT(e.what(), HasSubstr(kernel + ": its smallest blocks (rows 8, k "
-                                                            "128, columns 128)"));
+                                               "128, columns 128)"));
       EXPECT_THAT(e.what(), HasSubstr("more VMEM (chip.vmem.capacity_bytes)"));
     }
   }
