@@ -74,6 +74,11 @@ ChunkMatmulPlan PlanChunkMatmul(const std::string& kernel, int64_t rows, int64_t
   if (auto resident = PlanResidentChunkMatmul(rows, k_quantum, cols, dtype, vmem_budget)) {
     return *resident;
   }
+  return PlanStreamedChunkMatmul(kernel, rows, k_quantum, cols, dtype, vmem_budget);
+}
+
+ChunkMatmulPlan PlanStreamedChunkMatmul(const std::string& kernel, int64_t rows, int64_t k_quantum,
+                                        int64_t cols, DType dtype, uint64_t vmem_budget) {
   ChunkMatmulPlan p;
   p.rows = rows;
   p.kp = k_quantum;
@@ -190,16 +195,22 @@ void ChunkProduct::Add(const Ref& a, const Ref& w, bool last, const Ref& out,
 }
 
 void ChunkProduct::AddStreamed(const Ref& a, const Ref& w, bool last, const Ref& out) {
-  const ChunkMatmulPlan& p = plan_;
-  const int64_t kp = a.shape()[1];
-  const int first = passes_++ == 0;
-  const Ref acc = k_.ref("cm_acc");
-  const int64_t tk = BlockK(kp);
-  const int ksteps = static_cast<int>(kp / tk);
-  // Streamed: pass i reads partial[(i - 1) % 2] and writes partial[i % 2], or `out`.
+  // Pass i reads partial[(i - 1) % 2] and writes partial[i % 2], or `out`.
   const Ref partial = k_.ref("cm_partial");
-  const int pass = passes_ - 1;
-  const Ref into = last ? out : partial.at(pass % 2);
+  const int pass = passes_++;
+  std::optional<Ref> init;
+  if (pass > 0) init = partial.at((pass + 1) % 2);
+  StreamMatmul(k_, plan_, a, w, init, last ? out : partial.at(pass % 2));
+}
+
+void StreamMatmul(Kernel& k, const ChunkMatmulPlan& p, const Ref& a, const Ref& w,
+                  const std::optional<Ref>& init, const Ref& out) {
+  const Ref acc = k.ref("cm_acc");
+  const int64_t kp = a.shape()[1];
+  int64_t tk = std::min(p.tk, kp);
+  while (kp % tk)
+    --tk;  // a half chunk that p.tk does not divide
+  const int ksteps = static_cast<int>(kp / tk);
   std::vector<BlockSpec> in_specs = {BlockSpec({p.tm, tk},
                                                [](int i, int, int kk) {
                                                  return BlockIndex{i, kk};
@@ -209,19 +220,38 @@ void ChunkProduct::AddStreamed(const Ref& a, const Ref& w, bool last, const Ref&
                                      })};
   Refs inputs = {a, w};
   const BlockSpec tile({p.tm, p.tn}, [](int i, int j, int) { return BlockIndex{i, j}; });
-  if (!first) {
+  if (init) {
     in_specs.push_back(tile);
-    inputs.push_back(partial.at((pass + 1) % 2));
+    inputs.push_back(*init);
   }
-  emit_pipeline(k_,
+  const bool add = init.has_value();
+  emit_pipeline(k,
                 [&](const std::vector<int>& ids, const Refs& blocks) {
                   const int kk = ids[2];
-                  if (kk == 0 && !first) k_.cast(acc, blocks[2]);
-                  k_.dot(blocks[0], blocks[1], acc, /*accumulate=*/!first || kk > 0);
-                  if (kk == ksteps - 1) k_.cast(blocks.back(), acc);
+                  if (kk == 0 && add) k.cast(acc, blocks[2]);
+                  k.dot(blocks[0], blocks[1], acc, /*accumulate=*/add || kk > 0);
+                  if (kk == ksteps - 1) k.cast(blocks.back(), acc);
                 },
                 {static_cast<int>(p.rows / p.tm), static_cast<int>(p.cols / p.tn), ksteps},
-                in_specs, {tile}, inputs, {into}, {"parallel", "parallel", "arbitrary"});
+                in_specs, {tile}, inputs, {out}, {"parallel", "parallel", "arbitrary"});
+}
+
+void StreamElementwise(Kernel& k, const ChunkMatmulPlan& p, const Ref& out, const Ref& x,
+                       const std::optional<Ref>& y) {
+  const BlockSpec tile({p.tm, p.tn}, [](int i, int j) { return BlockIndex{i, j}; });
+  Refs inputs = {x};
+  if (y) inputs.push_back(*y);
+  emit_pipeline(k,
+                [&](const std::vector<int>&, const Refs& blocks) {
+                  if (y) {
+                    k.add(blocks[2], blocks[0], blocks[1]);
+                  } else {
+                    k.cast(blocks[1], blocks[0]);
+                  }
+                },
+                {static_cast<int>(p.rows / p.tm), static_cast<int>(p.cols / p.tn)},
+                std::vector<BlockSpec>(inputs.size(), tile), {tile}, inputs, {out},
+                {"parallel", "parallel"});
 }
 
 }  // namespace tpusim::kernels

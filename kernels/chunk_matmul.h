@@ -54,6 +54,19 @@ ChunkMatmulPlan PlanChunkMatmul(const std::string& kernel, int64_t rows, int64_t
 // the allocator's alignment and the kernel's own small buffers.
 uint64_t VmemBudget(const dsl::Mesh& mesh);
 
+// The streamed plan alone, for kernels that keep their sums in HBM themselves.
+ChunkMatmulPlan PlanStreamedChunkMatmul(const std::string& kernel, int64_t rows, int64_t k_quantum,
+                                        int64_t cols, dsl::DType dtype, uint64_t vmem_budget);
+
+// One streamed pass: out = a @ w (+ init), every operand in HBM ([rows, kp'], [kp', cols],
+// [rows, cols]), in the plan's blocks; needs "cm_acc" [tm, tn] of acc_dtype() in scratch.
+void StreamMatmul(dsl::Kernel& k, const ChunkMatmulPlan& plan, const dsl::Ref& a, const dsl::Ref& w,
+                  const std::optional<dsl::Ref>& init, const dsl::Ref& out);
+// out = x + y, or out = x cast to out's dtype without y, over HBM [rows, cols] in (tm, tn)
+// tiles.
+void StreamElementwise(dsl::Kernel& k, const ChunkMatmulPlan& plan, const dsl::Ref& out,
+                       const dsl::Ref& x, const std::optional<dsl::Ref>& y = std::nullopt);
+
 // The running product of one kernel invocation.
 class ChunkProduct {
  public:
