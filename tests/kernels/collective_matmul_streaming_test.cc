@@ -20,6 +20,15 @@ const std::vector<std::string> kStreamingMatmuls = {"ag_matmul_blocking", "ag_ma
                                                     "ag_matmul_collective_bidi",
                                                     "matmul_rs_blocking", "matmul_rs_collective"};
 
+// The weight-gather matmuls need a 2-D mesh; they keep their buffers in VMEM and fit
+// large problems by cutting N into more column chunks.
+std::vector<std::string> AllCollectiveMatmuls() {
+  std::vector<std::string> all = kStreamingMatmuls;
+  all.push_back("agw_matmul_ar");
+  all.push_back("agw_matmul_ar_fused");
+  return all;
+}
+
 class CollectiveMatmulDTypes
     : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
@@ -43,7 +52,7 @@ TEST_P(CollectiveMatmulDTypes, MatchTheHostReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     Kernels, CollectiveMatmulDTypes,
-    ::testing::Combine(::testing::ValuesIn(kStreamingMatmuls),
+    ::testing::Combine(::testing::ValuesIn(AllCollectiveMatmuls()),
                        ::testing::Values(std::string("bf16"), std::string("f32"),
                                          std::string("int8"), std::string("int32"))),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
@@ -89,6 +98,11 @@ TEST(CollectiveMatmulStreaming, ProblemsFarBeyondVmemRun) {
   const testing::Measured rs = testing::RunTimed("matmul_rs_collective", topology, args);
   EXPECT_GE(rs.seconds, rs.bound_seconds);
   EXPECT_LT(rs.seconds, rs_blocking.seconds);
+  // inputs [8192, 8192] x weights [8192, 16384]: 32 column chunks instead of 8.
+  const testing::Measured agw_blocking = testing::RunTimed("agw_matmul_ar", topology, args);
+  const testing::Measured agw = testing::RunTimed("agw_matmul_ar_fused", topology, args);
+  EXPECT_GE(agw.seconds, agw.bound_seconds);
+  EXPECT_LT(agw.seconds, agw_blocking.seconds);
 }
 
 TEST(CollectiveMatmulStreaming, TheScalingBooksInt32CaseMatches) {
@@ -118,6 +132,24 @@ TEST(CollectiveMatmulStreaming, TooLittleVmemNamesTheBlocksAndTheFix) {
       EXPECT_THAT(e.what(), HasSubstr(kernel + ": its smallest blocks (rows 8, k "
                                                "128, columns 128)"));
       EXPECT_THAT(e.what(), HasSubstr("more VMEM (chip.vmem.capacity_bytes)"));
+    }
+  }
+}
+
+TEST(CollectiveMatmulStreaming, AgwMatmulThatCannotFitNamesTheColumnChunkAndTheFix) {
+  const auto topology = testing::MakeTopology({2, 4}, {false, false}, [](config::Topology& t) {
+    t.mutable_chip()->mutable_vmem()->set_capacity_bytes(64 << 10);
+  });
+  const dsl::Mesh mesh(topology);
+  const kernels::ParamValues args = {{"axis", "x"}, {"m", 1024}, {"k", 2048}, {"n", 2048}};
+  for (const char* kernel : {"agw_matmul_ar", "agw_matmul_ar_fused"}) {
+    try {
+      testing::Entry(kernel).make(mesh, testing::ParamsFor(kernel, args));
+      ADD_FAILURE() << kernel << " accepted 64 KiB of VMEM";
+    } catch (const kernels::ParamError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("A_ij [512, 512]"));
+      EXPECT_THAT(e.what(), HasSubstr("Give a smaller bn"));
+      EXPECT_THAT(e.what(), HasSubstr("chip.vmem.capacity_bytes"));
     }
   }
 }
