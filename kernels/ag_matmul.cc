@@ -1,8 +1,8 @@
 // All-gather matmul, A[B_X, D_Y] x W[D, F_Y] -> Out[B_X, F_Y] (docs/references.md §4): the
 // contracting dim D of A is sharded over the ring axis Y, so each device must see every
 // D-chunk of its rows of A. Two schedules compute the same thing:
-//   ag_matmul_blocking:   all-gather A over Y into VMEM, then one matmul. The gather is
-//                         fully exposed.
+//   ag_matmul_blocking:   all-gather A over Y (into VMEM when it fits, else HBM), then one
+//                         matmul. The gather is fully exposed.
 //   ag_matmul_collective: Y steps; at each, multiply the chunk already held while the next
 //                         chunk moves to the neighbour (Wang et al., ASPLOS 2023), so the
 //                         transfer hides behind the MXU when compute per step >= transfer.

@@ -12,6 +12,7 @@
 // Partial sums travel in f32: they are the MXU's f32 accumulators, and rounding them to
 // bf16 at every hop would add Y-1 roundings of values far larger than many of the final
 // elements. It costs 2x the bytes of a bf16 reduction; the bound counts those bytes.
+// Integer partial sums travel in int32, wrapping as the exact product does.
 
 #include <algorithm>
 #include <optional>
@@ -55,11 +56,11 @@ Blocks BlocksFor(const Mesh& mesh, const Params& params) {
   return {s.ring, s.others, s.y, s.rows, s.k_chunk, problem.n, s.n_chunk, problem.dtype, false, {}};
 }
 
-// Refs: tmp (HBM [bm, fk]), w2 (HBM [fk, D]), out (HBM [bm, dn]), then tmp_vmem, w_bufs
-// (VMEM [2, fk, dn]: W2's D-chunks streamed from HBM, double-buffered), sums (f32: the
-// whole partial [Y, bm, dn] for the blocking schedule, two step slots [2, bm, dn] for the
-// collective one), recv (f32 [2, bm, dn]), out_vmem, local_sems DMA[3], send_sems DMA[2],
-// recv_sems DMA[2], credit REGULAR.
+// Refs: tmp (HBM [bm, fk]), w2 (HBM [fk, D]), out (HBM [bm, dn]), then the scratch Make
+// lists: sums (the accumulator dtype: the whole partial [Y, bm, dn] for the blocking
+// schedule, two step slots [2, bm, dn] for the collective one), recv [2, bm, dn], the
+// semaphores, and either tmp_vmem, w_bufs (VMEM [2, fk, dn]: W2's D-chunks,
+// double-buffered) and out_vmem, or, streamed, cm_acc (sums and recv then in HBM).
 //
 // The ring both schedules share. A sender writes the right neighbour's recv[s % 2]; that
 // slot held the neighbour's step s-2 arrival until it was added, so from step 2 on the
