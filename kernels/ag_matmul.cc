@@ -40,13 +40,14 @@ struct Blocks {
   int64_t d = 0;   // D
   int64_t fn = 0;  // columns of W and Out per device: F / Y
   DType dtype = DType::kBF16;
-  ChunkMatmulPlan plan;  // how each multiply streams through VMEM
+  ChunkMatmulPlan plan;    // how each multiply streams through VMEM
+  bool a_in_vmem = false;  // A's chunk buffers: in VMEM, or in HBM
 };
 
 Blocks BlocksFor(const Mesh& mesh, const Params& params) {
   const MatmulProblem problem = MatmulProblemOf(params);
   const RingMatmulShards s = ShardRingMatmul(mesh, params.String("axis"), problem, kNames);
-  return {s.ring, s.others, s.y, s.rows, s.k_chunk, problem.k, s.n_chunk, problem.dtype, {}};
+  return {s.ring, s.others, s.y, s.rows, s.k_chunk, problem.k, s.n_chunk, problem.dtype, {}, false};
 }
 
 // Refs: a (HBM [bm, dk]), w (HBM [d, fn]), out (HBM [bm, fn]), then the scratch Make
@@ -94,12 +95,19 @@ KernelFn Collective(Blocks b) {
     const DeviceId right = ring.right_device(), left = ring.left_device();
     // Step 0 multiplies and forwards our own chunk where it lies; later chunks arrive in
     // two HBM slots by step parity.
-    auto buf = [&](int step) { return step == 0 ? a : a_bufs.at(step % 2); };
+    // With A's slots in VMEM, our chunk is loaded into slot 0 as the MXU reads it best.
+    auto buf = [&](int step) { return step == 0 && !b.a_in_vmem ? a : a_bufs.at(step % 2); };
     // At step s this device holds the D-chunk that started on device me - s.
     auto held = [&](int step) { return ring.index_at(-step); };
     ChunkProduct product(k, b.plan);
 
+    std::optional<AsyncCopy> load_a;
+    if (b.a_in_vmem) {
+      load_a = k.async_copy(a, buf(0), k.ref("local_sems").at(0));
+      load_a->start();
+    }
     MeetRingNeighbours(k, b.ring);
+    if (load_a) load_a->wait();
     for (int step = 0; step < n; ++step) {
       auto scope = k.named_scope("step " + std::to_string(step));
       const bool forward = step < n - 1;
@@ -164,13 +172,20 @@ KernelFn CollectiveBidi(Blocks b) {
       }
       return Part{chunk, 0, b.dk};
     };
-    auto held = [&](int dir, int s) { return s == 0 ? a : a_bufs.at(dir, s % 2); };
+    const Ref own = b.a_in_vmem ? k.ref("own") : a;
+    auto held = [&](int dir, int s) { return s == 0 ? own : a_bufs.at(dir, s % 2); };
     auto cols = [](const Ref& chunk, const Part& p) {
       return chunk.at(ds(0, chunk.shape()[0]), ds(p.col, p.cols));
     };
     ChunkProduct product(k, b.plan);
 
+    std::optional<AsyncCopy> load_a;
+    if (b.a_in_vmem) {
+      load_a = k.async_copy(a, own, k.ref("local_sems").at(0));
+      load_a->start();
+    }
     MeetRingNeighbours(k, b.ring);
+    if (load_a) load_a->wait();
     for (int s = 0; s <= last; ++s) {
       auto scope = k.named_scope("step " + std::to_string(s));
       std::vector<AsyncCopy> passes;
@@ -253,15 +268,25 @@ Workload Make(const Mesh& mesh, const Params& params, Schedule schedule) {
   const int64_t a_elements =
       static_cast<int64_t>(b.bm) * (schedule == Schedule::kBlocking     ? b.d
                                     : schedule == Schedule::kCollective ? 2 * b.dk
-                                                                        : 4 * b.dk);
+                                                                        : 5 * b.dk);
   const uint64_t a_bytes = static_cast<uint64_t>(a_elements) * SizeOf(b.dtype);
   const uint64_t budget = VmemBudget(mesh);
   const std::string kernel_name = KernelName(schedule);
   std::optional<ChunkMatmulPlan> beside_a;
   if (a_bytes < budget) {
-    beside_a = PlanResidentChunkMatmul(b.bm, k_quantum, b.fn, b.dtype, budget - a_bytes);
+    // A step that mostly waits on the ring (its chunk's transfer is several times its
+    // dots) gains nothing
+    // from short k blocks and loses the tail of the last W chunk to them.
+    const AxisLinks links = LinksOf(mesh, b.ring);
+    const double dots = 2.0 * b.bm * b.dk * b.fn / PeakMxuFlops(mesh);
+    const double transfer =
+        static_cast<double>(b.bm) * b.dk * SizeOf(b.dtype) / links.link_bytes_per_s;
+    const bool waits_on_ring = schedule != Schedule::kBlocking && transfer > 4 * dots;
+    beside_a = PlanResidentChunkMatmul(b.bm, k_quantum, b.fn, b.dtype, budget - a_bytes,
+                                       /*a_in_vmem=*/true, waits_on_ring);
   }
   const bool a_in_vmem = beside_a.has_value();
+  b.a_in_vmem = a_in_vmem;
   b.plan =
       a_in_vmem ? *beside_a : PlanChunkMatmul(kernel_name, b.bm, k_quantum, b.fn, b.dtype, budget);
   auto AScratch = [&](Shape shape, const char* scratch_name) {
@@ -279,20 +304,21 @@ Workload Make(const Mesh& mesh, const Params& params, Schedule schedule) {
       break;
     case Schedule::kCollective:
       grid.scratch_shapes = {
-          AScratch({2, b.bm, b.dk}, "a_bufs"),
-          ScratchSpec::DMA({2}, "send_sems"),
-          ScratchSpec::DMA({2}, "recv_sems"),
+          AScratch({2, b.bm, b.dk}, "a_bufs"),    ScratchSpec::DMA({1}, "local_sems"),
+          ScratchSpec::DMA({2}, "send_sems"),     ScratchSpec::DMA({2}, "recv_sems"),
           ScratchSpec::REGULAR({}, "free_slots"),
       };
       break;
     case Schedule::kBidi:
       grid.scratch_shapes = {
-          AScratch({2, 2, b.bm, b.dk}, "a_bufs"),
-          ScratchSpec::DMA({2, 2}, "send_sems"),
-          ScratchSpec::DMA({2, 2}, "recv_sems"),
+          AScratch({2, 2, b.bm, b.dk}, "a_bufs"),  ScratchSpec::DMA({1}, "local_sems"),
+          ScratchSpec::DMA({2, 2}, "send_sems"),   ScratchSpec::DMA({2, 2}, "recv_sems"),
           ScratchSpec::REGULAR({2}, "free_slots"),
       };
       break;
+  }
+  if (schedule == Schedule::kBidi && a_in_vmem) {
+    grid.scratch_shapes.push_back(ScratchSpec::VMEM({b.bm, b.dk}, b.dtype, "own"));
   }
   for (ScratchSpec& spec : b.plan.Scratch())
     grid.scratch_shapes.push_back(std::move(spec));

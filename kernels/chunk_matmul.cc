@@ -28,7 +28,8 @@ uint64_t StreamedBytes(const ChunkMatmulPlan& p) {
 uint64_t ResidentBytes(const ChunkMatmulPlan& p) {
   const uint64_t whole = static_cast<uint64_t>(p.rows * p.cols);
   return whole * (SizeOf(p.acc_dtype()) + SizeOf(p.out_dtype())) +
-         2 * static_cast<uint64_t>(p.rows * p.tk + p.tk * p.cols) * SizeOf(p.dtype);
+         2 * static_cast<uint64_t>((p.a_in_vmem ? 0 : p.rows * p.tk) + p.tk * p.cols) *
+             SizeOf(p.dtype);
 }
 
 }  // namespace
@@ -38,7 +39,7 @@ std::vector<ScratchSpec> ChunkMatmulPlan::Scratch() const {
                                 ScratchSpec::DMA({3, 2}, "cm_sems")};
   if (resident) {
     s.push_back(ScratchSpec::VMEM({rows, cols}, out_dtype(), "cm_out"));
-    s.push_back(ScratchSpec::VMEM({2, rows, tk}, dtype, "cm_a"));
+    if (!a_in_vmem) s.push_back(ScratchSpec::VMEM({2, rows, tk}, dtype, "cm_a"));
     s.push_back(ScratchSpec::VMEM({2, tk, cols}, dtype, "cm_w"));
   } else {
     s.push_back(ScratchSpec::HBM({2, rows, cols}, acc_dtype(), "cm_partial"));
@@ -48,7 +49,8 @@ std::vector<ScratchSpec> ChunkMatmulPlan::Scratch() const {
 
 std::optional<ChunkMatmulPlan> PlanResidentChunkMatmul(int64_t rows, int64_t k_quantum,
                                                        int64_t cols, DType dtype,
-                                                       uint64_t vmem_budget) {
+                                                       uint64_t vmem_budget, bool a_in_vmem,
+                                                       bool whole_passes) {
   ChunkMatmulPlan p;
   p.rows = rows;
   p.kp = k_quantum;
@@ -59,8 +61,10 @@ std::optional<ChunkMatmulPlan> PlanResidentChunkMatmul(int64_t rows, int64_t k_q
   p.resident = true;
   p.tm = rows;
   p.tn = cols;
-  p.tk =
-      DefaultBlock(std::max<int64_t>(128, std::min<int64_t>(1024, k_quantum / 4)), k_quantum, 128);
+  p.a_in_vmem = a_in_vmem;
+  p.tk = whole_passes ? k_quantum
+                      : DefaultBlock(std::max<int64_t>(128, std::min<int64_t>(1024, k_quantum / 4)),
+                                     k_quantum, 128);
   while (ResidentBytes(p) > vmem_budget) {
     const int64_t smaller = Halve(p.tk, k_quantum, 128);
     if (smaller == p.tk) return std::nullopt;
@@ -160,7 +164,7 @@ void ChunkProduct::Add(const Ref& a, const Ref& w, bool last, const Ref& out,
     return;
   }
   const bool first = passes_++ == 0;
-  const Ref acc = k_.ref("cm_acc"), cm_a = k_.ref("cm_a"), cm_w = k_.ref("cm_w");
+  const Ref acc = k_.ref("cm_acc"), cm_w = k_.ref("cm_w");
   const int64_t tk = BlockK(a.shape()[1]);
   const int64_t ksteps = a.shape()[1] / tk;
   for (int64_t kk = 0; kk < ksteps; ++kk, ++block_) {
@@ -181,7 +185,7 @@ void ChunkProduct::Add(const Ref& a, const Ref& w, bool last, const Ref& out,
     a_loads_[slot].reset();
     w_loads_[slot].reset();
     const Ref a_block = a_in_vmem ? a.at(ds(0, plan_.rows), ds(kk * tk, tk))
-                                  : cm_a.at(slot, ds(0, plan_.rows), ds(0, tk));
+                                  : k_.ref("cm_a").at(slot, ds(0, plan_.rows), ds(0, tk));
     k_.dot(a_block, cm_w.at(slot, ds(0, tk), ds(0, plan_.cols)), acc,
            /*accumulate=*/!first || kk > 0);
   }

@@ -26,6 +26,7 @@ struct ChunkMatmulPlan {
   int64_t rows = 0, kp = 0, cols = 0;  // kp: the largest pass's k
   int64_t tm = 0, tk = 0, tn = 0;      // blocks
   bool resident = false;
+  bool a_in_vmem = false;                // resident: the dots read a where it is, no slots for it
   dsl::DType dtype = dsl::DType::kBF16;  // of a and w
 
   bool integer() const { return dtype == dsl::DType::kInt8 || dtype == dsl::DType::kInt32; }
@@ -33,15 +34,20 @@ struct ChunkMatmulPlan {
   dsl::DType out_dtype() const { return integer() ? dsl::DType::kInt32 : dtype; }
   dsl::DType acc_dtype() const { return integer() ? dsl::DType::kInt32 : dsl::DType::kF32; }
   // The scratch the product needs, appended to a kernel's: "cm_acc" (VMEM), "cm_sems"
-  // (DMA [3, 2]), and resident "cm_out" (VMEM [rows, cols]), "cm_a" and "cm_w" (the
-  // block slots), or streamed "cm_partial" (HBM [2, rows, cols]).
+  // (DMA [3, 2]), and resident "cm_out" (VMEM [rows, cols]), "cm_w" and unless a is in
+  // VMEM "cm_a" (the block slots), or streamed "cm_partial" (HBM [2, rows, cols]).
   std::vector<dsl::ScratchSpec> Scratch() const;
 };
 
-// The resident plan, if it fits in `vmem_budget` bytes.
+// The resident plan, if it fits in `vmem_budget` bytes. `a_in_vmem`: every pass's a is
+// in VMEM (no slots for it). The k blocks are about a quarter of a pass, so a pass's first
+// dot waits for little; `whole_passes` makes them whole passes (when they fit), so the
+// next pass's w arrives entirely during this one, which is what counts when a pass waits
+// on the ring anyway.
 std::optional<ChunkMatmulPlan> PlanResidentChunkMatmul(int64_t rows, int64_t k_quantum,
                                                        int64_t cols, dsl::DType dtype,
-                                                       uint64_t vmem_budget);
+                                                       uint64_t vmem_budget, bool a_in_vmem = false,
+                                                       bool whole_passes = false);
 // Blocks for `kernel`'s passes, each with k a multiple of `k_quantum` (every pass's k must
 // be one): resident when the accumulator, the output staging and two blocks of a and w
 // fit in `vmem_budget` bytes, else streamed with the matmul's default blocks (512, 1024,
