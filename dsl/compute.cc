@@ -116,7 +116,36 @@ void Kernel::ElementwiseOp(Elementwise op, const Ref& out, const Ref& a, const R
                     ShapeString(b.shape()) + ".");
   }
   Array result;
-  if (port_.functional()) {
+  if (port_.functional() && IsInteger(out.dtype()) && IsInteger(a.dtype()) &&
+      IsInteger(b.dtype())) {
+    // Exactly, wrapping to out's width as the VPU's integer ops do: through f32 an int32
+    // partial sum above 2^24 would round.
+    const Array x = Read(*this, a, name), y = Read(*this, b, name);
+    result = Array(out.shape(), out.dtype());
+    for (int64_t i = 0; i < result.size(); ++i) {
+      const int64_t u = static_cast<int64_t>(x.GetFlat(i)), v = static_cast<int64_t>(y.GetFlat(i));
+      int64_t z = 0;
+      switch (op) {
+        case Elementwise::kAdd:
+          z = u + v;
+          break;
+        case Elementwise::kMultiply:
+          z = static_cast<int64_t>(static_cast<uint64_t>(u) * static_cast<uint64_t>(v));
+          break;
+        case Elementwise::kMaximum:
+          z = std::max(u, v);
+          break;
+        case Elementwise::kMinimum:
+          z = std::min(u, v);
+          break;
+      }
+      const uint64_t bits = static_cast<uint64_t>(z);
+      result.SetFlat(i,
+                     out.dtype() == DType::kInt8
+                         ? static_cast<double>(static_cast<int8_t>(static_cast<uint8_t>(bits)))
+                         : static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(bits))));
+    }
+  } else if (port_.functional()) {
     const Matrix x = ToMatrix(Read(*this, a, name)), y = ToMatrix(Read(*this, b, name));
     Matrix z;
     switch (op) {

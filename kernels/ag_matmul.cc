@@ -1,8 +1,8 @@
 // All-gather matmul, A[B_X, D_Y] x W[D, F_Y] -> Out[B_X, F_Y] (docs/references.md §4): the
 // contracting dim D of A is sharded over the ring axis Y, so each device must see every
 // D-chunk of its rows of A. Two schedules compute the same thing:
-//   ag_matmul_blocking:   all-gather A over Y into VMEM, then one matmul. The gather is
-//                         fully exposed.
+//   ag_matmul_blocking:   all-gather A over Y (into VMEM when it fits, else HBM), then one
+//                         matmul. The gather is fully exposed.
 //   ag_matmul_collective: Y steps; at each, multiply the chunk already held while the next
 //                         chunk moves to the neighbour (Wang et al., ASPLOS 2023), so the
 //                         transfer hides behind the MXU when compute per step >= transfer.
@@ -11,10 +11,12 @@
 //                         of Y-1, each multiplying two chunks while the next two move.
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
+#include "kernels/chunk_matmul.h"
 #include "kernels/matmul.h"
 #include "kernels/registry.h"
 #include "kernels/ring.h"
@@ -25,6 +27,8 @@ namespace {
 using namespace dsl;
 
 constexpr RingMatmulNames kNames = {"the all-gather matmul", "A", "W", "D", "F"};
+// Every dtype the MXU's dots take, as `matmul` does: int8 and int32 give int32.
+const std::vector<DType> kAllDTypes = {DType::kBF16, DType::kF32, DType::kInt8, DType::kInt32};
 
 // The problem as each device sees it.
 struct Blocks {
@@ -36,35 +40,31 @@ struct Blocks {
   int64_t d = 0;   // D
   int64_t fn = 0;  // columns of W and Out per device: F / Y
   DType dtype = DType::kBF16;
+  ChunkMatmulPlan plan;    // how each multiply streams through VMEM
+  bool a_in_vmem = false;  // A's chunk buffers: in VMEM, or in HBM
 };
 
 Blocks BlocksFor(const Mesh& mesh, const Params& params) {
   const MatmulProblem problem = MatmulProblemOf(params);
   const RingMatmulShards s = ShardRingMatmul(mesh, params.String("axis"), problem, kNames);
-  return {s.ring, s.others, s.y, s.rows, s.k_chunk, problem.k, s.n_chunk, problem.dtype};
+  return {s.ring, s.others, s.y, s.rows, s.k_chunk, problem.k, s.n_chunk, problem.dtype, {}, false};
 }
 
-// Refs: a (HBM [bm, dk]), w (HBM [d, fn]), out (HBM [bm, fn]), then the scratch below.
-// Both schedules stream W through two VMEM chunk buffers, so its HBM reads hide behind
-// the MXU; they differ only in how A's D-chunks arrive.
+// Refs: a (HBM [bm, dk]), w (HBM [d, fn]), out (HBM [bm, fn]), then the scratch Make
+// lists. A's chunks move HBM to HBM; every multiply streams its operands through VMEM in
+// blocks (kernels/chunk_matmul.h), so only the blocks in flight occupy VMEM.
 KernelFn Blocking(Blocks b) {
   return [b](Kernel& k, const Refs&) {
     const Ref &a = k.ref("a"), &w = k.ref("w"), &out = k.ref("out");
-    const Ref &a_full = k.ref("a_full"), &w_bufs = k.ref("w_bufs"), &acc = k.ref("acc"),
-              &out_vmem = k.ref("out_vmem");
-    const Ref &local_sems = k.ref("local_sems"), &send_sems = k.ref("send_sems"),
-              &recv_sems = k.ref("recv_sems");
+    const Ref &a_full = k.ref("a_full"), &local_sems = k.ref("local_sems"),
+              &send_sems = k.ref("send_sems"), &recv_sems = k.ref("recv_sems");
     const Ring ring = k.ring(b.ring);
     const int n = ring.size;
     const int me = ring.index;
     const DeviceId right = ring.right_device();
     auto chunk = [&](int j) { return a_full.at(ds(0, b.bm), ds(j * b.dk, b.dk)); };
-    auto load_w = [&](int j, int slot) {
-      return k.async_copy(w.at(ds(j * b.dk, b.dk), ds(0, b.fn)), w_bufs.at(slot),
-                          local_sems.at(slot));
-    };
 
-    AsyncCopy load_a = k.async_copy(a, chunk(me), local_sems.at(2));
+    AsyncCopy load_a = k.async_copy(a, chunk(me), local_sems.at(0));
     load_a.start();
     load_a.wait();
     if (n > 1) {
@@ -80,77 +80,59 @@ KernelFn Blocking(Blocks b) {
       }
     }
     auto scope = k.named_scope("matmul");
-    AsyncCopy next = load_w(0, 0);
-    next.start();
-    for (int j = 0; j < n; ++j) {
-      AsyncCopy current = next;
-      if (j + 1 < n) {
-        next = load_w(j + 1, (j + 1) % 2);
-        next.start();
-      }
-      current.wait();
-      k.dot(chunk(j), w_bufs.at(j % 2), acc, /*accumulate=*/j > 0);
-    }
-    k.cast(out_vmem, acc);
-    AsyncCopy store = k.async_copy(out_vmem, out, local_sems.at(2));
-    store.start();
-    store.wait();
+    ChunkProduct(k, b.plan).Add(a_full, w, /*last=*/true, out);
   };
 }
 
 KernelFn Collective(Blocks b) {
   return [b](Kernel& k, const Refs&) {
     const Ref &a = k.ref("a"), &w = k.ref("w"), &out = k.ref("out");
-    const Ref &a_bufs = k.ref("a_bufs"), &w_bufs = k.ref("w_bufs"), &acc = k.ref("acc"),
-              &out_vmem = k.ref("out_vmem");
-    const Ref &local_sems = k.ref("local_sems"), &send_sems = k.ref("send_sems"),
-              &recv_sems = k.ref("recv_sems"), &free_slots = k.ref("free_slots");
+    const Ref& a_bufs = k.ref("a_bufs");
+    const Ref &send_sems = k.ref("send_sems"), &recv_sems = k.ref("recv_sems"),
+              &free_slots = k.ref("free_slots");
     const Ring ring = k.ring(b.ring);
     const int n = ring.size;
     const DeviceId right = ring.right_device(), left = ring.left_device();
-    auto buf = [&](int step) { return a_bufs.at(step % 2); };
+    // Step 0 multiplies and forwards our own chunk where it lies; later chunks arrive in
+    // two HBM slots by step parity.
+    // With A's slots in VMEM, our chunk is loaded into slot 0 as the MXU reads it best.
+    auto buf = [&](int step) { return step == 0 && !b.a_in_vmem ? a : a_bufs.at(step % 2); };
     // At step s this device holds the D-chunk that started on device me - s.
     auto held = [&](int step) { return ring.index_at(-step); };
-    auto load_w = [&](int step) {
-      return k.async_copy(w.at(ds(held(step) * b.dk, b.dk), ds(0, b.fn)), w_bufs.at(step % 2),
-                          local_sems.at(step % 2));
-    };
+    ChunkProduct product(k, b.plan);
 
-    AsyncCopy load_a = k.async_copy(a, buf(0), local_sems.at(2));
-    load_a.start();
-    AsyncCopy next_w = load_w(0);
-    next_w.start();
+    std::optional<AsyncCopy> load_a;
+    if (b.a_in_vmem) {
+      load_a = k.async_copy(a, buf(0), k.ref("local_sems").at(0));
+      load_a->start();
+    }
     MeetRingNeighbours(k, b.ring);
-    load_a.wait();
+    if (load_a) load_a->wait();
     for (int step = 0; step < n; ++step) {
       auto scope = k.named_scope("step " + std::to_string(step));
       const bool forward = step < n - 1;
-      AsyncCopy pass = k.async_remote_copy(buf(step), buf(step + 1), send_sems.at(step % 2),
-                                           recv_sems.at(step % 2), right);
+      AsyncCopy pass = k.async_remote_copy(buf(step), a_bufs.at((step + 1) % 2),
+                                           send_sems.at(step % 2), recv_sems.at(step % 2), right);
       if (forward) {
-        // The right neighbour's buf(step + 1) held its previous chunk until it said it was
-        // done with it; overwriting it sooner is the hazard docs/references.md §5 names.
+        // The right neighbour's slot (step + 1) % 2 held its previous chunk until it said it
+        // was done with it; overwriting it sooner is the hazard docs/references.md §5 names.
         if (step > 0) k.wait(free_slots, 1);
         pass.start();
       }
-      AsyncCopy current_w = next_w;
-      if (step + 1 < n) {
-        next_w = load_w(step + 1);
-        next_w.start();
-      }
-      current_w.wait();
-      k.dot(buf(step), w_bufs.at(step % 2), acc, /*accumulate=*/step > 0);
+      auto w_rows = [&](int s) { return w.at(ds(held(s) * b.dk, b.dk), ds(0, b.fn)); };
+      std::optional<Ref> next_w;
+      if (forward) next_w = w_rows(step + 1);
+      product.Add(buf(step), w_rows(step), /*last=*/!forward, out, next_w);
       // buf(step) is free once the MXU has read it and our forward of it has left: then
       // the left neighbour may refill it. Saying so before waiting for our own receive
       // keeps the ring from serialising.
       if (forward) pass.wait_send();
       if (step + 2 <= n - 1) k.signal(free_slots, 1, left);
-      if (forward) pass.wait_recv();  // the next chunk, from the left
+      if (forward) {
+        pass.wait_recv();  // the next chunk, from the left
+        product.Prefetch(buf(step + 1));
+      }
     }
-    k.cast(out_vmem, acc);
-    AsyncCopy store = k.async_copy(out_vmem, out, local_sems.at(2));
-    store.start();
-    store.wait();
   };
 }
 
@@ -166,12 +148,10 @@ KernelFn Collective(Blocks b) {
 KernelFn CollectiveBidi(Blocks b) {
   return [b](Kernel& k, const Refs&) {
     const Ref &a = k.ref("a"), &w = k.ref("w"), &out = k.ref("out");
-    // own: this device's chunk; a_bufs[dir][parity]: the two streams, double-buffered;
-    // w_bufs[parity][dir]: the rows of W matching each part.
-    const Ref &own = k.ref("own"), &a_bufs = k.ref("a_bufs"), &w_bufs = k.ref("w_bufs"),
-              &acc = k.ref("acc"), &out_vmem = k.ref("out_vmem");
-    const Ref &local_sems = k.ref("local_sems"), &send_sems = k.ref("send_sems"),
-              &recv_sems = k.ref("recv_sems"), &free_slots = k.ref("free_slots");
+    // a: this device's chunk; a_bufs[dir][parity]: the two streams, double-buffered in HBM.
+    const Ref& a_bufs = k.ref("a_bufs");
+    const Ref &send_sems = k.ref("send_sems"), &recv_sems = k.ref("recv_sems"),
+              &free_slots = k.ref("free_slots");
     constexpr int kRight = 0, kLeft = 1;
     const Ring ring = k.ring(b.ring);
     const int n = ring.size;
@@ -192,21 +172,20 @@ KernelFn CollectiveBidi(Blocks b) {
       }
       return Part{chunk, 0, b.dk};
     };
+    const Ref own = b.a_in_vmem ? k.ref("own") : a;
     auto held = [&](int dir, int s) { return s == 0 ? own : a_bufs.at(dir, s % 2); };
     auto cols = [](const Ref& chunk, const Part& p) {
       return chunk.at(ds(0, chunk.shape()[0]), ds(p.col, p.cols));
     };
-    auto load_w = [&](int dir, int s, const Part& p) {
-      return k.async_copy(w.at(ds(p.chunk * b.dk + p.col, p.cols), ds(0, b.fn)),
-                          w_bufs.at(s % 2, dir, ds(0, p.cols)), local_sems.at(s % 2, dir));
-    };
+    ChunkProduct product(k, b.plan);
 
-    AsyncCopy load_a = k.async_copy(a, own, local_sems.at(2, 0));
-    load_a.start();
-    std::vector<AsyncCopy> next_w = {load_w(kRight, 0, Part{me, 0, b.dk})};
-    next_w.back().start();
+    std::optional<AsyncCopy> load_a;
+    if (b.a_in_vmem) {
+      load_a = k.async_copy(a, own, k.ref("local_sems").at(0));
+      load_a->start();
+    }
     MeetRingNeighbours(k, b.ring);
-    load_a.wait();
+    if (load_a) load_a->wait();
     for (int s = 0; s <= last; ++s) {
       auto scope = k.named_scope("step " + std::to_string(s));
       std::vector<AsyncCopy> passes;
@@ -222,20 +201,26 @@ KernelFn CollectiveBidi(Blocks b) {
           passes.back().start();
         }
       }
-      std::vector<AsyncCopy> current_w = next_w;
-      next_w.clear();
-      if (s < last) {
-        for (int dir : {kRight, kLeft}) {
-          next_w.push_back(load_w(dir, s + 1, part(dir, s + 1)));
-          next_w.back().start();
+      const int parts = s == 0 ? 1 : 2;
+      auto part_at = [&](int dir, int step) {
+        return step == 0 ? Part{me, 0, b.dk} : part(dir, step);
+      };
+      auto w_rows = [&](const Part& p) {
+        return w.at(ds(p.chunk * b.dk + p.col, p.cols), ds(0, b.fn));
+      };
+      for (int dir = 0; dir < parts; ++dir) {
+        const Part p = part_at(dir, s);
+        // The next pass: this step's other part (already here), or the next step's first
+        // (its rows of W now, its part of A when it arrives).
+        std::optional<Ref> next_w, next_a;
+        if (dir + 1 < parts) {
+          next_w = w_rows(part_at(dir + 1, s));
+          next_a = cols(held(dir + 1, s), part_at(dir + 1, s));
+        } else if (s < last) {
+          next_w = w_rows(part_at(kRight, s + 1));
         }
-      }
-      for (size_t i = 0; i < current_w.size(); ++i) {
-        const int dir = static_cast<int>(i);
-        const Part p = s == 0 ? Part{me, 0, b.dk} : part(dir, s);
-        current_w[i].wait();
-        k.dot(cols(held(dir, s), p), w_bufs.at(s % 2, dir, ds(0, p.cols)), acc,
-              /*accumulate=*/s > 0 || i > 0);
+        product.Add(cols(held(dir, s), p), w_rows(p), /*last=*/s == last && dir == parts - 1, out,
+                    next_w, next_a);
       }
       for (AsyncCopy& pass : passes)
         pass.wait_send();
@@ -247,69 +232,108 @@ KernelFn CollectiveBidi(Blocks b) {
       }
       for (AsyncCopy& pass : passes)
         pass.wait_recv();  // the next parts, one from each side
+      if (s < last) product.Prefetch(cols(held(kRight, s + 1), part_at(kRight, s + 1)));
     }
-    k.cast(out_vmem, acc);
-    AsyncCopy store = k.async_copy(out_vmem, out, local_sems.at(2, 0));
-    store.start();
-    store.wait();
   };
 }
 
 enum class Schedule { kBlocking, kCollective, kBidi };
 
+const char* KernelName(Schedule schedule) {
+  switch (schedule) {
+    case Schedule::kBlocking:
+      return "ag_matmul_blocking";
+    case Schedule::kCollective:
+      return "ag_matmul_collective";
+    case Schedule::kBidi:
+      break;
+  }
+  return "ag_matmul_collective_bidi";
+}
+
 Workload Make(const Mesh& mesh, const Params& params, Schedule schedule) {
-  const Blocks b = BlocksFor(mesh, params);
+  Blocks b = BlocksFor(mesh, params);
   const int64_t steps = std::max(b.y - 1, 1);
   GridSpec grid;
   grid.in_specs = {BlockSpec::Any(), BlockSpec::Any()};
   grid.out_specs = {BlockSpec::Any()};
   KernelFn kernel;
-  std::string name;
+  // Every pass's k must be a whole number of k blocks: the bidirectional schedule's
+  // halves of a chunk on an even ring are the smallest.
+  int64_t k_quantum = b.dk;
+  if (schedule == Schedule::kBlocking) k_quantum = b.d;
+  if (schedule == Schedule::kBidi && b.y % 2 == 0 && b.dk % 256 == 0) k_quantum = b.dk / 2;
+  // A's chunks stay in VMEM, where the dots read them in place, when they fit beside a
+  // resident product; else they live in HBM and are streamed like W.
+  const int64_t a_elements =
+      static_cast<int64_t>(b.bm) * (schedule == Schedule::kBlocking     ? b.d
+                                    : schedule == Schedule::kCollective ? 2 * b.dk
+                                                                        : 5 * b.dk);
+  const uint64_t a_bytes = static_cast<uint64_t>(a_elements) * SizeOf(b.dtype);
+  const uint64_t budget = VmemBudget(mesh);
+  const std::string kernel_name = KernelName(schedule);
+  std::optional<ChunkMatmulPlan> beside_a;
+  if (a_bytes < budget) {
+    // A step that mostly waits on the ring (its chunk's transfer is several times its
+    // dots) gains nothing
+    // from short k blocks and loses the tail of the last W chunk to them.
+    const AxisLinks links = LinksOf(mesh, b.ring);
+    const double dots = 2.0 * b.bm * b.dk * b.fn / PeakMxuFlops(mesh);
+    const double transfer =
+        static_cast<double>(b.bm) * b.dk * SizeOf(b.dtype) / links.link_bytes_per_s;
+    const bool waits_on_ring = schedule != Schedule::kBlocking && transfer > 4 * dots;
+    beside_a = PlanResidentChunkMatmul(b.bm, k_quantum, b.fn, b.dtype, budget - a_bytes,
+                                       /*a_in_vmem=*/true, waits_on_ring);
+  }
+  const bool a_in_vmem = beside_a.has_value();
+  b.a_in_vmem = a_in_vmem;
+  b.plan =
+      a_in_vmem ? *beside_a : PlanChunkMatmul(kernel_name, b.bm, k_quantum, b.fn, b.dtype, budget);
+  auto AScratch = [&](Shape shape, const char* scratch_name) {
+    return a_in_vmem ? ScratchSpec::VMEM(std::move(shape), b.dtype, scratch_name)
+                     : ScratchSpec::HBM(std::move(shape), b.dtype, scratch_name);
+  };
   switch (schedule) {
     case Schedule::kBlocking:
-      name = "ag_matmul_blocking";
-      kernel = Blocking(b);
       grid.scratch_shapes = {
-          ScratchSpec::VMEM({b.bm, b.d}, b.dtype, "a_full"),
-          ScratchSpec::VMEM({2, b.dk, b.fn}, b.dtype, "w_bufs"),
-          ScratchSpec::VMEM({b.bm, b.fn}, DType::kF32, "acc"),
-          ScratchSpec::VMEM({b.bm, b.fn}, b.dtype, "out_vmem"),
-          ScratchSpec::DMA({3}, "local_sems"),
+          AScratch({b.bm, b.d}, "a_full"),
+          ScratchSpec::DMA({1}, "local_sems"),
           ScratchSpec::DMA({steps}, "send_sems"),
           ScratchSpec::DMA({steps}, "recv_sems"),
       };
       break;
     case Schedule::kCollective:
-      name = "ag_matmul_collective";
-      kernel = Collective(b);
       grid.scratch_shapes = {
-          ScratchSpec::VMEM({2, b.bm, b.dk}, b.dtype, "a_bufs"),
-          ScratchSpec::VMEM({2, b.dk, b.fn}, b.dtype, "w_bufs"),
-          ScratchSpec::VMEM({b.bm, b.fn}, DType::kF32, "acc"),
-          ScratchSpec::VMEM({b.bm, b.fn}, b.dtype, "out_vmem"),
-          ScratchSpec::DMA({3}, "local_sems"),
-          ScratchSpec::DMA({2}, "send_sems"),
-          ScratchSpec::DMA({2}, "recv_sems"),
+          AScratch({2, b.bm, b.dk}, "a_bufs"),    ScratchSpec::DMA({1}, "local_sems"),
+          ScratchSpec::DMA({2}, "send_sems"),     ScratchSpec::DMA({2}, "recv_sems"),
           ScratchSpec::REGULAR({}, "free_slots"),
       };
       break;
     case Schedule::kBidi:
-      name = "ag_matmul_collective_bidi";
-      kernel = CollectiveBidi(b);
       grid.scratch_shapes = {
-          ScratchSpec::VMEM({b.bm, b.dk}, b.dtype, "own"),
-          ScratchSpec::VMEM({2, 2, b.bm, b.dk}, b.dtype, "a_bufs"),
-          ScratchSpec::VMEM({2, 2, b.dk, b.fn}, b.dtype, "w_bufs"),
-          ScratchSpec::VMEM({b.bm, b.fn}, DType::kF32, "acc"),
-          ScratchSpec::VMEM({b.bm, b.fn}, b.dtype, "out_vmem"),
-          ScratchSpec::DMA({3, 2}, "local_sems"),
-          ScratchSpec::DMA({2, 2}, "send_sems"),
-          ScratchSpec::DMA({2, 2}, "recv_sems"),
+          AScratch({2, 2, b.bm, b.dk}, "a_bufs"),  ScratchSpec::DMA({1}, "local_sems"),
+          ScratchSpec::DMA({2, 2}, "send_sems"),   ScratchSpec::DMA({2, 2}, "recv_sems"),
           ScratchSpec::REGULAR({2}, "free_slots"),
       };
       break;
   }
-  PallasCall call = pallas_call(name, kernel, grid, {{{b.bm, b.fn}, b.dtype}});
+  if (schedule == Schedule::kBidi && a_in_vmem) {
+    grid.scratch_shapes.push_back(ScratchSpec::VMEM({b.bm, b.dk}, b.dtype, "own"));
+  }
+  for (ScratchSpec& spec : b.plan.Scratch())
+    grid.scratch_shapes.push_back(std::move(spec));
+  switch (schedule) {
+    case Schedule::kBlocking:
+      kernel = Blocking(b);
+      break;
+    case Schedule::kCollective:
+      kernel = Collective(b);
+      break;
+    case Schedule::kBidi:
+      kernel = CollectiveBidi(b);
+      break;
+  }
+  PallasCall call = pallas_call(kernel_name, kernel, grid, {{{b.bm, b.fn}, b.plan.out_dtype()}});
   call.in_names = {"a", "w"};
   call.out_names = {"out"};
   call.compiler_params.collective_id = 0;  // for its start barrier
@@ -362,13 +386,13 @@ double NoBusFactor(int) {
 
 const Registration blocking(KernelInfo{
     "ag_matmul_blocking", "all-gather A over the ring axis, then one matmul (exposed gather)",
-    RingMatmulParams(kNames),
+    RingMatmulParams(kNames, kAllDTypes),
     [](const Mesh& mesh, const Params& params) { return Make(mesh, params, Schedule::kBlocking); },
     AgMatmulBound, NoBusFactor, FlopsPerChip});
 const Registration collective(KernelInfo{
     "ag_matmul_collective",
     "collective matmul: multiply the held D-chunk while the next one moves round the ring",
-    RingMatmulParams(kNames),
+    RingMatmulParams(kNames, kAllDTypes),
     [](const Mesh& mesh, const Params& params) {
       return Make(mesh, params, Schedule::kCollective);
     },
@@ -376,7 +400,7 @@ const Registration collective(KernelInfo{
 const Registration collective_bidi(KernelInfo{
     "ag_matmul_collective_bidi",
     "bidirectional collective matmul: chunks travel both ways round the ring, ~Y/2 steps",
-    RingMatmulParams(kNames),
+    RingMatmulParams(kNames, kAllDTypes),
     [](const Mesh& mesh, const Params& params) { return Make(mesh, params, Schedule::kBidi); },
     AgMatmulBidiBound, NoBusFactor, FlopsPerChip});
 

@@ -44,6 +44,22 @@ struct Blocks {
   DType dtype = DType::kBF16;
 };
 
+// Partials are the MXU's accumulators: f32, or int32 for integers, whose products are
+// int32 too.
+DType AccOf(DType dtype) {
+  return IsFloating(dtype) ? DType::kF32 : DType::kInt32;
+}
+DType OutOf(DType dtype) {
+  return IsFloating(dtype) ? dtype : DType::kInt32;
+}
+
+uint64_t VmemBytes(const Blocks& b) {
+  const uint64_t es = SizeOf(b.dtype), block = static_cast<uint64_t>(b.bm * b.nb);
+  const uint64_t steps = static_cast<uint64_t>(std::max(2 * (b.y - 1), 1));
+  return static_cast<uint64_t>(b.bm * b.kk + 2 * b.kk * b.nc) * es +
+         2 * block * ((b.y + steps) * SizeOf(AccOf(b.dtype)) + b.y * SizeOf(OutOf(b.dtype)));
+}
+
 Blocks BlocksFor(const Mesh& mesh, const AgwMatmulProblem& problem) {
   Blocks b;
   b.x_axis = problem.x_axis;
@@ -100,6 +116,27 @@ Blocks BlocksFor(const Mesh& mesh, const AgwMatmulProblem& problem) {
   }
   b.nc = n / b.c;
   b.nb = b.nc / b.y;
+  // Everything below scales with the column chunk but A_ij: when the default chunks do
+  // not fit in VMEM, take more, narrower ones (each all-reduce step then moves less).
+  // Nothing else shares VMEM with these buffers: they may fill it, as they always could.
+  const uint64_t budget = mesh.topology().chip().vmem().capacity_bytes();
+  while (problem.column_chunk <= 0 && VmemBytes(b) > budget && n % (2 * b.c * b.y) == 0) {
+    b.c *= 2;
+    b.nc = n / b.c;
+    b.nb = b.nc / b.y;
+  }
+  if (VmemBytes(b) > budget) {
+    std::string message = "agw_matmul holds A_ij [" + std::to_string(b.bm) + ", " +
+                          std::to_string(b.kk) + "] and, per column chunk of " +
+                          std::to_string(b.nc);
+    message += " (bn), two weight slots and the f32 all-reduce buffers in VMEM: " +
+               std::to_string(VmemBytes(b)) + " bytes, more than the chip's budget of " +
+               std::to_string(budget);
+    message +=
+        " bytes. Give a smaller bn that divides n and is a multiple of Y, shard m and k "
+        "over more devices, or use a chip with more VMEM (chip.vmem.capacity_bytes).";
+    throw ParamError({"m", "k", "n", "bn"}, message);
+  }
   return b;
 }
 
@@ -498,7 +535,7 @@ std::vector<Param> AgwParams() {
       BnParam()
           .Description("the column chunk of N that one all-reduce step works on")
           .Auto("N/8, N/4 or N/2, the most chunks that keep an all-reduce block 128 lanes wide"),
-      DTypeParam({DType::kBF16, DType::kF32}));
+      DTypeParam({DType::kBF16, DType::kF32, DType::kInt8, DType::kInt32}));
 }
 
 const Registration blocking(KernelInfo{
@@ -524,12 +561,12 @@ PallasCall AgwMatmulCall(const Mesh& mesh, const AgwMatmulProblem& problem, bool
   grid.scratch_shapes = {
       ScratchSpec::VMEM({b.bm, b.kk}, b.dtype, "a_vmem"),
       ScratchSpec::VMEM({2, b.kk, b.nc}, b.dtype, "w_bufs"),
-      ScratchSpec::VMEM({2, b.y, b.bm, b.nb}, DType::kF32, "partial"),
-      ScratchSpec::VMEM({2, steps, b.bm, b.nb}, DType::kF32, "ar_recv"),
+      ScratchSpec::VMEM({2, b.y, b.bm, b.nb}, AccOf(b.dtype), "partial"),
+      ScratchSpec::VMEM({2, steps, b.bm, b.nb}, AccOf(b.dtype), "ar_recv"),
       ScratchSpec::DMA({2, steps}, "ar_send_sems"),
       ScratchSpec::DMA({2, steps}, "ar_recv_sems"),
       ScratchSpec::REGULAR({2}, "ar_credit"),
-      ScratchSpec::VMEM({2, b.y, b.bm, b.nb}, b.dtype, "out_vmem"),
+      ScratchSpec::VMEM({2, b.y, b.bm, b.nb}, OutOf(b.dtype), "out_vmem"),
       ScratchSpec::DMA({2, b.y}, "store_sems"),
       ScratchSpec::DMA({3}, "local_sems"),
   };
@@ -544,8 +581,9 @@ PallasCall AgwMatmulCall(const Mesh& mesh, const AgwMatmulProblem& problem, bool
     grid.scratch_shapes.push_back(ScratchSpec::DMA({gather_steps}, "gather_send"));
     grid.scratch_shapes.push_back(ScratchSpec::DMA({gather_steps}, "gather_recv"));
   }
-  PallasCall call = pallas_call(fused ? "agw_matmul_ar_fused" : "agw_matmul_ar",
-                                fused ? Fused(b) : Blocking(b), grid, {{{b.bm, b.n}, b.dtype}});
+  PallasCall call =
+      pallas_call(fused ? "agw_matmul_ar_fused" : "agw_matmul_ar", fused ? Fused(b) : Blocking(b),
+                  grid, {{{b.bm, b.n}, OutOf(b.dtype)}});
   call.in_names = {"inputs", "weights"};
   call.out_names = {"out"};
   call.compiler_params.collective_id = 0;  // for its start barrier

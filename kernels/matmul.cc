@@ -20,16 +20,6 @@ namespace {
 using namespace dsl;
 using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-// `extent` when it fits in `want`; else the largest multiple of `quantum` up to `want`
-// that divides `extent`; else `extent`.
-int64_t DefaultBlock(int64_t want, int64_t extent, int64_t quantum) {
-  if (extent <= want) return extent;
-  for (int64_t c = want / quantum * quantum; c >= quantum; c -= quantum) {
-    if (extent % c == 0) return c;
-  }
-  return extent;
-}
-
 Matrix ToMatrix(const Array& a) {
   Matrix m(a.shape()[0], a.shape()[1]);
   if (a.dtype() == DType::kF32) {
@@ -68,36 +58,6 @@ KernelFn MatmulKernel(Precision precision, DType acc_dtype) {
   };
 }
 
-// Integers spread over [-range, range], so int32 products overflow and wrap as on the chip.
-Array RandomIntegers(const Shape& shape, DType dtype, uint64_t seed) {
-  Array a(shape, dtype);
-  const int64_t range = dtype == DType::kInt8 ? 127 : (int64_t{1} << 20);
-  uint64_t state = seed * 6364136223846793005ull + 1442695040888963407ull;
-  for (int64_t i = 0; i < a.size(); ++i) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    a.SetFlat(i,
-              static_cast<double>(static_cast<int64_t>((state >> 33) % (2 * range + 1)) - range));
-  }
-  return a;
-}
-
-// The exact int32 product, wrapping modulo 2^32 (unsigned 64-bit sums are exact mod 2^64).
-Array IntegerProduct(const Array& a, const Array& b) {
-  using IntMatrix = Eigen::Matrix<uint64_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  auto to_matrix = [](const Array& x) {
-    IntMatrix m(x.shape()[0], x.shape()[1]);
-    for (int64_t i = 0; i < x.size(); ++i)
-      m.data()[i] = static_cast<uint64_t>(static_cast<int64_t>(x.GetFlat(i)));
-    return m;
-  };
-  const IntMatrix product = to_matrix(a) * to_matrix(b);
-  Array out({a.shape()[0], b.shape()[1]}, DType::kInt32);
-  auto* p = reinterpret_cast<int32_t*>(out.data());
-  for (int64_t i = 0; i < out.size(); ++i)
-    p[i] = static_cast<int32_t>(static_cast<uint32_t>(product.data()[i]));
-  return out;
-}
-
 MatmulPlan PlanOf(const Params& params) {
   MatmulPlan request;
   request.m = params.Int("m");
@@ -121,9 +81,9 @@ Workload Make(const Mesh& mesh, const Params& params) {
     return w;
   }
   if (plan.integer()) {
-    w.inputs = {RandomIntegers({plan.m, plan.k}, plan.dtype, params.seed * 1000003),
-                RandomIntegers({plan.k, plan.n}, plan.dtype, params.seed * 1000003 + 1)};
-    w.expected.push_back(IntegerProduct(w.inputs[0], w.inputs[1]));
+    w.inputs = {RandomIntegerArray({plan.m, plan.k}, plan.dtype, params.seed * 1000003),
+                RandomIntegerArray({plan.k, plan.n}, plan.dtype, params.seed * 1000003 + 1)};
+    w.expected.push_back(ExactIntegerProduct(w.inputs[0], w.inputs[1]));
     return w;  // exact: rtol = atol = 0
   }
   w.inputs = {Array::Random({plan.m, plan.k}, plan.dtype, params.seed * 1000003),
@@ -162,6 +122,14 @@ const Registration registration(KernelInfo{
     Make, Roofline, nullptr, FlopsPerChip});
 
 }  // namespace
+
+int64_t DefaultBlock(int64_t want, int64_t extent, int64_t quantum) {
+  if (extent <= want) return extent;
+  for (int64_t c = want / quantum * quantum; c >= quantum; c -= quantum) {
+    if (extent % c == 0) return c;
+  }
+  return extent;
+}
 
 MatmulPlan PlanMatmul(MatmulPlan request) {
   MatmulPlan p = request;
@@ -211,7 +179,8 @@ PallasCall MatmulCall(const MatmulPlan& p) {
   return call;
 }
 
-std::vector<Param> RingMatmulParams(const RingMatmulNames& names) {
+std::vector<Param> RingMatmulParams(const RingMatmulNames& names,
+                                    const std::vector<DType>& dtypes) {
   const std::string k = names.k, n = names.n;
   return ParamList(
       AxisParam().Description("the ring axis Y, which shards " + k + " and " + n),
@@ -219,7 +188,7 @@ std::vector<Param> RingMatmulParams(const RingMatmulNames& names) {
                            " and of the output, sharded over the other axes"),
       KParam().Description(k + ": the contracting dim"),
       NParam().Description(n + ": columns of " + std::string(names.rhs) + " and of the output"),
-      DTypeParam({DType::kBF16, DType::kF32}));
+      DTypeParam(dtypes));
 }
 
 RingMatmulShards ShardRingMatmul(const Mesh& mesh, const std::string& axis,

@@ -35,6 +35,10 @@ struct MatmulPlan {
 // break the tiling rules are reported by the BlockSpec checks when the program runs.
 MatmulPlan PlanMatmul(MatmulPlan request);
 
+// A block along a dimension of `extent`: `extent` when it fits in `want`; else the largest
+// multiple of `quantum` up to `want` that divides `extent`; else `extent`.
+int64_t DefaultBlock(int64_t want, int64_t extent, int64_t quantum);
+
 // The pallas_call of one chip's matmul.
 dsl::PallasCall MatmulCall(const MatmulPlan& plan);
 
@@ -63,8 +67,10 @@ struct RingMatmulNames {
   const char* n;
 };
 // The parameters of such a kernel: axis (the ring), m = B, k and n named as `names` says,
-// dtype bf16 or f32.
-std::vector<Param> RingMatmulParams(const RingMatmulNames& names);
+// dtype one of `dtypes`.
+std::vector<Param> RingMatmulParams(const RingMatmulNames& names,
+                                    const std::vector<dsl::DType>& dtypes = {dsl::DType::kBF16,
+                                                                             dsl::DType::kF32});
 // Throws ParamError naming m, k and n when a dimension does not split.
 RingMatmulShards ShardRingMatmul(const dsl::Mesh& mesh, const std::string& axis,
                                  const MatmulProblem& problem, const RingMatmulNames& names);

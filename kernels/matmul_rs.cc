@@ -12,6 +12,7 @@
 // Partial sums travel in f32: they are the MXU's f32 accumulators, and rounding them to
 // bf16 at every hop would add Y-1 roundings of values far larger than many of the final
 // elements. It costs 2x the bytes of a bf16 reduction; the bound counts those bytes.
+// Integer partial sums travel in int32, wrapping as the exact product does.
 
 #include <algorithm>
 #include <optional>
@@ -19,6 +20,7 @@
 
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
+#include "kernels/chunk_matmul.h"
 #include "kernels/matmul.h"
 #include "kernels/registry.h"
 #include "kernels/ring.h"
@@ -40,19 +42,25 @@ struct Blocks {
   int64_t d = 0;   // D
   int64_t dn = 0;  // D-chunk of Out per device: D / Y
   DType dtype = DType::kBF16;
+  // Streamed: Tmp, W2, the partial sums and the receive slots stay in HBM and every
+  // multiply, add and cast streams through VMEM in plan's blocks (kernels/chunk_matmul.h);
+  // else (when they fit) Tmp and the sums live in VMEM and W2's D-chunks are
+  // double-buffered.
+  bool streamed = false;
+  ChunkMatmulPlan plan;
 };
 
 Blocks BlocksFor(const Mesh& mesh, const Params& params) {
   const MatmulProblem problem = MatmulProblemOf(params);
   const RingMatmulShards s = ShardRingMatmul(mesh, params.String("axis"), problem, kNames);
-  return {s.ring, s.others, s.y, s.rows, s.k_chunk, problem.n, s.n_chunk, problem.dtype};
+  return {s.ring, s.others, s.y, s.rows, s.k_chunk, problem.n, s.n_chunk, problem.dtype, false, {}};
 }
 
-// Refs: tmp (HBM [bm, fk]), w2 (HBM [fk, D]), out (HBM [bm, dn]), then tmp_vmem, w_bufs
-// (VMEM [2, fk, dn]: W2's D-chunks streamed from HBM, double-buffered), sums (f32: the
-// whole partial [Y, bm, dn] for the blocking schedule, two step slots [2, bm, dn] for the
-// collective one), recv (f32 [2, bm, dn]), out_vmem, local_sems DMA[3], send_sems DMA[2],
-// recv_sems DMA[2], credit REGULAR.
+// Refs: tmp (HBM [bm, fk]), w2 (HBM [fk, D]), out (HBM [bm, dn]), then the scratch Make
+// lists: sums (the accumulator dtype: the whole partial [Y, bm, dn] for the blocking
+// schedule, two step slots [2, bm, dn] for the collective one), recv [2, bm, dn], the
+// semaphores, and either tmp_vmem, w_bufs (VMEM [2, fk, dn]: W2's D-chunks,
+// double-buffered) and out_vmem, or, streamed, cm_acc (sums and recv then in HBM).
 //
 // The ring both schedules share. A sender writes the right neighbour's recv[s % 2]; that
 // slot held the neighbour's step s-2 arrival until it was added, so from step 2 on the
@@ -64,14 +72,17 @@ KernelFn RsKernel(Blocks b, bool collective) {
     const int n = ring.size;
     const DeviceId right = ring.right_device(), left = ring.left_device();
     const Ref &tmp = k.ref("tmp"), &w2 = k.ref("w2"), &out = k.ref("out");
-    const Ref &tmp_vmem = k.ref("tmp_vmem"), &w_bufs = k.ref("w_bufs"),
-              &sums = k.ref(collective ? "sums" : "partial"), &recv = k.ref("recv"),
-              &out_vmem = k.ref("out_vmem");
+    const Ref &sums = k.ref(collective ? "sums" : "partial"), &recv = k.ref("recv");
     const Ref &local_sems = k.ref("local_sems"), &send_sems = k.ref("send_sems"),
               &recv_sems = k.ref("recv_sems"), &credit = k.ref("credit");
+    // Streamed, Tmp and W2 are read where they are; else Tmp comes into VMEM whole and
+    // W2's D-chunks through two slots.
+    const Ref tmp_vmem = b.streamed ? tmp : k.ref("tmp_vmem");
+    const Ref w_bufs = b.streamed ? w2 : k.ref("w_bufs");
+    const Ref out_vmem = b.streamed ? out : k.ref("out_vmem");
+    auto w_chunk = [&](int chunk) { return w2.at(ds(0, b.fk), ds(chunk * b.dn, b.dn)); };
     auto load_w = [&](int chunk, int slot) {
-      return k.async_copy(w2.at(ds(0, b.fk), ds(chunk * b.dn, b.dn)), w_bufs.at(slot),
-                          local_sems.at(slot));
+      return k.async_copy(w_chunk(chunk), w_bufs.at(slot), local_sems.at(slot));
     };
     // Where step s's partial sum lives: one slot per chunk (blocking), or per step parity.
     // The D-chunk whose partial sum this device sends at ring step s (received at step s + 1
@@ -80,20 +91,27 @@ KernelFn RsKernel(Blocks b, bool collective) {
     auto chunk_at = [&](int s) { return ring.index_at(-s - 1); };
     auto sum_at = [&](int s) { return collective ? sums.at(s % 2) : sums.at(chunk_at(s)); };
 
-    AsyncCopy load_tmp = k.async_copy(tmp, tmp_vmem, local_sems.at(2));
-    load_tmp.start();
     // Blocking computes chunks in index order; collective in the order the ring sends them.
     auto chunk_of = [&](int j) { return collective ? chunk_at(j) : j; };
-    AsyncCopy next_w = load_w(chunk_of(0), 0);
-    next_w.start();
+    std::optional<AsyncCopy> load_tmp, next_w;
+    if (!b.streamed) {
+      load_tmp = k.async_copy(tmp, tmp_vmem, local_sems.at(2));
+      load_tmp->start();
+      next_w = load_w(chunk_of(0), 0);
+      next_w->start();
+    }
     MeetRingNeighbours(k, b.ring);
-    load_tmp.wait();
+    if (load_tmp) load_tmp->wait();
     // Streams W2's chunk j + 1 while chunk j is multiplied into `into`.
     auto multiply = [&](int j, const Ref& into) {
-      AsyncCopy current = next_w;
+      if (b.streamed) {
+        StreamMatmul(k, b.plan, tmp, w_chunk(chunk_of(j)), std::nullopt, into);
+        return;
+      }
+      AsyncCopy current = *next_w;
       if (j + 1 < n) {
         next_w = load_w(chunk_of(j + 1), (j + 1) % 2);
-        next_w.start();
+        next_w->start();
       }
       current.wait();
       k.dot(tmp_vmem, w_bufs.at(j % 2), into, /*accumulate=*/false);
@@ -121,7 +139,11 @@ KernelFn RsKernel(Blocks b, bool collective) {
         AsyncCopy incoming = k.async_remote_copy(
             sum, recv.at((s - 1) % 2), send_sems.at((s - 1) % 2), recv_sems.at((s - 1) % 2), left);
         incoming.wait_recv();
-        k.add(sum, sum, recv.at((s - 1) % 2));
+        if (b.streamed) {
+          StreamElementwise(k, b.plan, sum, sum, recv.at((s - 1) % 2));
+        } else {
+          k.add(sum, sum, recv.at((s - 1) % 2));
+        }
         // recv[(s-1) % 2] is free: the left neighbour refills it at its step s + 1, if any.
         if (s + 1 <= n - 2) k.signal(credit, 1, left);
       }
@@ -135,38 +157,60 @@ KernelFn RsKernel(Blocks b, bool collective) {
         } else {
           send.wait_send();  // a plain ring: one step at a time
         }
+      } else if (b.streamed) {
+        StreamElementwise(k, b.plan, out, sum);  // our own chunk, complete
       } else {
-        k.cast(out_vmem, sum);  // our own chunk, complete
+        k.cast(out_vmem, sum);
       }
     }
     for (auto& send : sends) {
       if (send) send->wait_send();
     }
-    AsyncCopy store = k.async_copy(out_vmem, out, local_sems.at(2));
-    store.start();
-    store.wait();
+    if (!b.streamed) {
+      AsyncCopy store = k.async_copy(out_vmem, out, local_sems.at(2));
+      store.start();
+      store.wait();
+    }
   };
 }
 
 Workload Make(const Mesh& mesh, const Params& params, bool collective) {
-  const Blocks b = BlocksFor(mesh, params);
+  Blocks b = BlocksFor(mesh, params);
+  const char* name = collective ? "matmul_rs_collective" : "matmul_rs_blocking";
+  // Partial sums are the MXU's accumulators: f32, or int32 for integers.
+  const DType acc = !IsFloating(b.dtype) ? DType::kInt32 : DType::kF32;
+  const DType out_dtype = !IsFloating(b.dtype) ? DType::kInt32 : b.dtype;
+  const int64_t sum_slots = collective ? 2 : b.y;
+  const uint64_t chunk = static_cast<uint64_t>(b.bm * b.dn);
+  const uint64_t vmem_bytes =
+      static_cast<uint64_t>(b.bm * b.fk + 2 * b.fk * b.dn) * SizeOf(b.dtype) +
+      chunk * ((sum_slots + 2) * SizeOf(acc) + SizeOf(out_dtype));
+  const uint64_t budget = VmemBudget(mesh);
+  b.streamed = vmem_bytes > budget;
   GridSpec grid;
   grid.in_specs = {BlockSpec::Any(), BlockSpec::Any()};
   grid.out_specs = {BlockSpec::Any()};
+  auto sums_scratch = [&](Shape shape, const char* scratch_name) {
+    return b.streamed ? ScratchSpec::HBM(std::move(shape), acc, scratch_name)
+                      : ScratchSpec::VMEM(std::move(shape), acc, scratch_name);
+  };
   grid.scratch_shapes = {
-      ScratchSpec::VMEM({b.bm, b.fk}, b.dtype, "tmp_vmem"),
-      ScratchSpec::VMEM({2, b.fk, b.dn}, b.dtype, "w_bufs"),
-      ScratchSpec::VMEM({collective ? 2 : b.y, b.bm, b.dn}, DType::kF32,
-                        collective ? "sums" : "partial"),
-      ScratchSpec::VMEM({2, b.bm, b.dn}, DType::kF32, "recv"),
-      ScratchSpec::VMEM({b.bm, b.dn}, b.dtype, "out_vmem"),
+      sums_scratch({sum_slots, b.bm, b.dn}, collective ? "sums" : "partial"),
+      sums_scratch({2, b.bm, b.dn}, "recv"),
       ScratchSpec::DMA({3}, "local_sems"),
       ScratchSpec::DMA({2}, "send_sems"),
       ScratchSpec::DMA({2}, "recv_sems"),
       ScratchSpec::REGULAR({}, "credit"),
   };
-  PallasCall call = pallas_call(collective ? "matmul_rs_collective" : "matmul_rs_blocking",
-                                RsKernel(b, collective), grid, {{{b.bm, b.dn}, b.dtype}});
+  if (b.streamed) {
+    b.plan = PlanStreamedChunkMatmul(name, b.bm, b.fk, b.dn, b.dtype, budget);
+    grid.scratch_shapes.push_back(ScratchSpec::VMEM({b.plan.tm, b.plan.tn}, acc, "cm_acc"));
+  } else {
+    grid.scratch_shapes.push_back(ScratchSpec::VMEM({b.bm, b.fk}, b.dtype, "tmp_vmem"));
+    grid.scratch_shapes.push_back(ScratchSpec::VMEM({2, b.fk, b.dn}, b.dtype, "w_bufs"));
+    grid.scratch_shapes.push_back(ScratchSpec::VMEM({b.bm, b.dn}, out_dtype, "out_vmem"));
+  }
+  PallasCall call = pallas_call(name, RsKernel(b, collective), grid, {{{b.bm, b.dn}, out_dtype}});
   call.in_names = {"tmp", "w2"};
   call.out_names = {"out"};
   call.compiler_params.collective_id = 0;  // for its start barrier
@@ -202,13 +246,13 @@ double NoBusFactor(int) {
 const Registration blocking(KernelInfo{
     "matmul_rs_blocking",
     "local matmul to an f32 partial, then a ring reduce-scatter over the ring axis (exposed)",
-    RingMatmulParams(kNames),
+    RingMatmulParams(kNames, {DType::kBF16, DType::kF32, DType::kInt8, DType::kInt32}),
     [](const Mesh& mesh, const Params& params) { return Make(mesh, params, false); }, MatmulRsBound,
     NoBusFactor, FlopsPerChip});
 const Registration collective(KernelInfo{
     "matmul_rs_collective",
     "collective matmul: compute the D-chunk the ring sends next while the last one moves",
-    RingMatmulParams(kNames),
+    RingMatmulParams(kNames, {DType::kBF16, DType::kF32, DType::kInt8, DType::kInt32}),
     [](const Mesh& mesh, const Params& params) { return Make(mesh, params, true); }, MatmulRsBound,
     NoBusFactor, FlopsPerChip});
 

@@ -1,6 +1,8 @@
 #include "kernels/problem_params.h"
 
 #include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
 
 #include "dsl/dtype.h"
 
@@ -123,11 +125,48 @@ dsl::Array MakeCollectiveInput(const CollectiveProblem& problem, uint64_t salt) 
   return dsl::Array::Random({elements}, problem.dtype, problem.seed * 1000003 + salt);
 }
 
+dsl::Array RandomIntegerArray(const dsl::Shape& shape, dsl::DType dtype, uint64_t seed) {
+  dsl::Array a(shape, dtype);
+  const int64_t range = dtype == dsl::DType::kInt8 ? 127 : (int64_t{1} << 20);
+  uint64_t state = seed * 6364136223846793005ull + 1442695040888963407ull;
+  for (int64_t i = 0; i < a.size(); ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    a.SetFlat(i,
+              static_cast<double>(static_cast<int64_t>((state >> 33) % (2 * range + 1)) - range));
+  }
+  return a;
+}
+
+// Unsigned 64-bit sums are exact modulo 2^64, hence modulo 2^32.
+dsl::Array ExactIntegerProduct(const dsl::Array& a, const dsl::Array& b) {
+  using IntMatrix = Eigen::Matrix<uint64_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  auto to_matrix = [](const dsl::Array& x) {
+    IntMatrix m(x.shape()[0], x.shape()[1]);
+    for (int64_t i = 0; i < x.size(); ++i)
+      m.data()[i] = static_cast<uint64_t>(static_cast<int64_t>(x.GetFlat(i)));
+    return m;
+  };
+  const IntMatrix product = to_matrix(a) * to_matrix(b);
+  dsl::Array out({a.shape()[0], b.shape()[1]}, dsl::DType::kInt32);
+  auto* p = reinterpret_cast<int32_t*>(out.data());
+  for (int64_t i = 0; i < out.size(); ++i)
+    p[i] = static_cast<int32_t>(static_cast<uint32_t>(product.data()[i]));
+  return out;
+}
+
 void AddMatmulOperands(Workload& w, const MatmulProblem& problem, uint64_t salt) {
   const int64_t m = problem.m, k = problem.k, n = problem.n;
   if (!problem.functional) {
     w.inputs = {dsl::Array::Placeholder({m, k}, problem.dtype),
                 dsl::Array::Placeholder({k, n}, problem.dtype)};
+    return;
+  }
+  if (problem.dtype == dsl::DType::kInt8 || problem.dtype == dsl::DType::kInt32) {
+    dsl::Array a = RandomIntegerArray({m, k}, problem.dtype, problem.seed * 7 + salt);
+    dsl::Array b = RandomIntegerArray({k, n}, problem.dtype, problem.seed * 7 + salt + 1);
+    w.expected = {ExactIntegerProduct(a, b)};
+    w.inputs = {std::move(a), std::move(b)};
+    w.rtol = w.atol = 0;  // the MXU's integer dots are exact, wrapping as int32 does
     return;
   }
   dsl::Array a = dsl::Array::Random({m, k}, problem.dtype, problem.seed * 7 + salt);
@@ -149,6 +188,12 @@ void AddMatmulOperands(Workload& w, const MatmulProblem& problem, uint64_t salt)
   // bits of mantissa: a couple of its ulps; docs/references.md §1, "Matmul precision").
   w.rtol = 2e-2;
   w.atol = 2e-2;
+  if (problem.dtype == dsl::DType::kF32) {
+    // f32 elements are not rounded to bf16 beforehand, so the pass rounds each (2^-8
+    // relative): each product is off by ~2^-8 / 3 at random, a sum of k of them by
+    // ~sqrt(k) x 1.3e-3; allow six standard deviations, as `matmul` does.
+    w.atol = std::max(w.atol, 6 * 1.3e-3 * std::sqrt(static_cast<double>(k)));
+  }
 }
 
 }  // namespace tpusim::kernels

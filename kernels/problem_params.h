@@ -84,6 +84,14 @@ dsl::Array MakeCollectiveInput(const CollectiveProblem& problem, uint64_t salt =
 // host in f64 and rounded once as the expected output, and the tolerance of an MXU result
 // at DEFAULT precision (one bf16 pass, f32 accumulation in another order, then one
 // rounding to the dtype).
+// Integer dtypes get integers from RandomIntegerArray and the exact product, compared
+// exactly.
 void AddMatmulOperands(Workload& w, const MatmulProblem& problem, uint64_t salt);
+
+// Integers spread over [-range, range] (127 for int8, 2^20 for int32), so int32 products
+// overflow and wrap as on the chip.
+dsl::Array RandomIntegerArray(const dsl::Shape& shape, dsl::DType dtype, uint64_t seed);
+// The exact int32 product of two integer matrices, wrapping modulo 2^32.
+dsl::Array ExactIntegerProduct(const dsl::Array& a, const dsl::Array& b);
 
 }  // namespace tpusim::kernels
