@@ -33,6 +33,11 @@ std::string Type(const ShapeDtype& t) {
   return TypeString(t.dtype, t.shape);
 }
 
+// A copy or a fill (concatenate, zeros): it moves bytes and computes nothing.
+XlaWork CopyWork(const OpTyping& t, const std::vector<ShapeDtype>& results) {
+  return ReadWriteWork(t.operands, results);
+}
+
 std::vector<ShapeDtype> SameTypes(const OpTyping& t) {
   const ShapeDtype& a = t.operands[0];
   const ShapeDtype& b = t.operands[1];
@@ -246,7 +251,7 @@ OpDef Concatenate() {
     }
     return std::vector<Array>{out};
   };
-  def.work = MemoryBoundWork;
+  def.work = CopyWork;
   return def;
 }
 
@@ -268,7 +273,7 @@ OpDef Zeros() {
   def.compute = [](const OpCompute& c) {
     return std::vector<Array>{Array(c.results[0].shape, c.results[0].dtype)};
   };
-  def.work = MemoryBoundWork;
+  def.work = CopyWork;
   return def;
 }
 

@@ -109,6 +109,10 @@ std::string NotRunHere(const std::string& command) {
     return "set-up commands: CI runs them itself (.ci/run)";
   if (command.find("--load build-example/") != std::string::npos)
     return "the plugin example: tests/install/user_kernel_test.cmake builds it and runs these";
+#ifndef TPUSIM_PYTHON_DIR
+  if (command.find("build/python") != std::string::npos)
+    return "the Python module, which this tree does not build (the sanitizer tree)";
+#endif
   return "";
 }
 
