@@ -22,6 +22,7 @@ file(GLOB TPUSIM_PUBLIC_HEADERS RELATIVE ${PROJECT_SOURCE_DIR} CONFIGURE_DEPENDS
   ${PROJECT_SOURCE_DIR}/kernels/*.h ${PROJECT_SOURCE_DIR}/kernels/lax/*.h
   ${PROJECT_SOURCE_DIR}/base/*.h)
 list(APPEND TPUSIM_PUBLIC_HEADERS
+  programs/host_reference.h
   topologies/topology_loader.h
   traces/trace_sink.h)
 foreach(header ${TPUSIM_PUBLIC_HEADERS})
@@ -35,6 +36,9 @@ install(FILES ${PROJECT_BINARY_DIR}/topologies/topology.pb.h
 file(GLOB TPUSIM_PRESETS ${PROJECT_SOURCE_DIR}/topologies/*.textproto)
 install(FILES ${TPUSIM_PRESETS} ${PROJECT_SOURCE_DIR}/topologies/topology.proto
         DESTINATION ${TPUSIM_INSTALL_TOPOLOGIESDIR})
+# The schema our traces are written in, for decoding them without tpusim.
+install(FILES ${PROJECT_SOURCE_DIR}/traces/perfetto_trace.proto
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/tpusim)
 
 install(EXPORT tpusimTargets NAMESPACE tpusim:: DESTINATION ${TPUSIM_INSTALL_CMAKEDIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/tpusimConfig.cmake.in

@@ -193,16 +193,19 @@ TEST(DocExamples, EveryShellCommandRunsAndShowsWhatTheDocSays) {
     const Block& block = blocks[b];
     if (block.language != "sh" || Skipped(block.doc)) continue;
     CommandResult last;
+    bool last_ran = false;  // the output shown belongs to the block's last command
     for (const std::string& command : CommandsOf(block)) {
-      if (!NotRunHere(command).empty()) continue;
+      last_ran = NotRunHere(command).empty();
+      if (!last_ran) continue;
       last = RunIn(dir, command);
       ++ran;
       EXPECT_EQ(last.exit_code, 0) << block.Where() << ": `" << command << "` failed:\n"
                                    << last.err << last.out.substr(0, 2000);
     }
     // Output shown just below (a sentence or two between at most).
-    if (b + 1 < blocks.size() && blocks[b + 1].language.empty() && blocks[b + 1].doc == block.doc &&
-        blocks[b + 1].line - block.end <= 6 && blocks[b + 1].text.rfind("$ ", 0) != 0) {
+    if (last_ran && b + 1 < blocks.size() && blocks[b + 1].language.empty() &&
+        blocks[b + 1].doc == block.doc && blocks[b + 1].line - block.end <= 6 &&
+        blocks[b + 1].text.rfind("$ ", 0) != 0) {
       const std::string missing = Unshown(last.out + last.err, blocks[b + 1].text);
       EXPECT_EQ(missing, "") << blocks[b + 1].Where() << " shows a line the command above it "
                              << "does not print; it prints:\n"

@@ -26,7 +26,8 @@ endfunction()
 step("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 foreach(installed bin/tpusim include/tpusim/dsl/shard_map.h include/tpusim/kernels/registry.h
         include/tpusim/topologies/topology.pb.h share/tpusim/topologies/v5e-4x4.textproto
-        share/tpusim/topologies/topology.proto)
+        share/tpusim/topologies/topology.proto include/tpusim/programs/host_reference.h
+        share/tpusim/perfetto_trace.proto)
   if(NOT EXISTS ${prefix}/${installed})
     message(FATAL_ERROR "cmake --install did not install ${installed}")
   endif()
@@ -87,6 +88,17 @@ step("tpusim compare --load" ${prefix}/bin/tpusim compare all_gather_ring
 if(NOT output MATCHES "\nall_gather_ring_left_chunked [^\n]* correct")
   message(FATAL_ERROR "compare has no correct row for the plugin's kernel:\n${output}")
 endif()
+
+# A trace decodes with the installed schema alone, as README says (protoc --decode).
+step("trace a run" ${prefix}/bin/tpusim run all_gather_ring --topology v5e-2x2 --bytes 4K
+     --trace ${WORK_DIR}/ring.pftrace)
+execute_process(COMMAND protoc --decode=perfetto.protos.Trace -I ${prefix}/share/tpusim
+                perfetto_trace.proto INPUT_FILE ${WORK_DIR}/ring.pftrace
+                RESULT_VARIABLE status OUTPUT_VARIABLE decoded ERROR_VARIABLE err)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "protoc could not decode the trace with the installed schema: ${err}")
+endif()
+expect_in("${decoded}" "track_descriptor {")
 
 # The Python module from the prefix alone (PYTHON: the interpreter it was built for; unset
 # when the build has no module).

@@ -106,6 +106,11 @@ TEST(CollectiveMatmulStreaming, ProblemsFarBeyondVmemRun) {
 }
 
 TEST(CollectiveMatmulStreaming, TheScalingBooksInt32CaseMatches) {
+#ifdef TPUSIM_TEST_ASAN
+  // 15 s here takes 230 s under the sanitizers, near ctest's limit; the int32 cases above
+  // run the same code at small sizes there, and the Release suite runs this one.
+  GTEST_SKIP() << "the full-size int32 case runs in the Release suite";
+#endif
   // B=1024, D=2048, F=8192 int32 on v5e-2x4, the ring over x: m = B, k = D, n = F.
   const kernels::ParamValues args = {
       {"axis", "x"}, {"m", 1024}, {"k", 2048}, {"n", 8192}, {"dtype", "int32"}};

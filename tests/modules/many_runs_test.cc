@@ -24,14 +24,6 @@
 namespace tpusim::modules {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TPUSIM_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TPUSIM_TEST_ASAN 1
-#endif
-#endif
-
 constexpr int kRuns = 100;
 constexpr int kSettled = 20;
 constexpr uint64_t kMiB = 1 << 20;

@@ -13,6 +13,17 @@
 #include "kernels/registry.h"
 #include "topologies/topology.pb.h"
 
+// Defined in a build with AddressSanitizer (make check's tree), which runs about 15x slower
+// and keeps freed memory in quarantine: a test whose size or memory measurement the
+// sanitizer distorts says so and adapts.
+#if defined(__SANITIZE_ADDRESS__)
+#define TPUSIM_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TPUSIM_TEST_ASAN 1
+#endif
+#endif
+
 namespace tpusim::testing {
 
 // A v5e chip on the given mesh, without the fixed per-DMA, per-signal and per-launch costs
