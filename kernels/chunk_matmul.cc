@@ -32,6 +32,16 @@ uint64_t ResidentBytes(const ChunkMatmulPlan& p) {
              SizeOf(p.dtype);
 }
 
+// A plan's problem (a pass of rows x k_quantum times k_quantum x cols), no blocks chosen.
+ChunkMatmulPlan ProblemOf(int64_t rows, int64_t k_quantum, int64_t cols, DType dtype) {
+  ChunkMatmulPlan p;
+  p.rows = rows;
+  p.kp = k_quantum;
+  p.cols = cols;
+  p.dtype = dtype;
+  return p;
+}
+
 }  // namespace
 
 std::vector<ScratchSpec> ChunkMatmulPlan::Scratch() const {
@@ -51,11 +61,7 @@ std::optional<ChunkMatmulPlan> PlanResidentChunkMatmul(int64_t rows, int64_t k_q
                                                        int64_t cols, DType dtype,
                                                        uint64_t vmem_budget, bool a_in_vmem,
                                                        bool whole_passes) {
-  ChunkMatmulPlan p;
-  p.rows = rows;
-  p.kp = k_quantum;
-  p.cols = cols;
-  p.dtype = dtype;
+  ChunkMatmulPlan p = ProblemOf(rows, k_quantum, cols, dtype);
   // The whole accumulator in VMEM, a and w in k blocks, about four per pass so that the
   // first block's fetch is short.
   p.resident = true;
@@ -83,11 +89,7 @@ ChunkMatmulPlan PlanChunkMatmul(const std::string& kernel, int64_t rows, int64_t
 
 ChunkMatmulPlan PlanStreamedChunkMatmul(const std::string& kernel, int64_t rows, int64_t k_quantum,
                                         int64_t cols, DType dtype, uint64_t vmem_budget) {
-  ChunkMatmulPlan p;
-  p.rows = rows;
-  p.kp = k_quantum;
-  p.cols = cols;
-  p.dtype = dtype;
+  ChunkMatmulPlan p = ProblemOf(rows, k_quantum, cols, dtype);
   p.resident = false;
   p.tm = DefaultBlock(512, rows, 8);
   p.tn = DefaultBlock(1024, cols, 128);

@@ -125,15 +125,18 @@ BenchSweep ParseBenchSweep(const std::string& sweep_text, const std::string& min
   return sweep;
 }
 
+// Bench sweeps numbers: a parameter it can sweep is an int or a byte size.
+bool Sweepable(const kernels::Param& param) {
+  return param.type() == kernels::ParamType::kInt || param.type() == kernels::ParamType::kBytes;
+}
+
 // Throws UsageError unless every entry declares the swept parameter as an int or bytes.
 void CheckSweptParam(const BenchSweep& sweep,
                      const std::vector<const kernels::KernelInfo*>& entries) {
   if (sweep.param.empty()) return;  // one point: nothing is swept
   for (const auto* entry : entries) {
     const kernels::Param* param = entry->FindParam(sweep.param);
-    if (param &&
-        (param->type() == kernels::ParamType::kInt || param->type() == kernels::ParamType::kBytes))
-      continue;
+    if (param && Sweepable(*param)) continue;
     throw UsageError("bench",
                      "--sweep cannot sweep '" + sweep.param + "': " + entry->name +
                          (param ? "'s parameter '" + sweep.param + "' is " +
@@ -194,9 +197,7 @@ int RunBench(int argc, char** argv) {
     throw UsageError("bench", "--topology is required, e.g. --topology v5e-16x16.");
   const bool sweepable =
       std::any_of(infos.begin(), infos.end(), [](const kernels::KernelInfo* info) {
-        return std::any_of(info->params.begin(), info->params.end(), [](const kernels::Param& p) {
-          return p.type() == kernels::ParamType::kInt || p.type() == kernels::ParamType::kBytes;
-        });
+        return std::any_of(info->params.begin(), info->params.end(), Sweepable);
       });
   const BenchSweep sweep = ParseBenchSweep(sweep_text, min_text, max_text, factor, sweepable);
   const bool single = sweep.param.empty();
