@@ -37,6 +37,11 @@ TEST(ComputeFidelity, PallasMatmul128BlocksPayTheGridStepCost) {
 }
 
 TEST(ComputeFidelity, PallasMatmul128BlocksAt8192) {
+#ifdef TPUSIM_TEST_ASAN
+  // 8192^3 in 128-blocks is 262,144 grid steps: 70 s under the sanitizers for a timing
+  // check their memory checks add nothing to. The 4096^3 case above runs there.
+  GTEST_SKIP() << "the 8192^3 128-block case runs in the Release suite";
+#endif
   ExpectWithin(PallasMatmulSeconds(8192, 128, 128, 128), 91.836e-3, kTolerance);
 }
 
@@ -48,6 +53,11 @@ TEST(ComputeFidelity, PallasMatmulLargeBlocks) {
 // What a user choosing blocks reads: on the chip 128-blocks are 13.2x (4096^3) and 15.1x
 // (8192^3) slower than 512x1024x1024 blocks. Within ±15%.
 TEST(ComputeFidelity, SmallBlocksAreSlowerByThePublishedRatio) {
+#ifdef TPUSIM_TEST_ASAN
+  // The same runs as the cases above, 80 s under the sanitizers; the ratio is a timing
+  // check, which the Release suite makes.
+  GTEST_SKIP() << "the block-size ratio runs in the Release suite";
+#endif
   const double r4096 =
       PallasMatmulSeconds(4096, 128, 128, 128) / PallasMatmulSeconds(4096, 512, 1024, 1024);
   EXPECT_NEAR(r4096 / (11.772e-3 / 889.09e-6), 1.0, 0.15) << "ratio " << r4096;
