@@ -340,7 +340,7 @@ Workload Make(const Mesh& mesh, const Params& params, Schedule schedule) {
   const P a_spec{PartitionSpec::Entry(b.others), b.ring};
   const P w_spec{nullptr, b.ring};
   Workload w{shard_map(mesh, {a_spec, w_spec}, {a_spec}, call), {}, {}};
-  AddMatmulOperands(w, MatmulProblemOf(params), 1);
+  AddMatmulOperands(w, MatmulProblemOf(params));
   return w;
 }
 

@@ -487,7 +487,7 @@ Workload Make(const Mesh& mesh, const Params& params, bool fused) {
   const P out_spec{b.x_axis, nullptr};
   Workload wl{
       shard_map(mesh, {in_spec, w_spec}, {out_spec}, AgwMatmulCall(mesh, problem, fused)), {}, {}};
-  AddMatmulOperands(wl, MatmulProblemOf(params), 5);
+  AddMatmulOperands(wl, MatmulProblemOf(params));
   return wl;
 }
 

@@ -149,9 +149,7 @@ Workload Make(const Mesh& mesh, const Params& params) {
   call.out_names = {"out"};
   call.compiler_params.collective_id = 0;  // for its start barrier
   Workload w{shard_map(mesh, {P{problem.axis, axis_b, nullptr}}, {P{}}, std::move(call)), {}, {}};
-  w.inputs.push_back(problem.functional
-                         ? Array::Random(global, problem.dtype, problem.seed * 1000003)
-                         : Array::Placeholder(global, problem.dtype));
+  w.inputs.push_back(EntryInput(global, problem.dtype, problem.seed, 0, problem.functional));
   if (problem.functional) w.expected.push_back(w.inputs[0]);
   return w;
 }

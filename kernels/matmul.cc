@@ -75,19 +75,13 @@ Workload Make(const Mesh& mesh, const Params& params) {
   const MatmulPlan plan = PlanOf(params);
   // Every chip computes the whole product from its own copy of a and b.
   Workload w{shard_map(mesh, {P{}, P{}}, {P{}}, MatmulCall(plan)), {}, {}};
-  if (!params.functional) {
-    w.inputs = {Array::Placeholder({plan.m, plan.k}, plan.dtype),
-                Array::Placeholder({plan.k, plan.n}, plan.dtype)};
-    return w;
-  }
+  w.inputs = {EntryInput({plan.m, plan.k}, plan.dtype, params.seed, 0, params.functional),
+              EntryInput({plan.k, plan.n}, plan.dtype, params.seed, 1, params.functional)};
+  if (!params.functional) return w;
   if (plan.integer()) {
-    w.inputs = {RandomIntegerArray({plan.m, plan.k}, plan.dtype, params.seed * 1000003),
-                RandomIntegerArray({plan.k, plan.n}, plan.dtype, params.seed * 1000003 + 1)};
     w.expected.push_back(ExactIntegerProduct(w.inputs[0], w.inputs[1]));
     return w;  // exact: rtol = atol = 0
   }
-  w.inputs = {Array::Random({plan.m, plan.k}, plan.dtype, params.seed * 1000003),
-              Array::Random({plan.k, plan.n}, plan.dtype, params.seed * 1000003 + 1)};
   const Matrix product = ToMatrix(w.inputs[0]) * ToMatrix(w.inputs[1]);
   w.expected.push_back(FromMatrix(product, plan.dtype));
   // The simulator accumulates in f32 block by block, the reference in one pass: sums

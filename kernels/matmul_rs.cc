@@ -217,7 +217,7 @@ Workload Make(const Mesh& mesh, const Params& params, bool collective) {
   const P row_spec{PartitionSpec::Entry(b.others), b.ring};
   const P w_spec{b.ring, nullptr};
   Workload w{shard_map(mesh, {row_spec, w_spec}, {row_spec}, call), {}, {}};
-  AddMatmulOperands(w, MatmulProblemOf(params), 3);
+  AddMatmulOperands(w, MatmulProblemOf(params));
   return w;
 }
 

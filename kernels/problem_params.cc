@@ -119,10 +119,19 @@ int CheckCollectiveProblem(const dsl::Mesh& mesh, const CollectiveProblem& probl
   return x;
 }
 
-dsl::Array MakeCollectiveInput(const CollectiveProblem& problem, uint64_t salt) {
+dsl::Array EntryInput(const dsl::Shape& shape, dsl::DType dtype, uint64_t seed, int index,
+                      bool functional) {
+  if (!functional) return dsl::Array::Placeholder(shape, dtype);
+  const uint64_t stream = seed * 1000003 + static_cast<uint64_t>(index);
+  if (dtype == dsl::DType::kInt8 || dtype == dsl::DType::kInt32) {
+    return RandomIntegerArray(shape, dtype, stream);
+  }
+  return dsl::Array::Random(shape, dtype, stream);
+}
+
+dsl::Array MakeCollectiveInput(const CollectiveProblem& problem) {
   const int64_t elements = static_cast<int64_t>(problem.bytes / dsl::SizeOf(problem.dtype));
-  if (!problem.functional) return dsl::Array::Placeholder({elements}, problem.dtype);
-  return dsl::Array::Random({elements}, problem.dtype, problem.seed * 1000003 + salt);
+  return EntryInput({elements}, problem.dtype, problem.seed, 0, problem.functional);
 }
 
 dsl::Array RandomIntegerArray(const dsl::Shape& shape, dsl::DType dtype, uint64_t seed) {
@@ -154,23 +163,20 @@ dsl::Array ExactIntegerProduct(const dsl::Array& a, const dsl::Array& b) {
   return out;
 }
 
-void AddMatmulOperands(Workload& w, const MatmulProblem& problem, uint64_t salt) {
+void AddMatmulOperands(Workload& w, const MatmulProblem& problem) {
   const int64_t m = problem.m, k = problem.k, n = problem.n;
+  dsl::Array a = EntryInput({m, k}, problem.dtype, problem.seed, 0, problem.functional);
+  dsl::Array b = EntryInput({k, n}, problem.dtype, problem.seed, 1, problem.functional);
   if (!problem.functional) {
-    w.inputs = {dsl::Array::Placeholder({m, k}, problem.dtype),
-                dsl::Array::Placeholder({k, n}, problem.dtype)};
+    w.inputs = {std::move(a), std::move(b)};
     return;
   }
   if (problem.dtype == dsl::DType::kInt8 || problem.dtype == dsl::DType::kInt32) {
-    dsl::Array a = RandomIntegerArray({m, k}, problem.dtype, problem.seed * 7 + salt);
-    dsl::Array b = RandomIntegerArray({k, n}, problem.dtype, problem.seed * 7 + salt + 1);
     w.expected = {ExactIntegerProduct(a, b)};
     w.inputs = {std::move(a), std::move(b)};
     w.rtol = w.atol = 0;  // the MXU's integer dots are exact, wrapping as int32 does
     return;
   }
-  dsl::Array a = dsl::Array::Random({m, k}, problem.dtype, problem.seed * 7 + salt);
-  dsl::Array b = dsl::Array::Random({k, n}, problem.dtype, problem.seed * 7 + salt + 1);
   using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   Matrix am(m, k), bm(k, n);
   for (int64_t i = 0; i < a.size(); ++i)

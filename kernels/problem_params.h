@@ -76,17 +76,25 @@ dsl::DType DTypeOf(const Params& params);  // the "dtype" parameter
 int CheckCollectiveProblem(const dsl::Mesh& mesh, const CollectiveProblem& problem,
                            int divisor = 1);
 
-// A 1-D global array of problem.bytes bytes, random (functional) or a placeholder.
-dsl::Array MakeCollectiveInput(const CollectiveProblem& problem, uint64_t salt = 0);
+// Global input `index` of an entry run with `seed`: the one generator every entry draws
+// its inputs from (docs/dsl.md, "Inputs"), so two entries whose inputs have the same shapes
+// and dtypes get the same values, and `compare` can check one against the other. Floats
+// are uniform in [-1, 1) rounded to the dtype (Array::Random), integers come from
+// RandomIntegerArray; a placeholder when not functional.
+dsl::Array EntryInput(const dsl::Shape& shape, dsl::DType dtype, uint64_t seed, int index,
+                      bool functional);
 
-// A random [m, k] x [k, n] matmul problem for `w`: the two global inputs (placeholders
-// when not functional; seeds from problem.seed and `salt`), their product computed on the
+// Input 0: a 1-D global array of problem.bytes bytes.
+dsl::Array MakeCollectiveInput(const CollectiveProblem& problem);
+
+// A random [m, k] x [k, n] matmul problem for `w`: the two global inputs (inputs 0 and 1
+// of EntryInput), their product computed on the
 // host in f64 and rounded once as the expected output, and the tolerance of an MXU result
 // at DEFAULT precision (one bf16 pass, f32 accumulation in another order, then one
 // rounding to the dtype).
 // Integer dtypes get integers from RandomIntegerArray and the exact product, compared
 // exactly.
-void AddMatmulOperands(Workload& w, const MatmulProblem& problem, uint64_t salt);
+void AddMatmulOperands(Workload& w, const MatmulProblem& problem);
 
 // Integers spread over [-range, range] (127 for int8, 2^20 for int32), so int32 products
 // overflow and wrap as on the chip.

@@ -323,8 +323,7 @@ Workload ReductionWorkload(const Mesh& mesh, const CollectiveProblem& problem, b
       {},
       {}};
   const Shape global = {x * n};
-  w.inputs.push_back(problem.functional ? Array::Random(global, dtype, problem.seed * 1000003 + 7)
-                                        : Array::Placeholder(global, dtype));
+  w.inputs.push_back(EntryInput(global, dtype, problem.seed, 0, problem.functional));
   w.atol = ReductionTolerance(dtype, x);
   if (!problem.functional) return w;
   // Device d's input is elements [d n, (d + 1) n); the reduced vector is their sum, and

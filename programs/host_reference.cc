@@ -5,18 +5,14 @@
 
 #include "dsl/shard_map.h"  // tpusim::Error
 #include "kernels/params.h"
+#include "kernels/problem_params.h"
 
 namespace tpusim::programs {
 
-dsl::Array Operand(int64_t rows, int64_t cols, dsl::DType dtype, uint64_t seed, bool functional) {
-  return functional ? dsl::Array::Random({rows, cols}, dtype, seed)
-                    : dsl::Array::Placeholder({rows, cols}, dtype);
-}
-
 std::vector<dsl::Array> MatmulOperands(int64_t m, int64_t k, int64_t n, uint64_t seed,
                                        bool functional) {
-  return {Operand(m, k, dsl::DType::kBF16, seed + 1, functional),
-          Operand(k, n, dsl::DType::kBF16, seed + 2, functional)};
+  return {kernels::EntryInput({m, k}, dsl::DType::kBF16, seed, 0, functional),
+          kernels::EntryInput({k, n}, dsl::DType::kBF16, seed, 1, functional)};
 }
 
 HostMatrix ToHost(const dsl::Array& a) {

@@ -16,11 +16,8 @@ namespace tpusim::programs {
 
 using HostMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-// A [rows, cols] operand: uniform in [-1, 1) from `seed`, or a placeholder when not
-// functional (timing-only runs move no payload).
-dsl::Array Operand(int64_t rows, int64_t cols, dsl::DType dtype, uint64_t seed, bool functional);
-
-// The operands of a matmul problem: bf16 a [m, k] from seed + 1 and b [k, n] from seed + 2.
+// The operands of a matmul problem: bf16 a [m, k] and b [k, n], inputs 0 and 1 of
+// kernels::EntryInput (placeholders when not functional).
 std::vector<dsl::Array> MatmulOperands(int64_t m, int64_t k, int64_t n, uint64_t seed,
                                        bool functional);
 

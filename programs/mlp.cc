@@ -62,9 +62,9 @@ Mlp MlpFor(const std::string& name, const Mesh& mesh, const Params& params, Layo
 // each bounded by |h| @ |W2| too.
 Workload MlpWorkload(const Mlp& p, const Params& params, ShardMap program, Layout layout) {
   Workload w{std::move(program), {}, {}};
-  w.inputs = {Operand(p.b, p.d, DType::kBF16, params.seed * 41 + 1, params.functional),
-              Operand(p.d, p.h, DType::kBF16, params.seed * 41 + 2, params.functional),
-              Operand(p.h, p.d, DType::kBF16, params.seed * 41 + 3, params.functional)};
+  w.inputs = {kernels::EntryInput({p.b, p.d}, DType::kBF16, params.seed, 0, params.functional),
+              kernels::EntryInput({p.d, p.h}, DType::kBF16, params.seed, 1, params.functional),
+              kernels::EntryInput({p.h, p.d}, DType::kBF16, params.seed, 2, params.functional)};
   w.out_types = {{{p.b, p.d}, DType::kBF16}};  // so compare knows the contract without a reference
   if (!params.functional) return w;
   const HostMatrix x = ToHost(w.inputs[0]);

@@ -68,8 +68,7 @@ enum class Partials { kNone, kBf16, kF32 };
 // roundings of products up to 1 (sqrt(K) x 2^-24 x K bounds it loosely and cheaply).
 Workload SeedWorkload(const Seed& s, const Params& params, ShardMap program, DType out,
                       Partials partials) {
-  Workload w{
-      std::move(program), MatmulOperands(s.m, s.k, s.n, params.seed * 31, params.functional), {}};
+  Workload w{std::move(program), MatmulOperands(s.m, s.k, s.n, params.seed, params.functional), {}};
   w.out_types = {{{s.m, s.n}, out}};  // so compare knows the contract without a reference
   if (!params.functional) return w;
   const ChunkedProduct p = SumOfKChunks(w.inputs[0], w.inputs[1], s.y);

@@ -12,6 +12,7 @@
 #include "hlo/run/hlo_computation.h"
 #include "hlo/run/layouts.h"
 #include "hlo/run/types.h"
+#include "kernels/problem_params.h"
 
 namespace tpusim::hlo::run {
 
@@ -178,9 +179,8 @@ kernels::KernelInfo HloModuleEntry(std::shared_ptr<const Module> module, const s
     for (size_t i = 0; i < layouts.in.size(); ++i) {
       const GlobalLayout& l = layouts.in[i];
       in_specs.push_back(l.spec);
-      inputs.push_back(
-          functional ? dsl::Array::Random(l.global.shape, l.global.dtype, params.seed * 1000003 + i)
-                     : dsl::Array::Placeholder(l.global.shape, l.global.dtype));
+      inputs.push_back(kernels::EntryInput(l.global.shape, l.global.dtype, params.seed,
+                                           static_cast<int>(i), functional));
     }
     for (const GlobalLayout& l : layouts.out)
       out_specs.push_back(l.spec);

@@ -202,7 +202,8 @@ TEST(CliCompare, RunsEachKernelOnIdenticalInputsAndPrintsOneRowEach) {
 TEST(CliCompare, KernelsWithDifferentContractsAreRefused) {
   const auto r = RunTpusim("compare all_gather_ring ppermute --topology v5e-2x2 --bytes 64K");
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_THAT(r.err, HasSubstr("different sharding contracts"));
+  EXPECT_THAT(r.err, HasSubstr("'all_gather_ring' and 'ppermute' do not compute the same thing: "
+                               "their PartitionSpecs differ"));
   EXPECT_THAT(r.err, HasSubstr("ppermute: (bf16[32768] P('x')) -> (bf16[32768] P('x'))"));
 }
 

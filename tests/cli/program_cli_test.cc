@@ -101,13 +101,14 @@ TEST(ProgramCli, CompareRefusesProgramsWithDifferentContracts) {
   const auto r = RunTpusim("compare tiny/sync tiny_rows --topology v5e-2x2" + kTiny);
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_EQ(r.out, "");  // refused before running
-  EXPECT_THAT(r.err, HasSubstr("'tiny/sync' and 'tiny_rows' have different sharding contracts"));
+  EXPECT_THAT(r.err, HasSubstr("'tiny/sync' and 'tiny_rows' do not compute the same thing: their "
+                               "types agree, but on the same inputs"));
   EXPECT_THAT(r.err, HasSubstr("tiny_rows: (bf16[64,128] P('x', None), bf16[128,128] P(None, "
                                "None)) -> (bf16[64,128] P('x', None))"));
   EXPECT_THAT(r.err, HasSubstr("tpusim compare --help"));
   // Same types, but relu(x @ w) is not x @ w: the host references tell them apart.
-  EXPECT_THAT(r.err, HasSubstr("Their types agree, but on the same inputs their host references "
-                               "differ ('tiny_rows' against 'tiny/sync'): output 0: element"));
+  EXPECT_THAT(r.err, HasSubstr("their host references differ ('tiny_rows' against "
+                               "'tiny/sync'): output 0: element"));
 }
 
 // A program's PartitionSpecs are a schedule's choice: tiny_local computes tiny's problem
@@ -140,8 +141,8 @@ TEST(ProgramCli, CompareRefusesProgramsWhoseGlobalTypesDiffer) {
       RunTpusim("compare tiny/sync mlp/dp --topology v5e-2x2 --m 64 --k 128 --n 256" + kTiny);
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_EQ(r.out, "");
-  EXPECT_THAT(r.err, HasSubstr("'tiny/sync' and 'mlp/dp' have different sharding contracts"));
-  EXPECT_THAT(r.err, HasSubstr("Their global input types or output shapes differ."));
+  EXPECT_THAT(r.err, HasSubstr("'tiny/sync' and 'mlp/dp' do not compute the same thing: their "
+                               "global input types or output shapes differ."));
 }
 
 // The four mlp layouts are one problem: compare runs them, checks every row against the
@@ -167,11 +168,25 @@ TEST(ProgramCli, CompareRunsTheMlpLayoutsSideBySide) {
     EXPECT_LE(row["percent_of_bound"].get<double>(), 100.0) << row.dump();
 }
 
+// Every entry draws its inputs from one generator (kernels::EntryInput), so a program
+// written elsewhere (a plugin here) compares with a shipped kernel of the same problem
+// without copying its input formula, and the references decide.
+TEST(ProgramCli, CompareRunsAPluginProgramBesideTheShippedKernelOfItsProblem) {
+  const auto r = RunTpusim("compare matmul tiny/sync --topology v5e-2x2 --m 64 --k 128 --n 128" +
+                           kTiny + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto rows = LastLineJson(r.out);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& row : rows)
+    EXPECT_EQ(row["correct"], true) << row.dump();
+}
+
 TEST(ProgramCli, CompareRefusesAKernelAndAProgramThatComputeDifferentThings) {
   const auto r =
-      RunTpusim("compare matmul tiny/sync --topology v5e-2x2 --m 64 --k 128 --n 128" + kTiny);
+      RunTpusim("compare matmul tiny_rows --topology v5e-2x2 --m 64 --k 128 --n 128" + kTiny);
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_THAT(r.err, HasSubstr("different sharding contracts"));
+  EXPECT_THAT(r.err, HasSubstr("'matmul' and 'tiny_rows' do not compute the same thing: their "
+                               "types agree, but on the same inputs"));
 }
 
 TEST(ProgramCli, BenchSweepsTheBatchSizeOfSeveralPrograms) {

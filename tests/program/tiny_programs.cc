@@ -56,7 +56,7 @@ Workload Make(Schedule schedule, const dsl::Mesh& mesh, const Params& params) {
   const bool row_sharded = schedule == Schedule::kLocalRows || schedule == Schedule::kReluRows;
   const dsl::PartitionSpec out = row_sharded ? P{axis, nullptr} : P{nullptr, nullptr};
   Workload w{dsl::shard_map(mesh, {P{axis, nullptr}, P{nullptr, nullptr}}, {out}, body, "tiny")};
-  AddMatmulOperands(w, args, 11);
+  AddMatmulOperands(w, args);
   const DType out_dtype = schedule == Schedule::kF32 ? DType::kF32 : args.dtype;
   if (!w.expected.empty() && out_dtype != args.dtype) {
     dsl::Array converted(w.expected[0].shape(), out_dtype);

@@ -142,7 +142,8 @@ int RunCompare(int argc, char** argv) {
   std::string trace_dir;
   po::options_description options(
       "tpusim compare ENTRY... --topology T [--PARAMETER VALUE]... [options]\n\n"
-      "Runs each kernel or program on identical global inputs (same shapes and seed), checks\n"
+      "Runs each kernel or program on identical global inputs (input i of a shape and dtype\n"
+      "is the same for every entry with the same seed), checks\n"
       "each result, and prints one row per entry. An ENTRY that names a family (see\n"
       "`tpusim list`) stands for its members in registration order: `compare seed003`.\n"
       "The parameter flags are those the entries declare (`tpusim compare ENTRY... --help`\n"

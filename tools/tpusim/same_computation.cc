@@ -17,15 +17,16 @@ dsl::Array Converted(const dsl::Array& a, dsl::DType dtype) {
   return out;
 }
 
+// `reason` is the check that failed, a clause: the contracts alone may look alike (the
+// references can differ).
 [[noreturn]] void Refuse(const std::string& first_name, const Contract& first,
                          const std::string& name, const Contract& contract,
                          const std::string& reason) {
-  throw UsageError("compare", "'" + first_name + "' and '" + name +
-                                  "' have different sharding contracts, so they do not compute "
-                                  "the same thing:\n  " +
-                                  first_name + ": " + first.Describe() + "\n  " + name + ": " +
-                                  contract.Describe() + "\n" + reason +
-                                  "\ncompare schedules of one computation.");
+  std::string message = "'" + first_name + "' and '" + name;
+  message += "' do not compute the same thing: " + reason + ".\n  " + first_name + ": ";
+  message += first.Describe() + "\n  " + name + ": " + contract.Describe();
+  message += "\ncompare schedules of one computation.";
+  throw UsageError("compare", message);
 }
 
 }  // namespace
@@ -77,14 +78,15 @@ Contract CheckSameComputation(const std::vector<const kernels::KernelInfo*>& ent
       first = contract;
     } else if (contract.Problem() != first->Problem()) {
       Refuse(first_name, *first, name, contract,
-             "Their global input types or output shapes differ.");
+             "their global input types or output shapes differ");
     }
     if (!program && !first_kernel) {
       first_kernel = contract;
       first_kernel_name = name;
     } else if (!program && contract.Shapes() != first_kernel->Shapes()) {
       Refuse(first_kernel_name, *first_kernel, name, contract,
-             "Kernels must also agree on their PartitionSpecs: a kernel's blocks are its layout.");
+             "their PartitionSpecs differ, and kernels must agree on them too (a kernel's "
+             "blocks are its layout)");
     }
     // Only the types are known to agree so far: the references decide (not when only
     // parsing, as the CLI fuzzer does: they cost host time and memory).
@@ -97,8 +99,9 @@ Contract CheckSameComputation(const std::vector<const kernels::KernelInfo*>& ent
     const std::string difference = ReferenceDifference(*first_workload, workload);
     if (!difference.empty()) {
       Refuse(first_name, *first, name, contract,
-             "Their types agree, but on the same inputs their host references differ ('" + name +
-                 "' against '" + first_name + "'): " + difference + ".");
+             "their types agree, but on the same inputs (docs/dsl.md, \"Inputs\") their host "
+             "references differ ('" +
+                 name + "' against '" + first_name + "'): " + difference);
     }
   }
   return *first;
