@@ -40,6 +40,9 @@ struct CoreStats {
   Picoseconds blocked = 0;  // waiting on DMA or semaphore waits
   Picoseconds mxu_busy = 0;
   Picoseconds vpu_busy = 0;
+  // Dots of f32 operands at DEFAULT precision: one bf16 pass, as on the chip, so their
+  // operands were rounded to bf16 (a result that misses an f32 reference says so).
+  uint64_t f32_dots_at_one_pass = 0;
 };
 
 struct RunStats {
@@ -80,8 +83,10 @@ class Engine {
                                        const std::string& name) = 0;
 
   using CoreProgram = std::function<void(CorePort&)>;
-  // May be called once per Engine.
-  virtual RunOutcome Run(const CoreProgram& program) = 0;
+  // May be called once per Engine. Every core runs `program`; `name` (the kernel's or the
+  // program's) names each core's top-level slice on the trace and its errors.
+  virtual RunOutcome Run(const CoreProgram& program, const std::string& name) = 0;
+  RunOutcome Run(const CoreProgram& program) { return Run(program, "kernel"); }
 };
 
 // The SystemC model of `topology` (sim/). Throws Error(kInvalidArgument) for a topology

@@ -89,6 +89,20 @@ std::string UnwrittenReadsNote(const base::RunStats& stats) {
          "buffer).";
 }
 
+// A reference computed in f32 (or better) misses the chip's one-pass dots by bf16
+// rounding; the user's likely fix is the precision, not the kernel.
+std::string OnePassNote(const base::RunStats& stats) {
+  uint64_t dots = 0;
+  for (const base::CoreStats& core : stats.cores)
+    dots += core.f32_dots_at_one_pass;
+  if (dots == 0) return "";
+  return "The run's dots of f32 operands ran at DEFAULT precision: one bf16 pass, as on the chip, "
+         "which "
+         "rounds their operands to bf16 (about 3 significant digits). For f32 accuracy run "
+         "them at precision HIGHEST (an entry's --precision HIGHEST, or the dot's precision "
+         "argument), or compare with a bf16 tolerance";
+}
+
 }  // namespace
 
 PallasCall pallas_call(std::string name, KernelFn kernel, GridSpec grid_spec,
@@ -250,9 +264,11 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const base::RunConfig&
   }
 
   RunResult result;
-  static_cast<base::RunOutcome&>(result) = engine->Run([&](base::CorePort& port) {
-    run.RunDevice(port, body_, device_inputs[port.chip()], out_specs_);
-  });
+  static_cast<base::RunOutcome&>(result) = engine->Run(
+      [&](base::CorePort& port) {
+        run.RunDevice(port, body_, device_inputs[port.chip()], out_specs_);
+      },
+      name_);
   const std::string unwritten = UnwrittenReadsNote(result.stats);
   if (result.error_kind == ErrorKind::kCapacity && !unwritten.empty())
     result.error += " " + unwritten;
@@ -342,6 +358,10 @@ Comparison CheckAgainstReference(const ShardMap& program, const RunResult& resul
                    ShapeString(Shape(coords.begin(), coords.end())) + ": " + d.detail;
         const std::string unwritten = UnwrittenReadsNote(result.stats);
         if (!unwritten.empty()) d.detail += ". " + unwritten;
+        if (want.dtype() == DType::kF32) {
+          const std::string one_pass = OnePassNote(result.stats);
+          if (!one_pass.empty()) d.detail += ". " + one_pass;
+        }
         return d;
       }
     }

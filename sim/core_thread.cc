@@ -35,6 +35,21 @@ constexpr Picoseconds kNever = ~Picoseconds{0};
 constexpr double kMaxOpPicoseconds = 4611686018427387904.0;
 constexpr int kActivityTrackRank = 900;  // after the chip's fixed tracks
 
+bool OnePassF32(base::MxuInput input, base::Precision precision) {
+  return input == base::MxuInput::kF32 && precision == base::Precision::kDefault;
+}
+
+uint64_t F32DotsAtOnePass(const Work& work) {
+  if (const auto* dot = std::get_if<base::KernelDot>(&work))
+    return OnePassF32(dot->input, dot->precision) ? 1 : 0;
+  uint64_t dots = 0;
+  if (const auto* op = std::get_if<base::XlaOp>(&work)) {
+    for (const base::XlaDot& d : op->dots)
+      dots += OnePassF32(d.input, d.precision) ? 1 : 0;
+  }
+  return dots;
+}
+
 }  // namespace
 
 CoreThread::CoreThread(SliceState& slice, TensorCore& core, traces::TrackId track, CoreThread* root,
@@ -183,6 +198,7 @@ SemaphoreKind CoreThread::KindOf(SemaphoreHandle handle) const {
 
 void CoreThread::Execute(const Work& work, std::string_view what) {
   CatchUp();
+  stats_.f32_dots_at_one_pass += F32DotsAtOnePass(work);
   const ComputePlan plan = core_.compute_model().Plan(work, what);
   if (plan.launch > 0) Occupy(ComputeUnit::kScalar, Slowed(plan.launch, what), "launch", 0);
   if (plan.hbm_bytes > 0) StartStream(plan.hbm_bytes, plan.hbm_bytes_per_second, what);
@@ -409,12 +425,12 @@ void CoreThread::Join(ActivityId id) {
 void CoreThread::Body(const Engine::CoreProgram& program) {
   stack_ = ThreadStack(TensorCore::kThreadStackBytes);
   started_ = true;
-  slice_.trace().Begin(track_, Now(), root_ ? name_ : std::string("kernel"));
+  slice_.trace().Begin(track_, Now(), root_ ? name_ : slice_.run_name());
   try {
     program(*this);
     if (unjoined_ > 0) {
       throw Error(ErrorKind::kKernelMisuse,
-                  slice_.torus().Describe(chip_) + " ends '" + (root_ ? name_ : "the kernel") +
+                  slice_.torus().Describe(chip_) + " ends '" + (root_ ? name_ : slice_.run_name()) +
                       "' with " + std::to_string(unjoined_) +
                       " spawned activities never joined; join every activity you start.");
     }
@@ -455,6 +471,7 @@ void CoreThread::Body(const Engine::CoreProgram& program) {
   if (root_) {  // the chip's units did this work; the track and the wake-up list move on
     root_->stats_.mxu_busy += stats_.mxu_busy;
     root_->stats_.vpu_busy += stats_.vpu_busy;
+    root_->stats_.f32_dots_at_one_pass += stats_.f32_dots_at_one_pass;
     core_.ReleaseActivityTrack(track_slot_);
     auto& waiters = slice_.waiters(chip_);
     waiters.erase(std::find(waiters.begin(), waiters.end(), this));

@@ -30,7 +30,7 @@ std::string HostWatch::Limit() const {
   if (kind_ == ErrorKind::kInterrupted) return "an interrupt from the caller (e.g. Ctrl-C)";
   std::string limit = "the host wall-clock limit of ";
   limit += base::NumberText(wall_limit_s_);
-  limit += " s (wall_limit_s)";
+  limit += " s (wall_limit)";
   return limit;
 }
 

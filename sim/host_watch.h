@@ -26,7 +26,7 @@ class HostWatch {
   }
   // kTimeLimit for the wall clock, kInterrupted for the caller's interrupt.
   ErrorKind kind() const { return kind_; }
-  // "the host wall-clock limit of 300 s (wall_limit_s)": what ended the run, for its report.
+  // "the host wall-clock limit of 300 s (wall_limit)": what ended the run, for its report.
   std::string Limit() const;
 
  private:

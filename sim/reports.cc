@@ -99,7 +99,7 @@ std::string HostLimitReport(const SliceState& slice, Picoseconds now) {
   report += DescribeWaiters(slice);
   if (!interrupted) {
     report +=
-        "\n  Raise the run's wall-clock limit (wall_limit_s) if the run is really that long, "
+        "\n  Raise the run's wall-clock limit (wall_limit) if the run is really that long, "
         "or look for a loop that never ends: one whose steps cost no simulated time never "
         "meets the simulated-time limit.";
   }

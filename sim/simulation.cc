@@ -19,8 +19,8 @@ Simulation::~Simulation() {
   slice_.reset();
 }
 
-RunOutcome Simulation::Run(const CoreProgram& program) {
-  RunOutcome outcome = slice_->Run(program);
+RunOutcome Simulation::Run(const CoreProgram& program, const std::string& name) {
+  RunOutcome outcome = slice_->Run(program, name);
   // Only a failed run leaves threads suspended (a run that ends well ends them all), and
   // finding them walks every object of the tree.
   if (!outcome.ok) context_.EndSuspendedThreads();

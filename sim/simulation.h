@@ -39,7 +39,8 @@ class Simulation final : public Engine {
   SemaphoreHandle AddSemaphore(ChipId chip, SemaphoreKind kind, const std::string& name) override {
     return slice_->AddSemaphore(chip, kind, name);
   }
-  RunOutcome Run(const CoreProgram& program) override;
+  using Engine::Run;
+  RunOutcome Run(const CoreProgram& program, const std::string& name) override;
 
  private:
   SystemCContext context_;  // first in, last out: every SystemC object of the run lives in it

@@ -82,9 +82,10 @@ SemaphoreHandle Slice::AddSemaphore(ChipId chip, SemaphoreKind kind, const std::
   return chips_[chip]->AddSemaphore(kind, name);
 }
 
-RunOutcome Slice::Run(const Engine::CoreProgram& program) {
+RunOutcome Slice::Run(const Engine::CoreProgram& program, const std::string& name) {
   if (ran_) throw Error(ErrorKind::kInvalidArgument, "a slice runs once; build a new one.");
   ran_ = true;
+  state_.set_run_name(name);
   for (auto& chip : chips_)
     chip->core().Start(program);
   sc_core::sc_start(sc_core::sc_time::from_value(state_.options().time_limit),

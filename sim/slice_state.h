@@ -40,6 +40,9 @@ class SliceState {
   const config::Topology& topology() const { return topology_; }
   const EngineOptions& options() const { return options_; }
   bool functional() const { return options_.functional; }
+  // What runs (the kernel's or the program's name): each core's top-level slice.
+  const std::string& run_name() const { return run_name_; }
+  void set_run_name(std::string name) { run_name_ = std::move(name); }
   const Torus& torus() const { return torus_; }
   EventQueue& calendar() { return *calendar_; }
   HostWatch& watch() { return watch_; }
@@ -115,6 +118,7 @@ class SliceState {
   HotArena hot_;  // first in, last out: modules and the calendar refer to what it holds
   config::Topology topology_;
   EngineOptions options_;
+  std::string run_name_ = "kernel";
   Torus torus_;
   traces::NullTraceSink null_trace_;
   traces::TraceSink* trace_;

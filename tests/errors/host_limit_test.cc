@@ -50,7 +50,7 @@ TEST(HostLimits, ALoopThatCostsNoSimulatedTimeMeetsTheWallLimit) {
   EXPECT_EQ(run.result.error_kind, ErrorKind::kTimeLimit) << run.result.error;
   const std::string& e = run.result.error;
   EXPECT_THAT(e, HasSubstr("the kernel ran past the host wall-clock limit of 0.2 s "
-                           "(wall_limit_s) at "));
+                           "(wall_limit) at "));
   EXPECT_THAT(e, HasSubstr("Still running or waiting:"));
   EXPECT_THAT(e, HasSubstr("never meets the simulated-time limit"));
 }

@@ -15,13 +15,16 @@
 #include "dsl/pallas_call.h"
 #include "dsl/pipeline.h"
 #include "dsl/shard_map.h"
+#include "kernels/registry.h"
 #include "tests/support/test_support.h"
+#include "topologies/topology_loader.h"
 
 namespace tpusim {
 namespace {
 
 using namespace dsl;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
@@ -215,6 +218,30 @@ TEST(Messages, AnOutOfMemoryRunNamesTheBufferReadBeforeItWasWritten) {
   ExpectFailure(r, ErrorKind::kCapacity, "is over capacity");
   EXPECT_THAT(r.error, HasSubstr("The run read memory that nothing had written"));
   EXPECT_THAT(r.error, HasSubstr("'n int32[1]' in SMEM of chip 0 (x=0)"));
+}
+
+// An f32 matmul at DEFAULT precision runs one bf16 pass, as the chip does: against an exact
+// f32 reference it misses, and the mismatch says why and names the fix. At HIGHEST (six
+// passes, still not exact to 1e-9) the mismatch has no such note.
+TEST(Messages, AnF32MismatchFromOneBf16PassNamesPrecisionHighest) {
+  const dsl::Mesh mesh(topologies::LoadTopology("v5e-2x2"));
+  auto mismatch = [&](const char* dtype, const char* precision) {
+    const kernels::ParamValues args = {
+        {"m", 64}, {"k", 512}, {"n", 128}, {"dtype", dtype}, {"precision", precision}};
+    kernels::Workload w =
+        testing::Entry("matmul").make(mesh, testing::ParamsFor("matmul", args));
+    const auto run = testing::RunWorkload(w);
+    EXPECT_TRUE(run.result.ok) << run.result.error;
+    // Tighter than any rounding of the operands allows.
+    const Comparison c = CheckAgainstReference(w.program, run.result, w.expected, 0, 1e-9);
+    EXPECT_FALSE(c.equal) << dtype << " " << precision;
+    return c.detail;
+  };
+  EXPECT_THAT(mismatch("f32", "DEFAULT"),
+              HasSubstr("The run's dots of f32 operands ran at DEFAULT precision: one bf16 pass, "
+                        "as on the chip"));
+  EXPECT_THAT(mismatch("f32", "DEFAULT"), HasSubstr("--precision HIGHEST"));
+  EXPECT_THAT(mismatch("f32", "HIGHEST"), Not(HasSubstr("DEFAULT precision")));
 }
 
 }  // namespace

@@ -54,13 +54,14 @@ TEST(ProgramTrace, StepsAreNamedSlicesAndTheAsyncGatherOverlapsTheDot) {
   const auto slices =
       traces::PairSlices(traces::DecodePerfettoTrace(traces::ReadTraceFile(run.trace_path)));
 
-  std::vector<std::string> core_steps;
+  std::vector<std::string> core_steps, core_tops;
   const traces::DecodedSlice* first_dot = nullptr;
   const traces::DecodedSlice* gather = nullptr;
   for (const auto& s : slices) {
     if (s.track.rfind("chip 0 ", 0) != 0) continue;
     const bool core = s.track.size() >= 5 && s.track.substr(s.track.size() - 5) == "/core";
-    // Depth 0 on the core track is the whole program ("kernel"); its steps nest under it.
+    // Depth 0 on the core track is the whole program, named after it; its steps nest under it.
+    if (core && s.depth == 0) core_tops.push_back(s.name);
     if (core && s.depth == 1) core_steps.push_back(s.name);
     if (core && s.depth == 1 && s.name == "dot" && !first_dot) first_dot = &s;
     if (!core && s.track.find("async") != std::string::npos && s.depth == 0 &&
@@ -68,6 +69,7 @@ TEST(ProgramTrace, StepsAreNamedSlicesAndTheAsyncGatherOverlapsTheDot) {
       gather = &s;
   }
   // The local dot, the wait for the gather (all_gather_done), the dot of the gathered rows.
+  EXPECT_THAT(core_tops, ElementsAre("tiny"));
   EXPECT_THAT(core_steps, ElementsAre("dot", "join all_gather x", "dot"));
   ASSERT_NE(first_dot, nullptr);
   ASSERT_NE(gather, nullptr);

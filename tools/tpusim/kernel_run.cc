@@ -7,6 +7,7 @@
 #include "base/text.h"
 #include "dsl/mesh.h"
 #include "tools/tpusim/cli.h"
+#include "tools/tpusim/common_options.h"
 #include "tools/tpusim/op_table.h"
 #include "tools/tpusim/run_memory.h"
 #include "traces/trace_sink.h"
@@ -382,16 +383,13 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   report.completed = result.ok;
   report.error_kind = result.error_kind;
   report.error = result.error;
-  // The library names the run's option; on the command line it is a flag.
-  for (const auto& [field, flag] :
-       {std::pair<std::string, std::string>{"time_limit", "--time-limit"},
-        {"wall_limit_s", "--wall-limit"}}) {
-    std::string named = "(";
-    named += field;
-    named += ")";
-    if (!request.name_flags || report.error.find(named) == std::string::npos) continue;
+  // The library names a run option as Python and sweeps do (wall_limit); on the command
+  // line it is a flag.
+  const bool name_flags = request.name_flags && !report.error.empty();
+  for (const RunOptionName& option : name_flags ? RunOptionNames() : std::vector<RunOptionName>{}) {
+    if (report.error.find("(" + option.name + ")") == std::string::npos) continue;
     report.error += " (flag ";
-    report.error += flag;
+    report.error += option.flag;
     report.error += ")";
   }
   report.ops = result.op_times;
