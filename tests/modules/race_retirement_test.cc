@@ -14,8 +14,8 @@ namespace tpusim::modules {
 namespace {
 
 using base::BufferHandle;
-using base::ChipId;
 using base::ByteBox;
+using base::ChipId;
 using base::DmaRequest;
 using base::MemorySpace;
 using base::Region;
