@@ -8,6 +8,8 @@
 //   per `contenders` transactions), so each port keeps a short calendar, as in a run.
 // - A whole collective, timing-only: model events (calendar callbacks) per second of wall
 //   time, with direct booking and with book_through_tlm.
+// - A functional collective cut into many small DMAs, with and without the race check
+//   (sim/race_detector.h), so the check's cost per DMA shows.
 
 #include <benchmark/benchmark.h>
 
@@ -171,6 +173,28 @@ void BM_AllGatherBidiEvents(benchmark::State& state) {
 }
 BENCHMARK(BM_AllGatherBidiEvents)
     ->ArgName("book_through_tlm")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond);
+
+// reduce_scatter_ring on v5e-2x2, 1 MiB of bf16 in 64-byte chunks (about 16K DMAs per
+// chip), functional; race_check 1 or 0. The check should cost little beside the run.
+void BM_RaceCheckedSmallChunks(benchmark::State& state) {
+  const auto* info = kernels::Registry::Get().Find("reduce_scatter_ring");
+  const dsl::Mesh mesh(topologies::LoadTopology("v5e-2x2"));
+  kernels::Params params =
+      info->Bind({{"bytes", uint64_t{1} << 20}, {"chunk_bytes", uint64_t{64}}});
+  params.functional = true;
+  const kernels::Workload workload = info->make(mesh, params);
+  dsl::RunOptions options;
+  options.race_check = state.range(0) != 0;
+  for (auto _ : state) {
+    const dsl::RunResult result = workload.program.Run(workload.inputs, options);
+    if (!result.ok) state.SkipWithError(result.error.c_str());
+  }
+}
+BENCHMARK(BM_RaceCheckedSmallChunks)
+    ->ArgName("race_check")
     ->Arg(0)
     ->Arg(1)
     ->Unit(benchmark::kMillisecond);

@@ -107,11 +107,12 @@ Workload MakeWith(const Mesh& mesh, const Params& params, bool capacity) {
   const int n = mesh.AxisSize(problem.axis);
   const uint64_t esize = SizeOf(problem.dtype);
   // Two slots and a result row in the dtype, an f32 accumulator: half of VMEM at most.
-  const uint64_t piece_bytes =
+  const int64_t piece_elements =
       params.Has("chunk_bytes")
-          ? params.Bytes("chunk_bytes")
-          : mesh.topology().chip().vmem().capacity_bytes() / 2 / (3 * esize + 4) * esize;
-  const int64_t piece = std::clamp<int64_t>(static_cast<int64_t>(piece_bytes / esize), 1, elements);
+          ? ChunkElements(params.Bytes("chunk_bytes"), problem.dtype)
+          : static_cast<int64_t>(mesh.topology().chip().vmem().capacity_bytes() / 2 /
+                                 (3 * esize + 4));
+  const int64_t piece = std::clamp<int64_t>(piece_elements, 1, elements);
   const int rounds = static_cast<int>((elements + piece - 1) / piece);
   const int64_t result_row = problem.dtype == DType::kF32 ? 1 : piece;
   GridSpec grid;

@@ -21,7 +21,26 @@ int64_t CeilDiv(int64_t a, int64_t b) {
 }  // namespace
 
 Param ChunkBytesParam(const std::string& description, const std::string& how) {
-  return Param::Bytes("chunk_bytes", description).Auto(how).Range(1, 1ull << 30);
+  return Param::Bytes("chunk_bytes", description + ", in whole elements (rounded down)")
+      .Auto(how)
+      .Range(1, 1ull << 30);
+}
+
+int64_t ChunkElements(uint64_t chunk_bytes, DType dtype) {
+  const uint64_t esize = SizeOf(dtype);
+  if (chunk_bytes < esize) {
+    std::string message = "chunk_bytes ";
+    message += std::to_string(chunk_bytes);
+    message += " is less than one ";
+    message += DTypeName(dtype);
+    message += " element (";
+    message += std::to_string(esize);
+    message += " bytes), and a chunk holds whole elements; use a chunk_bytes of at least ";
+    message += std::to_string(esize);
+    message += ".";
+    throw ParamError({"chunk_bytes"}, message);
+  }
+  return static_cast<int64_t>(chunk_bytes / esize);
 }
 
 std::vector<Param> RingChunkingParams() {
@@ -63,7 +82,9 @@ RingReducePlan PlanRingReduce(const Mesh& mesh, DType dtype, const RingChunking&
     const uint64_t slot_rows = static_cast<uint64_t>(directions) * 6 * in_flight;
     chunk_bytes = std::min(kMaxChunkBytes, vmem / 2 / slot_rows);
   }
-  const int64_t chunk = std::max<int64_t>(1, static_cast<int64_t>(chunk_bytes / esize));
+  const int64_t chunk = chunking.chunk_bytes != 0
+                            ? ChunkElements(chunk_bytes, dtype)
+                            : std::max<int64_t>(1, static_cast<int64_t>(chunk_bytes / esize));
   if (part_size <= chunk) {
     plan.rows_per_chunk = std::clamp<int64_t>(chunk / std::max<int64_t>(part_size, 1), 1, rows);
     plan.col_pieces = 1;

@@ -68,6 +68,9 @@ std::vector<Param> RingChunkingParams();
 RingChunking RingChunkingOf(const Params& params);
 // The chunk_bytes declaration alone, `how` saying what it is sized from when unset.
 Param ChunkBytesParam(const std::string& description, const std::string& how);
+// chunk_bytes in whole elements of `dtype`, rounded down (it is the most bytes a chunk
+// holds); a chunk_bytes below one element is refused, as no chunk can hold it.
+int64_t ChunkElements(uint64_t chunk_bytes, dsl::DType dtype);
 
 // Chunks of chunking.chunk_bytes or, when 0, sized from the chip's VMEM: half of VMEM
 // shared by `directions` reducers' six slot rows (receive, sum, local x 2 parities) of C

@@ -9,6 +9,9 @@ namespace tpusim::sim {
 
 namespace {
 
+// Entries kept before the first retirement sweep (plus one per core).
+constexpr size_t kFirstSweep = 256;
+
 bool SameBox(const ByteBox& a, const ByteBox& b) {
   return a.offset == b.offset && a.counts == b.counts && a.strides == b.strides &&
          a.element_bytes == b.element_bytes;
@@ -58,17 +61,23 @@ RaceDetector::SemaphoreState& RaceDetector::Semaphore(SemaphoreHandle handle) {
   return list[handle.index];
 }
 
-bool RaceDetector::OrderedBefore(const Entry& entry, const Clock& clock) const {
+bool RaceDetector::OrderedBefore(const Entry& entry, const Clock& clock) {
   if (!entry.dma) return clock[entry.chip] >= entry.epoch;
-  const Dma& d = dmas_[entry.id];
-  const auto& done = entry.write ? d.writes_done : d.reads_done;
+  const auto& done = entry.write ? entry.dma->writes_done : entry.dma->reads_done;
   return std::any_of(done.begin(), done.end(),
                      [&](const Acquired& a) { return clock[a.chip] >= a.epoch; });
 }
 
+std::pair<std::multimap<uint64_t, RaceDetector::Entry>::iterator,
+          std::multimap<uint64_t, RaceDetector::Entry>::iterator>
+RaceDetector::Near(Entries& entries, uint64_t lo, uint64_t hi) {
+  const uint64_t from = lo > entries.widest ? lo - entries.widest : 0;
+  return {entries.by_lo.lower_bound(from), entries.by_lo.lower_bound(hi)};
+}
+
 RaceDetector::Access RaceDetector::Describe(const Entry& entry, BufferHandle buffer) const {
   if (!entry.dma) return Access{entry.chip, entry.what, entry.when, *entry.where};
-  const Dma& d = dmas_[entry.id];
+  const Dma& d = *entry.dma;
   const bool remote = d.issuer != buffer.chip;
   return Access{d.issuer,
                 "DMA '" + d.label + "'" + (remote ? " (remote)" : "") +
@@ -83,11 +92,20 @@ void RaceDetector::Check(const Clock& clock, const Region& region, bool write,
   if (found == buffers_.end()) return;
   const uint64_t lo = region.box.offset, hi = region.box.end();
   const bool dense = hi - lo == region.box.bytes();
-  for (const Entry& e : found->second) {
+  // The earliest recorded of the entries it races, as a scan in recording order would find.
+  const Entry* earliest = nullptr;
+  const auto [first, last] = Near(found->second, lo, hi);
+  for (auto it = first; it != last; ++it) {
+    const Entry& e = it->second;
+    if (earliest && earliest->order < e.order) continue;
     if (!(e.write || write) || e.hi <= lo || hi <= e.lo) continue;
     if (OrderedBefore(e, clock)) continue;
     const bool e_dense = e.hi - e.lo == e.box.bytes();
     if (!(dense && e_dense) && !BoxesOverlap(e.box, region.box)) continue;
+    earliest = &e;
+  }
+  if (earliest) {
+    const Entry& e = *earliest;
     Race race{region.buffer, Describe(e, region.buffer), access, ""};
     if (e.dma && e.write) {
       race.fix =
@@ -115,8 +133,9 @@ void RaceDetector::Record(const Region& region, Entry entry) {
   entry.box = region.box;
   entry.lo = region.box.offset;
   entry.hi = region.box.end();
+  entry.order = recorded_++;
   const bool dense = entry.hi - entry.lo == entry.box.bytes();
-  auto& entries = buffers_[Key(region.buffer)];
+  Entries& entries = buffers_[Key(region.buffer)];
   // An access supersedes the covered entries that future accesses could only race with by
   // racing with it too: those it conflicts with (checked ordered before it), and core
   // accesses (every later access but a remote DMA write is the owner's, in program order,
@@ -126,8 +145,45 @@ void RaceDetector::Record(const Region& region, Entry entry) {
     if (dense) return entry.lo <= old.lo && old.hi <= entry.hi;
     return SameBox(old.box, entry.box);
   };
-  entries.erase(std::remove_if(entries.begin(), entries.end(), superseded), entries.end());
-  entries.push_back(std::move(entry));
+  const auto [first, last] = Near(entries, entry.lo, entry.hi);
+  for (auto it = first; it != last;) {
+    if (superseded(it->second)) {
+      it = entries.by_lo.erase(it);
+      --live_;
+    } else {
+      ++it;
+    }
+  }
+  entries.widest = std::max(entries.widest, entry.hi - entry.lo);
+  entries.by_lo.emplace(entry.lo, std::move(entry));
+  ++live_;
+  RetireIfDue();
+}
+
+void RaceDetector::RetireIfDue() {
+  if (live_ < next_sweep_) return;
+  // floor[c]: what every core knows of core c's clock. An entry ordered before it is
+  // ordered before every core's clock, now and (clocks only grow) from now on.
+  Clock floor = cores_[0];
+  for (const Clock& clock : cores_)
+    for (size_t c = 0; c < floor.size(); ++c)
+      floor[c] = std::min(floor[c], clock[c]);
+  live_ = 0;
+  for (auto& [key, entries] : buffers_) {
+    entries.widest = 0;
+    for (auto it = entries.by_lo.begin(); it != entries.by_lo.end();) {
+      if (OrderedBefore(it->second, floor)) {
+        it = entries.by_lo.erase(it);
+      } else {
+        entries.widest = std::max(entries.widest, it->second.hi - it->second.lo);
+        ++live_;
+        ++it;
+      }
+    }
+  }
+  // The next sweep comes once as many entries again are kept, so the sweeps (and the
+  // floor's cores x cores minimum) cost O(1) per entry recorded, and O(cores).
+  next_sweep_ = std::max(2 * live_, kFirstSweep + cores_.size());
 }
 
 void RaceDetector::CoreAccess(ChipId core, const Region& region, bool write, std::string_view what,
@@ -156,8 +212,9 @@ RaceDetector::DmaId RaceDetector::StartDma(ChipId issuer, const DmaRequest& requ
                name + (request.destination.buffer.chip != issuer ? " (remote)" : "") +
                    " writing into it",
                now, *where_[issuer]});
-  const auto id = static_cast<DmaId>(dmas_.size());
-  Dma& d = dmas_.emplace_back();
+  const DmaId id = next_dma_++;
+  auto dma = std::make_shared<Dma>();
+  Dma& d = *dma;
   d.issuer = issuer;
   d.start = clock;
   d.label = request.label;
@@ -165,27 +222,42 @@ RaceDetector::DmaId RaceDetector::StartDma(ChipId issuer, const DmaRequest& requ
   d.where = where_[issuer];
   ++clock[issuer];
   Entry entry;
-  entry.dma = true;
-  entry.id = id;
+  entry.dma = dma;
+  in_flight_.emplace(id, std::move(dma));
   Record(request.source, entry);
   entry.write = true;
   Record(request.destination, entry);
   return id;
 }
 
-void RaceDetector::Release(DmaId dma, SemaphoreHandle semaphore, bool writes) {
+void RaceDetector::Release(const std::shared_ptr<Dma>& dma, SemaphoreHandle semaphore,
+                           bool writes) {
   SemaphoreState& s = Semaphore(semaphore);
-  Join(s.clock, dmas_[dma].start);
+  Join(s.clock, dma->start);
   s.pending.emplace_back(dma, writes);
 }
 
 void RaceDetector::DmaSent(DmaId dma, const SemaphoreHandle* send) {
-  if (send) Release(dma, *send, false);
+  const auto found = in_flight_.find(dma);
+  if (found == in_flight_.end()) return;
+  if (send) Release(found->second, *send, false);
+  found->second->sent = true;
+  Forget(dma);
 }
 
 void RaceDetector::DmaLanded(DmaId dma, SemaphoreHandle recv) {
-  Release(dma, recv, true);
-  Clock().swap(dmas_[dma].start);  // landing comes last; its clock now lives in the semaphores
+  const auto found = in_flight_.find(dma);
+  if (found == in_flight_.end()) return;
+  Dma& d = *found->second;
+  Release(found->second, recv, true);
+  Clock().swap(d.start);  // landing comes last; its clock now lives in the semaphores
+  d.landed = true;
+  Forget(dma);
+}
+
+void RaceDetector::Forget(DmaId dma) {
+  const auto found = in_flight_.find(dma);
+  if (found->second->sent && found->second->landed) in_flight_.erase(found);
 }
 
 std::vector<uint32_t> RaceDetector::Release(ChipId core) {
@@ -203,15 +275,18 @@ void RaceDetector::Acquire(ChipId core, SemaphoreHandle semaphore) {
   Clock& clock = cores_[core];
   Join(clock, s.clock);
   const Acquired at{core, clock[core]};
-  for (const auto& [id, writes] : s.pending) {
-    dmas_[id].reads_done.push_back(at);
-    if (writes) dmas_[id].writes_done.push_back(at);
+  for (const auto& [dma, writes] : s.pending) {
+    dma->reads_done.push_back(at);
+    if (writes) dma->writes_done.push_back(at);
   }
   s.pending.clear();
 }
 
 void RaceDetector::Free(BufferHandle buffer) {
-  buffers_.erase(Key(buffer));
+  const auto found = buffers_.find(Key(buffer));
+  if (found == buffers_.end()) return;
+  live_ -= found->second.by_lo.size();
+  buffers_.erase(found);
 }
 
 std::string RaceMessage(const RaceDetector::Race& race,

@@ -57,7 +57,8 @@ TEST(ParamFlags, RunKernelHelpListsItsParametersWithTypeDefaultRangeAndDescripti
 
   const std::string reduce = Flat(RunTpusim("run reduce_scatter_ring --help").out);
   EXPECT_THAT(reduce, HasSubstr("--chunk-bytes SIZE the most bytes one chunk of a block holds "
-                                "(one VMEM slot) [bytes; default auto (half of VMEM over the "
+                                "(one VMEM slot), in whole elements (rounded down) [bytes; default "
+                                "auto (half of VMEM over the "
                                 "slots, at most 4 MiB); 1 to 1073741824 (1 GiB)]"));
   EXPECT_THAT(reduce, HasSubstr("--chunks-in-flight N chunks each ring step keeps in flight, each "
                                 "in its own double-buffered VMEM slots [int, chunks; default 2; "
@@ -142,6 +143,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadParam{"run reduce_scatter_ring --topology v5e-2x2 --bytes 64K --chunks-in-flight 0",
                  {"parameter 'chunks_in_flight' is 0, out of its range: allowed 1 to 16",
                   "(flag --chunks-in-flight)"}},
+        // A chunk that cannot hold one element (chunk_bytes is otherwise rounded down to
+        // whole elements).
+        BadParam{"run reduce_scatter_ring --topology v5e-2x2 --bytes 64K --chunk-bytes 1",
+                 {"reduce_scatter_ring: chunk_bytes 1 is less than one bf16 element (2 bytes), "
+                  "and a chunk holds whole elements; use a chunk_bytes of at least 2.",
+                  "(flag --chunk-bytes)"}},
+        BadParam{"run all_reduce_psum --topology v5e-2x2 --bytes 64K --dtype f32 --chunk-bytes 3",
+                 {"all_reduce_psum: chunk_bytes 3 is less than one f32 element (4 bytes)",
+                  "(flag --chunk-bytes)"}},
         BadParam{"run all_gather_ring --topology v5e-2x2 --bytes 64K --direction up",
                  {"parameter 'direction' is 'up', not one of right, left", "(flag --direction)"}},
         BadParam{"run reduce_scatter_ring --topology v5e-2x2 --bytes 64K --dtype int8",
