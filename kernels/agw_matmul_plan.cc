@@ -38,21 +38,26 @@ void NarrowChunksToFit(AgwBlocks& b, const AgwMatmulProblem& problem, uint64_t b
   }
 }
 
-[[noreturn]] void ThrowTooBig(const AgwBlocks& b, uint64_t budget) {
+[[noreturn]] void ThrowTooBig(const AgwBlocks& b, const AgwMatmulProblem& problem,
+                              uint64_t budget) {
   std::string message = "agw_matmul cannot fit even its smallest blocks in VMEM: A_ij [" +
                         std::to_string(b.bm) + ", " + std::to_string(b.kk) + "]";
   if (b.streamed()) {
     message += " in two k blocks [" + std::to_string(b.bm) + ", " + std::to_string(b.tk) + "]";
   } else {
-    message += " whole (k/X and k/Y are not multiples of 128, so it cannot stream in k blocks)";
+    message +=
+        " whole (k/X and k/Y are not both multiples of 128, so it cannot stream in k "
+        "blocks)";
   }
   message += ", and per column chunk of " + std::to_string(b.nc);
-  message += " (bn) two weight slots and the f32 all-reduce buffers need " +
-             std::to_string(b.VmemBytes()) + " bytes, more than the chip's " +
-             std::to_string(budget);
+  message += " (bn) two weight slots [" + std::to_string(b.kk) + ", " + std::to_string(b.nc);
+  message += "] and the all-reduce buffers need " + std::to_string(b.VmemBytes());
+  message += " bytes, more than the chip's " + std::to_string(budget) + " bytes. ";
+  // Without bn the chunks already narrowed as far as n allows.
+  if (problem.column_chunk > 0) message += "Leave bn out so the column chunks can narrow, ";
   message +=
-      " bytes. Give a smaller bn that divides n and is a multiple of Y, shard m and k over "
-      "more devices, or use a chip with more VMEM (chip.vmem.capacity_bytes).";
+      "shard m over more devices (a larger axis X, which also shrinks the k blocks), or use a "
+      "chip with more VMEM (chip.vmem.capacity_bytes).";
   throw ParamError({"m", "k", "n", "bn"}, message);
 }
 
@@ -140,7 +145,7 @@ AgwBlocks PlanAgwMatmul(const Mesh& mesh, const AgwMatmulProblem& problem) {
   resident.tk = 0;
   NarrowChunksToFit(resident, problem, budget, 1);
   if (resident.VmemBytes() <= budget) return resident;
-  ThrowTooBig(b.streamed() ? b : resident, budget);
+  ThrowTooBig(b.streamed() ? b : resident, problem, budget);
 }
 
 AgwPiece Overlap(const AgwBlocks& b, int owner, int j) {
