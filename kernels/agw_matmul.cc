@@ -15,6 +15,7 @@
 // two distinct axes works (2x2 is the case): the overlaps of the x-blocks and
 // y-chunks of K are computed, so X and Y need not be equal. Partials travel in f32 (see
 // kernels/matmul_rs.cc for why).
+//
 // When A_ij [M/X, K/Y] does not fit in VMEM next to the chunks' buffers, both schedules
 // leave it in HBM and stream it through VMEM in k blocks once per column chunk
 // (kernels/agw_matmul_plan.h says when).
