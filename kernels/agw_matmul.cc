@@ -15,130 +15,28 @@
 // two distinct axes works (2x2 is the case): the overlaps of the x-blocks and
 // y-chunks of K are computed, so X and Y need not be equal. Partials travel in f32 (see
 // kernels/matmul_rs.cc for why).
+//
+// When A_ij [M/X, K/Y] does not fit in VMEM next to the chunks' buffers, both schedules
+// leave it in HBM and stream it through VMEM in k blocks once per column chunk
+// (kernels/agw_matmul_plan.h says when).
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <vector>
 
-#include "base/errors.h"
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
+#include "dsl/pipeline.h"
+#include "kernels/agw_all_reduce.h"
 #include "kernels/agw_matmul.h"
+#include "kernels/agw_matmul_plan.h"
 #include "kernels/registry.h"
 
 namespace tpusim::kernels {
 namespace {
 
 using namespace dsl;
-
-struct Blocks {
-  std::string x_axis, y_axis;
-  int x = 1, y = 1;
-  int64_t bm = 0;  // rows per device: M / X
-  int64_t kx = 0;  // rows of W per device: K / X
-  int64_t kk = 0;  // columns of A per device, the K-chunk: K / Y
-  int64_t n = 0;   // N
-  int64_t c = 1;   // column chunks of N
-  int64_t nc = 0;  // N / C
-  int64_t nb = 0;  // an all-reduce block: nc / Y
-  DType dtype = DType::kBF16;
-};
-
-// Partials are the MXU's accumulators: f32, or int32 for integers, whose products are
-// int32 too.
-DType AccOf(DType dtype) {
-  return IsFloating(dtype) ? DType::kF32 : DType::kInt32;
-}
-DType OutOf(DType dtype) {
-  return IsFloating(dtype) ? dtype : DType::kInt32;
-}
-
-uint64_t VmemBytes(const Blocks& b) {
-  const uint64_t es = SizeOf(b.dtype), block = static_cast<uint64_t>(b.bm * b.nb);
-  const uint64_t steps = static_cast<uint64_t>(std::max(2 * (b.y - 1), 1));
-  return static_cast<uint64_t>(b.bm * b.kk + 2 * b.kk * b.nc) * es +
-         2 * block * ((b.y + steps) * SizeOf(AccOf(b.dtype)) + b.y * SizeOf(OutOf(b.dtype)));
-}
-
-Blocks BlocksFor(const Mesh& mesh, const AgwMatmulProblem& problem) {
-  Blocks b;
-  b.x_axis = problem.x_axis;
-  b.y_axis = problem.y_axis;
-  if (b.y_axis.empty()) {
-    for (const auto& name : mesh.axis_names()) {
-      if (name != b.x_axis) {
-        b.y_axis = name;
-        break;
-      }
-    }
-  }
-  if (b.y_axis.empty() || b.y_axis == b.x_axis) {
-    throw ParamError({"axis", "axis2"},
-                     "agw_matmul needs a mesh with two axes, one sharding the weights' K (axis) "
-                     "and another sharding the inputs' K (axis2, by default the first other "
-                     "axis), and they must differ: a 1-D mesh has nowhere to put the second "
-                     "sharding. Use a 2-D or 3-D slice such as v5e-2x2.");
-  }
-  b.x = mesh.AxisSize(b.x_axis);
-  b.y = mesh.AxisSize(b.y_axis);
-  const int64_t m = problem.m, k = problem.k, n = problem.n;
-  if (m % b.x || k % b.x || k % b.y || n % b.y) {
-    throw ParamError(
-        {"m", "k", "n"},
-        "inputs[" + std::to_string(m) + ", " + std::to_string(k) + "] x weights[" +
-            std::to_string(k) + ", " + std::to_string(n) +
-            "] does not shard evenly: m must be a multiple of X = " + std::to_string(b.x) +
-            " (axis '" + b.x_axis + "'), k of both X and Y = " + std::to_string(b.y) + " (axis '" +
-            b.y_axis + "'), and n of Y.");
-  }
-  b.bm = m / b.x;
-  b.kx = k / b.x;
-  b.kk = k / b.y;
-  b.n = n;
-  b.dtype = problem.dtype;
-  if (problem.column_chunk > 0) {
-    if (n % problem.column_chunk || problem.column_chunk % b.y) {
-      throw ParamError({"bn"}, "bn " + std::to_string(problem.column_chunk) +
-                                   " (the column chunk) must divide n (" + std::to_string(n) +
-                                   ") and be a multiple of Y = " + std::to_string(b.y) + ".");
-    }
-    b.c = n / problem.column_chunk;
-  } else {
-    // As many chunks as keep an all-reduce block at least one 128-lane tile wide: more
-    // chunks leave less of the last all-reduce exposed, each costs 2(Y-1) hop latencies.
-    b.c = 1;
-    for (int64_t c : {8, 4, 2}) {
-      if (n % (c * b.y) == 0 && n / (c * b.y) >= 128) {
-        b.c = c;
-        break;
-      }
-    }
-  }
-  b.nc = n / b.c;
-  b.nb = b.nc / b.y;
-  // Everything below scales with the column chunk but A_ij: when the default chunks do
-  // not fit in VMEM, take more, narrower ones (each all-reduce step then moves less).
-  // Nothing else shares VMEM with these buffers: they may fill it, as they always could.
-  const uint64_t budget = mesh.topology().chip().vmem().capacity_bytes();
-  while (problem.column_chunk <= 0 && VmemBytes(b) > budget && n % (2 * b.c * b.y) == 0) {
-    b.c *= 2;
-    b.nc = n / b.c;
-    b.nb = b.nc / b.y;
-  }
-  if (VmemBytes(b) > budget) {
-    std::string message = "agw_matmul holds A_ij [" + std::to_string(b.bm) + ", " +
-                          std::to_string(b.kk) + "] and, per column chunk of " +
-                          std::to_string(b.nc);
-    message += " (bn), two weight slots and the f32 all-reduce buffers in VMEM: " +
-               std::to_string(VmemBytes(b)) + " bytes, more than the chip's budget of " +
-               std::to_string(budget);
-    message +=
-        " bytes. Give a smaller bn that divides n and is a multiple of Y, shard m and k "
-        "over more devices, or use a chip with more VMEM (chip.vmem.capacity_bytes).";
-    throw ParamError({"m", "k", "n", "bn"}, message);
-  }
-  return b;
-}
 
 AgwMatmulProblem ProblemOf(const Params& params) {
   AgwMatmulProblem problem;
@@ -152,163 +50,9 @@ AgwMatmulProblem ProblemOf(const Params& params) {
   return problem;
 }
 
-// The rows of K-chunk j that x-block `owner` holds, as [begin, end) of K (may be empty).
-struct Piece {
-  int owner;
-  int64_t begin, end;
-  int64_t rows() const { return end - begin; }
-};
-Piece Overlap(const Blocks& b, int owner, int j) {
-  return Piece{owner, std::max(owner * b.kx, j * b.kk),
-               std::min((owner + 1) * b.kx, (j + 1) * b.kk)};
-}
-// The pieces of K-chunk j, this device's own x-block first: those rows need no transfer.
-std::vector<Piece> PiecesOf(const Blocks& b, int i, int j) {
-  std::vector<Piece> pieces;
-  for (int d = 0; d < b.x; ++d) {
-    const int owner = (i + d) % b.x;
-    const Piece p = Overlap(b, owner, j);
-    if (p.rows() > 0) pieces.push_back(p);
-  }
-  return pieces;
-}
-
-// The refs one all-reduce over y uses, shared by both schedules; the f32 partial of a
-// chunk is `Y` blocks [bm, nb], one per device of the y ring.
-struct ArRefs {
-  Ref partial;     // VMEM f32 [2, Y, bm, nb]: by chunk parity
-  Ref recv;        // VMEM f32 [2, 2(Y-1), bm, nb]: one slot per step, by chunk parity
-  Ref send_sems;   // DMA [2, 2(Y-1)]
-  Ref recv_sems;   // DMA [2, 2(Y-1)]
-  Ref credit;      // REGULAR [2]: the right neighbour's recv slots of a parity are free
-  Ref out_vmem;    // VMEM dtype [2, Y, bm, nb]
-  Ref store_sems;  // DMA [2, Y]
-};
-
-// Ring all-reduce of one chunk's partial over y: Y-1 reduce-scatter steps (add the
-// arriving partial sum of a block, pass it on), then Y-1 all-gather steps (pass the
-// reduced blocks on), 2 (V/W_oneway)(Y-1)/Y. Every step receives into its own slot, so
-// within a chunk no slot is reused; across chunks the slots of a parity are reused two
-// chunks later, after the receiver gave its left neighbour a credit. Start() sends the
-// first block; each Advance() waits for one arrival and sends the next block, so a kernel
-// may multiply between Advance() calls while the sends move.
-class ChunkAllReduce {
- public:
-  // Output stores outlive a chunk: out_vmem[parity] is reused two chunks later. The kernel
-  // body owns them ([parity][block]) and drains them at the end.
-  using Stores = std::vector<std::vector<std::optional<AsyncCopy>>>;
-
-  ChunkAllReduce(Kernel& k, const Blocks& b, const ArRefs& refs, const Ref& out, int64_t chunk,
-                 Stores& stores)
-      : k_(k),
-        b_(b),
-        r_(refs),
-        out_(out),
-        chunk_(chunk),
-        par_(static_cast<int>(chunk % 2)),
-        stores_(stores) {
-    const Ring ring = k.ring(b.y_axis);
-    n_ = ring.size;
-    me_ = ring.index;
-    right_ = ring.index_at(1);
-    left_ = ring.index_at(-1);
-    steps_ = 2 * (n_ - 1);
-  }
-
-  void Start() {
-    if (n_ == 1) return;
-    // The right neighbour's slots of this parity held chunk - 2 until it finished it.
-    if (chunk_ >= 2) k_.wait(r_.credit.at(par_), 1);
-    Send(0, Block(me_));
-  }
-  bool Pending() const { return next_ < steps_; }
-  void Advance() {
-    const int t = next_++;
-    auto scope =
-        k_.named_scope("all-reduce chunk " + std::to_string(chunk_) + " step " + std::to_string(t));
-    // Our own descriptor of the same size: the left neighbour's step t send lands here.
-    AsyncCopy incoming = k_.async_remote_copy(Recv(t), Recv(t), r_.send_sems.at(par_, t),
-                                              r_.recv_sems.at(par_, t), {{b_.y_axis, left_}});
-    incoming.wait_recv();
-    if (t < n_ - 1) {
-      // Reduce-scatter: the partial sum of block me-1-t arrived; add ours.
-      const Ref sum = Block(Mod(me_ - 1 - t));
-      k_.add(sum, sum, Recv(t));
-      // Pass it on; after the last add it is fully reduced (block me+1) and starts the
-      // all-gather.
-      Send(t + 1, sum);
-    } else if (t + 1 < steps_) {
-      Send(t + 1, Recv(t));  // all-gather: pass the reduced block on
-    }
-  }
-  // Casts the reduced blocks to the output dtype and stores them; waits for every send.
-  void Finish(bool more_chunks_reuse_slots) {
-    while (Pending())
-      Advance();
-    for (int u = 0; u < n_; ++u) {
-      const int block = Mod(me_ + 1 - u);  // reduced here (u = 0) or arrived at AG step u-1
-      const Ref reduced = u == 0 ? Block(block) : Recv(n_ - 1 + u - 1);
-      if (stores_[par_][block]) stores_[par_][block]->wait();
-      stores_[par_][block].reset();
-      const Ref staged = r_.out_vmem.at(par_, block);
-      k_.cast(staged, reduced);
-      AsyncCopy store =
-          k_.async_copy(staged, out_.at(ds(0, b_.bm), ds(chunk_ * b_.nc + block * b_.nb, b_.nb)),
-                        r_.store_sems.at(par_, block));
-      store.start();
-      stores_[par_][block] = store;
-    }
-    for (auto& send : sends_)
-      send.wait_send();
-    sends_.clear();
-    // Our slots of this parity are read: the left neighbour may fill them with chunk + 2.
-    if (n_ > 1 && more_chunks_reuse_slots) k_.signal(r_.credit.at(par_), 1, {{b_.y_axis, left_}});
-  }
-  static Stores NoStores(int y) { return Stores(2, std::vector<std::optional<AsyncCopy>>(y)); }
-  static void Drain(Stores& stores) {
-    for (auto& parity : stores) {
-      for (auto& store : parity) {
-        if (store) store->wait();
-        store.reset();
-      }
-    }
-  }
-
- private:
-  int Mod(int v) const { return (v % n_ + n_) % n_; }
-  Ref Block(int block) const { return r_.partial.at(par_, block); }
-  Ref Recv(int t) const { return r_.recv.at(par_, t); }
-  void Send(int t, const Ref& src) {
-    AsyncCopy send = k_.async_remote_copy(src, Recv(t), r_.send_sems.at(par_, t),
-                                          r_.recv_sems.at(par_, t), {{b_.y_axis, right_}});
-    send.start();
-    sends_.push_back(send);
-  }
-
-  Kernel& k_;
-  Blocks b_;
-  ArRefs r_;
-  Ref out_;
-  int64_t chunk_;
-  int par_;
-  int n_ = 1, me_ = 0, right_ = 0, left_ = 0, steps_ = 0, next_ = 0;
-  Stores& stores_;
-  std::vector<AsyncCopy> sends_;
-};
-
-// Refs: a (HBM [bm, kk]), w (HBM [kx, N]), out (HBM [bm, N]), then the scratch Make lists:
-// a_vmem, w_bufs (VMEM [2, kk, nc]: the rows of K-chunk j, one column chunk per parity),
-// the all-reduce's seven, local_sems DMA[3], then three per schedule.
-constexpr int kFirstScratch = 3;
-ArRefs ArRefsOf(const Refs& r) {
-  return ArRefs{r[kFirstScratch + 2], r[kFirstScratch + 3], r[kFirstScratch + 4],
-                r[kFirstScratch + 5], r[kFirstScratch + 6], r[kFirstScratch + 7],
-                r[kFirstScratch + 8]};
-}
-
 // Nobody may DMA into or signal a device that has not entered the kernel: meet every
 // device of our x-column (weights move between any two of them) and both y neighbours.
-void Barrier(Kernel& k, const Blocks& b) {
+void Barrier(Kernel& k, const AgwBlocks& b) {
   const int i = k.axis_index(b.x_axis), j = k.axis_index(b.y_axis);
   const Ref barrier = k.barrier_semaphore();
   int64_t expected = 0;
@@ -325,15 +69,54 @@ void Barrier(Kernel& k, const Blocks& b) {
   if (expected > 0) k.wait(barrier, expected);
 }
 
-KernelFn Blocking(Blocks b) {
+// partial[par, blk] (+)= A_ij[:, col : col + R] @ w_rows[:, block blk] for every
+// all-reduce block blk, where w_rows is [R, nc] in VMEM. A_ij is read in place from
+// "a_vmem" or, streamed, comes from `a` in HBM in [bm, tk] blocks, the next one moving
+// while the MXU multiplies this one. `after_dot` runs after every dot.
+void MultiplyRows(Kernel& k, const AgwBlocks& b, const Ref& a, int64_t col, const Ref& w_rows,
+                  int par, bool accumulate, const std::function<void()>& after_dot) {
+  const int64_t rows = w_rows.shape()[0];
+  const Ref& partial = k.ref("partial");
+  auto dots = [&](const Ref& a_cols, int64_t row, int64_t count, bool acc) {
+    for (int blk = 0; blk < b.y; ++blk) {
+      k.dot(a_cols, w_rows.at(ds(row, count), ds(blk * b.nb, b.nb)), partial.at(par, blk), acc);
+      if (after_dot) after_dot();
+    }
+  };
+  if (!b.streamed()) {
+    const Ref& a_vmem = k.ref("a_vmem");
+    dots(rows == b.kk ? a_vmem : a_vmem.at(ds(0, b.bm), ds(col, rows)), 0, rows, accumulate);
+    return;
+  }
+  emit_pipeline(k,
+                [&](const std::vector<int>& ids, const Refs& blocks) {
+                  dots(blocks[0], ids[0] * b.tk, b.tk, accumulate || ids[0] > 0);
+                },
+                {static_cast<int>(rows / b.tk)},
+                {BlockSpec({b.bm, b.tk},
+                           [](int kb) {
+                             return BlockIndex{0, kb};
+                           })},
+                {}, {a.at(ds(0, b.bm), ds(col, rows))}, {}, {"arbitrary"});
+}
+
+// Resident: starts loading A_ij into VMEM, which the first dot waits for.
+std::optional<AsyncCopy> StartLoadA(Kernel& k, const AgwBlocks& b, const Ref& a) {
+  if (b.streamed()) return std::nullopt;
+  AsyncCopy load = k.async_copy(a, k.ref("a_vmem"), k.ref("local_sems").at(2));
+  load.start();
+  return load;
+}
+
+KernelFn Blocking(AgwBlocks b) {
   return [b](Kernel& k, const Refs& r) {
     const Ref &a = r[0], &w = r[1], &out = r[2];
-    const Ref &a_vmem = r[3], &w_bufs = r[4], &local_sems = r[12];
-    const Ref &w_full = r[13], &gather_send = r[14], &gather_recv = r[15];
-    const ArRefs ar = ArRefsOf(r);
+    const Ref &w_bufs = k.ref("w_bufs"), &local_sems = k.ref("local_sems");
+    const Ref &w_full = k.ref("w_full"), &gather_send = k.ref("gather_send"),
+              &gather_recv = k.ref("gather_recv");
+    const AgwArRefs ar = AgwArRefs::Of(k);
     const int i = k.axis_index(b.x_axis), j = k.axis_index(b.y_axis);
-    AsyncCopy load_a = k.async_copy(a, a_vmem, local_sems.at(2));
-    load_a.start();
+    std::optional<AsyncCopy> load_a = StartLoadA(k, b, a);
     Barrier(k, b);
     {
       // A ring all-gather of the weights over x into HBM, as all_gather_ring does.
@@ -350,7 +133,7 @@ KernelFn Blocking(Blocks b) {
         copy.wait_recv();
       }
     }
-    load_a.wait();
+    if (load_a) load_a->wait();
     // The rows of K-chunk j, a column chunk at a time, double-buffered from HBM.
     auto load_w = [&](int64_t c) {
       AsyncCopy copy = k.async_copy(w_full.at(ds(j * b.kk, b.kk), ds(c * b.nc, b.nc)),
@@ -367,10 +150,7 @@ KernelFn Blocking(Blocks b) {
       {
         auto scope = k.named_scope("matmul chunk " + std::to_string(c));
         current.wait();
-        for (int blk = 0; blk < b.y; ++blk) {
-          k.dot(a_vmem, w_bufs.at(par, ds(0, b.kk), ds(blk * b.nb, b.nb)), ar.partial.at(par, blk),
-                /*accumulate=*/false);
-        }
+        MultiplyRows(k, b, a, 0, w_bufs.at(par), par, /*accumulate=*/false, {});
       }
       ChunkAllReduce reduce(k, b, ar, out, c, stores);
       reduce.Start();
@@ -380,21 +160,22 @@ KernelFn Blocking(Blocks b) {
   };
 }
 
-KernelFn Fused(Blocks b) {
+KernelFn Fused(AgwBlocks b) {
   return [b](Kernel& k, const Refs& r) {
     const Ref &a = r[0], &w = r[1], &out = r[2];
-    const Ref &a_vmem = r[3], &w_bufs = r[4], &local_sems = r[12];
-    const Ref &w_send_sems = r[13], &w_recv_sems = r[14], &w_credit = r[15];
-    const ArRefs ar = ArRefsOf(r);
+    const Ref &w_bufs = k.ref("w_bufs"), &local_sems = k.ref("local_sems");
+    const Ref &w_send_sems = k.ref("w_send_sems"), &w_recv_sems = k.ref("w_recv_sems"),
+              &w_credit = k.ref("w_credit");
+    const AgwArRefs ar = AgwArRefs::Of(k);
     const int i = k.axis_index(b.x_axis), j = k.axis_index(b.y_axis);
-    const std::vector<Piece> pieces = PiecesOf(b, i, j);
+    const std::vector<AgwPiece> pieces = PiecesOf(b, i, j);
     // As an owner: the rows of K-chunk j we hold go to every other device of the column.
-    const Piece mine = Overlap(b, i, j);
+    const AgwPiece mine = Overlap(b, i, j);
     const int targets = mine.rows() > 0 ? b.x - 1 : 0;
-    auto w_slot = [&](int64_t c, const Piece& p) {
+    auto w_slot = [&](int64_t c, const AgwPiece& p) {
       return w_bufs.at(c % 2, ds(p.begin - j * b.kk, p.rows()));
     };
-    auto w_source = [&](int64_t c, const Piece& p) {
+    auto w_source = [&](int64_t c, const AgwPiece& p) {
       return w.at(ds(p.begin - p.owner * b.kx, p.rows()), ds(c * b.nc, b.nc));
     };
     std::vector<std::vector<AsyncCopy>> pushes(2);
@@ -422,14 +203,17 @@ KernelFn Fused(Blocks b) {
       local_loads[c % 2] = copy;
     };
 
-    AsyncCopy load_a = k.async_copy(a, a_vmem, local_sems.at(2));
-    load_a.start();
+    std::optional<AsyncCopy> load_a = StartLoadA(k, b, a);
     load_local(0);
     Barrier(k, b);
     push(0);
-    load_a.wait();
+    if (load_a) load_a->wait();
     auto stores = ChunkAllReduce::NoStores(b.y);
     std::optional<ChunkAllReduce> previous;
+    // The previous chunk's all-reduce moves while the MXU works.
+    const auto advance_previous = [&] {
+      if (previous && previous->Pending()) previous->Advance();
+    };
     for (int64_t c = 0; c < b.c; ++c) {
       const int par = static_cast<int>(c % 2);
       if (c + 1 < b.c) {
@@ -439,7 +223,7 @@ KernelFn Fused(Blocks b) {
       {
         auto scope = k.named_scope("matmul chunk " + std::to_string(c));
         for (size_t p = 0; p < pieces.size(); ++p) {
-          const Piece& piece = pieces[p];
+          const AgwPiece& piece = pieces[p];
           if (piece.owner == i) {
             local_loads[par]->wait();
             local_loads[par].reset();
@@ -451,18 +235,13 @@ KernelFn Fused(Blocks b) {
                 w_recv_sems.at(par, piece.owner), {{b.x_axis, piece.owner}});
             incoming.wait_recv();
           }
-          const Ref a_cols = a_vmem.at(ds(0, b.bm), ds(piece.begin - j * b.kk, piece.rows()));
-          for (int blk = 0; blk < b.y; ++blk) {
-            k.dot(a_cols, w_slot(c, piece).at(ds(0, piece.rows()), ds(blk * b.nb, b.nb)),
-                  ar.partial.at(par, blk), /*accumulate=*/p > 0);
-            // The previous chunk's all-reduce moves while the MXU works.
-            if (previous && previous->Pending()) previous->Advance();
-          }
+          MultiplyRows(k, b, a, piece.begin - j * b.kk, w_slot(c, piece), par,
+                       /*accumulate=*/p > 0, advance_previous);
         }
       }
       // Our weight slots of this parity are read: their owners may push chunk c + 2.
       if (c + 2 < b.c) {
-        for (const Piece& piece : pieces) {
+        for (const AgwPiece& piece : pieces) {
           if (piece.owner != i) k.signal(w_credit.at(par), 1, {{b.x_axis, piece.owner}});
         }
       }
@@ -481,7 +260,7 @@ KernelFn Fused(Blocks b) {
 
 Workload Make(const Mesh& mesh, const Params& params, bool fused) {
   const AgwMatmulProblem problem = ProblemOf(params);
-  const Blocks b = BlocksFor(mesh, problem);
+  const AgwBlocks b = PlanAgwMatmul(mesh, problem);
   const P in_spec{b.x_axis, b.y_axis};
   const P w_spec{b.x_axis, nullptr};
   const P out_spec{b.x_axis, nullptr};
@@ -492,12 +271,12 @@ Workload Make(const Mesh& mesh, const Params& params, bool fused) {
 }
 
 double FlopsPerChip(const Mesh& mesh, const Params& params) {
-  const Blocks b = BlocksFor(mesh, ProblemOf(params));
+  const AgwBlocks b = PlanAgwMatmul(mesh, ProblemOf(params));
   return 2.0 * b.bm * b.kk * b.n;
 }
 
 Bound AgwBound(const Mesh& mesh, const Params& params) {
-  const Blocks b = BlocksFor(mesh, ProblemOf(params));
+  const AgwBlocks b = PlanAgwMatmul(mesh, ProblemOf(params));
   const double compute = FlopsPerChip(mesh, params) / PeakMxuFlops(mesh);
   // Weights: the rows of K-chunk j this device does not hold must arrive over x; at best
   // over both inbound x links (one when X = 2).
@@ -553,23 +332,18 @@ const Registration fused(KernelInfo{
 }  // namespace
 
 PallasCall AgwMatmulCall(const Mesh& mesh, const AgwMatmulProblem& problem, bool fused) {
-  const Blocks b = BlocksFor(mesh, problem);
-  const int64_t steps = std::max(2 * (b.y - 1), 1);
+  const AgwBlocks b = PlanAgwMatmul(mesh, problem);
   GridSpec grid;
   grid.in_specs = {BlockSpec::Any(), BlockSpec::Any()};
   grid.out_specs = {BlockSpec::Any()};
-  grid.scratch_shapes = {
-      ScratchSpec::VMEM({b.bm, b.kk}, b.dtype, "a_vmem"),
-      ScratchSpec::VMEM({2, b.kk, b.nc}, b.dtype, "w_bufs"),
-      ScratchSpec::VMEM({2, b.y, b.bm, b.nb}, AccOf(b.dtype), "partial"),
-      ScratchSpec::VMEM({2, steps, b.bm, b.nb}, AccOf(b.dtype), "ar_recv"),
-      ScratchSpec::DMA({2, steps}, "ar_send_sems"),
-      ScratchSpec::DMA({2, steps}, "ar_recv_sems"),
-      ScratchSpec::REGULAR({2}, "ar_credit"),
-      ScratchSpec::VMEM({2, b.y, b.bm, b.nb}, OutOf(b.dtype), "out_vmem"),
-      ScratchSpec::DMA({2, b.y}, "store_sems"),
-      ScratchSpec::DMA({3}, "local_sems"),
-  };
+  // Streamed, A_ij's blocks are the k pipeline's own buffers, allocated while it runs.
+  if (!b.streamed())
+    grid.scratch_shapes.push_back(ScratchSpec::VMEM({b.bm, b.kk}, b.dtype, "a_vmem"));
+  // w_bufs: the rows of K-chunk j, one column chunk per parity.
+  grid.scratch_shapes.push_back(ScratchSpec::VMEM({2, b.kk, b.nc}, b.dtype, "w_bufs"));
+  for (ScratchSpec& s : AgwArRefs::Scratch(b))
+    grid.scratch_shapes.push_back(std::move(s));
+  grid.scratch_shapes.push_back(ScratchSpec::DMA({3}, "local_sems"));
   if (fused) {
     grid.scratch_shapes.push_back(ScratchSpec::DMA({2, b.x}, "w_send_sems"));
     grid.scratch_shapes.push_back(ScratchSpec::DMA({2, b.x}, "w_recv_sems"));
@@ -583,7 +357,7 @@ PallasCall AgwMatmulCall(const Mesh& mesh, const AgwMatmulProblem& problem, bool
   }
   PallasCall call =
       pallas_call(fused ? "agw_matmul_ar_fused" : "agw_matmul_ar", fused ? Fused(b) : Blocking(b),
-                  grid, {{{b.bm, b.n}, OutOf(b.dtype)}});
+                  grid, {{{b.bm, b.n}, b.out_dtype()}});
   call.in_names = {"inputs", "weights"};
   call.out_names = {"out"};
   call.compiler_params.collective_id = 0;  // for its start barrier

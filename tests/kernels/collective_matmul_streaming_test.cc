@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "kernels/agw_matmul_plan.h"
 #include "kernels/params.h"
 #include "kernels/registry.h"
 #include "tests/support/test_support.h"
@@ -20,8 +21,8 @@ const std::vector<std::string> kStreamingMatmuls = {"ag_matmul_blocking", "ag_ma
                                                     "ag_matmul_collective_bidi",
                                                     "matmul_rs_blocking", "matmul_rs_collective"};
 
-// The weight-gather matmuls need a 2-D mesh; they keep their buffers in VMEM and fit
-// large problems by cutting N into more column chunks.
+// The weight-gather matmuls need a 2-D mesh; they fit large problems by cutting N into
+// more column chunks and, when A_ij still does not fit, by streaming it in k blocks.
 std::vector<std::string> AllCollectiveMatmuls() {
   std::vector<std::string> all = kStreamingMatmuls;
   all.push_back("agw_matmul_ar");
@@ -151,7 +152,39 @@ TEST(CollectiveMatmulStreaming, TooLittleVmemNamesTheBlocksAndTheFix) {
   }
 }
 
-TEST(CollectiveMatmulStreaming, AgwMatmulThatCannotFitNamesTheColumnChunkAndTheFix) {
+// 1 MiB of VMEM on v5e-2x4 with X = 4 (axis y), Y = 2: A_ij [64, 1024] does not fit
+// beside tile-wide column chunks, so it streams from HBM in [64, 128] blocks, several per
+// piece of K-chunk j (each K-chunk spans two x-blocks of the weights, one of them remote).
+TEST(CollectiveMatmulStreaming, AgwMatmulStreamsAijThatDoesNotFitInVmem) {
+  const auto topology = testing::MakeTopology({2, 4}, {false, false}, [](config::Topology& t) {
+    t.mutable_chip()->mutable_vmem()->set_capacity_bytes(1 << 20);
+  });
+  const dsl::Mesh mesh(topology);
+  for (const char* dtype : {"bf16", "int32"}) {
+    kernels::AgwMatmulProblem problem;
+    problem.x_axis = "y";
+    problem.y_axis = "x";
+    problem.m = 256;
+    problem.k = 2048;
+    problem.n = 512;
+    problem.dtype = dsl::ParseDType(dtype);
+    const kernels::AgwBlocks blocks = kernels::PlanAgwMatmul(mesh, problem);
+    ASSERT_TRUE(blocks.streamed()) << dtype;
+    EXPECT_LT(blocks.tk, blocks.kx) << dtype;  // more than one block per piece
+    const kernels::ParamValues args = {{"axis", "y"}, {"axis2", "x"}, {"m", 256},
+                                       {"k", 2048},   {"n", 512},     {"dtype", dtype}};
+    for (const char* kernel : {"agw_matmul_ar", "agw_matmul_ar_fused"}) {
+      kernels::Workload w = testing::Entry(kernel).make(mesh, testing::ParamsFor(kernel, args));
+      auto run = testing::RunWorkload(w);
+      ASSERT_TRUE(run.result.ok) << kernel << " " << dtype << ": " << run.result.error;
+      const auto check =
+          dsl::CheckAgainstReference(w.program, run.result, w.expected, w.rtol, w.atol);
+      EXPECT_TRUE(check.equal) << kernel << " " << dtype << ": " << check.detail;
+    }
+  }
+}
+
+TEST(CollectiveMatmulStreaming, AgwMatmulThatCannotFitNamesTheBlocksAndTheFix) {
   const auto topology = testing::MakeTopology({2, 4}, {false, false}, [](config::Topology& t) {
     t.mutable_chip()->mutable_vmem()->set_capacity_bytes(64 << 10);
   });
@@ -162,10 +195,23 @@ TEST(CollectiveMatmulStreaming, AgwMatmulThatCannotFitNamesTheColumnChunkAndTheF
       testing::Entry(kernel).make(mesh, testing::ParamsFor(kernel, args));
       ADD_FAILURE() << kernel << " accepted 64 KiB of VMEM";
     } catch (const kernels::ParamError& e) {
-      EXPECT_THAT(e.what(), HasSubstr("A_ij [512, 512]"));
-      EXPECT_THAT(e.what(), HasSubstr("Give a smaller bn"));
+      // Its two smallest k blocks of A_ij alone are 256 KiB.
+      EXPECT_THAT(e.what(), HasSubstr("cannot fit even its smallest blocks in VMEM: A_ij "
+                                      "[512, 512] in two k blocks [512, 128]"));
+      EXPECT_THAT(e.what(), HasSubstr("shard m over more devices"));
       EXPECT_THAT(e.what(), HasSubstr("chip.vmem.capacity_bytes"));
+      EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("Leave bn out")));
     }
+  }
+  // With bn given, leaving it out lets the chunks narrow.
+  kernels::ParamValues with_bn = args;
+  with_bn.insert({"bn", 1024});
+  try {
+    testing::Entry("agw_matmul_ar").make(mesh, testing::ParamsFor("agw_matmul_ar", with_bn));
+    ADD_FAILURE() << "agw_matmul_ar accepted 64 KiB of VMEM with bn 1024";
+  } catch (const kernels::ParamError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("per column chunk of 1024 (bn)"));
+    EXPECT_THAT(e.what(), HasSubstr("Leave bn out so the column chunks can narrow"));
   }
 }
 
