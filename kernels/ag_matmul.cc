@@ -351,14 +351,14 @@ double FlopsPerChip(const Mesh& mesh, const Params& params) {
 
 Bound AgMatmulBound(const Mesh& mesh, const Params& params) {
   const Blocks b = BlocksFor(mesh, params);
-  const double compute = FlopsPerChip(mesh, params) / PeakMxuFlops(mesh);
+  const double compute = MxuPeakSeconds(mesh, FlopsPerChip(mesh, params), b.dtype);
   const AxisLinks links = LinksOf(mesh, b.ring);
   // A ring all-gather of this device group's rows of A, V_A = bm x D elements.
   const double v = static_cast<double>(b.bm) * b.d * SizeOf(b.dtype);
   const double comm =
       std::max(links.hop_latency_s * (b.y - 1), v / links.link_bytes_per_s * (b.y - 1) / b.y);
   return {std::max(compute, comm),
-          "max(2 bm D fn / peak FLOP/s, max(T_min (Y-1), (V_A/W_oneway)(Y-1)/Y))"};
+          "max(2 bm D fn passes / peak FLOP/s, max(T_min (Y-1), (V_A/W_oneway)(Y-1)/Y))"};
 }
 
 // Both directions of the ring: with wraparound each device receives (Y-1)/Y of V_A over its
@@ -372,12 +372,12 @@ Bound AgMatmulBidiBound(const Mesh& mesh, const Params& params) {
     bound.formula += " (no wraparound)";
     return bound;
   }
-  const double compute = FlopsPerChip(mesh, params) / PeakMxuFlops(mesh);
+  const double compute = MxuPeakSeconds(mesh, FlopsPerChip(mesh, params), b.dtype);
   const double v = static_cast<double>(b.bm) * b.d * SizeOf(b.dtype);
   const double comm =
       std::max(links.hop_latency_s * (b.y / 2), v / (2 * links.link_bytes_per_s) * (b.y - 1) / b.y);
   return {std::max(compute, comm),
-          "max(2 bm D fn / peak FLOP/s, max(T_min floor(Y/2), (V_A/W_ici)(Y-1)/Y))"};
+          "max(2 bm D fn passes / peak FLOP/s, max(T_min floor(Y/2), (V_A/W_ici)(Y-1)/Y))"};
 }
 
 double NoBusFactor(int) {

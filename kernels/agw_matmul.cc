@@ -31,6 +31,7 @@
 #include "kernels/agw_all_reduce.h"
 #include "kernels/agw_matmul.h"
 #include "kernels/agw_matmul_plan.h"
+#include "kernels/matmul.h"
 #include "kernels/registry.h"
 
 namespace tpusim::kernels {
@@ -277,7 +278,7 @@ double FlopsPerChip(const Mesh& mesh, const Params& params) {
 
 Bound AgwBound(const Mesh& mesh, const Params& params) {
   const AgwBlocks b = PlanAgwMatmul(mesh, ProblemOf(params));
-  const double compute = FlopsPerChip(mesh, params) / PeakMxuFlops(mesh);
+  const double compute = MxuPeakSeconds(mesh, FlopsPerChip(mesh, params), b.dtype);
   // Weights: the rows of K-chunk j this device does not hold must arrive over x; at best
   // over both inbound x links (one when X = 2).
   const AxisLinks xl = LinksOf(mesh, b.x_axis);
@@ -296,7 +297,7 @@ Bound AgwBound(const Mesh& mesh, const Params& params) {
                                                2 * v / yl.link_bytes_per_s * (b.y - 1) / b.y)
                                     : 0.0;
   return {std::max({compute, weights, all_reduce}),
-          "max(2 bm K_Y N / peak FLOP/s, missing weight rows x N / (x links in x W_oneway), "
+          "max(2 bm K_Y N passes / peak FLOP/s, missing weight rows x N / (x links in x W_oneway), "
           "max(2 T_min (Y-1), 2 (V_P/W_oneway)(Y-1)/Y)), V_P = f32 partial bm x N"};
 }
 

@@ -210,6 +210,12 @@ RingMatmulShards ShardRingMatmul(const Mesh& mesh, const std::string& axis,
   return s;
 }
 
+double MxuPeakSeconds(const Mesh& mesh, double flops, DType dtype) {
+  const auto& chip = mesh.topology().chip();
+  return flops * base::MxuPasses(chip, MxuInputOf(dtype), Precision::kDefault) /
+         base::MxuPeakFlops(chip);
+}
+
 Bound MatmulRoofline(const Mesh& mesh, const MatmulPlan& p) {
   const auto& chip = mesh.topology().chip();
   Bound b;

@@ -47,6 +47,11 @@ dsl::PallasCall MatmulCall(const MatmulPlan& plan);
 // about n/bn times, B about m/bm times, and the output written once.
 Bound MatmulRoofline(const dsl::Mesh& mesh, const MatmulPlan& plan);
 
+// Seconds of one core's MXUs at their peak for `flops` of `dtype` operands at DEFAULT
+// precision: the passes a dtype takes (int32 several, int8 a fraction of one) included, so
+// a bound is never below what the chip can do.
+double MxuPeakSeconds(const dsl::Mesh& mesh, double flops, dsl::DType dtype);
+
 // How a [B, K] x [K, N] matmul splits for a ring along `axis` (Y devices): its rows over
 // the other mesh axes (X devices), K and N over the ring.
 struct RingMatmulShards {

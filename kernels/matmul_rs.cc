@@ -228,15 +228,16 @@ double FlopsPerChip(const Mesh& mesh, const Params& params) {
 
 Bound MatmulRsBound(const Mesh& mesh, const Params& params) {
   const Blocks b = BlocksFor(mesh, params);
-  const double compute = FlopsPerChip(mesh, params) / PeakMxuFlops(mesh);
+  const double compute = MxuPeakSeconds(mesh, FlopsPerChip(mesh, params), b.dtype);
   const AxisLinks links = LinksOf(mesh, b.ring);
   // A one-way ring reduce-scatter of the f32 partial, V_P = bm x D x 4 bytes.
   const double v = static_cast<double>(b.bm) * b.d * SizeOf(DType::kF32);
   const double comm =
       std::max(links.hop_latency_s * (b.y - 1), v / links.link_bytes_per_s * (b.y - 1) / b.y);
-  return {std::max(compute, comm),
-          "max(2 bm F_Y D / peak FLOP/s, max(T_min (Y-1), (V_P/W_oneway)(Y-1)/Y)), V_P = f32 "
-          "partial bm x D"};
+  return {
+      std::max(compute, comm),
+      "max(2 bm F_Y D passes / peak FLOP/s, max(T_min (Y-1), (V_P/W_oneway)(Y-1)/Y)), V_P = f32 "
+      "partial bm x D"};
 }
 
 double NoBusFactor(int) {

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "base/work.h"
 #include "kernels/agw_matmul_plan.h"
 #include "kernels/params.h"
 #include "kernels/registry.h"
@@ -91,6 +92,26 @@ TEST_P(StreamedCollectiveMatmul, MatchesTheHostReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, StreamedCollectiveMatmul, ::testing::ValuesIn(kStreamingMatmuls));
+
+// A bound is never below what the chip can do: an int32 dot takes several MXU passes
+// (chip.cost.int32_dot_passes), so the compute part of each kernel's bound counts them. At
+// this size the int32 compute is several times the gather, so a bound that left the passes
+// out would be below it.
+TEST(CollectiveMatmulBounds, CountTheMxuPassesOfTheirDtype) {
+  const dsl::Mesh mesh(topologies::LoadTopology("v5e-2x4"));
+  const auto& chip = mesh.topology().chip();
+  const double passes = base::MxuPasses(chip, base::MxuInput::kInt32, base::Precision::kDefault);
+  ASSERT_GT(passes, 1.0);
+  for (const std::string& kernel : AllCollectiveMatmuls()) {
+    const kernels::ParamValues args = {
+        {"axis", "x"}, {"m", 1024}, {"k", 2048}, {"n", 8192}, {"dtype", "int32"}};
+    const kernels::KernelInfo& info = testing::Entry(kernel);
+    const kernels::Params params = testing::ParamsFor(kernel, args);
+    ASSERT_TRUE(info.flops_per_chip) << kernel;
+    const double compute = info.flops_per_chip(mesh, params) * passes / base::MxuPeakFlops(chip);
+    EXPECT_GE(info.BoundOf(mesh, params).seconds, compute * (1 - 1e-12)) << kernel;
+  }
+}
 
 TEST(CollectiveMatmulStreaming, ProblemsFarBeyondVmemRun) {
   // 8192x8192x16384 bf16 on v5e-2x4 over x: per device A [2048, 4096], W [8192, 8192] and
