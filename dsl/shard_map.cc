@@ -99,7 +99,7 @@ std::string OnePassNote(const base::RunStats& stats) {
   return "The run's dots of f32 operands ran at DEFAULT precision: one bf16 pass, as on the chip, "
          "which "
          "rounds their operands to bf16 (about 3 significant digits). For f32 accuracy run "
-         "them at precision HIGHEST (an entry's --precision HIGHEST, or the dot's precision "
+         "them at precision HIGHEST (the entry's precision parameter, or the dot's precision "
          "argument), or compare with a bf16 tolerance";
 }
 

@@ -181,6 +181,22 @@ TEST(ProgramCli, CompareRunsAPluginProgramBesideTheShippedKernelOfItsProblem) {
     EXPECT_EQ(row["correct"], true) << row.dump();
 }
 
+// A user's f32 program checked against an exact reference: its DEFAULT-precision dot took
+// one bf16 pass, and the report says so and names the flag that asks for six.
+TEST(ProgramCli, AnF32MismatchFromOneBf16PassNamesTheFlag) {
+  const auto one_pass = RunTpusim("run tiny_exact --topology v5e-2x2 --json" + kTiny);
+  EXPECT_EQ(one_pass.exit_code, 1) << one_pass.err;  // wrong data
+  const auto report = LastLineJson(one_pass.out);
+  EXPECT_EQ(report["correct"], false);
+  EXPECT_THAT(report["mismatch"].get<std::string>(),
+              HasSubstr("ran at DEFAULT precision: one bf16 pass, as on the chip"));
+  EXPECT_THAT(report["mismatch"].get<std::string>(), HasSubstr("(flag --precision HIGHEST)"));
+  const auto six_passes =
+      RunTpusim("run tiny_exact --topology v5e-2x2 --precision HIGHEST --json" + kTiny);
+  ASSERT_EQ(six_passes.exit_code, 0) << six_passes.err;
+  EXPECT_EQ(LastLineJson(six_passes.out)["correct"], true) << six_passes.out;
+}
+
 TEST(ProgramCli, CompareRefusesAKernelAndAProgramThatComputeDifferentThings) {
   const auto r =
       RunTpusim("compare matmul tiny_rows --topology v5e-2x2 --m 64 --k 128 --n 128" + kTiny);

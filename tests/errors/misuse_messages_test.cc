@@ -228,8 +228,7 @@ TEST(Messages, AnF32MismatchFromOneBf16PassNamesPrecisionHighest) {
   auto mismatch = [&](const char* dtype, const char* precision) {
     const kernels::ParamValues args = {
         {"m", 64}, {"k", 512}, {"n", 128}, {"dtype", dtype}, {"precision", precision}};
-    kernels::Workload w =
-        testing::Entry("matmul").make(mesh, testing::ParamsFor("matmul", args));
+    kernels::Workload w = testing::Entry("matmul").make(mesh, testing::ParamsFor("matmul", args));
     const auto run = testing::RunWorkload(w);
     EXPECT_TRUE(run.result.ok) << run.result.error;
     // Tighter than any rounding of the operands allows.
@@ -240,7 +239,8 @@ TEST(Messages, AnF32MismatchFromOneBf16PassNamesPrecisionHighest) {
   EXPECT_THAT(mismatch("f32", "DEFAULT"),
               HasSubstr("The run's dots of f32 operands ran at DEFAULT precision: one bf16 pass, "
                         "as on the chip"));
-  EXPECT_THAT(mismatch("f32", "DEFAULT"), HasSubstr("--precision HIGHEST"));
+  EXPECT_THAT(mismatch("f32", "DEFAULT"),
+              HasSubstr("run them at precision HIGHEST (the entry's precision parameter"));
   EXPECT_THAT(mismatch("f32", "HIGHEST"), Not(HasSubstr("DEFAULT precision")));
 }
 

@@ -2,6 +2,8 @@
 // x row-sharded over the axis parameter, scheduled three ways; one more layout of that
 // problem (tiny_local: y stays row-sharded, so nothing moves), and one entry that computes
 // something else with the same types and layout as tiny_local (tiny_rows: relu(x @ w)).
+// tiny_exact is a user's f32 program checked against an exact f32 reference, as a user
+// might write one: at DEFAULT precision its one bf16 pass misses it.
 // Compiled into program_tests and into a plugin that the CLI tests --load.
 
 #include <algorithm>
@@ -98,6 +100,34 @@ const Registration f32(Program("tiny/f32", "all_gather x, then dot into f32", Sc
 const Registration local(Program("tiny_local",
                                  "dot of the local rows: tiny's problem, y left row-sharded",
                                  Schedule::kLocalRows, ""));
+// x @ w of f32 at the precision parameter, against the exact product (1e-6 relative).
+Workload MakeExact(const dsl::Mesh& mesh, const Params& params) {
+  const MatmulProblem args = {params.Int("m"), params.Int("k"),   params.Int("n"),
+                              DType::kF32,     params.functional, params.seed};
+  const dsl::Precision precision = dsl::ParsePrecision(params.String("precision"));
+  dsl::ProgramBody body = [precision](ProgramContext& ctx, const std::vector<Value>& in) {
+    return std::vector<Value>{ctx.dot(in[0], in[1], DType::kF32, precision)};
+  };
+  Workload w{dsl::shard_map(mesh, {P{}, P{}}, {P{}}, body, "tiny_exact")};
+  AddMatmulOperands(w, args);
+  w.rtol = 1e-6;
+  w.atol = 1e-6;
+  return w;
+}
+
+KernelInfo ExactProgram() {
+  KernelInfo info{
+      "tiny_exact",
+      "f32 x @ w at the precision parameter, checked against the exact product",
+      {MParam().Default(64), KParam().Default(128), NParam().Default(128), PrecisionParam()},
+      MakeExact,
+      nullptr,
+      nullptr};
+  info.kind = EntryKind::kProgram;
+  return info;
+}
+
+const Registration exact(ExactProgram());
 const Registration rows(Program("tiny_rows", "relu of the local rows' dot: y stays row-sharded",
                                 Schedule::kReluRows, ""));
 

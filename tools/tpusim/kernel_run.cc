@@ -411,6 +411,10 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
     facts.checked = true;
     facts.correct = c.equal;
     report.mismatch = c.detail;
+    if (request.name_flags && info->FindParam("precision") &&
+        report.mismatch.find("(the entry's precision parameter") != std::string::npos) {
+      report.mismatch += " (flag --precision HIGHEST)";
+    }
   }
   report.metrics = Measure(result, facts);
   return report;
