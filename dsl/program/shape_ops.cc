@@ -254,9 +254,10 @@ OpDef DynamicUpdateSlice() {
     out.Place(update, ClampedStarts(c.operands, 2, out.shape(), update.shape()));
     return std::vector<Array>{out};
   };
-  // In place: XLA reuses x's buffer and writes only the update.
+  // In place: XLA reuses x's buffer and copies only the update into it, as an XLA copy does
+  // (DMA, no vector ops; docs/time-model.md), like dynamic_slice and concatenate.
   def.work = [](const OpTyping& t, const std::vector<ShapeDtype>&) {
-    return ReadsAndWrites(Bytes(t.operands[1]), {t.operands[1]});
+    return ReadWriteWork({t.operands[1]}, {t.operands[1]});
   };
   return def;
 }
