@@ -1,5 +1,6 @@
 #include "base/param.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -25,6 +26,13 @@ std::string StorageText(const Storage& value) {
           char text[32];
           std::snprintf(text, sizeof text, "%g", v);
           return text;
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          std::string text;
+          for (size_t i = 0; i < v.size(); ++i) {
+            if (i) text += ",";
+            text += std::to_string(v[i]);
+          }
+          return text;
         } else {
           return std::to_string(v);
         }
@@ -38,6 +46,29 @@ std::optional<int64_t> ParseInt(const std::string& text) {
   const auto [ptr, error] = std::from_chars(text.data(), end, value);
   if (error != std::errc() || ptr != end || text.empty()) return std::nullopt;
   return value;
+}
+
+// "0,1,2", also in braces as HLO prints it ("{0,1,2}") or brackets as Python does ("[0, 1]");
+// "" and "{}" are the empty list.
+std::optional<std::vector<int64_t>> ParseInts(std::string text) {
+  if (text.size() >= 2 &&
+      ((text.front() == '{' && text.back() == '}') || (text.front() == '[' && text.back() == ']')))
+    text = text.substr(1, text.size() - 2);
+  std::vector<int64_t> values;
+  size_t start = 0;
+  while (!text.empty() && start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    std::string item = text.substr(start, comma - start);
+    while (!item.empty() && item.front() == ' ')
+      item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ')
+      item.pop_back();
+    const auto value = ParseInt(item);
+    if (!value) return std::nullopt;
+    values.push_back(*value);
+    start = comma + 1;
+  }
+  return values;
 }
 
 std::optional<bool> ParseBool(std::string text) {
@@ -104,6 +135,16 @@ std::optional<Storage> Convert(ParamType type, const ParamValue& given, std::str
       why = "not text";
       if (const auto* s = std::get_if<std::string>(&v)) return *s;
       return std::nullopt;
+    case ParamType::kInts:
+      why = "not a list of whole numbers: write them separated by commas, e.g. 0,1";
+      if (const auto* list = std::get_if<std::vector<int64_t>>(&v)) return *list;
+      if (const auto* s = std::get_if<std::string>(&v)) {
+        if (auto list = ParseInts(*s)) return *list;
+        return std::nullopt;
+      }
+      if (std::string not_int; const auto one = Convert(ParamType::kInt, given, not_int))
+        return std::vector<int64_t>{std::get<int64_t>(*one)};
+      return std::nullopt;
   }
   return std::nullopt;
 }
@@ -124,7 +165,13 @@ int CompareNumbers(const Storage& a, const Storage& b) {
       a);
 }
 
+// The type a range bounds: an int list's range bounds each element.
+ParamType BoundType(ParamType type) {
+  return type == ParamType::kInts ? ParamType::kInt : type;
+}
+
 bool Numeric(ParamType type) {
+  type = BoundType(type);
   return type == ParamType::kInt || type == ParamType::kBytes || type == ParamType::kDouble;
 }
 
@@ -144,6 +191,8 @@ const char* ParamTypeName(ParamType type) {
       return "string";
     case ParamType::kEnum:
       return "enum";
+    case ParamType::kInts:
+      return "int list";
   }
   return "?";
 }
@@ -172,10 +221,20 @@ std::string Param::Disallowed(const Storage& value) const {
     return "not " + AllowedText();
   }
   if (!Numeric(type_)) return "";
-  const auto below = min_ ? Convert(type_, *min_, why) : std::nullopt;
-  const auto above = max_ ? Convert(type_, *max_, why) : std::nullopt;
-  if ((below && CompareNumbers(value, *below) < 0) || (above && CompareNumbers(value, *above) > 0))
-    return "out of its range: allowed " + AllowedText();
+  const ParamType bound = BoundType(type_);
+  const auto below = min_ ? Convert(bound, *min_, why) : std::nullopt;
+  const auto above = max_ ? Convert(bound, *max_, why) : std::nullopt;
+  const auto outside = [&](const Storage& number) {
+    return (below && CompareNumbers(number, *below) < 0) ||
+           (above && CompareNumbers(number, *above) > 0);
+  };
+  if (const auto* list = std::get_if<std::vector<int64_t>>(&value)) {
+    for (const int64_t element : *list) {
+      if (outside(element)) return "out of its range: allowed " + AllowedText();
+    }
+    return "";
+  }
+  if (outside(value)) return "out of its range: allowed " + AllowedText();
   return "";
 }
 
@@ -196,6 +255,9 @@ Param Param::Bool(std::string name, std::string description) {
 }
 Param Param::String(std::string name, std::string description) {
   return Param(std::move(name), ParamType::kString, std::move(description));
+}
+Param Param::Ints(std::string name, std::string description) {
+  return Param(std::move(name), ParamType::kInts, std::move(description));
 }
 Param Param::Enum(std::string name, std::vector<std::string> values, std::string description) {
   Param param(std::move(name), ParamType::kEnum, std::move(description));
@@ -268,6 +330,15 @@ std::string Param::AllowedText() const {
       return "true or false";
     case ParamType::kString:
       return "any text";
+    case ParamType::kInts: {
+      const std::string each = Param(name_, ParamType::kInt, description_)
+                                   .Changed([this](Param& p) {
+                                     p.min_ = min_;
+                                     p.max_ = max_;
+                                   })
+                                   .AllowedText();
+      return each == "any" ? "any" : "each " + each;
+    }
     default:
       if (min_ && max_) return number(*min_) + " to " + number(*max_);
       if (min_) return "at least " + number(*min_);
@@ -294,8 +365,9 @@ std::string Param::Problem() const {
     return "enum parameter '" + name_ + "' declares no allowed values";
   std::string why;
   for (const auto* bound : {&min_, &max_}) {
-    if (*bound && (!Numeric(type_) || !Convert(type_, **bound, why)))
-      return "parameter '" + name_ + "' has a range end that is not a " + ParamTypeName(type_);
+    if (*bound && (!Numeric(type_) || !Convert(BoundType(type_), **bound, why)))
+      return "parameter '" + name_ + "' has a range end that is not a " +
+             ParamTypeName(BoundType(type_));
   }
   if (default_) {
     const auto value = Convert(type_, *default_, why);

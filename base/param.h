@@ -26,14 +26,17 @@
 
 namespace tpusim::base {
 
-enum class ParamType { kInt, kBytes, kDouble, kBool, kString, kEnum };
-const char* ParamTypeName(ParamType type);  // "int", "bytes", "double", "bool", "string", "enum"
+// kInts: a list of whole numbers ("0,1"), such as an op's dimensions; its range, if any,
+// bounds each element.
+enum class ParamType { kInt, kBytes, kDouble, kBool, kString, kEnum, kInts };
+// "int", "bytes", "double", "bool", "string", "enum", "int list"
+const char* ParamTypeName(ParamType type);
 
 // A value as a caller gives it: a number, a flag, or text. Text is parsed by the declared
 // type (a size may be "16M"), so the CLI passes its arguments as given.
 class ParamValue {
  public:
-  using Storage = std::variant<bool, int64_t, uint64_t, double, std::string>;
+  using Storage = std::variant<bool, int64_t, uint64_t, double, std::string, std::vector<int64_t>>;
 
   ParamValue(bool value) : value_(value) {}
   template <class T>
@@ -47,6 +50,7 @@ class ParamValue {
   ParamValue(double value) : value_(value) {}
   ParamValue(std::string value) : value_(std::move(value)) {}
   ParamValue(const char* value) : value_(std::string(value)) {}
+  ParamValue(std::vector<int64_t> value) : value_(std::move(value)) {}
   // A named value of another layer (a dtype, a precision): the layer declares
   // `ParamValueText(value)` next to its type, found by argument-dependent lookup.
   template <class T>
@@ -57,7 +61,7 @@ class ParamValue {
   explicit ParamValue(Storage value) : value_(std::move(value)) {}
 
   const Storage& storage() const { return value_; }
-  std::string ToString() const;  // as a user would write it: 4096, 0.5, true, bf16
+  std::string ToString() const;  // as a user would write it: 4096, 0.5, true, bf16, 0,1
   // The value as a number (a number, or text that spells one); nullopt otherwise.
   std::optional<double> Number() const;
 
@@ -77,6 +81,7 @@ class Param {
   static Param Bool(std::string name, std::string description);
   static Param String(std::string name, std::string description);
   static Param Enum(std::string name, std::vector<std::string> values, std::string description);
+  static Param Ints(std::string name, std::string description);  // "0,1"; a range bounds each
 
   // Each returns a changed copy, so a shared declaration can be adapted by one entry.
   Param Default(ParamValue value) const;
@@ -112,7 +117,8 @@ class Param {
   std::string Problem() const;
 
   // `given` in the declared type's storage (int64_t for int, uint64_t for bytes, double,
-  // bool, string for string and enum); nullopt, with `why` saying what the value is not
+  // bool, string for string and enum, vector<int64_t> for an int list); nullopt, with `why` saying
+  // what the value is not
   // ("not a whole number"), when it is of another type.
   std::optional<ParamValue::Storage> Canonical(const ParamValue& given, std::string& why) const;
   // Why `value` (as Canonical gives it) is not allowed ("out of its range: allowed 1 to 16"),

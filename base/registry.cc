@@ -17,6 +17,14 @@ void RecordRegistrationClash(std::string clash) {
   Clashes().push_back(std::move(clash));
 }
 
+std::string ClashSentence(const std::string& kind, const std::string& name) {
+  std::string clash = kind;
+  clash += " '";
+  clash += name;
+  clash += "' is registered twice; the first registration is kept: rename the later one";
+  return clash;
+}
+
 std::string RegistrationClashesSince(size_t first, const std::string& context) {
   const auto& clashes = Clashes();
   if (first >= clashes.size()) return "";

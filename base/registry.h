@@ -1,13 +1,14 @@
 #pragma once
 
-// One registry of named entries, for every kind of thing the tree registers by name: memory
-// and compute models (sim/model_registry.h), program ops and pallas_call targets
-// (dsl/program/op_registry.h). Registrations run in static initialisers, in the library, in a
-// user's binary or inside dlopen when a plugin loads, where an exception cannot be caught
-// (it would terminate the process). So Add never throws: a name that is taken keeps its first
-// entry and the clash is recorded, both in the registry, which reports it as an Error when it
-// is first used (Find, Names, All), and process-wide (RegistrationClashes()), so that a plugin
-// loader reports the clashes its library made in any registry (kernels/registry.h).
+// One registry of named entries, for every kind of thing the tree registers by name: kernels
+// and programs (kernels/registry.h), memory and compute models (sim/model_registry.h), program
+// ops and pallas_call targets (dsl/program/op_registry.h). Registrations run in static
+// initialisers, in the library, in a user's binary or inside dlopen when a plugin loads, where
+// an exception cannot be caught (it would terminate the process). So Add never throws: a name
+// that is taken keeps its first entry and the clash is recorded, both in the registry, which
+// reports it as an Error when it is first used (Find, Names, All; a registry checked once up
+// front reads entries() and clashes()), and process-wide (RegistrationClashes()), so that a
+// plugin loader reports the clashes its library made in any registry (kernels/registry.h).
 
 #include <map>
 #include <string>
@@ -23,6 +24,8 @@ namespace tpusim::base {
 // later one".
 const std::vector<std::string>& RegistrationClashes();
 void RecordRegistrationClash(std::string clash);
+// "kernel 'a' is registered twice; the first registration is kept: rename the later one".
+std::string ClashSentence(const std::string& kind, const std::string& name);
 
 // The clashes in RegistrationClashes() from `first` on, as one Error(kInvalidArgument)
 // message prefixed by `context`; "" when there are none.
@@ -36,29 +39,30 @@ class Registry {
 
   const std::string& kind() const { return kind_; }
 
-  // Adds `entry` as `name`. A taken name keeps its first entry; the clash is recorded, never
-  // thrown (see above).
-  void Add(const std::string& name, Entry entry) {
-    if (entries_.emplace(name, std::move(entry)).second) return;
-    std::string clash = kind_;
-    clash += " '";
-    clash += name;
-    clash += "' is registered twice; the first registration is kept: rename the later one";
-    clashes_.push_back(clash);
-    RecordRegistrationClash(std::move(clash));
+  // Adds `entry` as `name`; false when the name is taken, which keeps its first entry and
+  // records the clash, never throws (see above). `kind` names this entry in the clash when
+  // the registry holds several kinds (kernels and programs).
+  bool Add(const std::string& name, Entry entry) { return Add(name, std::move(entry), kind_); }
+  bool Add(const std::string& name, Entry entry, const std::string& kind) {
+    if (entries_.emplace(name, std::move(entry)).second) return true;
+    clashes_.emplace_back(kind, name);
+    RecordRegistrationClash(ClashSentence(kind, name));
+    return false;
   }
 
   // Throws Error(kInvalidArgument) naming every clash recorded so far.
   void Check() const {
     if (clashes_.empty()) return;
     std::string message;
-    for (const auto& clash : clashes_) {
+    for (const auto& [kind, name] : clashes_) {
       if (!message.empty()) message += "; ";
-      message += clash;
+      message += ClashSentence(kind, name);
     }
     message += ".";
     throw Error(ErrorKind::kInvalidArgument, message);
   }
+  // Each name added twice, with the kind it was added as, in order.
+  const std::vector<std::pair<std::string, std::string>>& clashes() const { return clashes_; }
 
   // nullptr when unknown. Each use Check()s first: a clash is an error where it matters.
   const Entry* Find(const std::string& name) const {
@@ -80,6 +84,9 @@ class Registry {
       all.push_back(&entry.second);
     return all;
   }
+  // Every entry by name, without Check(): for a registry that reports its clashes once, up
+  // front (kernels/registry.h).
+  const std::map<std::string, Entry>& entries() const { return entries_; }
   // "'a', 'b'": the names, for messages.
   std::string QuotedNames() const {
     std::string names;
@@ -94,7 +101,7 @@ class Registry {
  private:
   std::string kind_;
   std::map<std::string, Entry> entries_;
-  std::vector<std::string> clashes_;
+  std::vector<std::pair<std::string, std::string>> clashes_;  // (kind, name)
 };
 
 }  // namespace tpusim::base

@@ -121,6 +121,9 @@ bool Params::Bool(const std::string& name) const {
 const std::string& Params::String(const std::string& name) const {
   return Get<std::string>(name, ParamType::kString);
 }
+const std::vector<int64_t>& Params::Ints(const std::string& name) const {
+  return Get<std::vector<int64_t>>(name, ParamType::kInts);
+}
 
 bool Params::Declares(const std::string& name) const {
   for (const auto& slot : slots_) {

@@ -85,6 +85,7 @@ class Params {
   double Double(const std::string& name) const;
   bool Bool(const std::string& name) const;
   const std::string& String(const std::string& name) const;  // string and enum parameters
+  const std::vector<int64_t>& Ints(const std::string& name) const;
   // Whether the entry declares `name`, and whether it has a value (an Auto() one left
   // unset has none).
   bool Declares(const std::string& name) const;

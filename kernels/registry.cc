@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 
-#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <set>
@@ -69,10 +68,6 @@ void Registry::AddFile(KernelInfo info) {
                                 "one that builds the workload");
     return;
   }
-  if (Find(info.name)) {
-    duplicates_.emplace_back(info.name, info.kind);
-    return;
-  }
   for (size_t i = 0; i < info.params.size(); ++i) {
     std::string problem = info.params[i].Problem();
     for (size_t j = 0; j < i && problem.empty(); ++j) {
@@ -81,23 +76,21 @@ void Registry::AddFile(KernelInfo info) {
     }
     if (!problem.empty()) bad_declarations_.push_back(info.name + ": " + problem);
   }
-  registration_order_.push_back(info.name);
-  kernels_.push_back(std::move(info));
-  std::sort(kernels_.begin(), kernels_.end(),
-            [](const KernelInfo& a, const KernelInfo& b) { return a.name < b.name; });
+  const std::string name = info.name;  // info moves into the registry
+  // A taken name keeps its first entry; the registry records the clash.
+  if (entries_.Add(name, std::move(info), kind)) registration_order_.push_back(name);
 }
 
+// Unchecked: CheckRegistrations reports clashes once, before the CLI names anything.
 const KernelInfo* Registry::Find(const std::string& name) const {
-  for (const auto& k : kernels_) {
-    if (k.name == name) return &k;
-  }
-  return nullptr;
+  const auto it = entries_.entries().find(name);
+  return it == entries_.entries().end() ? nullptr : &it->second;
 }
 
 std::vector<std::string> Registry::Names() const {
   std::vector<std::string> names;
-  for (const auto& k : kernels_)
-    names.push_back(k.name);
+  for (const auto& entry : entries_.entries())
+    names.push_back(entry.first);
   return names;
 }
 
@@ -112,7 +105,7 @@ std::vector<std::string> Registry::FamilyMembers(const std::string& family) cons
 
 std::vector<std::string> Registry::Families() const {
   std::set<std::string> families;
-  for (const auto& k : kernels_) {
+  for (const KernelInfo& k : kernels()) {
     if (!k.family.empty()) families.insert(k.family);
   }
   return {families.begin(), families.end()};
@@ -190,14 +183,15 @@ std::string QuotedList(const std::vector<std::string>& names) {
 }  // namespace
 
 void Registry::CheckRegistrations() const {
-  if (!duplicates_.empty()) {
+  const auto& duplicates = entries_.clashes();  // (kind, name)
+  if (!duplicates.empty()) {
     // "kernel 'a' is", "kernels 'a' and 'b', and program 'c' are".
     std::string names;
     size_t previous = 0;
     for (const EntryKind kind : {EntryKind::kKernel, EntryKind::kProgram}) {
       std::vector<std::string> of_kind;
-      for (const auto& [name, k] : duplicates_) {
-        if (k == kind) of_kind.push_back(name);
+      for (const auto& [k, name] : duplicates) {
+        if (k == EntryKindName(kind)) of_kind.push_back(name);
       }
       if (of_kind.empty()) continue;
       if (previous) names += previous > 1 ? ", and " : " and ";
@@ -206,7 +200,7 @@ void Registry::CheckRegistrations() const {
       previous = of_kind.size();
     }
     throw Error(ErrorKind::kInvalidArgument,
-                names + (duplicates_.size() > 1 ? " are" : " is") +
+                names + (duplicates.size() > 1 ? " are" : " is") +
                     " registered twice; the first registration is kept. Every kernel and " +
                     "program needs its own name: rename the later one.");
   }
@@ -225,7 +219,7 @@ void LoadKernelLibrary(const std::string& path) {
   const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
   static std::set<void*> loaded;
   Registry& registry = Registry::Get();
-  const size_t kernels_before = registry.kernels().size();
+  const size_t kernels_before = registry.Names().size();
   const size_t clashes_before = base::RegistrationClashes().size();
   dlerror();
   void* handle = nullptr;
@@ -255,6 +249,12 @@ void LoadKernelLibrary(const std::string& path) {
                     "examples/user_kernel).");
   }
   if (!loaded.insert(handle).second) return;
+  // The kernels' own report first: it names each entry with its kind in one sentence.
+  try {
+    registry.CheckRegistrations();
+  } catch (const Error& e) {
+    throw Error(ErrorKind::kInvalidArgument, "kernel library '" + path + "': " + e.what());
+  }
   // A model, op or call target whose name was taken (base/registry.h).
   if (std::string clashes =
           base::RegistrationClashesSince(clashes_before, "kernel library '" + path + "': ");
@@ -262,12 +262,7 @@ void LoadKernelLibrary(const std::string& path) {
     clashes += " A plugin's names must differ from the library's and from other plugins'.";
     throw Error(ErrorKind::kInvalidArgument, clashes);
   }
-  try {
-    registry.CheckRegistrations();
-  } catch (const Error& e) {
-    throw Error(ErrorKind::kInvalidArgument, "kernel library '" + path + "': " + e.what());
-  }
-  if (registry.kernels().size() == kernels_before) {
+  if (registry.Names().size() == kernels_before) {
     throw Error(ErrorKind::kInvalidArgument,
                 "kernel library '" + path + "' loaded but registered no kernel. A plugin " +
                     "registers each kernel with a namespace-scope " +

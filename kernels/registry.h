@@ -7,9 +7,11 @@
 // `tpusim compare FAMILY` runs side by side.
 
 #include <functional>
+#include <ranges>
 #include <string>
 #include <vector>
 
+#include "base/registry.h"
 #include "dsl/array.h"
 #include "dsl/mesh.h"
 #include "dsl/shard_map.h"
@@ -83,6 +85,8 @@ struct KernelInfo {
 const char* EntryKindName(EntryKind kind);  // "kernel" or "program"
 
 // One instance per process, inside libtpusim: the CLI, user binaries and plugins share it.
+// A base::Registry (base/registry.h) that is checked once, up front (CheckRegistrations),
+// because it also reports entries that are not sound.
 class Registry {
  public:
   static Registry& Get();
@@ -99,7 +103,8 @@ class Registry {
   // nullptr when unknown.
   const KernelInfo* Find(const std::string& name) const;
   std::vector<std::string> Names() const;
-  const std::vector<KernelInfo>& kernels() const { return kernels_; }
+  // Every entry, by name.
+  auto kernels() const { return std::views::values(entries_.entries()); }
   // The members of `family` in registration order; empty when no entry belongs to it.
   std::vector<std::string> FamilyMembers(const std::string& family) const;
   // Every family name, sorted.
@@ -111,9 +116,8 @@ class Registry {
   void CheckRegistrations() const;
 
  private:
-  std::vector<KernelInfo> kernels_;  // sorted by name
+  base::Registry<KernelInfo> entries_{"kernel"};  // each added as its EntryKindName
   std::vector<std::string> registration_order_;
-  std::vector<std::pair<std::string, EntryKind>> duplicates_;
   std::vector<std::string> bad_declarations_;  // unsound entries and parameter declarations
 };
 

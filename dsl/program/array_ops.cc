@@ -154,9 +154,11 @@ OpDef DynamicSlice() {
       "depend on axis_index, or from scalar operands after x (XLA's dynamic-slice)";
   def.max_operands = -1;
   def.attributes = {
-      {"start_indices", AttrType::kInts, std::nullopt,
-       "one start per dimension (clamped); or pass them as scalar operands", true},
-      {"slice_sizes", AttrType::kInts, std::nullopt, "one size per dimension"},
+      AttrSpec::Of(
+          base::Param::Ints("start_indices",
+                            "one start per dimension (clamped); or pass them as scalar operands")
+              .Auto("from the scalar operands after x")),
+      AttrSpec::Of(base::Param::Ints("slice_sizes", "one size per dimension")),
   };
   def.shape = [](const OpTyping& t) {
     const ShapeDtype& x = t.operands[0];
@@ -260,7 +262,7 @@ OpDef Zeros() {
   def.name = "zeros";
   def.summary = "a new array of zeros (jnp.zeros)";
   def.min_operands = def.max_operands = 0;
-  def.attributes = {{"shape", AttrType::kInts, std::nullopt, "the array's shape"},
+  def.attributes = {AttrSpec::Of(base::Param::Ints("shape", "the array's shape")),
                     {"dtype", AttrType::kDType, std::nullopt, "the array's dtype"}};
   def.shape = [](const OpTyping& t) {
     const auto& shape = t.attrs.at("shape").AsInts();

@@ -126,10 +126,12 @@ std::vector<int64_t> Concat(std::vector<int64_t> a, const std::vector<int64_t>& 
 
 std::vector<AttrSpec> DotAttributes() {
   return {
-      {"lhs_contracting_dims", AttrType::kInts, std::nullopt, "lhs dimensions summed over"},
-      {"rhs_contracting_dims", AttrType::kInts, std::nullopt, "rhs dimensions summed over"},
-      {"lhs_batch_dims", AttrType::kInts, Attr(std::vector<int64_t>{}), "lhs batch dimensions"},
-      {"rhs_batch_dims", AttrType::kInts, Attr(std::vector<int64_t>{}), "rhs batch dimensions"},
+      AttrSpec::Of(base::Param::Ints("lhs_contracting_dims", "lhs dimensions summed over")),
+      AttrSpec::Of(base::Param::Ints("rhs_contracting_dims", "rhs dimensions summed over")),
+      AttrSpec::Of(base::Param::Ints("lhs_batch_dims", "lhs batch dimensions")
+                       .Default(std::vector<int64_t>{})),
+      AttrSpec::Of(base::Param::Ints("rhs_batch_dims", "rhs batch dimensions")
+                       .Default(std::vector<int64_t>{})),
       {"preferred_element_type", AttrType::kDType, std::nullopt,
        "the result's dtype; default: the operands' dtype", true},
       {"precision", AttrType::kPrecision, Attr(Precision::kDefault),
@@ -203,7 +205,7 @@ OpDef Convolution() {
       "features per group FLOPs); no numerics, so programs using it run timing-only";
   def.min_operands = def.max_operands = 2;
   def.attributes = {
-      {"result_shape", AttrType::kInts, std::nullopt, "the output's shape, as XLA printed it"},
+      AttrSpec::Of(base::Param::Ints("result_shape", "the output's shape, as XLA printed it")),
       {"result_dtype", AttrType::kDType, std::nullopt, "the output's dtype"},
       {"kernel_output_feature_dim", AttrType::kInt, std::nullopt,
        "the kernel's output-feature dimension"},

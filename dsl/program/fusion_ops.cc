@@ -101,7 +101,7 @@ OpDef DeviceIndex() {
       "replica-id): values[logical device id]; free";
   def.min_operands = def.max_operands = 0;
   def.attributes = {
-      {"values", AttrType::kInts, std::nullopt, "the number of each device, by logical id"},
+      AttrSpec::Of(base::Param::Ints("values", "the number of each device, by logical id")),
       {"dtype", AttrType::kDType, Attr(DType::kUInt32), "the result's dtype"}};
   def.shape = [](const OpTyping& t) {
     const auto& values = t.attrs.at("values").AsInts();

@@ -44,12 +44,12 @@ OpDef Gather() {
   def.summary = "slices of operand at the start indices (lax.gather, XLA's dimension numbers)";
   def.min_operands = def.max_operands = 2;
   def.attributes = {
-      {"offset_dims", AttrType::kInts, std::nullopt, "result dimensions that index a slice"},
-      {"collapsed_slice_dims", AttrType::kInts, std::nullopt, "operand dims sliced to 1, dropped"},
-      {"start_index_map", AttrType::kInts, std::nullopt, "operand dim of each index component"},
+      AttrSpec::Of(base::Param::Ints("offset_dims", "result dimensions that index a slice")),
+      AttrSpec::Of(base::Param::Ints("collapsed_slice_dims", "operand dims sliced to 1, dropped")),
+      AttrSpec::Of(base::Param::Ints("start_index_map", "operand dim of each index component")),
       {"index_vector_dim", AttrType::kInt, std::nullopt, "the dimension of start_indices"},
-      {"slice_sizes", AttrType::kInts, std::nullopt, "the slice's size per operand dimension"},
-      {"result_shape", AttrType::kInts, std::nullopt, "the result's shape, as XLA printed it"}};
+      AttrSpec::Of(base::Param::Ints("slice_sizes", "the slice's size per operand dimension")),
+      AttrSpec::Of(base::Param::Ints("result_shape", "the result's shape, as XLA printed it"))};
   def.shape = [](const OpTyping& t) {
     const auto& shape = t.attrs.at("result_shape").AsInts();
     if (IsFloating(t.operands[1].dtype)) {
@@ -109,10 +109,10 @@ OpDef Scatter() {
       "(lax.scatter, XLA's dimension numbers); windows that fall outside are skipped";
   def.min_operands = def.max_operands = 3;
   def.attributes = {
-      {"update_window_dims", AttrType::kInts, std::nullopt, "update dims inside a window"},
-      {"inserted_window_dims", AttrType::kInts, std::nullopt, "operand dims of window size 1"},
-      {"scatter_dims_to_operand_dims", AttrType::kInts, std::nullopt,
-       "operand dim of each index component"},
+      AttrSpec::Of(base::Param::Ints("update_window_dims", "update dims inside a window")),
+      AttrSpec::Of(base::Param::Ints("inserted_window_dims", "operand dims of window size 1")),
+      AttrSpec::Of(
+          base::Param::Ints("scatter_dims_to_operand_dims", "operand dim of each index component")),
       {"index_vector_dim", AttrType::kInt, std::nullopt, "the dimension of scatter_indices"},
       {"computation", AttrType::kComputation, std::nullopt, "(old, update) -> new"}};
   def.shape = [](const OpTyping& t) {

@@ -125,7 +125,7 @@ std::optional<Attr> Coerce(const Attr& given, AttrType want) {
 }
 
 // `value` as its declaration reads it, for its range check: nullopt for a type a declaration
-// has no counterpart of (lists, computations).
+// has no counterpart of (lists of lists or pairs, computations).
 std::optional<base::ParamValue> AsParamValue(const Attr& value) {
   switch (value.type()) {
     case AttrType::kInt:
@@ -140,6 +140,8 @@ std::optional<base::ParamValue> AsParamValue(const Attr& value) {
       return base::ParamValue(DTypeName(value.AsDType()));
     case AttrType::kPrecision:
       return base::ParamValue(PrecisionName(value.AsPrecision()));
+    case AttrType::kInts:
+      return base::ParamValue(value.AsInts());
     default:
       return std::nullopt;
   }
@@ -178,6 +180,9 @@ AttrSpec AttrSpec::Of(const base::Param& param, const std::string& name) {
       spec.type = AttrType::kBool;
       break;
     case base::ParamType::kString:
+      break;
+    case base::ParamType::kInts:
+      spec.type = AttrType::kInts;
       break;
     case base::ParamType::kEnum:
       if (AllParse(param.values(), ParsePrecision)) {

@@ -100,7 +100,7 @@ OpDef Reduce() {
       "(lax.reduce; XLA's reduce, variadic)";
   def.max_operands = -1;
   def.min_operands = 2;
-  def.attributes = {{"dimensions", AttrType::kInts, std::nullopt, "the dimensions reduced"},
+  def.attributes = {AttrSpec::Of(base::Param::Ints("dimensions", "the dimensions reduced")),
                     {"computation", AttrType::kComputation, std::nullopt, "the reducer"}};
   def.shape = [](const OpTyping& t) {
     const size_t n = CheckVariadic(t);
@@ -197,11 +197,14 @@ OpDef ReduceWindow() {
   def.max_operands = -1;
   def.min_operands = 2;
   def.attributes = {
-      {"window_dimensions", AttrType::kInts, std::nullopt, "the window's size per dimension"},
-      {"window_strides", AttrType::kInts, std::nullopt, "default 1", true},
+      AttrSpec::Of(base::Param::Ints("window_dimensions", "the window's size per dimension")),
+      AttrSpec::Of(base::Param::Ints("window_strides", "the window's step per dimension")
+                       .Auto("1 in every dimension")),
       {"padding", AttrType::kIntLists, std::nullopt, "[low, high] per dimension", true},
-      {"base_dilations", AttrType::kInts, std::nullopt, "default 1", true},
-      {"window_dilations", AttrType::kInts, std::nullopt, "default 1", true},
+      AttrSpec::Of(base::Param::Ints("base_dilations", "the operand's dilation per dimension")
+                       .Auto("1 in every dimension")),
+      AttrSpec::Of(base::Param::Ints("window_dilations", "the window's dilation per dimension")
+                       .Auto("1 in every dimension")),
       {"computation", AttrType::kComputation, std::nullopt, "the reducer"}};
   def.shape = [](const OpTyping& t) {
     const size_t n = CheckVariadic(t);

@@ -52,9 +52,10 @@ OpDef BroadcastInDim() {
   OpDef def;
   def.name = "broadcast_in_dim";
   def.summary = "x placed in a larger shape, its dimension i at broadcast_dimensions[i]";
-  def.attributes = {{"shape", AttrType::kInts, std::nullopt, "the result's shape"},
-                    {"broadcast_dimensions", AttrType::kInts, std::nullopt,
-                     "for each dimension of x, the result dimension it becomes"}};
+  def.attributes = {
+      AttrSpec::Of(base::Param::Ints("shape", "the result's shape")),
+      AttrSpec::Of(base::Param::Ints("broadcast_dimensions",
+                                     "for each dimension of x, the result dimension it becomes"))};
   def.shape = [](const OpTyping& t) {
     const ShapeDtype& x = t.operands[0];
     const Shape shape = ToShape(t.attrs.at("shape").AsInts());
@@ -95,7 +96,7 @@ OpDef Reshape() {
   OpDef def;
   def.name = "reshape";
   def.summary = "x's elements, row-major, in new_sizes (a copy: XLA's non-bitcast reshape)";
-  def.attributes = {{"new_sizes", AttrType::kInts, std::nullopt, "the result's shape"}};
+  def.attributes = {AttrSpec::Of(base::Param::Ints("new_sizes", "the result's shape"))};
   def.shape = [](const OpTyping& t) {
     const Shape shape = ToShape(t.attrs.at("new_sizes").AsInts());
     CheckDims(t, shape, "new_sizes");
@@ -117,7 +118,7 @@ OpDef Transpose() {
   OpDef def;
   def.name = "transpose";
   def.summary = "x's dimensions permuted: result dimension i is x's permutation[i]";
-  def.attributes = {{"permutation", AttrType::kInts, std::nullopt, "a permutation of x's dims"}};
+  def.attributes = {AttrSpec::Of(base::Param::Ints("permutation", "a permutation of x's dims"))};
   def.shape = [](const OpTyping& t) {
     const ShapeDtype& x = t.operands[0];
     const auto& perm = t.attrs.at("permutation").AsInts();
@@ -156,9 +157,11 @@ OpDef SliceOp() {
   OpDef def;
   def.name = "slice";
   def.summary = "x[start:limit:stride] in every dimension (lax.slice)";
-  def.attributes = {{"start_indices", AttrType::kInts, std::nullopt, "one start per dimension"},
-                    {"limit_indices", AttrType::kInts, std::nullopt, "one limit per dimension"},
-                    {"strides", AttrType::kInts, std::nullopt, "one stride per dimension", true}};
+  def.attributes = {
+      AttrSpec::Of(base::Param::Ints("start_indices", "one start per dimension")),
+      AttrSpec::Of(base::Param::Ints("limit_indices", "one limit per dimension")),
+      AttrSpec::Of(
+          base::Param::Ints("strides", "one stride per dimension").Auto("1 in every dimension"))};
   def.shape = [](const OpTyping& t) {
     const ShapeDtype& x = t.operands[0];
     const auto& start = t.attrs.at("start_indices").AsInts();
@@ -254,9 +257,10 @@ OpDef DynamicUpdateSlice() {
     out.Place(update, ClampedStarts(c.operands, 2, out.shape(), update.shape()));
     return std::vector<Array>{out};
   };
-  // In place: XLA reuses x's buffer and writes only the update.
+  // In place: XLA reuses x's buffer and copies only the update into it, as an XLA copy does
+  // (DMA, no vector ops; docs/time-model.md), like dynamic_slice and concatenate.
   def.work = [](const OpTyping& t, const std::vector<ShapeDtype>&) {
-    return ReadsAndWrites(Bytes(t.operands[1]), {t.operands[1]});
+    return ReadWriteWork({t.operands[1]}, {t.operands[1]});
   };
   return def;
 }
@@ -331,7 +335,7 @@ OpDef Iota() {
   def.name = "iota";
   def.summary = "0, 1, 2, ... along `dimension` of a new array (lax.broadcasted_iota)";
   def.min_operands = def.max_operands = 0;
-  def.attributes = {{"shape", AttrType::kInts, std::nullopt, "the array's shape"},
+  def.attributes = {AttrSpec::Of(base::Param::Ints("shape", "the array's shape")),
                     {"dtype", AttrType::kDType, std::nullopt, "the array's dtype"},
                     {"dimension", AttrType::kInt, Attr(0), "the dimension that counts up"}};
   def.shape = [](const OpTyping& t) {
@@ -361,7 +365,7 @@ OpDef Rev() {
   OpDef def;
   def.name = "rev";
   def.summary = "x reversed along `dimensions` (lax.rev)";
-  def.attributes = {{"dimensions", AttrType::kInts, std::nullopt, "the dimensions to reverse"}};
+  def.attributes = {AttrSpec::Of(base::Param::Ints("dimensions", "the dimensions to reverse"))};
   def.shape = [](const OpTyping& t) {
     for (int64_t d : t.attrs.at("dimensions").AsInts()) {
       if (d < 0 || d >= static_cast<int64_t>(t.operands[0].shape.size())) {
@@ -405,7 +409,7 @@ OpDef Constant() {
       "an array the program holds (XLA's constant): free, it is loaded with the "
       "program; `values` row-major, or one value for every element";
   def.min_operands = def.max_operands = 0;
-  def.attributes = {{"shape", AttrType::kInts, std::nullopt, "the array's shape"},
+  def.attributes = {AttrSpec::Of(base::Param::Ints("shape", "the array's shape")),
                     {"dtype", AttrType::kDType, std::nullopt, "the array's dtype"},
                     {"values", AttrType::kFloats, std::nullopt,
                      "its elements; unset when unknown (the program then runs timing-only)", true}};

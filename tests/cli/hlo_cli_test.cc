@@ -236,11 +236,16 @@ TEST(HloCli, AnUnpartitionedModuleSaysHowToGetThePartitionedOne) {
     EXPECT_THAT(r.err, HasSubstr(".compile().as_text()"));
     return r.err;
   };
-  std::string custom_call = kTiny;
-  custom_call.replace(custom_call.find("exponential(f32[8,128]{1,0} %p)"), 31,
-                      "custom-call(f32[8,128]{1,0} %p), custom_call_target=\"Sharding\"");
-  EXPECT_THAT(refusal("lowered.hlo", custom_call),
-              HasSubstr("has not been through SPMD partitioning"));
+  for (const std::string target : {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"}) {
+    std::string call = "custom-call(f32[8,128]{1,0} %p), custom_call_target=\"";
+    call += target;
+    call += "\"";
+    std::string custom_call = kTiny;
+    custom_call.replace(custom_call.find("exponential(f32[8,128]{1,0} %p)"), 31, call);
+    EXPECT_THAT(refusal("lowered.hlo", custom_call),
+                HasSubstr("has not been through SPMD partitioning"))
+        << target;
+  }
   std::string annotated = kTiny;
   annotated.replace(annotated.find("  ROOT %e"), 0,
                     "  %n = f32[8,128]{1,0} negate(f32[8,128]{1,0} %p), sharding={replicated}\n");

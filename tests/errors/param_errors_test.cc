@@ -153,6 +153,38 @@ TEST(Params, DeclarationsDescribeTheirTypeDefaultAndRange) {
   EXPECT_THAT(Param::Int("Bad-Name", "x").Problem(), HasSubstr("lower-case"));
 }
 
+// An int list (an op's dimensions, say) is declared like any parameter: text "0,2" or
+// "{0,2}", a list or one number; its range bounds each element.
+TEST(Params, AnIntListParsesItsTextAndItsRangeBoundsEachElement) {
+  const std::vector<Param> declared = {
+      Param::Ints("dims", "the dimensions reduced").Min(0),
+      Param::Ints("strides", "steps").Default(std::vector<int64_t>{1, 1}).Range(1, 8)};
+  const auto bind = [&](const ParamValues& given) {
+    return kernels::BindParams("demo", declared, given);
+  };
+  EXPECT_THAT(bind({{"dims", "0,2"}}).Ints("dims"), ElementsAre(0, 2));
+  EXPECT_THAT(bind({{"dims", "{1}"}}).Ints("dims"), ElementsAre(1));
+  EXPECT_THAT(bind({{"dims", ""}}).Ints("dims"), ElementsAre());
+  EXPECT_THAT(bind({{"dims", 3}}).Ints("strides"), ElementsAre(1, 1));
+  EXPECT_THAT(bind({{"dims", std::vector<int64_t>{4, 5}}}).Ints("dims"), ElementsAre(4, 5));
+  EXPECT_EQ(bind({{"dims", "0,2"}}).Describe(), "dims=0,2 strides=1,1");
+  EXPECT_EQ(declared[1].Summary(), "int list; default 1,1; each 1 to 8");
+  EXPECT_THAT(
+      [&] {
+        bind({{"dims", "0,-1"}});
+      },
+      ::testing::ThrowsMessage<ParamError>(
+          HasSubstr("parameter 'dims' is 0,-1, out of its range: allowed each at least 0")));
+  EXPECT_THAT(
+      [&] {
+        bind({{"dims", "0,x"}});
+      },
+      ::testing::ThrowsMessage<ParamError>(
+          HasSubstr("parameter 'dims' is '0,x', not a list of whole numbers")));
+  EXPECT_THAT(Param::Ints("s", "x").Default(std::vector<int64_t>{0}).Min(1).Problem(),
+              HasSubstr("the default of parameter 's' is 0, out of its range"));
+}
+
 TEST(Params, TheRegistryReportsAnUnsoundDeclaration) {
   kernels::Registry& registry = kernels::Registry::Get();
   EXPECT_NO_THROW(registry.CheckRegistrations());

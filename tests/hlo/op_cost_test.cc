@@ -119,6 +119,7 @@ struct OpCase {
   std::string name;
   std::string body;  // the entry's instructions; the op is %op
   base::XlaOp work;
+  std::string computations = "";  // called by the op, beside %add and %less
 };
 
 void PrintTo(const OpCase& c, std::ostream* os) {
@@ -215,13 +216,77 @@ std::vector<OpCase> OpCases() {
        "  ROOT %op = f32[256,1024]{1,0} sort(f32[256,1024]{1,0} %x), dimensions={1}, "
        "to_apply=%less",
        work({}, 256 * 1024 * 10.0, 256 * 1024 * f, 256 * 1024 * f)},
-      // The slice only, copied as an XLA copy is (no vector ops); the start indices read.
+      // The slice only, copied as an XLA copy is (no vector ops); the scalar start indices
+      // are the copy's addresses, not HBM traffic.
       {"dynamic_slice",
        "  %x = f32[256,1024]{1,0} parameter(0)\n  %i = s32[] parameter(1)\n"
        "  %j = s32[] parameter(2)\n"
        "  ROOT %op = f32[64,1024]{1,0} dynamic-slice(f32[256,1024]{1,0} %x, s32[] %i, s32[] %j), "
        "dynamic_slice_sizes={64,1024}",
-       work({}, 0, 64 * 1024 * f + 8, 64 * 1024 * f)},
+       work({}, 0, 64 * 1024 * f, 64 * 1024 * f)},
+      // Written into x's buffer in place, as an XLA copy is: the update read and written
+      // once (not x), no vector ops.
+      {"dynamic_update_slice",
+       "  %x = f32[256,1024]{1,0} parameter(0)\n  %u = f32[64,1024]{1,0} parameter(1)\n"
+       "  %i = s32[] parameter(2)\n  %j = s32[] parameter(3)\n"
+       "  ROOT %op = f32[256,1024]{1,0} dynamic-update-slice(f32[256,1024]{1,0} %x, "
+       "f32[64,1024]{1,0} %u, s32[] %i, s32[] %j)",
+       work({}, 0, 64 * 1024 * f, 64 * 1024 * f)},
+      // 256 rows of 1024 picked by index: the indices and the rows read, the rows written,
+      // one vector op per element gathered.
+      {"gather",
+       "  %x = f32[4096,1024]{1,0} parameter(0)\n  %i = s32[256,1]{1,0} parameter(1)\n"
+       "  ROOT %op = f32[256,1024]{1,0} gather(f32[4096,1024]{1,0} %x, s32[256,1]{1,0} %i), "
+       "offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, "
+       "slice_sizes={1,1024}",
+       work({}, 256 * 1024, 256 * 4 + 256 * 1024 * f, 256 * 1024 * f)},
+      // 256 rows of updates added in at their indices, in place: the indices, the updates and
+      // the rows they combine with read, those rows written, one add per update element.
+      {"scatter",
+       "  %x = f32[4096,1024]{1,0} parameter(0)\n  %i = s32[256,1]{1,0} parameter(1)\n"
+       "  %u = f32[256,1024]{1,0} parameter(2)\n"
+       "  ROOT %op = f32[4096,1024]{1,0} scatter(f32[4096,1024]{1,0} %x, s32[256,1]{1,0} %i, "
+       "f32[256,1024]{1,0} %u), update_window_dims={1}, inserted_window_dims={0}, "
+       "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%add",
+       work({}, 256 * 1024, 256 * 4 + 2 * 256 * 1024 * f, 256 * 1024 * f)},
+      // Reads nothing: each element written, one vector op each.
+      {"iota", "  ROOT %op = s32[256,1024]{1,0} iota(), iota_dimension=1",
+       work({}, 256 * 1024, 0, 256 * 1024 * 4.0)},
+      // Both operands read, one byte of pred written per element, one vector op each.
+      {"compare",
+       "  %x = f32[256,1024]{1,0} parameter(0)\n  %y = f32[256,1024]{1,0} parameter(1)\n"
+       "  ROOT %op = pred[256,1024]{1,0} compare(f32[256,1024]{1,0} %x, f32[256,1024]{1,0} %y), "
+       "direction=LT",
+       work({}, 256 * 1024, 2 * 256 * 1024 * f, 256 * 1024 * 1.0)},
+      // A reduce fusion (kInput): the product is never written to HBM; only the fusion's
+      // operands are read and its result written, and the multiply and the reduce's adds are
+      // VPU work (the scalar constant's one op is below the tolerance).
+      {"input_fusion",
+       "  %x = f32[256,1024]{1,0} parameter(0)\n  %y = f32[256,1024]{1,0} parameter(1)\n"
+       "  ROOT %op = f32[256]{0} fusion(f32[256,1024]{1,0} %x, f32[256,1024]{1,0} %y), "
+       "kind=kInput, calls=%multiply_reduce",
+       work({}, 2 * 256 * 1024, 2 * 256 * 1024 * f, 256 * f),
+       "%multiply_reduce (p0: f32[256,1024], p1: f32[256,1024]) -> f32[256] {\n"
+       "  %p0 = f32[256,1024]{1,0} parameter(0)\n  %p1 = f32[256,1024]{1,0} parameter(1)\n"
+       "  %m = f32[256,1024]{1,0} multiply(f32[256,1024]{1,0} %p0, f32[256,1024]{1,0} %p1)\n"
+       "  %zero = f32[] constant(0)\n"
+       "  ROOT %r = f32[256]{0} reduce(f32[256,1024]{1,0} %m, f32[] %zero), dimensions={1}, "
+       "to_apply=%add\n}\n\n"},
+      // A custom fusion (kCustom) of a bf16 dot and a bias add: the dot's FLOPs on the MXU,
+      // the add on the VPU, the three operands read and the sum written once.
+      {"custom_fusion",
+       "  %a = bf16[256,512]{1,0} parameter(0)\n  %b = bf16[512,256]{1,0} parameter(1)\n"
+       "  %c = bf16[256,256]{1,0} parameter(2)\n"
+       "  ROOT %op = bf16[256,256]{1,0} fusion(bf16[256,512]{1,0} %a, bf16[512,256]{1,0} %b, "
+       "bf16[256,256]{1,0} %c), kind=kCustom, calls=%dot_bias",
+       work({{2.0 * 256 * 512 * 256, bf16, dflt}}, 256 * 256,
+            (256 * 512 + 512 * 256 + 256 * 256) * 2.0, 256 * 256 * 2.0),
+       "%dot_bias (p0: bf16[256,512], p1: bf16[512,256], p2: bf16[256,256]) -> bf16[256,256] "
+       "{\n  %p0 = bf16[256,512]{1,0} parameter(0)\n  %p1 = bf16[512,256]{1,0} parameter(1)\n"
+       "  %p2 = bf16[256,256]{1,0} parameter(2)\n"
+       "  %d = bf16[256,256]{1,0} dot(bf16[256,512]{1,0} %p0, bf16[512,256]{1,0} %p1), "
+       "lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+       "  ROOT %s = bf16[256,256]{1,0} add(bf16[256,256]{1,0} %d, bf16[256,256]{1,0} %p2)\n}\n\n"},
   };
 }
 
@@ -234,8 +299,8 @@ TEST_P(HloOpCostOf, IsTheTimeModelsXlaOpOfItsWork) {
       "  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n"
       "  ROOT %s = f32[] add(f32[] %a, f32[] %b)\n}\n\n%less (a: f32[], b: f32[]) -> pred[] {\n"
       "  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n"
-      "  ROOT %l = pred[] compare(f32[] %a, f32[] %b), direction=LT\n}\n\nENTRY %e {\n" +
-      c.body + "\n}\n");
+      "  ROOT %l = pred[] compare(f32[] %a, f32[] %b), direction=LT\n}\n\n" +
+      c.computations + "ENTRY %e {\n" + c.body + "\n}\n");
   const config::Topology topology = topologies::LoadTopology("v5e-2x2");
   const double formula = testing::ModelSeconds(topology.chip(), c.work);
   EXPECT_NEAR(r.ops.at("op").total * 1e-12, formula, 1e-8) << c.name;

@@ -186,11 +186,23 @@ TEST(AttrSpecOf, MapsEachParameterTypeAndChecksValuesByTheDeclaration) {
   EXPECT_FALSE(direction.default_value || direction.optional);
   EXPECT_TRUE(AttrSpec::Of(Param::Int("chunks", "DMAs").Auto("chosen")).optional);
   EXPECT_EQ(AttrSpec::Of(Param::String("axis", "mesh axis"), "axis_name").name, "axis_name");
+  const AttrSpec dims =
+      AttrSpec::Of(Param::Ints("dims", "batch dims").Default(std::vector<int64_t>{}).Min(0));
+  EXPECT_EQ(dims.type, AttrType::kInts);
+  EXPECT_TRUE(dims.default_value->AsInts().empty());
 
   OpDef op;
   op.name = "probe";
-  op.attributes = {AttrSpec::Of(Param::Int("chunks", "DMAs per step").Range(1, 64)), dtype};
+  op.attributes = {AttrSpec::Of(Param::Int("chunks", "DMAs per step").Range(1, 64)), dtype, dims};
   EXPECT_EQ(ResolveAttributes(op, {{"chunks", 64}}).at("chunks").AsInt(), 64);
+  EXPECT_EQ(ResolveAttributes(op, {{"chunks", 1}, {"dims", 2}}).at("dims").AsInts(),
+            std::vector<int64_t>{2});
+  EXPECT_THAT(
+      [&] {
+        ResolveAttributes(op, {{"chunks", 1}, {"dims", std::vector<int64_t>{0, -1}}});
+      },
+      ::testing::ThrowsMessage<Error>(
+          HasSubstr("out of its range: allowed each at least 0 (batch dims).")));
   EXPECT_THAT(
       [&] {
         ResolveAttributes(op, {{"chunks", 65}});

@@ -40,6 +40,8 @@ std::string ValueName(const kernels::Param& param) {
       return "true|false";
     case kernels::ParamType::kString:
       return "TEXT";
+    case kernels::ParamType::kInts:
+      return "N,N,...";
     case kernels::ParamType::kEnum: {
       std::string values;
       for (const auto& value : param.values())
