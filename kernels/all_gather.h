@@ -20,8 +20,16 @@ Workload AllGatherWorkload(const dsl::Mesh& mesh, const CollectiveProblem& probl
 
 // The pallas_call `name` of an all-gather over `axis_size` devices whose blocks (`block`,
 // any rank) are gathered along dimension 0 in HBM: input "x" (this device's block), output
-// "out" (the gathered array), the DMA semaphore "local_sem", then one array of DMA
-// semaphores per name in `step_semaphores`, with one per ring step.
+// "out" (the gathered array), the DMA semaphore "local_sem", then one array of
+// kStepSemaphores DMA semaphores per name in `step_semaphores`: ring step s uses entry
+// s % kStepSemaphores (RingStepSemaphore), so a device's semaphores do not grow with the
+// axis. Consecutive steps use different entries, so a fast neighbour's next shard is never
+// counted as this step's; a shard two steps ahead comes from the same neighbour over the
+// same links after the one before it, so it lands after it too.
+constexpr int kStepSemaphores = 2;
+inline dsl::Ref RingStepSemaphore(const dsl::Ref& sems, int step) {
+  return sems.at(step % kStepSemaphores);
+}
 struct RingAllGatherRefs {  // its operands, for Kernel::operands<RingAllGatherRefs>()
   dsl::Ref x, out, local_sem, send_sems, recv_sems;
 };
