@@ -11,6 +11,7 @@
 #include "dsl/pallas_call.h"
 #include "kernels/problem_params.h"
 #include "kernels/registry.h"
+#include "kernels/ring.h"
 
 namespace tpusim::kernels {
 
@@ -21,15 +22,8 @@ Workload AllGatherWorkload(const dsl::Mesh& mesh, const CollectiveProblem& probl
 // The pallas_call `name` of an all-gather over `axis_size` devices whose blocks (`block`,
 // any rank) are gathered along dimension 0 in HBM: input "x" (this device's block), output
 // "out" (the gathered array), the DMA semaphore "local_sem", then one array of
-// kStepSemaphores DMA semaphores per name in `step_semaphores`: ring step s uses entry
-// s % kStepSemaphores (RingStepSemaphore), so a device's semaphores do not grow with the
-// axis. Consecutive steps use different entries, so a fast neighbour's next shard is never
-// counted as this step's; a shard two steps ahead comes from the same neighbour over the
-// same links after the one before it, so it lands after it too.
-constexpr int kStepSemaphores = 2;
-inline dsl::Ref RingStepSemaphore(const dsl::Ref& sems, int step) {
-  return sems.at(step % kStepSemaphores);
-}
+// kStepSemaphores DMA semaphores per name in `step_semaphores`, which ring steps take turns
+// on (RingStepSemaphore, kernels/ring.h).
 struct RingAllGatherRefs {  // its operands, for Kernel::operands<RingAllGatherRefs>()
   dsl::Ref x, out, local_sem, send_sems, recv_sems;
 };
