@@ -85,6 +85,7 @@ SemaphoreHandle Slice::AddSemaphore(ChipId chip, SemaphoreKind kind, const std::
 RunOutcome Slice::Run(const Engine::CoreProgram& program) {
   if (ran_) throw Error(ErrorKind::kInvalidArgument, "a slice runs once; build a new one.");
   ran_ = true;
+  state_.TakeCoreThreads();  // before SystemC makes a stack
   for (auto& chip : chips_)
     chip->core().Start(program);
   sc_core::sc_start(sc_core::sc_time::from_value(state_.options().time_limit),

@@ -31,6 +31,7 @@ SliceState::SliceState(const config::Topology& topology, EngineOptions options)
       calendar_(std::make_unique<EventQueue>()),
       semaphores_(torus_.chips()),
       waiters_(torus_.chips()),
+      thread_budget_(ThreadBudget::OfThisProcess()),
       link_latency_(torus_.links().size(), 0),
       signal_latency_(NanosecondsToTime(topology_.ici().signal_latency_ns())),
       store_and_forward_(topology_.ici().forwarding() == config::IciConfig::STORE_AND_FORWARD) {
@@ -82,6 +83,19 @@ void SliceState::ReportRace(const RaceDetector::Race& race) {
     }
   }
   throw Error(ErrorKind::kRace, message);
+}
+
+void SliceState::TakeCoreThreads() {
+  live_threads_ = torus_.chips();
+  thread_budget_.Check(live_threads_, std::to_string(live_threads_) + " chips, one core each");
+}
+
+void SliceState::TakeActivityThread() {
+  std::string why = std::to_string(torus_.chips()) + " chips' cores and " +
+                    std::to_string(live_threads_ + 1 - torus_.chips()) +
+                    " activities (async ops of a program) in flight";
+  thread_budget_.Check(live_threads_ + 1, why);
+  ++live_threads_;
 }
 
 Memory& SliceState::memory(const BufferHandle& b) {
