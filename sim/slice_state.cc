@@ -31,7 +31,6 @@ SliceState::SliceState(const config::Topology& topology, EngineOptions options)
       calendar_(std::make_unique<EventQueue>()),
       semaphores_(torus_.chips()),
       waiters_(torus_.chips()),
-      thread_budget_(ThreadBudget::OfThisProcess()),
       link_latency_(torus_.links().size(), 0),
       signal_latency_(NanosecondsToTime(topology_.ici().signal_latency_ns())),
       store_and_forward_(topology_.ici().forwarding() == config::IciConfig::STORE_AND_FORWARD) {
@@ -86,6 +85,8 @@ void SliceState::ReportRace(const RaceDetector::Race& race) {
 }
 
 void SliceState::TakeCoreThreads() {
+  // Measured now, when the inputs and scratch the run starts with are mapped too.
+  thread_budget_ = ThreadBudget::OfThisProcess();
   live_threads_ = torus_.chips();
   thread_budget_.Check(live_threads_, std::to_string(live_threads_) + " chips, one core each");
 }

@@ -132,7 +132,7 @@ class SliceState {
   std::vector<Chip*> chips_;
   std::vector<std::deque<Semaphore>> semaphores_;  // by chip; stable while kernels add more
   std::vector<std::vector<CoreThread*>> waiters_;  // by chip
-  ThreadBudget thread_budget_;
+  ThreadBudget thread_budget_{0, 0};               // measured when the run starts
   size_t live_threads_ = 0;
   std::vector<Picoseconds> link_latency_;  // by LinkId
   Picoseconds signal_latency_;
