@@ -40,9 +40,12 @@ struct VectorOp {
   uint32_t element_bytes = 4;
 };
 
-// The control work of one step of a pipelined grid or emit_pipeline: index maps, DMA
-// descriptors, semaphore waits, loop control.
-struct GridStep {};
+// The control work of one step of a grid or emit_pipeline. A step that pipelines at least
+// one operand does index maps, DMA descriptors, semaphore waits and loop control; one whose
+// operands are all ANY (a kernel that moves its own data) does the loop control alone.
+struct GridStep {
+  bool pipelined = true;
+};
 
 // The launch of a pallas_call on the core.
 struct KernelLaunch {};

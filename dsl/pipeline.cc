@@ -270,12 +270,13 @@ void GridPipeline::Run(Kernel& k, const Step& step, const std::string& scope,
   bool first = true;
   // The fixed control cost of a step (index maps, DMA issue, waits, loop), charged on the
   // core inside the step's slice. A grid that pipelines nothing has none of that
-  // bookkeeping and is not charged, so kernels that move their own data keep their time.
+  // bookkeeping and pays for its loop control alone (docs/time-model.md), so every step
+  // costs simulated time and a runaway grid meets the time limit.
   const bool pipelines =
       std::any_of(plans_.begin(), plans_.end(), [](const Plan& p) { return p.pipelined; });
   while (true) {
     port.BeginScope(GridStepName(scope, ids));
-    if (pipelines) port.Execute(base::GridStep{}, "step overhead");
+    port.Execute(base::GridStep{pipelines}, pipelines ? "step overhead" : "loop control");
     std::vector<int> next_counter = counter;
     const bool last = !NextGridPoint(grid_, next_counter);
     const std::vector<int> next = Visit(next_counter);

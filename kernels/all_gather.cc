@@ -1,7 +1,5 @@
 #include "kernels/all_gather.h"
 
-#include <algorithm>
-
 namespace tpusim::kernels {
 
 using namespace dsl;
@@ -15,13 +13,12 @@ Workload AllGatherWorkload(const Mesh& mesh, const CollectiveProblem& problem, P
 
 PallasCall AllGatherCallOf(const std::string& name, int axis_size, const ShapeDtype& block,
                            KernelFn kernel, const std::vector<std::string>& step_semaphores) {
-  const int64_t steps = std::max(axis_size - 1, 1);
   GridSpec grid;
   grid.in_specs = {BlockSpec::Any()};
   grid.out_specs = {BlockSpec::Any()};
   grid.scratch_shapes = {ScratchSpec::DMA({}, "local_sem")};
   for (const std::string& sems : step_semaphores)
-    grid.scratch_shapes.push_back(ScratchSpec::DMA({steps}, sems));
+    grid.scratch_shapes.push_back(ScratchSpec::DMA({kStepSemaphores}, sems));
   Shape gathered = block.shape;
   gathered[0] *= axis_size;
   PallasCall call = pallas_call(name, std::move(kernel), grid, {{gathered, block.dtype}});

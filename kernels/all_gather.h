@@ -11,6 +11,7 @@
 #include "dsl/pallas_call.h"
 #include "kernels/problem_params.h"
 #include "kernels/registry.h"
+#include "kernels/ring.h"
 
 namespace tpusim::kernels {
 
@@ -20,8 +21,9 @@ Workload AllGatherWorkload(const dsl::Mesh& mesh, const CollectiveProblem& probl
 
 // The pallas_call `name` of an all-gather over `axis_size` devices whose blocks (`block`,
 // any rank) are gathered along dimension 0 in HBM: input "x" (this device's block), output
-// "out" (the gathered array), the DMA semaphore "local_sem", then one array of DMA
-// semaphores per name in `step_semaphores`, with one per ring step.
+// "out" (the gathered array), the DMA semaphore "local_sem", then one array of
+// kStepSemaphores DMA semaphores per name in `step_semaphores`, which ring steps take turns
+// on (RingStepSemaphore, kernels/ring.h).
 struct RingAllGatherRefs {  // its operands, for Kernel::operands<RingAllGatherRefs>()
   dsl::Ref x, out, local_sem, send_sems, recv_sems;
 };

@@ -42,12 +42,12 @@ KernelFn BidiAllGather(std::string axis, int64_t shard) {
       auto scope = k.named_scope("bidi step " + std::to_string(step));
       const int from_left = ring.index_at(-step);  // first halves move right
       const int from_right = ring.index_at(step);  // second halves move left
-      AsyncCopy to_right =
-          k.async_remote_copy(rightward(from_left), rightward(from_left), r.send_right.at(step),
-                              r.recv_from_left.at(step), ring.right_device());
-      AsyncCopy to_left =
-          k.async_remote_copy(leftward(from_right), leftward(from_right), r.send_left.at(step),
-                              r.recv_from_right.at(step), ring.left_device());
+      AsyncCopy to_right = k.async_remote_copy(
+          rightward(from_left), rightward(from_left), RingStepSemaphore(r.send_right, step),
+          RingStepSemaphore(r.recv_from_left, step), ring.right_device());
+      AsyncCopy to_left = k.async_remote_copy(
+          leftward(from_right), leftward(from_right), RingStepSemaphore(r.send_left, step),
+          RingStepSemaphore(r.recv_from_right, step), ring.left_device());
       to_right.start();
       to_left.start();
       to_right.wait_send();

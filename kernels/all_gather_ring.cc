@@ -1,7 +1,7 @@
 // Unidirectional ring all-gather: N-1 steps; at step s every device forwards the shard it
 // received at step s-1 (its own at s=0) to its right neighbour (or, with direction=left,
-// its left one). One receive semaphore per step keeps a fast neighbour's next shard from
-// being mistaken for this step's.
+// its left one). Alternate steps use alternate receive semaphores (RingStepSemaphore), so a
+// fast neighbour's next shard is never mistaken for this step's.
 
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
@@ -37,11 +37,12 @@ KernelFn RingAllGather(std::string axis, int64_t shard, int direction) {
       // Arrived from the neighbour on the other side last step.
       const int forwarded = ring.index_at(-direction * step);
       AsyncCopy copy = k.async_remote_copy(
-          slot(forwarded), slot(forwarded), r.send_sems.at(step), r.recv_sems.at(step),
+          slot(forwarded), slot(forwarded), RingStepSemaphore(r.send_sems, step),
+          RingStepSemaphore(r.recv_sems, step),
           direction > 0 ? ring.right_device() : ring.left_device());
       copy.start();
       copy.wait_send();
-      // The other neighbour's copy of the same size lands on our recv_sems[step].
+      // The other neighbour's copy of the same size lands on our recv_sems[step % 2].
       copy.wait_recv();
     }
   };

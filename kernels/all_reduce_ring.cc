@@ -4,10 +4,9 @@
 // output; phase 2 passes those reduced blocks round the same ring, as all_gather_ring does,
 // straight from HBM to HBM.
 
-#include <algorithm>
-
 #include "dsl/kernel.h"
 #include "dsl/pallas_call.h"
+#include "kernels/all_gather.h"
 #include "kernels/lax/views.h"
 #include "kernels/reduce_scatter.h"
 #include "kernels/registry.h"
@@ -50,13 +49,14 @@ KernelFn RingAllReduce(std::string axis, RingReducePlan plan) {
     }
 
     // The left neighbour may already be gathering into our other slots: they are disjoint
-    // from the one the reduce-scatter wrote, and each step has its own semaphores.
+    // from the one the reduce-scatter wrote, and alternate steps alternate semaphores.
     auto gather = k.named_scope("all-gather");
     for (int step = 0; step < n - 1; ++step) {
       auto scope = k.named_scope("ring step " + std::to_string(step));
       const int forwarded = ring.index_at(-step);  // reduced here, or arrived last step
-      AsyncCopy copy = k.async_remote_copy(slot(forwarded), slot(forwarded), gather_send.at(step),
-                                           gather_recv.at(step), right);
+      AsyncCopy copy = k.async_remote_copy(slot(forwarded), slot(forwarded),
+                                           RingStepSemaphore(gather_send, step),
+                                           RingStepSemaphore(gather_recv, step), right);
       copy.start();
       copy.wait_send();
       copy.wait_recv();
@@ -77,7 +77,6 @@ PallasCall AllReduceCall(const Mesh& mesh, const std::string& axis, const ShapeD
   CheckReductionProblem(mesh, problem);
   const int n = mesh.AxisSize(axis);
   const int64_t block = elements / n;
-  const int64_t steps = std::max(n - 1, 1);
   const RingReducePlan plan = PlanRingReduce(mesh, x.dtype, chunking, block, 0, block, 1);
   GridSpec grid;
   grid.in_specs = {BlockSpec::Any()};
@@ -85,8 +84,8 @@ PallasCall AllReduceCall(const Mesh& mesh, const std::string& axis, const ShapeD
   grid.scratch_shapes = {ScratchSpec::DMA({}, "copy_sem")};
   for (auto& spec : RingReduceScratch(plan, x.dtype))
     grid.scratch_shapes.push_back(spec);
-  grid.scratch_shapes.push_back(ScratchSpec::DMA({steps}, "gather_send"));
-  grid.scratch_shapes.push_back(ScratchSpec::DMA({steps}, "gather_recv"));
+  grid.scratch_shapes.push_back(ScratchSpec::DMA({kStepSemaphores}, "gather_send"));
+  grid.scratch_shapes.push_back(ScratchSpec::DMA({kStepSemaphores}, "gather_recv"));
   // The ring works on the flat, row-major elements of an operand of any rank.
   KernelFn ring = RingAllReduce(axis, plan);
   KernelFn flat = [ring, elements](Kernel& k, const Refs& refs) {

@@ -20,6 +20,17 @@ inline void MeetRingNeighbours(dsl::Kernel& k, const std::string& axis) {
   MeetRingNeighbours(k, k.ring(axis));
 }
 
+// Ring steps take turns on kStepSemaphores semaphores per direction and role (send, receive):
+// step s uses entry s % kStepSemaphores (RingStepSemaphore), so a device's semaphores do not
+// grow with the ring (one per step, an N-chip ring would hold N^2 of them in host memory).
+// Consecutive steps use different entries, so a fast neighbour's next shard is never counted
+// as this step's; a shard two steps ahead comes from the same neighbour over the same links
+// after the one before it, so it lands after it.
+constexpr int kStepSemaphores = 2;
+inline dsl::Ref RingStepSemaphore(const dsl::Ref& sems, int step) {
+  return sems.at(step % kStepSemaphores);
+}
+
 // The same for kernels in which every device on the ring writes to every other
 // (all-to-all): each device meets all of them.
 void MeetEveryoneOnRing(dsl::Kernel& k, const dsl::Ring& ring);

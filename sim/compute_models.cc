@@ -10,6 +10,11 @@ namespace tpusim::sim {
 
 namespace {
 
+// A step of a grid whose operands are all ANY: its loop control alone (advance the grid
+// indices, compare, branch) on the scalar core. No public figure; modelled as a few cycles,
+// as a semaphore_read is (sim/core_thread.cc), so that no grid step is free.
+constexpr uint64_t kGridLoopCycles = 4;
+
 int64_t CeilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
@@ -119,9 +124,10 @@ class Roofline final : public ComputeModel {
     return plan;
   }
 
-  ComputePlan PlanOf(const base::GridStep&, std::string_view) const {
+  ComputePlan PlanOf(const base::GridStep& step, std::string_view) const {
     ComputePlan plan;
-    plan.cycles = static_cast<uint64_t>(std::llround(cost_.grid_step_cycles()));
+    plan.cycles = step.pipelined ? static_cast<uint64_t>(std::llround(cost_.grid_step_cycles()))
+                                 : kGridLoopCycles;
     return plan;
   }
 

@@ -377,6 +377,7 @@ SemaphoreHandle CoreThread::AddSemaphore(SemaphoreKind kind, const std::string& 
 
 CorePort::ActivityId CoreThread::Spawn(const std::string& name,
                                        std::function<void(CorePort&)> body) {
+  slice_.TakeActivityThread();  // before SystemC makes its stack
   const auto [slot, track] = core_.TakeActivityTrack(kActivityTrackRank);
   auto& activities = slice_.activities();
   const auto id = static_cast<ActivityId>(activities.size());
@@ -467,6 +468,7 @@ void CoreThread::Body(const Engine::CoreProgram& program) {
     EndScope();
   slice_.trace().End(track_, Now());
   finished_ = true;
+  slice_.ReturnThread();
   stats_.finish = Now();
   if (root_) {  // the chip's units did this work; the track and the wake-up list move on
     root_->stats_.mxu_busy += stats_.mxu_busy;

@@ -86,6 +86,7 @@ RunOutcome Slice::Run(const Engine::CoreProgram& program, const std::string& nam
   if (ran_) throw Error(ErrorKind::kInvalidArgument, "a slice runs once; build a new one.");
   ran_ = true;
   state_.set_run_name(name);
+  state_.TakeCoreThreads();  // before SystemC makes a stack
   for (auto& chip : chips_)
     chip->core().Start(program);
   sc_core::sc_start(sc_core::sc_time::from_value(state_.options().time_limit),

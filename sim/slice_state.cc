@@ -84,6 +84,21 @@ void SliceState::ReportRace(const RaceDetector::Race& race) {
   throw Error(ErrorKind::kRace, message);
 }
 
+void SliceState::TakeCoreThreads() {
+  // Measured now, when the inputs and scratch the run starts with are mapped too.
+  thread_budget_ = ThreadBudget::OfThisProcess();
+  live_threads_ = torus_.chips();
+  thread_budget_.Check(live_threads_, std::to_string(live_threads_) + " chips, one core each");
+}
+
+void SliceState::TakeActivityThread() {
+  std::string why = std::to_string(torus_.chips()) + " chips' cores and " +
+                    std::to_string(live_threads_ + 1 - torus_.chips()) +
+                    " activities (async ops of a program) in flight";
+  thread_budget_.Check(live_threads_ + 1, why);
+  ++live_threads_;
+}
+
 Memory& SliceState::memory(const BufferHandle& b) {
   return chips_[b.chip]->memory(b.space);
 }

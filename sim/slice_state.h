@@ -19,6 +19,7 @@
 #include "sim/hot_arena.h"
 #include "sim/race_detector.h"
 #include "sim/semaphore.h"
+#include "sim/thread_budget.h"
 #include "sim/torus.h"
 #include "topologies/topology.pb.h"
 #include "traces/trace_sink.h"
@@ -96,6 +97,12 @@ class SliceState {
   // (an ActivityId indexes activities()).
   std::vector<CoreThread*>& cores() { return cores_; }
   const std::vector<CoreThread*>& cores() const { return cores_; }
+  // Threads of control: every core's, before any starts, then one more for each activity;
+  // a thread that ends gives its place back. Throws Error(kCapacity) when they would not fit
+  // (sim/thread_budget.h).
+  void TakeCoreThreads();
+  void TakeActivityThread();
+  void ReturnThread() { --live_threads_; }
   std::deque<std::unique_ptr<CoreThread>>& activities() { return activities_; }
   const std::deque<std::unique_ptr<CoreThread>>& activities() const { return activities_; }
 
@@ -129,7 +136,9 @@ class SliceState {
   std::vector<Chip*> chips_;
   std::vector<std::deque<Semaphore>> semaphores_;  // by chip; stable while kernels add more
   std::vector<std::vector<CoreThread*>> waiters_;  // by chip
-  std::vector<Picoseconds> link_latency_;          // by LinkId
+  ThreadBudget thread_budget_{0, 0};               // measured when the run starts
+  size_t live_threads_ = 0;
+  std::vector<Picoseconds> link_latency_;  // by LinkId
   Picoseconds signal_latency_;
   bool store_and_forward_;
 

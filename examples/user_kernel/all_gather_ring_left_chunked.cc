@@ -48,15 +48,15 @@ KernelFn LeftRingChunkedAllGather(std::string axis, int64_t shard, int64_t chunk
       for (int64_t c = 0; c < chunks; ++c) {
         const int64_t size = c + 1 < chunks ? chunk : shard - chunk * (chunks - 1);
         const Ref piece = out.at(ds(forwarded * shard + c * chunk, size));
-        copies.push_back(k.async_remote_copy(piece, piece, send_sems.at(step), recv_sems.at(step),
-                                             ring.left_device()));
+        copies.push_back(k.async_remote_copy(piece, piece, send_sems.at(step % 2),
+                                             recv_sems.at(step % 2), ring.left_device()));
         copies.back().start();
       }
       for (auto& copy : copies)
         copy.wait_send();
       // One whole-shard descriptor, never started: its wait takes all the chunks' bytes.
-      k.async_remote_copy(slot(forwarded), slot(forwarded), send_sems.at(step), recv_sems.at(step),
-                          ring.left_device())
+      k.async_remote_copy(slot(forwarded), slot(forwarded), send_sems.at(step % 2),
+                          recv_sems.at(step % 2), ring.left_device())
           .wait_recv();
     }
   };

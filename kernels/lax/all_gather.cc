@@ -88,8 +88,8 @@ PallasCall MakeAllGather(const Mesh& mesh, const CollectiveSpec& spec, const Sha
   grid.out_specs = {BlockSpec::Any()};
   grid.scratch_shapes = {ScratchSpec::DMA({}, "local_sem")};
   for (size_t t = 0; t < stages.size(); ++t) {
-    for (ScratchSpec& s : GatherScratch(stages[t].algorithm, stages[t].groups->group_size(),
-                                        stages[t].closed, StagePrefix(t)))
+    for (ScratchSpec& s :
+         GatherScratch(stages[t].algorithm, stages[t].groups->group_size(), StagePrefix(t)))
       grid.scratch_shapes.push_back(std::move(s));
   }
   return pallas_call("all_gather", std::move(kernel), grid, {out});

@@ -171,7 +171,7 @@ PallasCall MakeBroadcast(const Mesh&, const CollectiveSpec&, const ShapeDtype& x
   grid.scratch_shapes = {ScratchSpec::DMA({}, "local_sem"),
                          ScratchSpec::DMA({std::max(n, 1)}, "send_sems"),
                          ScratchSpec::DMA({}, "recv_sem")};
-  for (ScratchSpec& s : GatherScratch(algorithm, n, closed, "g_"))
+  for (ScratchSpec& s : GatherScratch(algorithm, n, "g_"))
     grid.scratch_shapes.push_back(std::move(s));
   return pallas_call("collective_broadcast", std::move(kernel), grid, {x});
 }

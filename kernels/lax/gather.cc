@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "kernels/lax/views.h"
+#include "kernels/ring.h"
 
 namespace tpusim::kernels::lax {
 
@@ -72,7 +73,8 @@ void RingGather(Kernel& k, const Ring& ring, const Unit& unit, const Ref& send_s
                 const Ref& recv_sems) {
   for (int step = 0; step < ring.size - 1; ++step) {
     auto scope = k.named_scope("gather step " + std::to_string(step));
-    const Ref send = send_sems.at(0, step), recv = recv_sems.at(0, step);
+    const int slot = step % kStepSemaphores;  // alternate steps, alternate semaphores
+    const Ref send = send_sems.at(0, slot), recv = recv_sems.at(0, slot);
     // The unit that left device me - s reaches us now; the one from me - s - 1 next.
     std::vector<AsyncCopy> sends =
         CopiesTo(k, unit(ring.index_at(-step)), send, recv, ring.right_device());
@@ -94,8 +96,9 @@ void BidiStep(Kernel& k, const Ring& ring, bool closed, const Unit& unit, int s,
   auto piece = [&](int index, bool second) {
     return halves ? HalfOf(unit(index), second) : unit(index);
   };
-  const Ref send_r = send_sems.at(0, s - 1), recv_r = recv_sems.at(0, s - 1);
-  const Ref send_l = send_sems.at(1, s - 1), recv_l = recv_sems.at(1, s - 1);
+  const int slot = (s - 1) % kStepSemaphores;
+  const Ref send_r = send_sems.at(0, slot), recv_r = recv_sems.at(0, slot);
+  const Ref send_l = send_sems.at(1, slot), recv_l = recv_sems.at(1, slot);
   std::vector<AsyncCopy> sends, arrivals;
   if (closed) {
     Append(sends,
@@ -162,16 +165,16 @@ std::vector<int> FarthestFirst(const Ring& ring) {
   return order;
 }
 
-std::vector<ScratchSpec> GatherScratch(Algorithm algorithm, int ring_size, bool closed,
+std::vector<ScratchSpec> GatherScratch(Algorithm algorithm, int ring_size,
                                        const std::string& prefix) {
   Shape send = {1, 1}, recv = {1, 1};
   const int64_t n = std::max(ring_size, 2);
   switch (algorithm) {
-    case Algorithm::kRing:
-      send = recv = {1, n - 1};
+    case Algorithm::kRing:  // per direction, kStepSemaphores that alternate by step
+      send = recv = {1, kStepSemaphores};
       break;
     case Algorithm::kBidiRing:
-      send = recv = {2, BidiSteps(static_cast<int>(n), closed)};
+      send = recv = {2, kStepSemaphores};
       break;
     case Algorithm::kDirect:
       send = {1, n};

@@ -35,8 +35,9 @@ namespace tpusim::kernels::lax {
 using Unit = std::function<std::vector<dsl::Ref>(int index)>;
 
 // The semaphores a gather takes: a DMA array of sends and one of receives ("<prefix>send",
-// "<prefix>recv"), in that order.
-std::vector<dsl::ScratchSpec> GatherScratch(Algorithm algorithm, int ring_size, bool closed,
+// "<prefix>recv"), in that order. Ring steps alternate kStepSemaphores per direction, so a
+// device's semaphores do not grow with the ring (kernels/ring.h).
+std::vector<dsl::ScratchSpec> GatherScratch(Algorithm algorithm, int ring_size,
                                             const std::string& prefix);
 
 // The devices (ring indices) that send to this one in the algorithm, and those it sends to:

@@ -91,7 +91,7 @@ PallasCall MakePsum(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDty
       ps.scatter = PlanScatterStage(mesh, x.dtype, spec.reduction, a, ps.size, 1, region,
                                     std::max(reducers, 1), 0, ps.prefix);
       AddScatterScratch(grid, ps.scatter, x.dtype);
-      for (ScratchSpec& s : GatherScratch(a, ps.size, ps.stage.closed, ps.prefix + "ag_"))
+      for (ScratchSpec& s : GatherScratch(a, ps.size, ps.prefix + "ag_"))
         grid.scratch_shapes.push_back(std::move(s));
     } else if (region > 0) {
       ps.staged = PlanStaged(mesh, x.dtype, a, ps.size, 1, region, 0.25 / latency_stages);

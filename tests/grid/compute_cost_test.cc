@@ -59,17 +59,44 @@ TEST(GridStepCost, ShowsInsideEveryStepOfAPipelinedGrid) {
   EXPECT_TRUE(slices == 3 || slices == 6) << slices;
 }
 
-TEST(GridStepCost, AGridThatPipelinesNothingIsNotCharged) {
+// A grid whose operands are all ANY pipelines nothing: each step pays its loop control
+// alone, so an empty body of N steps takes N times that cost, and no grid step is free.
+ShardMap EmptyAnyGrid(int steps) {
   GridSpec grid;
-  grid.grid = {3};
+  grid.grid = {steps};
   grid.in_specs = {BlockSpec::Any()};
   grid.out_specs = {BlockSpec::Any()};
-  const ShardMap program =
-      shard_map(testing::OneChipMesh(), {P{}}, {P{}},
-                pallas_call("own dmas", [](Kernel&, const Refs&) {}, grid, {{{8}, DType::kF32}}));
-  const std::string text = TraceOf(program, {Array({8}, DType::kF32)});
+  return shard_map(
+      testing::OneChipMesh(), {P{}}, {P{}},
+      pallas_call("own dmas", [](Kernel&, const Refs&) {}, grid, {{{8}, DType::kF32}}));
+}
+
+TEST(GridStepCost, AGridThatPipelinesNothingPaysItsLoopControlPerStep) {
+  const std::string text = TraceOf(EmptyAnyGrid(3), {Array({8}, DType::kF32)});
   EXPECT_THAT(text, HasSubstr("step (2,)"));
   EXPECT_EQ(Count(text, "step overhead"), 0);
+  const int slices = Count(text, "\"loop control\"");
+  EXPECT_TRUE(slices == 3 || slices == 6) << slices;
+}
+
+TEST(GridStepCost, AnEmptyGridOfNStepsTakesNTimesTheLoopCost) {
+  const Mesh mesh = testing::OneChipMesh();
+  const auto& chip = mesh.topology().chip();
+  const uint64_t cycles = testing::ModelCycles(chip, base::GridStep{false});
+  ASSERT_GT(cycles, 0u);
+  // Less than a pipelined step: no index maps, DMAs or waits.
+  EXPECT_LT(cycles, testing::ModelCycles(chip, base::GridStep{}));
+  const double step_ps = static_cast<double>(cycles) / chip.clock_hz() * 1e12;
+  base::Picoseconds times[2];
+  for (int i = 0; i < 2; ++i) {
+    const RunResult result =
+        EmptyAnyGrid(1000 * (i + 1)).Run({Array({8}, DType::kF32)}, RunOptions{});
+    ASSERT_TRUE(result.ok) << result.error;
+    times[i] = result.time();
+  }
+  // The same launch and the same first step; 1000 more steps, each rounded to a picosecond.
+  EXPECT_NEAR(static_cast<double>(times[1] - times[0]), 1000 * step_ps, 1000);
+  EXPECT_GE(static_cast<double>(times[0]), 1000 * step_ps - 1000);
 }
 
 // emit_pipeline's inner steps pay the step cost as a grid's do: the outer grid below moves

@@ -1,0 +1,42 @@
+#include "sim/thread_budget.h"
+
+#include <fstream>
+#include <limits>
+
+#include "base/errors.h"
+
+namespace tpusim::sim {
+
+ThreadBudget::ThreadBudget(size_t max_map_count, size_t in_use)
+    : max_map_count_(max_map_count), in_use_(in_use) {
+  const size_t taken = in_use + kSpareMappings;
+  threads_ = max_map_count > taken ? (max_map_count - taken) / kMappingsPerThread : 0;
+}
+
+ThreadBudget ThreadBudget::OfThisProcess() {
+  size_t limit = 0;
+  std::ifstream sysctl("/proc/sys/vm/max_map_count");
+  if (!(sysctl >> limit) || limit == 0) {
+    return ThreadBudget(std::numeric_limits<size_t>::max(), 0);
+  }
+  size_t in_use = 0;
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);)
+    ++in_use;
+  return ThreadBudget(limit, in_use);
+}
+
+void ThreadBudget::Check(size_t live, const std::string& why) const {
+  if (live <= threads_) return;
+  std::string message = "this run needs " + std::to_string(live) + " threads of control at once (";
+  message += why;
+  message += "), but only " + std::to_string(threads_) +
+             " fit: SystemC gives each thread a stack and a guard page, two of the process's "
+             "memory mappings, and Linux allows " +
+             std::to_string(max_map_count_) + " (vm.max_map_count), " + std::to_string(in_use_) +
+             " of them already in use. Raise the limit (sudo sysctl -w "
+             "vm.max_map_count=262144, or more: two per thread), or run on fewer chips.";
+  throw Error(ErrorKind::kCapacity, message);
+}
+
+}  // namespace tpusim::sim
