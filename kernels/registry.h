@@ -7,7 +7,7 @@
 // `tpusim compare FAMILY` runs side by side.
 
 #include <functional>
-#include <ranges>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -103,8 +103,36 @@ class Registry {
   // nullptr when unknown.
   const KernelInfo* Find(const std::string& name) const;
   std::vector<std::string> Names() const;
-  // Every entry, by name.
-  auto kernels() const { return std::views::values(entries_.entries()); }
+  // Every entry, by name: a view of the registry that yields each KernelInfo. (A plain
+  // iterator, not std::views::values: clang cannot compile that view over GCC 12's
+  // library, and the sanitizer build uses clang.)
+  class Entries {
+   public:
+    using Map = std::map<std::string, KernelInfo>;
+    class Iterator {
+     public:
+      explicit Iterator(Map::const_iterator at) : at_(at) {}
+      const KernelInfo& operator*() const { return at_->second; }
+      const KernelInfo* operator->() const { return &at_->second; }
+      Iterator& operator++() {
+        ++at_;
+        return *this;
+      }
+      bool operator==(const Iterator& other) const { return at_ == other.at_; }
+      bool operator!=(const Iterator& other) const { return at_ != other.at_; }
+
+     private:
+      Map::const_iterator at_;
+    };
+    explicit Entries(const Map& map) : map_(map) {}
+    Iterator begin() const { return Iterator(map_.begin()); }
+    Iterator end() const { return Iterator(map_.end()); }
+    size_t size() const { return map_.size(); }
+
+   private:
+    const Map& map_;
+  };
+  Entries kernels() const { return Entries(entries_.entries()); }
   // The members of `family` in registration order; empty when no entry belongs to it.
   std::vector<std::string> FamilyMembers(const std::string& family) const;
   // Every family name, sorted.
