@@ -1,14 +1,11 @@
 #include "base/param.h"
 
-#include "base/param_text.h"
-
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <limits>
+
+#include "base/param_text.h"
 
 namespace tpusim::base {
 
@@ -159,13 +156,8 @@ std::optional<Storage> Convert(ParamType type, const ParamValue& given, std::str
       }
       return std::nullopt;
     case ParamType::kDoubles: {
-      why = "not a list of finite numbers: write them separated by commas, e.g. 0.5,1";
-      if (const auto* list = std::get_if<std::vector<double>>(&v)) {
-        for (const double d : *list) {
-          if (!std::isfinite(d)) return std::nullopt;
-        }
-        return *list;
-      }
+      why = "not a list of numbers: write them separated by commas, e.g. 0.5,1";
+      if (const auto* list = std::get_if<std::vector<double>>(&v)) return *list;
       if (const auto* list = std::get_if<IntList>(&v))
         return std::vector<double>(list->begin(), list->end());
       if (const auto* s = std::get_if<std::string>(&v)) {
@@ -296,11 +288,13 @@ std::string Param::Disallowed(const Storage& value) const {
     }
     return "not " + AllowedText();
   }
-  if (!Numeric(type_)) return "";
+  if (!Numeric(type_) || (!min_ && !max_)) return "";
   const ParamType bound = BoundType(type_);
   const auto below = min_ ? Convert(bound, *min_, why) : std::nullopt;
   const auto above = max_ ? Convert(bound, *max_, why) : std::nullopt;
   const auto outside = [&](const Storage& number) {
+    const auto* real = std::get_if<double>(&number);
+    if (real && std::isnan(*real)) return below || above;  // no range holds nan
     return (below && CompareNumbers(number, *below) < 0) ||
            (above && CompareNumbers(number, *above) > 0);
   };
@@ -466,50 +460,6 @@ std::string Param::Problem() const {
              disallowed;
   }
   return "";
-}
-
-std::optional<uint64_t> ParseByteSize(const std::string& text, bool* overflow) {
-  if (overflow) *overflow = false;
-  size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])))
-    ++digits;
-  std::string unit = text.substr(digits);
-  for (auto& c : unit)
-    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  uint64_t multiplier = 0;
-  if (unit.empty() || unit == "B") multiplier = 1;
-  if (unit == "K" || unit == "KB" || unit == "KIB") multiplier = 1ull << 10;
-  if (unit == "M" || unit == "MB" || unit == "MIB") multiplier = 1ull << 20;
-  if (unit == "G" || unit == "GB" || unit == "GIB") multiplier = 1ull << 30;
-  if (digits == 0 || multiplier == 0) return std::nullopt;
-  uint64_t count = 0, bytes = 0;
-  const auto [ptr, error] = std::from_chars(text.data(), text.data() + digits, count);
-  if (error != std::errc() || __builtin_mul_overflow(count, multiplier, &bytes)) {
-    if (overflow) *overflow = true;
-    return std::nullopt;
-  }
-  return bytes;
-}
-
-std::string JoinList(const std::vector<std::string>& items) {
-  std::string text;
-  for (size_t i = 0; i < items.size(); ++i)
-    text += (i ? ", " : "") + items[i];
-  return text;
-}
-
-std::string HumanBytes(uint64_t bytes) {
-  char text[64];
-  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) {
-    std::snprintf(text, sizeof text, "%llu GiB", static_cast<unsigned long long>(bytes >> 30));
-  } else if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0) {
-    std::snprintf(text, sizeof text, "%llu MiB", static_cast<unsigned long long>(bytes >> 20));
-  } else if (bytes >= (1ull << 10) && bytes % (1ull << 10) == 0) {
-    std::snprintf(text, sizeof text, "%llu KiB", static_cast<unsigned long long>(bytes >> 10));
-  } else {
-    std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
-  }
-  return text;
 }
 
 }  // namespace tpusim::base

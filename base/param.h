@@ -29,7 +29,8 @@ namespace tpusim::base {
 // The lists: kInts, whole numbers ("0,1", an op's dimensions); kIntLists, lists of them
 // ("{0,1},{2,3}", XLA's replica_groups); kIntPairs, pairs of them ("{0,1},{1,0}", a
 // permutation's (source, destination) pairs); kStrings, texts ("x,y", mesh axes); kDoubles,
-// numbers ("0.5,1"). A range, if any, bounds each whole number or number.
+// numbers ("0.5,1"; unlike a kDouble, inf and nan too: a constant's values may be such).
+// A range, if any, bounds each whole number or number, and no range holds nan.
 enum class ParamType {
   kInt,
   kBytes,
@@ -106,7 +107,7 @@ class Param {
   static Param Bool(std::string name, std::string description);
   static Param String(std::string name, std::string description);
   static Param Enum(std::string name, std::vector<std::string> values, std::string description);
-  static Param Ints(std::string name, std::string description);  // "0,1"; a range bounds each
+  static Param Ints(std::string name, std::string description);      // "0,1"; a range bounds each
   static Param IntLists(std::string name, std::string description);  // "{0,1},{2,3}"
   static Param IntPairs(std::string name, std::string description);  // "{0,1},{1,0}"
   static Param Strings(std::string name, std::string description);   // "x,y"

@@ -1,9 +1,12 @@
 #include "base/param_text.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+
+#include "base/param.h"
 
 namespace tpusim::base {
 
@@ -15,8 +18,12 @@ std::string Trimmed(const std::string& text) {
   return text.substr(first, text.find_last_not_of(' ') - first + 1);
 }
 
-bool Opens(char c) { return c == '{' || c == '['; }
-bool Closes(char c) { return c == '}' || c == ']'; }
+bool Opens(char c) {
+  return c == '{' || c == '[';
+}
+bool Closes(char c) {
+  return c == '}' || c == ']';
+}
 
 // Where the bracket opening at `open` closes; npos when it does not.
 size_t Closing(const std::string& text, size_t open) {
@@ -107,19 +114,24 @@ std::optional<std::vector<std::vector<int64_t>>> ParseIntLists(const std::string
 }
 
 std::optional<std::vector<std::string>> ParseStrings(const std::string& text) {
-  return ParseEach<std::string>(FlatItems(text),
-                                [](std::string item) -> std::optional<std::string> {
-                                  if (item.size() >= 2 &&
-                                      (item.front() == '\'' || item.front() == '"') &&
-                                      item.back() == item.front())
-                                    item = item.substr(1, item.size() - 2);
-                                  if (item.empty()) return std::nullopt;
-                                  return item;
-                                });
+  return ParseEach<std::string>(
+      FlatItems(text), [](std::string item) -> std::optional<std::string> {
+        if (item.size() >= 2 && (item.front() == '\'' || item.front() == '"') &&
+            item.back() == item.front())
+          item = item.substr(1, item.size() - 2);
+        if (item.empty()) return std::nullopt;
+        return item;
+      });
 }
 
 std::optional<std::vector<double>> ParseDoubles(const std::string& text) {
-  return ParseEach<double>(FlatItems(text), ParseDouble);
+  return ParseEach<double>(FlatItems(text), [](const std::string& item) -> std::optional<double> {
+    if (item.empty()) return std::nullopt;
+    char* end = nullptr;
+    const double value = std::strtod(item.c_str(), &end);
+    if (end != item.c_str() + item.size()) return std::nullopt;
+    return value;
+  });
 }
 
 std::string IntListText(const std::vector<int64_t>& values) {
@@ -134,6 +146,50 @@ std::string IntListText(const std::vector<int64_t>& values) {
 std::string DoubleText(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+std::optional<uint64_t> ParseByteSize(const std::string& text, bool* overflow) {
+  if (overflow) *overflow = false;
+  size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])))
+    ++digits;
+  std::string unit = text.substr(digits);
+  for (auto& c : unit)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  uint64_t multiplier = 0;
+  if (unit.empty() || unit == "B") multiplier = 1;
+  if (unit == "K" || unit == "KB" || unit == "KIB") multiplier = 1ull << 10;
+  if (unit == "M" || unit == "MB" || unit == "MIB") multiplier = 1ull << 20;
+  if (unit == "G" || unit == "GB" || unit == "GIB") multiplier = 1ull << 30;
+  if (digits == 0 || multiplier == 0) return std::nullopt;
+  uint64_t count = 0, bytes = 0;
+  const auto [ptr, error] = std::from_chars(text.data(), text.data() + digits, count);
+  if (error != std::errc() || __builtin_mul_overflow(count, multiplier, &bytes)) {
+    if (overflow) *overflow = true;
+    return std::nullopt;
+  }
+  return bytes;
+}
+
+std::string JoinList(const std::vector<std::string>& items) {
+  std::string text;
+  for (size_t i = 0; i < items.size(); ++i)
+    text += (i ? ", " : "") + items[i];
+  return text;
+}
+
+std::string HumanBytes(uint64_t bytes) {
+  char text[64];
+  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) {
+    std::snprintf(text, sizeof text, "%llu GiB", static_cast<unsigned long long>(bytes >> 30));
+  } else if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0) {
+    std::snprintf(text, sizeof text, "%llu MiB", static_cast<unsigned long long>(bytes >> 20));
+  } else if (bytes >= (1ull << 10) && bytes % (1ull << 10) == 0) {
+    std::snprintf(text, sizeof text, "%llu KiB", static_cast<unsigned long long>(bytes >> 10));
+  } else {
+    std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
+  }
   return text;
 }
 

@@ -4,7 +4,8 @@
 // items separated by commas, optionally in braces as HLO prints them ("{0,1}") or brackets
 // as Python does ("[0, 1]"); a list of lists writes each inner list in braces
 // ("{0,1},{2,3}", or wrapped once more: "{{0,1},{2,3}}"). "" and "{}" are the empty list.
-// Internal to base/param.cc.
+// Internal to base/param.cc; base/param_text.cc also holds the text helpers base/param.h
+// declares (ParseByteSize, HumanBytes, JoinList).
 
 #include <cstdint>
 #include <optional>
@@ -18,6 +19,7 @@ std::optional<std::vector<int64_t>> ParseIntList(const std::string& text);
 std::optional<std::vector<std::vector<int64_t>>> ParseIntLists(const std::string& text);
 // Each item may be quoted ('x' or "x"), as Python prints a list of strings; none is empty.
 std::optional<std::vector<std::string>> ParseStrings(const std::string& text);
+// Any IEEE values: "inf", "-inf" and "nan" too (a constant's values may be such).
 std::optional<std::vector<double>> ParseDoubles(const std::string& text);
 // A finite number spelt in full ("0.5", "1e-3").
 std::optional<double> ParseDouble(const std::string& text);
