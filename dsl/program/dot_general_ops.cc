@@ -132,10 +132,12 @@ std::vector<AttrSpec> DotAttributes() {
                        .Default(std::vector<int64_t>{})),
       AttrSpec::Of(base::Param::Ints("rhs_batch_dims", "rhs batch dimensions")
                        .Default(std::vector<int64_t>{})),
-      {"preferred_element_type", AttrType::kDType, std::nullopt,
-       "the result's dtype; default: the operands' dtype", true},
-      {"precision", AttrType::kPrecision, Attr(Precision::kDefault),
-       "bf16 MXU passes for f32 operands: DEFAULT 1, HIGH 3, HIGHEST 6"},
+      AttrSpec::Of(
+          DTypeAttr("preferred_element_type", "the result's dtype; default: the operands' dtype")
+              .Auto("the operands' dtype")),
+      AttrSpec::Of(PrecisionAttr("precision",
+                                 "bf16 MXU passes for f32 operands: DEFAULT 1, HIGH 3, HIGHEST 6")
+                       .Default("DEFAULT")),
   };
 }
 
@@ -206,11 +208,11 @@ OpDef Convolution() {
   def.min_operands = def.max_operands = 2;
   def.attributes = {
       AttrSpec::Of(base::Param::Ints("result_shape", "the output's shape, as XLA printed it")),
-      {"result_dtype", AttrType::kDType, std::nullopt, "the output's dtype"},
-      {"kernel_output_feature_dim", AttrType::kInt, std::nullopt,
-       "the kernel's output-feature dimension"},
-      {"feature_group_count", AttrType::kInt, Attr(1), "groups of input features"},
-      {"precision", AttrType::kPrecision, Attr(Precision::kDefault), "MXU passes for f32"},
+      AttrSpec::Of(DTypeAttr("result_dtype", "the output's dtype")),
+      AttrSpec::Of(
+          base::Param::Int("kernel_output_feature_dim", "the kernel's output-feature dimension")),
+      AttrSpec::Of(base::Param::Int("feature_group_count", "groups of input features").Default(1)),
+      AttrSpec::Of(PrecisionAttr("precision", "MXU passes for f32").Default("DEFAULT")),
   };
   def.shape = [](const OpTyping& t) {
     const auto& shape = t.attrs.at("result_shape").AsInts();
