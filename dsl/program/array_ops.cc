@@ -9,6 +9,7 @@
 
 #include "dsl/mxu_numerics.h"
 #include "dsl/program/context.h"
+#include "dsl/program/dot_attributes.h"
 #include "dsl/program/op_registry.h"
 
 namespace tpusim::dsl {
@@ -71,14 +72,7 @@ OpDef Dot() {
   def.name = "dot";
   def.summary = "a [M, K] @ b [K, N] on the MXU, f32 accumulation (lax.dot)";
   def.min_operands = def.max_operands = 2;
-  def.attributes = {
-      AttrSpec::Of(
-          DTypeAttr("preferred_element_type", "the result's dtype; default: the operands' dtype")
-              .Auto("the operands' dtype")),
-      AttrSpec::Of(PrecisionAttr("precision",
-                                 "bf16 MXU passes for f32 operands: DEFAULT 1, HIGH 3, HIGHEST 6")
-                       .Default("DEFAULT")),
-  };
+  def.attributes = DotResultAttributes();
   def.shape = [](const OpTyping& t) -> std::vector<ShapeDtype> {
     const ShapeDtype& a = t.operands[0];
     const ShapeDtype& b = t.operands[1];

@@ -7,6 +7,7 @@
 
 #include "dsl/mxu_numerics.h"
 #include "dsl/program/array_index.h"
+#include "dsl/program/dot_attributes.h"
 #include "dsl/program/op_registry.h"
 
 namespace tpusim::dsl {
@@ -125,20 +126,17 @@ std::vector<int64_t> Concat(std::vector<int64_t> a, const std::vector<int64_t>& 
 }
 
 std::vector<AttrSpec> DotAttributes() {
-  return {
+  std::vector<AttrSpec> attributes = {
       AttrSpec::Of(base::Param::Ints("lhs_contracting_dims", "lhs dimensions summed over")),
       AttrSpec::Of(base::Param::Ints("rhs_contracting_dims", "rhs dimensions summed over")),
       AttrSpec::Of(base::Param::Ints("lhs_batch_dims", "lhs batch dimensions")
                        .Default(std::vector<int64_t>{})),
       AttrSpec::Of(base::Param::Ints("rhs_batch_dims", "rhs batch dimensions")
                        .Default(std::vector<int64_t>{})),
-      AttrSpec::Of(
-          DTypeAttr("preferred_element_type", "the result's dtype; default: the operands' dtype")
-              .Auto("the operands' dtype")),
-      AttrSpec::Of(PrecisionAttr("precision",
-                                 "bf16 MXU passes for f32 operands: DEFAULT 1, HIGH 3, HIGHEST 6")
-                       .Default("DEFAULT")),
   };
+  for (AttrSpec& shared : DotResultAttributes())
+    attributes.push_back(std::move(shared));
+  return attributes;
 }
 
 DType ResultDtype(const Attributes& attrs, DType operands) {
@@ -239,6 +237,17 @@ OpDef Convolution() {
 }
 
 }  // namespace
+
+std::vector<AttrSpec> DotResultAttributes() {
+  return {
+      AttrSpec::Of(
+          DTypeAttr("preferred_element_type", "the result's dtype; default: the operands' dtype")
+              .Auto("the operands' dtype")),
+      AttrSpec::Of(PrecisionAttr("precision",
+                                 "bf16 MXU passes for f32 operands: DEFAULT 1, HIGH 3, HIGHEST 6")
+                       .Default("DEFAULT")),
+  };
+}
 
 void RegisterDotGeneralOps(OpRegistry& registry) {
   registry.Add(DotGeneral());
