@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <limits>
+
+#include "base/param_text.h"
 
 namespace tpusim::base {
 
@@ -23,14 +22,28 @@ std::string StorageText(const Storage& value) {
         } else if constexpr (std::is_same_v<T, std::string>) {
           return v;
         } else if constexpr (std::is_same_v<T, double>) {
-          char text[32];
-          std::snprintf(text, sizeof text, "%g", v);
-          return text;
-        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          return DoubleText(v);
+        } else if constexpr (std::is_same_v<T, IntList>) {
+          return IntListText(v);
+        } else if constexpr (std::is_same_v<T, IntLists> || std::is_same_v<T, IntPairs>) {
           std::string text;
           for (size_t i = 0; i < v.size(); ++i) {
             if (i) text += ",";
-            text += std::to_string(v[i]);
+            text += "{";
+            if constexpr (std::is_same_v<T, IntLists>) {
+              text += IntListText(v[i]);
+            } else {
+              text += IntListText({v[i].first, v[i].second});
+            }
+            text += "}";
+          }
+          return text;
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>> ||
+                             std::is_same_v<T, std::vector<double>>) {
+          std::string text;
+          for (size_t i = 0; i < v.size(); ++i) {
+            if (i) text += ",";
+            text += StorageText(v[i]);
           }
           return text;
         } else {
@@ -38,37 +51,6 @@ std::string StorageText(const Storage& value) {
         }
       },
       value);
-}
-
-std::optional<int64_t> ParseInt(const std::string& text) {
-  int64_t value = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, error] = std::from_chars(text.data(), end, value);
-  if (error != std::errc() || ptr != end || text.empty()) return std::nullopt;
-  return value;
-}
-
-// "0,1,2", also in braces as HLO prints it ("{0,1,2}") or brackets as Python does ("[0, 1]");
-// "" and "{}" are the empty list.
-std::optional<std::vector<int64_t>> ParseInts(std::string text) {
-  if (text.size() >= 2 &&
-      ((text.front() == '{' && text.back() == '}') || (text.front() == '[' && text.back() == ']')))
-    text = text.substr(1, text.size() - 2);
-  std::vector<int64_t> values;
-  size_t start = 0;
-  while (!text.empty() && start <= text.size()) {
-    const size_t comma = std::min(text.find(',', start), text.size());
-    std::string item = text.substr(start, comma - start);
-    while (!item.empty() && item.front() == ' ')
-      item.erase(item.begin());
-    while (!item.empty() && item.back() == ' ')
-      item.pop_back();
-    const auto value = ParseInt(item);
-    if (!value) return std::nullopt;
-    values.push_back(*value);
-    start = comma + 1;
-  }
-  return values;
 }
 
 std::optional<bool> ParseBool(std::string text) {
@@ -118,9 +100,7 @@ std::optional<Storage> Convert(ParamType type, const ParamValue& given, std::str
       if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
       if (const auto* u = std::get_if<uint64_t>(&v)) return static_cast<double>(*u);
       if (const auto* s = std::get_if<std::string>(&v)) {
-        char* end = nullptr;
-        const double d = s->empty() ? 0 : std::strtod(s->c_str(), &end);
-        if (!s->empty() && end == s->c_str() + s->size() && std::isfinite(d)) return d;
+        if (const auto d = ParseDouble(*s)) return *d;
       }
       return std::nullopt;
     case ParamType::kBool:
@@ -139,12 +119,55 @@ std::optional<Storage> Convert(ParamType type, const ParamValue& given, std::str
       why = "not a list of whole numbers: write them separated by commas, e.g. 0,1";
       if (const auto* list = std::get_if<std::vector<int64_t>>(&v)) return *list;
       if (const auto* s = std::get_if<std::string>(&v)) {
-        if (auto list = ParseInts(*s)) return *list;
+        if (auto list = ParseIntList(*s)) return *list;
         return std::nullopt;
       }
       if (std::string not_int; const auto one = Convert(ParamType::kInt, given, not_int))
         return std::vector<int64_t>{std::get<int64_t>(*one)};
       return std::nullopt;
+    case ParamType::kIntLists:
+      why =
+          "not a list of int lists: write each list in braces, separated by commas, e.g. "
+          "{0,1},{2,3}";
+      if (const auto* lists = std::get_if<IntLists>(&v)) return *lists;
+      if (const auto* s = std::get_if<std::string>(&v)) {
+        if (auto lists = ParseIntLists(*s)) return *lists;
+      }
+      return std::nullopt;
+    case ParamType::kIntPairs: {
+      why = "not a list of (int, int) pairs: write each pair in braces, e.g. {0,1},{1,0}";
+      if (const auto* pairs = std::get_if<IntPairs>(&v)) return *pairs;
+      std::optional<IntLists> lists;
+      if (const auto* given_lists = std::get_if<IntLists>(&v)) lists = *given_lists;
+      if (const auto* s = std::get_if<std::string>(&v)) lists = ParseIntLists(*s);
+      if (!lists) return std::nullopt;
+      IntPairs pairs;
+      for (const auto& list : *lists) {
+        if (list.size() != 2) return std::nullopt;
+        pairs.emplace_back(list[0], list[1]);
+      }
+      return pairs;
+    }
+    case ParamType::kStrings:
+      why = "not a list of texts: write them separated by commas, e.g. x,y";
+      if (const auto* list = std::get_if<std::vector<std::string>>(&v)) return *list;
+      if (const auto* s = std::get_if<std::string>(&v)) {
+        if (auto list = ParseStrings(*s)) return *list;
+      }
+      return std::nullopt;
+    case ParamType::kDoubles: {
+      why = "not a list of numbers: write them separated by commas, e.g. 0.5,1";
+      if (const auto* list = std::get_if<std::vector<double>>(&v)) return *list;
+      if (const auto* list = std::get_if<IntList>(&v))
+        return std::vector<double>(list->begin(), list->end());
+      if (const auto* s = std::get_if<std::string>(&v)) {
+        if (auto list = ParseDoubles(*s)) return *list;
+        return std::nullopt;
+      }
+      if (std::string not_number; const auto one = Convert(ParamType::kDouble, given, not_number))
+        return std::vector<double>{std::get<double>(*one)};
+      return std::nullopt;
+    }
   }
   return std::nullopt;
 }
@@ -165,9 +188,46 @@ int CompareNumbers(const Storage& a, const Storage& b) {
       a);
 }
 
-// The type a range bounds: an int list's range bounds each element.
+// The type a range bounds: a list's range bounds each element.
 ParamType BoundType(ParamType type) {
-  return type == ParamType::kInts ? ParamType::kInt : type;
+  switch (type) {
+    case ParamType::kInts:
+    case ParamType::kIntLists:
+    case ParamType::kIntPairs:
+      return ParamType::kInt;
+    case ParamType::kStrings:
+      return ParamType::kString;
+    case ParamType::kDoubles:
+      return ParamType::kDouble;
+    default:
+      return type;
+  }
+}
+
+// Each number of a list value (whole numbers of int lists and pairs too), or the value itself.
+std::vector<Storage> Elements(const Storage& value) {
+  return std::visit(
+      [&value](const auto& v) -> std::vector<Storage> {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, IntList> || std::is_same_v<T, std::vector<double>>) {
+          return std::vector<Storage>(v.begin(), v.end());
+        } else if constexpr (std::is_same_v<T, IntLists>) {
+          std::vector<Storage> elements;
+          for (const auto& list : v)
+            elements.insert(elements.end(), list.begin(), list.end());
+          return elements;
+        } else if constexpr (std::is_same_v<T, IntPairs>) {
+          std::vector<Storage> elements;
+          for (const auto& [first, second] : v) {
+            elements.emplace_back(first);
+            elements.emplace_back(second);
+          }
+          return elements;
+        } else {
+          return {value};
+        }
+      },
+      value);
 }
 
 bool Numeric(ParamType type) {
@@ -193,6 +253,14 @@ const char* ParamTypeName(ParamType type) {
       return "enum";
     case ParamType::kInts:
       return "int list";
+    case ParamType::kIntLists:
+      return "list of int lists";
+    case ParamType::kIntPairs:
+      return "list of (int, int) pairs";
+    case ParamType::kStrings:
+      return "string list";
+    case ParamType::kDoubles:
+      return "double list";
   }
   return "?";
 }
@@ -220,21 +288,19 @@ std::string Param::Disallowed(const Storage& value) const {
     }
     return "not " + AllowedText();
   }
-  if (!Numeric(type_)) return "";
+  if (!Numeric(type_) || (!min_ && !max_)) return "";
   const ParamType bound = BoundType(type_);
   const auto below = min_ ? Convert(bound, *min_, why) : std::nullopt;
   const auto above = max_ ? Convert(bound, *max_, why) : std::nullopt;
   const auto outside = [&](const Storage& number) {
+    const auto* real = std::get_if<double>(&number);
+    if (real && std::isnan(*real)) return below || above;  // no range holds nan
     return (below && CompareNumbers(number, *below) < 0) ||
            (above && CompareNumbers(number, *above) > 0);
   };
-  if (const auto* list = std::get_if<std::vector<int64_t>>(&value)) {
-    for (const int64_t element : *list) {
-      if (outside(element)) return "out of its range: allowed " + AllowedText();
-    }
-    return "";
+  for (const Storage& element : Elements(value)) {
+    if (outside(element)) return "out of its range: allowed " + AllowedText();
   }
-  if (outside(value)) return "out of its range: allowed " + AllowedText();
   return "";
 }
 
@@ -258,6 +324,18 @@ Param Param::String(std::string name, std::string description) {
 }
 Param Param::Ints(std::string name, std::string description) {
   return Param(std::move(name), ParamType::kInts, std::move(description));
+}
+Param Param::IntLists(std::string name, std::string description) {
+  return Param(std::move(name), ParamType::kIntLists, std::move(description));
+}
+Param Param::IntPairs(std::string name, std::string description) {
+  return Param(std::move(name), ParamType::kIntPairs, std::move(description));
+}
+Param Param::Strings(std::string name, std::string description) {
+  return Param(std::move(name), ParamType::kStrings, std::move(description));
+}
+Param Param::Doubles(std::string name, std::string description) {
+  return Param(std::move(name), ParamType::kDoubles, std::move(description));
 }
 Param Param::Enum(std::string name, std::vector<std::string> values, std::string description) {
   Param param(std::move(name), ParamType::kEnum, std::move(description));
@@ -329,9 +407,13 @@ std::string Param::AllowedText() const {
     case ParamType::kBool:
       return "true or false";
     case ParamType::kString:
+    case ParamType::kStrings:
       return "any text";
-    case ParamType::kInts: {
-      const std::string each = Param(name_, ParamType::kInt, description_)
+    case ParamType::kInts:
+    case ParamType::kIntLists:
+    case ParamType::kIntPairs:
+    case ParamType::kDoubles: {
+      const std::string each = Param(name_, BoundType(type_), description_)
                                    .Changed([this](Param& p) {
                                      p.min_ = min_;
                                      p.max_ = max_;
@@ -349,7 +431,7 @@ std::string Param::AllowedText() const {
 
 std::string Param::Summary() const {
   return TypeText() + "; " + (required() ? "required" : "default " + DefaultText()) +
-         (type_ == ParamType::kString ? "" : "; " + AllowedText());
+         (BoundType(type_) == ParamType::kString ? "" : "; " + AllowedText());
 }
 
 std::string Param::Problem() const {
@@ -378,50 +460,6 @@ std::string Param::Problem() const {
              disallowed;
   }
   return "";
-}
-
-std::optional<uint64_t> ParseByteSize(const std::string& text, bool* overflow) {
-  if (overflow) *overflow = false;
-  size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])))
-    ++digits;
-  std::string unit = text.substr(digits);
-  for (auto& c : unit)
-    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  uint64_t multiplier = 0;
-  if (unit.empty() || unit == "B") multiplier = 1;
-  if (unit == "K" || unit == "KB" || unit == "KIB") multiplier = 1ull << 10;
-  if (unit == "M" || unit == "MB" || unit == "MIB") multiplier = 1ull << 20;
-  if (unit == "G" || unit == "GB" || unit == "GIB") multiplier = 1ull << 30;
-  if (digits == 0 || multiplier == 0) return std::nullopt;
-  uint64_t count = 0, bytes = 0;
-  const auto [ptr, error] = std::from_chars(text.data(), text.data() + digits, count);
-  if (error != std::errc() || __builtin_mul_overflow(count, multiplier, &bytes)) {
-    if (overflow) *overflow = true;
-    return std::nullopt;
-  }
-  return bytes;
-}
-
-std::string JoinList(const std::vector<std::string>& items) {
-  std::string text;
-  for (size_t i = 0; i < items.size(); ++i)
-    text += (i ? ", " : "") + items[i];
-  return text;
-}
-
-std::string HumanBytes(uint64_t bytes) {
-  char text[64];
-  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) {
-    std::snprintf(text, sizeof text, "%llu GiB", static_cast<unsigned long long>(bytes >> 30));
-  } else if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0) {
-    std::snprintf(text, sizeof text, "%llu MiB", static_cast<unsigned long long>(bytes >> 20));
-  } else if (bytes >= (1ull << 10) && bytes % (1ull << 10) == 0) {
-    std::snprintf(text, sizeof text, "%llu KiB", static_cast<unsigned long long>(bytes >> 10));
-  } else {
-    std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
-  }
-  return text;
 }
 
 }  // namespace tpusim::base

@@ -26,17 +26,38 @@
 
 namespace tpusim::base {
 
-// kInts: a list of whole numbers ("0,1"), such as an op's dimensions; its range, if any,
-// bounds each element.
-enum class ParamType { kInt, kBytes, kDouble, kBool, kString, kEnum, kInts };
-// "int", "bytes", "double", "bool", "string", "enum", "int list"
+// The lists: kInts, whole numbers ("0,1", an op's dimensions); kIntLists, lists of them
+// ("{0,1},{2,3}", XLA's replica_groups); kIntPairs, pairs of them ("{0,1},{1,0}", a
+// permutation's (source, destination) pairs); kStrings, texts ("x,y", mesh axes); kDoubles,
+// numbers ("0.5,1"; unlike a kDouble, inf and nan too: a constant's values may be such).
+// A range, if any, bounds each whole number or number, and no range holds nan.
+enum class ParamType {
+  kInt,
+  kBytes,
+  kDouble,
+  kBool,
+  kString,
+  kEnum,
+  kInts,
+  kIntLists,
+  kIntPairs,
+  kStrings,
+  kDoubles
+};
+// "int", "bytes", "double", "bool", "string", "enum", "int list", "list of int lists",
+// "list of (int, int) pairs", "string list", "double list"
 const char* ParamTypeName(ParamType type);
+
+using IntList = std::vector<int64_t>;
+using IntLists = std::vector<std::vector<int64_t>>;
+using IntPairs = std::vector<std::pair<int64_t, int64_t>>;
 
 // A value as a caller gives it: a number, a flag, or text. Text is parsed by the declared
 // type (a size may be "16M"), so the CLI passes its arguments as given.
 class ParamValue {
  public:
-  using Storage = std::variant<bool, int64_t, uint64_t, double, std::string, std::vector<int64_t>>;
+  using Storage = std::variant<bool, int64_t, uint64_t, double, std::string, IntList, IntLists,
+                               IntPairs, std::vector<std::string>, std::vector<double>>;
 
   ParamValue(bool value) : value_(value) {}
   template <class T>
@@ -50,7 +71,11 @@ class ParamValue {
   ParamValue(double value) : value_(value) {}
   ParamValue(std::string value) : value_(std::move(value)) {}
   ParamValue(const char* value) : value_(std::string(value)) {}
-  ParamValue(std::vector<int64_t> value) : value_(std::move(value)) {}
+  ParamValue(IntList value) : value_(std::move(value)) {}
+  ParamValue(IntLists value) : value_(std::move(value)) {}
+  ParamValue(IntPairs value) : value_(std::move(value)) {}
+  ParamValue(std::vector<std::string> value) : value_(std::move(value)) {}
+  ParamValue(std::vector<double> value) : value_(std::move(value)) {}
   // A named value of another layer (a dtype, a precision): the layer declares
   // `ParamValueText(value)` next to its type, found by argument-dependent lookup.
   template <class T>
@@ -61,7 +86,8 @@ class ParamValue {
   explicit ParamValue(Storage value) : value_(std::move(value)) {}
 
   const Storage& storage() const { return value_; }
-  std::string ToString() const;  // as a user would write it: 4096, 0.5, true, bf16, 0,1
+  // As a user would write it: 4096, 0.5, true, bf16, 0,1, {0,1},{2,3}, x,y.
+  std::string ToString() const;
   // The value as a number (a number, or text that spells one); nullopt otherwise.
   std::optional<double> Number() const;
 
@@ -81,7 +107,11 @@ class Param {
   static Param Bool(std::string name, std::string description);
   static Param String(std::string name, std::string description);
   static Param Enum(std::string name, std::vector<std::string> values, std::string description);
-  static Param Ints(std::string name, std::string description);  // "0,1"; a range bounds each
+  static Param Ints(std::string name, std::string description);      // "0,1"; a range bounds each
+  static Param IntLists(std::string name, std::string description);  // "{0,1},{2,3}"
+  static Param IntPairs(std::string name, std::string description);  // "{0,1},{1,0}"
+  static Param Strings(std::string name, std::string description);   // "x,y"
+  static Param Doubles(std::string name, std::string description);   // "0.5,1"
 
   // Each returns a changed copy, so a shared declaration can be adapted by one entry.
   Param Default(ParamValue value) const;
@@ -117,9 +147,9 @@ class Param {
   std::string Problem() const;
 
   // `given` in the declared type's storage (int64_t for int, uint64_t for bytes, double,
-  // bool, string for string and enum, vector<int64_t> for an int list); nullopt, with `why` saying
-  // what the value is not
-  // ("not a whole number"), when it is of another type.
+  // bool, string for string and enum, IntList, IntLists, IntPairs, vector<string> and
+  // vector<double> for the lists); nullopt, with `why` saying what the value is not ("not a
+  // whole number"), when it is of another type.
   std::optional<ParamValue::Storage> Canonical(const ParamValue& given, std::string& why) const;
   // Why `value` (as Canonical gives it) is not allowed ("out of its range: allowed 1 to 16"),
   // or "".

@@ -124,6 +124,18 @@ const std::string& Params::String(const std::string& name) const {
 const std::vector<int64_t>& Params::Ints(const std::string& name) const {
   return Get<std::vector<int64_t>>(name, ParamType::kInts);
 }
+const base::IntLists& Params::IntLists(const std::string& name) const {
+  return Get<base::IntLists>(name, ParamType::kIntLists);
+}
+const base::IntPairs& Params::IntPairs(const std::string& name) const {
+  return Get<base::IntPairs>(name, ParamType::kIntPairs);
+}
+const std::vector<std::string>& Params::Strings(const std::string& name) const {
+  return Get<std::vector<std::string>>(name, ParamType::kStrings);
+}
+const std::vector<double>& Params::Doubles(const std::string& name) const {
+  return Get<std::vector<double>>(name, ParamType::kDoubles);
+}
 
 bool Params::Declares(const std::string& name) const {
   for (const auto& slot : slots_) {

@@ -86,6 +86,10 @@ class Params {
   bool Bool(const std::string& name) const;
   const std::string& String(const std::string& name) const;  // string and enum parameters
   const std::vector<int64_t>& Ints(const std::string& name) const;
+  const base::IntLists& IntLists(const std::string& name) const;
+  const base::IntPairs& IntPairs(const std::string& name) const;
+  const std::vector<std::string>& Strings(const std::string& name) const;
+  const std::vector<double>& Doubles(const std::string& name) const;
   // Whether the entry declares `name`, and whether it has a value (an Auto() one left
   // unset has none).
   bool Declares(const std::string& name) const;

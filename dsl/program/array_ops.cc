@@ -9,6 +9,7 @@
 
 #include "dsl/mxu_numerics.h"
 #include "dsl/program/context.h"
+#include "dsl/program/dot_attributes.h"
 #include "dsl/program/op_registry.h"
 
 namespace tpusim::dsl {
@@ -71,12 +72,7 @@ OpDef Dot() {
   def.name = "dot";
   def.summary = "a [M, K] @ b [K, N] on the MXU, f32 accumulation (lax.dot)";
   def.min_operands = def.max_operands = 2;
-  def.attributes = {
-      {"preferred_element_type", AttrType::kDType, std::nullopt,
-       "the result's dtype; default: the operands' dtype", true},
-      {"precision", AttrType::kPrecision, Attr(Precision::kDefault),
-       "bf16 MXU passes for f32 operands: DEFAULT 1, HIGH 3, HIGHEST 6"},
-  };
+  def.attributes = DotResultAttributes();
   def.shape = [](const OpTyping& t) -> std::vector<ShapeDtype> {
     const ShapeDtype& a = t.operands[0];
     const ShapeDtype& b = t.operands[1];
@@ -125,7 +121,7 @@ OpDef Astype() {
   OpDef def;
   def.name = "astype";
   def.summary = "x converted to dtype (bf16 rounds to nearest even)";
-  def.attributes = {{"dtype", AttrType::kDType, std::nullopt, "the result's dtype"}};
+  def.attributes = {AttrSpec::Of(DTypeAttr("dtype", "the result's dtype"))};
   def.shape = [](const OpTyping& t) {
     return std::vector<ShapeDtype>{{t.operands[0].shape, t.attrs.at("dtype").AsDType()}};
   };
@@ -217,7 +213,7 @@ OpDef Concatenate() {
   def.name = "concatenate";
   def.summary = "the operands joined along `dimension` (lax.concatenate)";
   def.max_operands = -1;
-  def.attributes = {{"dimension", AttrType::kInt, std::nullopt, "the dimension to join along"}};
+  def.attributes = {AttrSpec::Of(base::Param::Int("dimension", "the dimension to join along"))};
   def.shape = [](const OpTyping& t) {
     const ShapeDtype& first = t.operands[0];
     const int64_t dim = t.attrs.at("dimension").AsInt();
@@ -263,7 +259,7 @@ OpDef Zeros() {
   def.summary = "a new array of zeros (jnp.zeros)";
   def.min_operands = def.max_operands = 0;
   def.attributes = {AttrSpec::Of(base::Param::Ints("shape", "the array's shape")),
-                    {"dtype", AttrType::kDType, std::nullopt, "the array's dtype"}};
+                    AttrSpec::Of(DTypeAttr("dtype", "the array's dtype"))};
   def.shape = [](const OpTyping& t) {
     const auto& shape = t.attrs.at("shape").AsInts();
     for (int64_t n : shape) {

@@ -11,13 +11,14 @@
 #include <variant>
 #include <vector>
 
+#include "base/param.h"
 #include "dsl/dtype.h"
 #include "dsl/program/computation.h"
 
 namespace tpusim::dsl {
 
-using IntPairs = std::vector<std::pair<int64_t, int64_t>>;
-using IntLists = std::vector<std::vector<int64_t>>;  // e.g. XLA's replica_groups
+using IntPairs = base::IntPairs;  // e.g. a permutation's (source, destination) pairs
+using IntLists = base::IntLists;  // e.g. XLA's replica_groups
 
 // The order matches AttrValue's alternatives.
 enum class AttrType {

@@ -7,6 +7,7 @@
 
 #include "dsl/mxu_numerics.h"
 #include "dsl/program/array_index.h"
+#include "dsl/program/dot_attributes.h"
 #include "dsl/program/op_registry.h"
 
 namespace tpusim::dsl {
@@ -125,18 +126,17 @@ std::vector<int64_t> Concat(std::vector<int64_t> a, const std::vector<int64_t>& 
 }
 
 std::vector<AttrSpec> DotAttributes() {
-  return {
+  std::vector<AttrSpec> attributes = {
       AttrSpec::Of(base::Param::Ints("lhs_contracting_dims", "lhs dimensions summed over")),
       AttrSpec::Of(base::Param::Ints("rhs_contracting_dims", "rhs dimensions summed over")),
       AttrSpec::Of(base::Param::Ints("lhs_batch_dims", "lhs batch dimensions")
                        .Default(std::vector<int64_t>{})),
       AttrSpec::Of(base::Param::Ints("rhs_batch_dims", "rhs batch dimensions")
                        .Default(std::vector<int64_t>{})),
-      {"preferred_element_type", AttrType::kDType, std::nullopt,
-       "the result's dtype; default: the operands' dtype", true},
-      {"precision", AttrType::kPrecision, Attr(Precision::kDefault),
-       "bf16 MXU passes for f32 operands: DEFAULT 1, HIGH 3, HIGHEST 6"},
   };
+  for (AttrSpec& shared : DotResultAttributes())
+    attributes.push_back(std::move(shared));
+  return attributes;
 }
 
 DType ResultDtype(const Attributes& attrs, DType operands) {
@@ -206,11 +206,11 @@ OpDef Convolution() {
   def.min_operands = def.max_operands = 2;
   def.attributes = {
       AttrSpec::Of(base::Param::Ints("result_shape", "the output's shape, as XLA printed it")),
-      {"result_dtype", AttrType::kDType, std::nullopt, "the output's dtype"},
-      {"kernel_output_feature_dim", AttrType::kInt, std::nullopt,
-       "the kernel's output-feature dimension"},
-      {"feature_group_count", AttrType::kInt, Attr(1), "groups of input features"},
-      {"precision", AttrType::kPrecision, Attr(Precision::kDefault), "MXU passes for f32"},
+      AttrSpec::Of(DTypeAttr("result_dtype", "the output's dtype")),
+      AttrSpec::Of(
+          base::Param::Int("kernel_output_feature_dim", "the kernel's output-feature dimension")),
+      AttrSpec::Of(base::Param::Int("feature_group_count", "groups of input features").Default(1)),
+      AttrSpec::Of(PrecisionAttr("precision", "MXU passes for f32").Default("DEFAULT")),
   };
   def.shape = [](const OpTyping& t) {
     const auto& shape = t.attrs.at("result_shape").AsInts();
@@ -237,6 +237,17 @@ OpDef Convolution() {
 }
 
 }  // namespace
+
+std::vector<AttrSpec> DotResultAttributes() {
+  return {
+      AttrSpec::Of(
+          DTypeAttr("preferred_element_type", "the result's dtype; default: the operands' dtype")
+              .Auto("the operands' dtype")),
+      AttrSpec::Of(PrecisionAttr("precision",
+                                 "bf16 MXU passes for f32 operands: DEFAULT 1, HIGH 3, HIGHEST 6")
+                       .Default("DEFAULT")),
+  };
+}
 
 void RegisterDotGeneralOps(OpRegistry& registry) {
   registry.Add(DotGeneral());

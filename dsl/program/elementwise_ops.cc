@@ -118,7 +118,7 @@ OpDef Compare() {
   def.name = "compare";
   def.summary = "a <direction> b elementwise, a bool array (lax.eq, lt, ...; HLO compare)";
   def.min_operands = def.max_operands = 2;
-  def.attributes = {{"direction", AttrType::kString, std::nullopt, "EQ, NE, LT, LE, GT or GE"}};
+  def.attributes = {AttrSpec::Of(base::Param::String("direction", "EQ, NE, LT, LE, GT or GE"))};
   def.shape = [](const OpTyping& t) {
     SameTypes(t);
     ParseComparison(t.op, t.attrs.at("direction").AsString());
@@ -224,7 +224,7 @@ OpDef ConvertElementType() {
   def.summary =
       "x as new_dtype: floats round to nearest even, float to integer saturates "
       "(NaN to 0), as XLA's convert";
-  def.attributes = {{"new_dtype", AttrType::kDType, std::nullopt, "the result's dtype"}};
+  def.attributes = {AttrSpec::Of(DTypeAttr("new_dtype", "the result's dtype"))};
   def.shape = [](const OpTyping& t) {
     return std::vector<ShapeDtype>{{t.operands[0].shape, t.attrs.at("new_dtype").AsDType()}};
   };

@@ -23,9 +23,11 @@ OpDef Fusion() {
   def.summary = "XLA's fusion: `computation` run as one kernel on the operands";
   def.min_operands = 0;
   def.max_operands = -1;
-  def.attributes = {{"computation", AttrType::kComputation, std::nullopt, "what it computes"},
-                    {"kind", AttrType::kString, Attr("kLoop"),
-                     "kLoop, kInput, kOutput or kCustom (all are charged alike)"}};
+  def.attributes = {
+      AttrSpec::Computation("computation", "what it computes"),
+      AttrSpec::Of(
+          base::Param::String("kind", "kLoop, kInput, kOutput or kCustom (all are charged alike)")
+              .Default("kLoop"))};
   def.shape = [](const OpTyping& t) {
     const Computation& c = t.attrs.at("computation").AsComputation();
     const std::vector<ShapeDtype> params = c.parameter_types();
@@ -63,12 +65,15 @@ OpDef CostEstimate() {
       "flops on the MXU, bytes_accessed through HBM; no numerics";
   def.min_operands = 0;
   def.max_operands = -1;
-  def.attributes = {{"result_shapes", AttrType::kIntLists, std::nullopt, "the results' shapes"},
-                    {"result_dtypes", AttrType::kStrings, std::nullopt, "the results' dtypes"},
-                    {"flops", AttrType::kFloat, Attr(0.0), "MXU FLOPs"},
-                    {"transcendentals", AttrType::kFloat, Attr(0.0), "elementwise transcendentals"},
-                    {"bytes_accessed", AttrType::kFloat, Attr(0.0), "HBM bytes read and written"},
-                    {"dtype", AttrType::kDType, Attr(DType::kBF16), "the dots' operand dtype"}};
+  def.attributes = {
+      AttrSpec::Of(base::Param::IntLists("result_shapes", "the results' shapes")),
+      AttrSpec::Of(base::Param::Strings("result_dtypes", "the results' dtypes")),
+      AttrSpec::Of(base::Param::Double("flops", "MXU FLOPs").Default(0.0)),
+      AttrSpec::Of(
+          base::Param::Double("transcendentals", "elementwise transcendentals").Default(0.0)),
+      AttrSpec::Of(
+          base::Param::Double("bytes_accessed", "HBM bytes read and written").Default(0.0)),
+      AttrSpec::Of(DTypeAttr("dtype", "the dots' operand dtype").Default("bf16"))};
   def.shape = [](const OpTyping& t) {
     const auto& shapes = t.attrs.at("result_shapes").AsIntLists();
     const auto& dtypes = t.attrs.at("result_dtypes").AsStrings();
@@ -102,7 +107,7 @@ OpDef DeviceIndex() {
   def.min_operands = def.max_operands = 0;
   def.attributes = {
       AttrSpec::Of(base::Param::Ints("values", "the number of each device, by logical id")),
-      {"dtype", AttrType::kDType, Attr(DType::kUInt32), "the result's dtype"}};
+      AttrSpec::Of(DTypeAttr("dtype", "the result's dtype").Default("uint32"))};
   def.shape = [](const OpTyping& t) {
     const auto& values = t.attrs.at("values").AsInts();
     if (static_cast<int>(values.size()) != t.mesh.devices()) {

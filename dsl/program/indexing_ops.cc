@@ -47,7 +47,7 @@ OpDef Gather() {
       AttrSpec::Of(base::Param::Ints("offset_dims", "result dimensions that index a slice")),
       AttrSpec::Of(base::Param::Ints("collapsed_slice_dims", "operand dims sliced to 1, dropped")),
       AttrSpec::Of(base::Param::Ints("start_index_map", "operand dim of each index component")),
-      {"index_vector_dim", AttrType::kInt, std::nullopt, "the dimension of start_indices"},
+      AttrSpec::Of(base::Param::Int("index_vector_dim", "the dimension of start_indices")),
       AttrSpec::Of(base::Param::Ints("slice_sizes", "the slice's size per operand dimension")),
       AttrSpec::Of(base::Param::Ints("result_shape", "the result's shape, as XLA printed it"))};
   def.shape = [](const OpTyping& t) {
@@ -113,8 +113,8 @@ OpDef Scatter() {
       AttrSpec::Of(base::Param::Ints("inserted_window_dims", "operand dims of window size 1")),
       AttrSpec::Of(
           base::Param::Ints("scatter_dims_to_operand_dims", "operand dim of each index component")),
-      {"index_vector_dim", AttrType::kInt, std::nullopt, "the dimension of scatter_indices"},
-      {"computation", AttrType::kComputation, std::nullopt, "(old, update) -> new"}};
+      AttrSpec::Of(base::Param::Int("index_vector_dim", "the dimension of scatter_indices")),
+      AttrSpec::Computation("computation", "(old, update) -> new")};
   def.shape = [](const OpTyping& t) {
     if (IsFloating(t.operands[1].dtype)) {
       ThrowOpError(t.op, "scatter_indices is " + Type(t.operands[1]) + "; indices are integers.");

@@ -124,8 +124,8 @@ std::optional<Attr> Coerce(const Attr& given, AttrType want) {
   return std::nullopt;
 }
 
-// `value` as its declaration reads it, for its range check: nullopt for a type a declaration
-// has no counterpart of (lists of lists or pairs, computations).
+// `value` as its declaration reads it, for its range check: nullopt for a computation, which
+// no declaration is.
 std::optional<base::ParamValue> AsParamValue(const Attr& value) {
   switch (value.type()) {
     case AttrType::kInt:
@@ -142,9 +142,18 @@ std::optional<base::ParamValue> AsParamValue(const Attr& value) {
       return base::ParamValue(PrecisionName(value.AsPrecision()));
     case AttrType::kInts:
       return base::ParamValue(value.AsInts());
-    default:
+    case AttrType::kIntLists:
+      return base::ParamValue(value.AsIntLists());
+    case AttrType::kIntPairs:
+      return base::ParamValue(value.AsIntPairs());
+    case AttrType::kStrings:
+      return base::ParamValue(value.AsStrings());
+    case AttrType::kFloats:
+      return base::ParamValue(value.AsFloats());
+    case AttrType::kComputation:
       return std::nullopt;
   }
+  return std::nullopt;
 }
 
 // Whether every value of `values` parses with `parse` (ParseDType, ParsePrecision).
@@ -161,9 +170,32 @@ bool AllParse(const std::vector<std::string>& values, Parse parse) {
 
 }  // namespace
 
+AttrSpec AttrSpec::Computation(std::string name, std::string description) {
+  AttrSpec spec;
+  spec.name = std::move(name);
+  spec.type = AttrType::kComputation;
+  spec.description = std::move(description);
+  return spec;
+}
+
+base::Param DTypeAttr(std::string name, std::string description) {
+  std::vector<std::string> names;
+  for (int dtype = 0; dtype <= static_cast<int>(DType::kF16); ++dtype)
+    names.push_back(DTypeName(static_cast<DType>(dtype)));
+  return base::Param::Enum(std::move(name), std::move(names), std::move(description));
+}
+
+base::Param PrecisionAttr(std::string name, std::string description) {
+  std::vector<std::string> names;
+  for (const Precision precision : {Precision::kDefault, Precision::kHigh, Precision::kHighest})
+    names.push_back(PrecisionName(precision));
+  return base::Param::Enum(std::move(name), std::move(names), std::move(description));
+}
+
 AttrSpec AttrSpec::Of(const base::Param& param, const std::string& name) {
-  AttrSpec spec{name.empty() ? param.name() : name, AttrType::kString, std::nullopt,
-                param.description()};
+  AttrSpec spec;
+  spec.name = name.empty() ? param.name() : name;
+  spec.description = param.description();
   spec.declared = param;
   std::function<Attr(const std::string&)> from_text = [](const std::string& text) {
     return Attr(text);
@@ -183,6 +215,18 @@ AttrSpec AttrSpec::Of(const base::Param& param, const std::string& name) {
       break;
     case base::ParamType::kInts:
       spec.type = AttrType::kInts;
+      break;
+    case base::ParamType::kIntLists:
+      spec.type = AttrType::kIntLists;
+      break;
+    case base::ParamType::kIntPairs:
+      spec.type = AttrType::kIntPairs;
+      break;
+    case base::ParamType::kStrings:
+      spec.type = AttrType::kStrings;
+      break;
+    case base::ParamType::kDoubles:
+      spec.type = AttrType::kFloats;
       break;
     case base::ParamType::kEnum:
       if (AllParse(param.values(), ParsePrecision)) {
@@ -220,8 +264,14 @@ namespace {
 
 // The value of `spec` that `op` was given, checked against the declaration it comes from.
 void CheckDeclared(const OpDef& op, const AttrSpec& spec, const Attr& value) {
+  // A list without a range holds every value of its attribute type: such a value (a
+  // constant's values may be large) is not copied to be checked.
+  const bool list = spec.type == AttrType::kInts || spec.type == AttrType::kIntLists ||
+                    spec.type == AttrType::kIntPairs || spec.type == AttrType::kStrings ||
+                    spec.type == AttrType::kFloats;
+  if (!spec.declared || (list && !spec.declared->min() && !spec.declared->max())) return;
   const auto given = AsParamValue(value);
-  if (!spec.declared || !given) return;
+  if (!given) return;
   std::string why;
   const auto canonical = spec.declared->Canonical(*given, why);
   std::string problem = canonical ? spec.declared->Disallowed(*canonical) : why;

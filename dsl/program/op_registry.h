@@ -31,22 +31,40 @@ namespace tpusim::dsl {
 
 class ProgramContext;
 
-struct AttrSpec {
+// One attribute of an op's schema. Every attribute is a declared parameter (base/param.h),
+// made by AttrSpec::Of, so an op's attributes, a kernel's parameters and a model's
+// parameters are declared one way; the fields are what ResolveAttributes reads.
+class AttrSpec {
+ public:
+  // A declared parameter as an attribute, named `name` (empty: the parameter's name). Ints
+  // and sizes are ints, doubles floats, bools bools, the lists the lists of the same
+  // elements (a double list a float list); an enum is a precision when its values are
+  // precisions (PrecisionAttr), a dtype when they are dtypes (DTypeAttr), else a string, as
+  // is a string. A default is the attribute's; a parameter left Auto() is an optional
+  // attribute.
+  static AttrSpec Of(const base::Param& param, const std::string& name = "");
+  // The one attribute that is not a parameter: a computation (a fusion's body, a reducer),
+  // which a program builds as a value of its own (dsl/program/computation.h), never text or
+  // a number a user sets, so it has no default, range or text form. Always required.
+  static AttrSpec Computation(std::string name, std::string description);
+
   std::string name;
-  AttrType type;
+  AttrType type = AttrType::kString;
   std::optional<Attr> default_value;  // unset: required, unless `optional`
   std::string description;
   bool optional = false;  // may be absent (no default): the op decides
-  // The parameter declaration (base/param.h) this attribute is, when it is one: a value is
-  // then also checked against its range or allowed values.
+  // The parameter declaration this attribute is (unset only for a computation): a value is
+  // also checked against its range or allowed values.
   std::optional<base::Param> declared = std::nullopt;
 
-  // A declared parameter as an attribute, named `name` (empty: the parameter's name). Ints
-  // and sizes are ints, doubles floats, bools bools; an enum is a precision when its values
-  // are precisions, a dtype when they are dtypes, else a string, as is a string. A default
-  // is the attribute's; a parameter left Auto() is an optional attribute.
-  static AttrSpec Of(const base::Param& param, const std::string& name = "");
+ private:
+  AttrSpec() = default;  // built only by Of and Computation
 };
+
+// An enum parameter over every dtype name (every precision name), which AttrSpec::Of reads
+// as a dtype-valued (precision-valued) attribute.
+base::Param DTypeAttr(std::string name, std::string description);
+base::Param PrecisionAttr(std::string name, std::string description);
 
 // What a shape function sees.
 struct OpTyping {

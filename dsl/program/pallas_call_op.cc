@@ -8,8 +8,8 @@
 namespace tpusim::dsl {
 
 void RegisterPallasCallOp(OpRegistry& registry) {
-  const AttrSpec target{"call_target_name", AttrType::kString, std::nullopt,
-                        "the kernel to call: a registered pallas_call target"};
+  const AttrSpec target = AttrSpec::Of(base::Param::String(
+      "call_target_name", "the kernel to call: a registered pallas_call target"));
   OpDef def;
   def.name = "pallas_call";
   def.summary = "a registered kernel's pallas_call, named by call_target_name (an HLO custom-call)";

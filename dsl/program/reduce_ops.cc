@@ -101,7 +101,7 @@ OpDef Reduce() {
   def.max_operands = -1;
   def.min_operands = 2;
   def.attributes = {AttrSpec::Of(base::Param::Ints("dimensions", "the dimensions reduced")),
-                    {"computation", AttrType::kComputation, std::nullopt, "the reducer"}};
+                    AttrSpec::Computation("computation", "the reducer")};
   def.shape = [](const OpTyping& t) {
     const size_t n = CheckVariadic(t);
     const auto& dims = t.attrs.at("dimensions").AsInts();
@@ -200,12 +200,13 @@ OpDef ReduceWindow() {
       AttrSpec::Of(base::Param::Ints("window_dimensions", "the window's size per dimension")),
       AttrSpec::Of(base::Param::Ints("window_strides", "the window's step per dimension")
                        .Auto("1 in every dimension")),
-      {"padding", AttrType::kIntLists, std::nullopt, "[low, high] per dimension", true},
+      AttrSpec::Of(
+          base::Param::IntLists("padding", "[low, high] per dimension").Auto("no padding")),
       AttrSpec::Of(base::Param::Ints("base_dilations", "the operand's dilation per dimension")
                        .Auto("1 in every dimension")),
       AttrSpec::Of(base::Param::Ints("window_dilations", "the window's dilation per dimension")
                        .Auto("1 in every dimension")),
-      {"computation", AttrType::kComputation, std::nullopt, "the reducer"}};
+      AttrSpec::Computation("computation", "the reducer")};
   def.shape = [](const OpTyping& t) {
     const size_t n = CheckVariadic(t);
     const Shape& in = t.operands[0].shape;
@@ -283,10 +284,11 @@ OpDef Sort() {
   def.name = "sort";
   def.summary = "the operands sorted together along `dimension` by `comparator` (lax.sort)";
   def.max_operands = -1;
-  def.attributes = {{"dimension", AttrType::kInt, std::nullopt, "the dimension sorted"},
-                    {"is_stable", AttrType::kBool, Attr(false), "keep equal elements in order"},
-                    {"comparator", AttrType::kComputation, std::nullopt,
-                     "(lhs_0, rhs_0, lhs_1, rhs_1, ...) -> pred: lhs sorts first"}};
+  def.attributes = {
+      AttrSpec::Of(base::Param::Int("dimension", "the dimension sorted")),
+      AttrSpec::Of(base::Param::Bool("is_stable", "keep equal elements in order").Default(false)),
+      AttrSpec::Computation("comparator",
+                            "(lhs_0, rhs_0, lhs_1, rhs_1, ...) -> pred: lhs sorts first")};
   def.shape = [](const OpTyping& t) {
     const int64_t dim = t.attrs.at("dimension").AsInt();
     for (const ShapeDtype& x : t.operands) {

@@ -270,8 +270,8 @@ OpDef Pad() {
   def.name = "pad";
   def.summary = "x with padding_value around and between its elements (lax.pad)";
   def.min_operands = def.max_operands = 2;
-  def.attributes = {{"padding_config", AttrType::kIntLists, std::nullopt,
-                     "per dimension [low, high, interior]; negative low/high crop"}};
+  def.attributes = {AttrSpec::Of(base::Param::IntLists(
+      "padding_config", "per dimension [low, high, interior]; negative low/high crop"))};
   def.shape = [](const OpTyping& t) {
     const ShapeDtype &x = t.operands[0], &value = t.operands[1];
     const auto& config = t.attrs.at("padding_config").AsIntLists();
@@ -335,9 +335,10 @@ OpDef Iota() {
   def.name = "iota";
   def.summary = "0, 1, 2, ... along `dimension` of a new array (lax.broadcasted_iota)";
   def.min_operands = def.max_operands = 0;
-  def.attributes = {AttrSpec::Of(base::Param::Ints("shape", "the array's shape")),
-                    {"dtype", AttrType::kDType, std::nullopt, "the array's dtype"},
-                    {"dimension", AttrType::kInt, Attr(0), "the dimension that counts up"}};
+  def.attributes = {
+      AttrSpec::Of(base::Param::Ints("shape", "the array's shape")),
+      AttrSpec::Of(DTypeAttr("dtype", "the array's dtype")),
+      AttrSpec::Of(base::Param::Int("dimension", "the dimension that counts up").Default(0))};
   def.shape = [](const OpTyping& t) {
     const Shape shape = ToShape(t.attrs.at("shape").AsInts());
     CheckDims(t, shape, "shape");
@@ -409,10 +410,13 @@ OpDef Constant() {
       "an array the program holds (XLA's constant): free, it is loaded with the "
       "program; `values` row-major, or one value for every element";
   def.min_operands = def.max_operands = 0;
-  def.attributes = {AttrSpec::Of(base::Param::Ints("shape", "the array's shape")),
-                    {"dtype", AttrType::kDType, std::nullopt, "the array's dtype"},
-                    {"values", AttrType::kFloats, std::nullopt,
-                     "its elements; unset when unknown (the program then runs timing-only)", true}};
+  def.attributes = {
+      AttrSpec::Of(base::Param::Ints("shape", "the array's shape")),
+      AttrSpec::Of(DTypeAttr("dtype", "the array's dtype")),
+      AttrSpec::Of(
+          base::Param::Doubles(
+              "values", "its elements; unset when unknown (the program then runs timing-only)")
+              .Auto("unknown: the program runs timing-only"))};
   def.shape = [](const OpTyping& t) {
     const Shape shape = ToShape(t.attrs.at("shape").AsInts());
     CheckDims(t, shape, "shape");

@@ -73,17 +73,20 @@ CollectiveSpec RunSpec(Collective kind, Reduction reduction, bool mean, const At
 }
 
 dsl::AttrSpec ReplicaGroups() {
-  return {"replica_groups", AttrType::kIntLists, std::nullopt,
+  return dsl::AttrSpec::Of(
+      base::Param::IntLists(
+          "replica_groups",
           "instead of axis_name: groups of logical device ids, each a ring in the order listed, "
-          "covering every device once (XLA's replica_groups)",
-          true};
+          "covering every device once (XLA's replica_groups)")
+          .Auto("axis_name's devices"));
 }
 
 dsl::AttrSpec AlgorithmAttr() {
-  return {"algorithm", AttrType::kString, std::nullopt,
-          "the algorithm to run: " + AlgorithmNameList() +
-              " (default: the fastest by the cost estimate, or the run's choice)",
-          true};
+  return dsl::AttrSpec::Of(
+      base::Param::String("algorithm",
+                          "the algorithm to run: " + AlgorithmNameList() +
+                              " (default: the fastest by the cost estimate, or the run's choice)")
+          .Auto("the fastest by the cost estimate, or the run's choice"));
 }
 
 dsl::OpDef CollectiveOp(const std::string& name, Collective kind, const std::string& summary,
@@ -126,21 +129,26 @@ dsl::OpDef CollectiveOp(const std::string& name, Collective kind, const std::str
 }
 
 dsl::AttrSpec AxisName() {
-  return {"axis_name", AttrType::kString, std::nullopt,
-          "the mesh axis to communicate over (or give replica_groups)", true};
+  return dsl::AttrSpec::Of(
+      base::Param::String("axis_name", "the mesh axis to communicate over (or give replica_groups)")
+          .Auto("replica_groups instead"));
 }
 dsl::AttrSpec AxisNames(const std::string& what) {
-  return {"axis_name", AttrType::kStrings, std::nullopt,
-          "the mesh axis or axes to " + what + " over (or give replica_groups)", true};
+  return dsl::AttrSpec::Of(base::Param::Strings("axis_name", "the mesh axis or axes to " + what +
+                                                                 " over (or give replica_groups)")
+                               .Auto("replica_groups instead"));
 }
 dsl::AttrSpec Tiled() {
-  return {"tiled", AttrType::kBool, Attr(false),
-          "concatenate/split the dimension instead of adding/removing one"};
+  return dsl::AttrSpec::Of(
+      base::Param::Bool("tiled", "concatenate/split the dimension instead of adding/removing one")
+          .Default(false));
 }
 
 const dsl::OpRegistration all_gather_op(CollectiveOp(
     "all_gather", Collective::kAllGather, "every device's x along `axis` (lax.all_gather)",
-    {AxisName(), {"axis", AttrType::kInt, Attr(0), "where the gathered dimension goes"}, Tiled()}));
+    {AxisName(),
+     dsl::AttrSpec::Of(base::Param::Int("axis", "where the gathered dimension goes").Default(0)),
+     Tiled()}));
 const dsl::OpRegistration psum_op(CollectiveOp("psum", Collective::kPsum,
                                                "the sum of x over the named axes (lax.psum)",
                                                {AxisNames("sum")}));
@@ -157,20 +165,19 @@ const dsl::OpRegistration psum_scatter_op(CollectiveOp(
     "psum_scatter", Collective::kPsumScatter,
     "the sum of x over the axis, each device keeping its block (lax.psum_scatter)",
     {AxisName(),
-     {"scatter_dimension", AttrType::kInt, Attr(0), "the dimension split between devices"},
+     dsl::AttrSpec::Of(
+         base::Param::Int("scatter_dimension", "the dimension split between devices").Default(0)),
      Tiled()}));
 const dsl::OpRegistration ppermute_op(CollectiveOp(
     "ppermute", Collective::kPpermute, "x sent along (source, destination) pairs (lax.ppermute)",
     {AxisName(),
-     {"perm", AttrType::kIntPairs, std::nullopt, "(source, destination) axis indices"}}));
-const dsl::OpRegistration all_to_all_op(
-    CollectiveOp("all_to_all", Collective::kAllToAll,
-                 "x split along split_axis, chunk j sent to device j, joined along concat_axis "
-                 "(lax.all_to_all)",
-                 {AxisName(),
-                  {"split_axis", AttrType::kInt, std::nullopt, "the dimension to split"},
-                  {"concat_axis", AttrType::kInt, std::nullopt, "the dimension to join along"},
-                  Tiled()}));
+     dsl::AttrSpec::Of(base::Param::IntPairs("perm", "(source, destination) axis indices"))}));
+const dsl::OpRegistration all_to_all_op(CollectiveOp(
+    "all_to_all", Collective::kAllToAll,
+    "x split along split_axis, chunk j sent to device j, joined along concat_axis "
+    "(lax.all_to_all)",
+    {AxisName(), dsl::AttrSpec::Of(base::Param::Int("split_axis", "the dimension to split")),
+     dsl::AttrSpec::Of(base::Param::Int("concat_axis", "the dimension to join along")), Tiled()}));
 const dsl::OpRegistration collective_broadcast_op(CollectiveOp(
     "collective_broadcast", Collective::kBroadcast,
     "the x of the first device of each group (or of the axis), on every device of it (XLA's "

@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "kernels/params.h"
 #include "kernels/registry.h"
 #include "tests/support/test_support.h"
@@ -183,6 +185,67 @@ TEST(Params, AnIntListParsesItsTextAndItsRangeBoundsEachElement) {
           HasSubstr("parameter 'dims' is '0,x', not a list of whole numbers")));
   EXPECT_THAT(Param::Ints("s", "x").Default(std::vector<int64_t>{0}).Min(1).Problem(),
               HasSubstr("the default of parameter 's' is 0, out of its range"));
+}
+
+// The other lists are declared the same way: a list of int lists and of (int, int) pairs
+// ("{0,1},{2,3}", or as HLO prints them, "{{0,1},{2,3}}"), of texts and of numbers; a range
+// bounds each number, and a value of another shape names what the list takes.
+TEST(Params, TheOtherListsParseTheirTextAndTheirRangeBoundsEachNumber) {
+  const std::vector<Param> declared = {
+      Param::IntLists("groups", "device groups").Default(base::IntLists{}).Min(0),
+      Param::IntPairs("perm", "(source, destination) pairs").Default(base::IntPairs{}).Min(0),
+      Param::Strings("axes", "mesh axes").Default(std::vector<std::string>{"x"}),
+      Param::Doubles("weights", "shares").Default(std::vector<double>{0.5}).Range(0.0, 1.0)};
+  const auto bind = [&](const ParamValues& given) {
+    return kernels::BindParams("demo", declared, given);
+  };
+  EXPECT_EQ(bind({{"groups", "{0,1},{2,3}"}}).IntLists("groups"), (base::IntLists{{0, 1}, {2, 3}}));
+  EXPECT_EQ(bind({{"groups", "{{0, 1}, {2}}"}}).IntLists("groups"), (base::IntLists{{0, 1}, {2}}));
+  EXPECT_EQ(bind({{"groups", "[[3]]"}}).IntLists("groups"), (base::IntLists{{3}}));
+  EXPECT_EQ(bind({{"groups", "{}"}}).IntLists("groups"), base::IntLists{});
+  EXPECT_EQ(bind({{"perm", "{0,1},{1,0}"}}).IntPairs("perm"), (base::IntPairs{{0, 1}, {1, 0}}));
+  EXPECT_EQ(bind({{"perm", base::IntLists{{2, 3}}}}).IntPairs("perm"), (base::IntPairs{{2, 3}}));
+  EXPECT_THAT(bind({{"axes", "x, y"}}).Strings("axes"), ElementsAre("x", "y"));
+  EXPECT_THAT(bind({{"axes", "['x', 'y']"}}).Strings("axes"), ElementsAre("x", "y"));
+  EXPECT_THAT(bind({}).Strings("axes"), ElementsAre("x"));
+  EXPECT_THAT(bind({{"weights", "0.25,1"}}).Doubles("weights"), ElementsAre(0.25, 1.0));
+  EXPECT_THAT(bind({{"weights", 1}}).Doubles("weights"), ElementsAre(1.0));
+  EXPECT_EQ(bind({{"groups", "{{0,1},{2,3}}"}, {"perm", "{0,1}"}, {"axes", "x,y"}}).Describe(),
+            "groups={0,1},{2,3} perm={0,1} axes=x,y weights=0.5");
+  EXPECT_EQ(declared[0].Summary(), "list of int lists; default ; each at least 0");
+  EXPECT_EQ(declared[2].Summary(), "string list; default x");
+  EXPECT_EQ(declared[3].Summary(), "double list; default 0.5; each 0 to 1");
+  const auto refused = [&](const ParamValues& given) {
+    try {
+      bind(given);
+    } catch (const ParamError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(refused({{"groups", "{0,-1}"}}),
+              HasSubstr("parameter 'groups' is {0,-1}, out of its range: allowed each at least 0"));
+  EXPECT_THAT(refused({{"groups", "0,1"}}),
+              HasSubstr("parameter 'groups' is '0,1', not a list of int lists: write each list "
+                        "in braces, separated by commas, e.g. {0,1},{2,3}"));
+  EXPECT_THAT(refused({{"perm", "{0,1,2}"}}),
+              HasSubstr("parameter 'perm' is '{0,1,2}', not a list of (int, int) pairs"));
+  EXPECT_THAT(refused({{"perm", "{0,-2}"}}),
+              HasSubstr("out of its range: allowed each at least 0"));
+  EXPECT_THAT(refused({{"axes", "x,,y"}}), HasSubstr("not a list of texts"));
+  EXPECT_THAT(refused({{"weights", "0.5,2"}}),
+              HasSubstr("parameter 'weights' is 0.5,2, out of its range: allowed each 0 to 1"));
+  EXPECT_THAT(refused({{"weights", "0.5,x"}}), HasSubstr("not a list of numbers"));
+  EXPECT_THAT(refused({{"weights", "nan"}}), HasSubstr("out of its range"));
+  // Without a range a double list holds any IEEE value, as a constant's values may be.
+  EXPECT_TRUE(
+      std::isinf(kernels::BindParams("demo", {Param::Doubles("values", "a constant's values")},
+                                     {{"values", "1,-inf"}})
+                     .Doubles("values")[1]));
+  EXPECT_THAT(Param::Doubles("w", "x").Default(std::vector<double>{2}).Range(0.0, 1.0).Problem(),
+              HasSubstr("the default of parameter 'w' is 2, out of its range"));
+  EXPECT_THAT(Param::Strings("a", "x").Range(0, 1).Problem(),
+              HasSubstr("has a range end that is not a string"));
 }
 
 TEST(Params, TheRegistryReportsAnUnsoundDeclaration) {

@@ -218,6 +218,42 @@ TEST(AttrSpecOf, MapsEachParameterTypeAndChecksValuesByTheDeclaration) {
           HasSubstr("probe: the attribute 'dtype' is int8, not one of bf16, f32 (element type).")));
 }
 
+// The list parameters are the list attributes, dtype and precision attributes enums over
+// their names; a computation is the one attribute that is not a parameter. A list's range
+// bounds each element of an attribute value as it does a parameter's.
+TEST(AttrSpecOf, MapsTheListsDTypesAndPrecisionsAndKeepsComputationsApart) {
+  using base::Param;
+  EXPECT_EQ(AttrSpec::Of(Param::IntLists("groups", "device groups")).type, AttrType::kIntLists);
+  EXPECT_EQ(AttrSpec::Of(Param::IntPairs("perm", "pairs")).type, AttrType::kIntPairs);
+  EXPECT_EQ(AttrSpec::Of(Param::Strings("axes", "mesh axes")).type, AttrType::kStrings);
+  const AttrSpec weights =
+      AttrSpec::Of(Param::Doubles("weights", "shares").Default(std::vector<double>{0.5}));
+  EXPECT_EQ(weights.type, AttrType::kFloats);
+  EXPECT_EQ(weights.default_value->AsFloats(), std::vector<double>{0.5});
+  const AttrSpec dtype = AttrSpec::Of(DTypeAttr("dtype", "the result's dtype").Default("uint32"));
+  EXPECT_EQ(dtype.type, AttrType::kDType);
+  EXPECT_EQ(dtype.default_value->AsDType(), DType::kUInt32);
+  const AttrSpec precision = AttrSpec::Of(PrecisionAttr("precision", "passes").Default("HIGH"));
+  EXPECT_EQ(precision.type, AttrType::kPrecision);
+  EXPECT_EQ(precision.default_value->AsPrecision(), Precision::kHigh);
+  const AttrSpec reducer = AttrSpec::Computation("computation", "the reducer");
+  EXPECT_EQ(reducer.type, AttrType::kComputation);
+  EXPECT_FALSE(reducer.declared || reducer.default_value || reducer.optional);
+
+  OpDef op;
+  op.name = "probe";
+  op.attributes = {AttrSpec::Of(Param::IntLists("groups", "device groups").Min(0)), dtype};
+  EXPECT_EQ(ResolveAttributes(op, {{"groups", IntLists{{0, 1}}}}).at("dtype").AsDType(),
+            DType::kUInt32);
+  EXPECT_THAT(
+      [&] {
+        ResolveAttributes(op, {{"groups", IntLists{{0, 1}, {2, -3}}}});
+      },
+      ::testing::ThrowsMessage<Error>(HasSubstr(
+          "probe: the attribute 'groups' is [[0, 1], [2, -3]], out of its range: allowed each "
+          "at least 0 (device groups).")));
+}
+
 // A target's attributes are its kernel's parameter declarations (kernels/call_targets.h):
 // each attribute is a parameter the kernel's registry entry declares, with its description,
 // default and allowed values; only `axis` is renamed (axis_name) and required.

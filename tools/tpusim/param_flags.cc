@@ -42,6 +42,13 @@ std::string ValueName(const kernels::Param& param) {
       return "TEXT";
     case kernels::ParamType::kInts:
       return "N,N,...";
+    case kernels::ParamType::kIntLists:
+    case kernels::ParamType::kIntPairs:
+      return "{N,N},{N,N},...";
+    case kernels::ParamType::kStrings:
+      return "TEXT,TEXT,...";
+    case kernels::ParamType::kDoubles:
+      return "X,X,...";
     case kernels::ParamType::kEnum: {
       std::string values;
       for (const auto& value : param.values())
