@@ -9,6 +9,7 @@
 
 #include <cstdio>
 
+#include "base/param_text.h"
 #include "kernels/all_gather.h"
 #include "kernels/reduce_scatter.h"
 #include "kernels/registry.h"
@@ -30,18 +31,19 @@ config::Topology TopologyFor(const std::string& name) {
   return topologies::LoadTopology(name);
 }
 
-enum class Family { kReduction, kAllToAll, kTwoAxes };
+enum class Family { kReduction, kAllToAll, kTwoAxes, kAxes };
 
 Family FamilyOf(const std::string& kernel) {
   if (kernel == "all_to_all") return Family::kAllToAll;
   if (kernel == "all_gather_2d") return Family::kTwoAxes;
+  if (kernel == "all_gather_nd") return Family::kAxes;
   return Family::kReduction;
 }
 
 struct Case {
   std::string kernel;
   std::string topology;
-  std::string axis;
+  std::string axis;   // all_gather_nd: its axes, "x,y,z", or empty for every mesh axis
   std::string axis2;  // all_gather_2d
   dsl::DType dtype = dsl::DType::kBF16;
   // Reductions: elements per VMEM chunk (0: the kernel's default, one chunk at this size).
@@ -57,12 +59,26 @@ void PrintTo(const Case& c, std::ostream* os) {
 }
 
 // Small, odd-sized blocks: 1027 elements per reduction block (halves 513 / 514), 37 per
-// all-to-all block, 103 per 2-D block (quarters 25 / 26 / 26 / 26).
+// all-to-all block, 103 per 2-D block (quarters 25 / 26 / 26 / 26) and per N-D block (on 3
+// axes, shares of 17 and 18).
 kernels::Params ArgsFor(const Case& c, const dsl::Mesh& mesh) {
-  kernels::ParamValues args = {{"axis", c.axis}, {"dtype", c.dtype}};
+  kernels::ParamValues args = {{"dtype", c.dtype}};
   const uint64_t esize = dsl::SizeOf(c.dtype);
-  const uint64_t x = static_cast<uint64_t>(mesh.AxisSize(c.axis));
   uint64_t bytes = 0;
+  if (FamilyOf(c.kernel) == Family::kAxes) {
+    uint64_t devices = 1;
+    std::vector<std::string> axes = mesh.axis_names();
+    if (!c.axis.empty()) {
+      args.emplace("axes", c.axis);
+      axes = *base::ParseStrings(c.axis);
+    }
+    for (const std::string& axis : axes)
+      devices *= static_cast<uint64_t>(mesh.AxisSize(axis));
+    args.emplace("bytes", devices * 103 * esize);
+    return testing::ParamsFor(c.kernel, args);
+  }
+  args.emplace("axis", c.axis);
+  const uint64_t x = static_cast<uint64_t>(mesh.AxisSize(c.axis));
   switch (FamilyOf(c.kernel)) {
     case Family::kReduction:
       bytes = x * 1027 * esize;
@@ -73,6 +89,8 @@ kernels::Params ArgsFor(const Case& c, const dsl::Mesh& mesh) {
     case Family::kTwoAxes:
       bytes = x * static_cast<uint64_t>(mesh.AxisSize(c.axis2)) * 103 * esize;
       args.emplace("axis2", c.axis2);
+      break;
+    case Family::kAxes:
       break;
   }
   args.emplace("bytes", bytes);
@@ -148,6 +166,17 @@ std::vector<Case> AllCases() {
     cases.push_back({"all_gather_2d", topology, a, b, dsl::DType::kBF16, 0});
   }
   cases.push_back({"all_gather_2d", "mesh3x5wrap", "x", "y", dsl::DType::kF32, 0});
+  // Any number of axes: three (the v4 cube; an odd cube with one wrapped axis), two in
+  // another order, every mesh axis by default, and with a size-1 axis.
+  for (const auto& [topology, axes] :
+       std::vector<std::pair<std::string, std::string>>{{"v4-4x4x4", "x,y,z"},
+                                                        {"cube2x3x5", "z,x,y"},
+                                                        {"cube2x3x5", "z,x"},
+                                                        {"mesh3x5wrap", ""},
+                                                        {"ring8wrap", "x,y"}}) {
+    cases.push_back({"all_gather_nd", topology, axes, "", dsl::DType::kBF16, 0});
+  }
+  cases.push_back({"all_gather_nd", "cube2x3x5", "", "", dsl::DType::kF32, 0});
   return cases;
 }
 
@@ -377,6 +406,48 @@ TEST(RingSemaphores, DoNotGrowWithTheAxis) {
       SemaphoresPerDevice(kernels::RingAllReduceCall(small, "x", {{4 * 1024}, dsl::DType::kF32})));
   // Still more than one per direction: consecutive steps use different semaphores.
   EXPECT_GE(SemaphoresPerDevice(kernels::RingAllGatherCall("x", 64, block)), 1 + 2 * 2);
+}
+
+TEST(AllGatherNd, SemaphoresDoNotGrowWithTheAxes) {
+  const auto count = [](const std::vector<int>& shape) {
+    const dsl::Mesh mesh(testing::MakeTopology(shape, std::vector<bool>(shape.size(), true)));
+    int64_t devices = 1;
+    for (int d : shape)
+      devices *= d;
+    const kernels::Workload w =
+        testing::Entry("all_gather_nd")
+            .make(mesh, testing::ParamsFor("all_gather_nd", {{"bytes", devices * 96 * 4}},
+                                           /*functional=*/false));
+    return SemaphoresPerDevice(w.program.call());
+  };
+  EXPECT_EQ(count({4, 4, 4}), count({16, 20, 28}));
+  EXPECT_LT(count({4, 4}), count({4, 4, 4}));  // per axis, not per step
+}
+
+TEST(AllGatherNd, RefusesAxesItCannotGatherOver) {
+  const dsl::Mesh mesh(topologies::LoadTopology("v4-4x4x4"));
+  const auto error_of = [&mesh](const std::string& entry, const kernels::ParamValues& args) {
+    try {
+      testing::Entry(entry).make(mesh, testing::ParamsFor(entry, args));
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(error_of("all_gather_nd", {{"axes", "x,z,x"}, {"bytes", 64 * 4096}}),
+              ::testing::HasSubstr("names mesh axis 'x' twice in axes; name each axis once."));
+  EXPECT_THAT(error_of("all_gather_nd", {{"axes", "x,w"}, {"bytes", 64 * 4096}}),
+              ::testing::HasSubstr("mesh axis 'w' does not exist"));
+  EXPECT_THAT(error_of("all_gather_2d", {{"axis", "y"}, {"axis2", "y"}, {"bytes", 64 * 4096}}),
+              ::testing::HasSubstr("needs two different mesh axes, got 'y' twice."));
+  const dsl::Mesh ring(testing::MakeTopology({8}, {true}));
+  try {
+    testing::Entry("all_gather_2d")
+        .make(ring, testing::ParamsFor("all_gather_2d", {{"bytes", 8 * 64}}));
+    ADD_FAILURE() << "a one-axis mesh was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("has only one; use all_gather_bidi."));
+  }
 }
 
 }  // namespace

@@ -68,9 +68,13 @@ void PrintRooflineSummary(const KernelRunReport& r) {
 }
 
 void PrintCollectiveSummary(const KernelRunReport& r) {
-  std::cout << r.kernel << " on " << r.topology << " (" << r.chips << " chips), axis '" << r.axis
-            << "' of " << r.axis_size << (r.wraparound ? " with" : " without") << " wraparound, "
-            << HumanBytes(r.bytes) << " " << r.dtype << (r.functional() ? "" : ", timing only")
+  std::cout << r.kernel << " on " << r.topology << " (" << r.chips << " chips), ";
+  // An entry over several axes (all_gather_nd) names them in its parameters, not here.
+  if (!r.axis.empty()) {
+    std::cout << "axis '" << r.axis << "' of " << r.axis_size
+              << (r.wraparound ? " with" : " without") << " wraparound, ";
+  }
+  std::cout << HumanBytes(r.bytes) << " " << r.dtype << (r.functional() ? "" : ", timing only")
             << "\n";
   if (PrintFailure(r)) return;
   const RunMetrics& m = r.metrics;
