@@ -184,6 +184,7 @@ INSTANTIATE_TEST_SUITE_P(
             "--param chunk_bytes: all_gather_ring takes no parameter 'chunk_bytes' (it "
             "takes axis, bytes, dtype, direction); sweep a parameter every entry takes, a "
             "run option (timing_only, time_limit, wall_limit, collective_algorithm, slow_chip, "
+            "slow_link, "
             "no_race_check"},
         BadSweep{"all_gather_ring all_gather_bidi --topology v5e-2x2 --bytes 64K --param "
                  "direction=left,right",
