@@ -28,6 +28,13 @@ enum class UninitializedMemory { kNan, kZero };
 // always raise.
 enum class OutOfBoundsReads { kRaise, kUninitialized };
 
+// One ICI link direction, as a topology's link_override names it, slowed by `factor`.
+struct LinkSlowdown {
+  uint32_t chip = 0;      // the chip the link leaves, by index (as RunConfig::chip_slowdown)
+  std::string direction;  // the mesh axis and the way along it: "x+", "y-"
+  double factor = 1;      // the link's bandwidth is divided by it; finite and > 0
+};
+
 struct RunConfig {
   // Functional runs move real bytes; timing-only runs move none, with identical timing
   // (their inputs may be dsl::Array placeholders).
@@ -40,8 +47,15 @@ struct RunConfig {
   // the run as interrupted. The Python module passes its Ctrl-C check.
   std::function<bool()> interrupted;
   traces::TraceSink* trace = nullptr;  // not owned; nullptr records nothing
-  // Per-chip multiplier on compute time (1 = nominal), to model a slow chip.
+  // Per-chip slowdown (1 = nominal; 2 twice as slow), by chip index (row-major over the
+  // mesh: chip (1, 2) of a 4x4 slice is 6), to model a straggler: the chip's compute time and
+  // its DMA issue latency are multiplied by the factor, and its HBM, VMEM and SMEM
+  // bandwidths divided by it. Chips past the end run at 1.
   std::vector<double> chip_slowdown;
+  // Link directions run slower than the topology says: each one's bandwidth divided by its
+  // factor. Its latency (wire and router) stays as it is: a degraded link moves fewer bytes
+  // per second, it does not get longer; a topology file's link_override sets latency.
+  std::vector<LinkSlowdown> link_slowdown;
   // Happens-before race detection in functional runs (interpret mode's detect_races). Off,
   // only two DMAs writing the same bytes at the same time are still caught.
   bool race_check = true;

@@ -173,10 +173,10 @@ py::tuple Run(const std::string& name, const std::string& topology, const py::di
               const std::vector<std::string>& flags, const std::string& trace,
               const std::vector<std::vector<py::array>>& inputs, bool keep_outputs) {
   cli::KernelRunRequest request;
-  request.config = cli::ParseRunFlags("run", flags);
   if (topology.empty())
     throw Error(ErrorKind::kInvalidArgument, "give the slice: topology='v5e-2x2', for one.");
   request.topology = topologies::LoadTopology(topology);
+  request.config = cli::ParseRunFlags("run", flags, &request.topology);
   request.kernel = name;
   request.params = ToParamValues(params);
   request.trace_path = trace;

@@ -15,6 +15,7 @@
 #include "sim/memory.h"
 #include "sim/reports.h"
 #include "sim/slice_state.h"
+#include "sim/slowdown.h"
 #include "sim/tensor_core.h"
 
 namespace tpusim::sim {
@@ -213,8 +214,7 @@ void CoreThread::Compute(ComputeUnit unit, uint64_t cycles, std::string_view wha
 }
 
 double CoreThread::Slowdown() const {
-  return chip_ < slice_.options().chip_slowdown.size() ? slice_.options().chip_slowdown[chip_]
-                                                       : 1.0;
+  return ChipSlowdown(slice_.options(), chip_);
 }
 
 Picoseconds CoreThread::Slowed(Picoseconds duration, std::string_view what) const {

@@ -11,6 +11,7 @@
 #include "sim/memory_models.h"
 #include "sim/reports.h"
 #include "sim/router.h"
+#include "sim/slowdown.h"
 #include "sim/systemc_context.h"
 #include "sim/tensor_core.h"
 #include "topologies/topology_loader.h"
@@ -25,6 +26,7 @@ Slice::Slice(sc_core::sc_module_name name, const config::Topology& topology, Eng
   configs.reserve(torus.chips());
   for (ChipId id = 0; id < torus.chips(); ++id) {
     configs.push_back(topologies::ChipAt(topology, torus.CoordsOf(id)));
+    SlowChip(state_.options(), torus, id, configs.back());
     const config::ChipConfig& c = configs.back();
     ModelParameters unused;
     for (const auto& [memory, label] :
@@ -39,7 +41,9 @@ Slice::Slice(sc_core::sc_module_name name, const config::Topology& topology, Eng
     for (LinkId link : torus.LinksFrom(id)) {
       const auto settings = topologies::LinkAt(topology, torus.CoordsOf(id), torus.link(link).name);
       const Picoseconds latency = NanosecondsToTime(settings.latency_ns);
-      links.push_back(LinkSetup{link, settings.bandwidth_bytes_per_s, latency});
+      links.push_back(LinkSetup{
+          link, SlowedLinkBandwidth(state_.options(), torus, link, settings.bandwidth_bytes_per_s),
+          latency});
       state_.SetLinkLatency(link, latency);
     }
     chips_.push_back(std::make_unique<Chip>(("chip_" + torus.grid().DescribeCoords(id)).c_str(),

@@ -9,6 +9,7 @@
 #include "sim/chip.h"
 #include "sim/core_thread.h"
 #include "sim/memory.h"
+#include "sim/slowdown.h"
 #include "sim/tensor_core.h"
 
 namespace tpusim::sim {
@@ -36,21 +37,7 @@ SliceState::SliceState(const config::Topology& topology, EngineOptions options)
       store_and_forward_(topology_.ici().forwarding() == config::IciConfig::STORE_AND_FORWARD) {
   calendar_->Watch(
       &watch_, [](void* state) { static_cast<SliceState*>(state)->FailOnHostLimit(); }, this);
-  const std::vector<double>& slowdown = options_.chip_slowdown;
-  if (slowdown.size() > torus_.chips()) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "chip_slowdown has " + std::to_string(slowdown.size()) +
-                    " entries, but the slice has " + std::to_string(torus_.chips()) +
-                    " chips; give one factor per chip, or none.");
-  }
-  for (size_t chip = 0; chip < slowdown.size(); ++chip) {
-    if (std::isfinite(slowdown[chip]) && slowdown[chip] > 0) continue;
-    throw Error(ErrorKind::kInvalidArgument,
-                "chip_slowdown[" + std::to_string(chip) + "] is " +
-                    base::NumberText(slowdown[chip]) +
-                    "; each entry multiplies one chip's compute time and must be a finite "
-                    "number greater than 0 (1 is nominal, 2 twice as slow).");
-  }
+  CheckSlowdowns(options_, torus_);
   // Made here, in one go, so that the chips' lists lie together (sim/hot_arena.h).
   for (auto& waiters : waiters_)
     waiters.reserve(4);

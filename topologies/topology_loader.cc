@@ -134,6 +134,37 @@ std::string CoordsString(const std::vector<int>& coords) {
   return s + ")";
 }
 
+}  // namespace
+
+int LinkAxis(const config::MeshConfig& mesh, const std::string& direction) {
+  if (direction.size() < 2 || (direction.back() != '+' && direction.back() != '-')) return -1;
+  for (int a = 0; a < mesh.axis_names_size(); ++a) {
+    if (mesh.axis_names(a) == direction.substr(0, direction.size() - 1)) return a;
+  }
+  return -1;
+}
+
+std::string DirectionHint(const config::MeshConfig& mesh) {
+  std::string names;
+  for (const auto& n : mesh.axis_names())
+    names += (names.empty() ? "'" : "', '") + n + "+";
+  return "give a mesh axis and + or -, e.g. " + names + "'";
+}
+
+std::string MissingLink(const config::MeshConfig& mesh, const std::vector<int>& coords,
+                        const std::string& direction) {
+  const int axis = LinkAxis(mesh, direction);
+  const bool forward = direction.back() == '+';
+  const bool at_edge =
+      forward ? coords[axis] == static_cast<int>(mesh.shape(axis)) - 1 : coords[axis] == 0;
+  if (mesh.shape(axis) < 2) return "axis '" + mesh.axis_names(axis) + "' has one chip";
+  if (at_edge && !mesh.wraparound(axis))
+    return "axis '" + mesh.axis_names(axis) + "' has no wraparound and the chip is at its edge";
+  return "";
+}
+
+namespace {
+
 void ValidateOverrides(const std::string& source, const config::Topology& topology) {
   const auto& mesh = topology.mesh();
   std::set<std::pair<std::vector<int>, std::string>> links;
@@ -142,27 +173,12 @@ void ValidateOverrides(const std::string& source, const config::Topology& topolo
     const std::string at = "link_override[" + std::to_string(i) + "]";
     const std::vector<int> coords = OverrideCoords(source, at + ".chip", o.chip(), mesh);
     const std::string& direction = o.direction();
-    int axis = -1;
-    if (direction.size() >= 2 && (direction.back() == '+' || direction.back() == '-')) {
-      for (int a = 0; a < mesh.axis_names_size(); ++a) {
-        if (mesh.axis_names(a) == direction.substr(0, direction.size() - 1)) axis = a;
-      }
-    }
-    if (axis < 0) {
-      std::string names;
-      for (const auto& n : mesh.axis_names())
-        names += (names.empty() ? "'" : "', '") + n + "+";
-      Fail(source, at + ".direction",
-           "is '" + direction + "'; give a mesh axis and + or -, e.g. " + names + "'");
-    }
-    const bool forward = direction.back() == '+';
-    const bool at_edge =
-        forward ? coords[axis] == static_cast<int>(mesh.shape(axis)) - 1 : coords[axis] == 0;
-    if (mesh.shape(axis) < 2 || (at_edge && !mesh.wraparound(axis))) {
+    if (LinkAxis(mesh, direction) < 0)
+      Fail(source, at + ".direction", "is '" + direction + "'; " + DirectionHint(mesh));
+    if (const std::string missing = MissingLink(mesh, coords, direction); !missing.empty()) {
       Fail(source, at,
            "names the " + direction + " link of chip " + CoordsString(coords) +
-               ", which does not exist: axis '" + mesh.axis_names(axis) + "' has " +
-               (mesh.shape(axis) < 2 ? "one chip" : "no wraparound and the chip is at its edge"));
+               ", which does not exist: " + missing);
     }
     if (!links.insert({coords, direction}).second)
       Fail(source, at,

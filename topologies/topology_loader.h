@@ -58,4 +58,16 @@ LinkSettings LinkAt(const config::Topology& topology, const std::vector<int>& co
                     const std::string& direction);
 std::string ShapeString(const config::Topology& topology);  // e.g. "4x4"
 
+// Link directions as a link_override names them ("x+": mesh axis x, the + way), for every
+// place that takes one (the loader, --slow-link, RunConfig::link_slowdown). The axis of
+// `direction` in `mesh` (axis names filled in), or -1 when it names none.
+int LinkAxis(const config::MeshConfig& mesh, const std::string& direction);
+// What to write instead of a direction that names no axis: "give a mesh axis and + or -, e.g.
+// 'x+', 'y+'".
+std::string DirectionHint(const config::MeshConfig& mesh);
+// Why the link `direction` (LinkAxis >= 0) leaving the chip at `coords` (in the mesh) does
+// not exist ("axis 'x' has no wraparound and the chip is at its edge"), or "" when it does.
+std::string MissingLink(const config::MeshConfig& mesh, const std::vector<int>& coords,
+                        const std::string& direction);
+
 }  // namespace tpusim::topologies

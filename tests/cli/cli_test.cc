@@ -99,6 +99,28 @@ INSTANTIATE_TEST_SUITE_P(
                 "--slow-chip names chip 4, and the slice has 4 chips, numbered from 0 to 3."},
         BadArgs{"run all_gather_ring --topology v5e-2x2 --bytes 64K --slow-chip 1=0",
                 "--slow-chip gives chip 1 the factor 0; a factor multiplies"},
+        BadArgs{"run all_gather_ring --topology v5e-2x2 --bytes 64K --slow-chip 0,2=2",
+                "--slow-chip names chip (0, 2), and axis 'y' has 2 chips, numbered from 0 to 1."},
+        BadArgs{"run all_gather_ring --topology v5e-2x2 --bytes 64K --slow-chip 0,0,0=2",
+                "--slow-chip names chip (0, 0, 0), but the mesh has 2 axes; give 2 coordinates, "
+                "or one chip index."},
+        BadArgs{"run all_gather_ring --topology v5e-2x2 --bytes 64K --slow-chip 1=2,",
+                "--slow-chip is '1=2,'; give CHIP=FACTOR pairs"},
+        BadArgs{"run all_gather_ring --topology v5e-2x2 --bytes 64K --slow-link 0=2",
+                "--slow-link is '0=2'; give CHIP:DIRECTION=FACTOR pairs separated by commas"},
+        BadArgs{"run all_gather_ring --topology v5e-2x2 --bytes 64K --slow-link 0,1:x+",
+                "--slow-link is '0,1:x+'; give CHIP:DIRECTION=FACTOR pairs"},
+        BadArgs{"run all_gather_ring --topology v5e-2x2 --bytes 64K --slow-link 0,0:q+=2",
+                "--slow-link names direction 'q+' of chip (0, 0); give a mesh axis and + or -, "
+                "e.g. 'x+', 'y+'."},
+        BadArgs{"run all_gather_ring --topology v5e-2x2 --bytes 64K --slow-link 1,0:x+=2",
+                "--slow-link names the x+ link of chip (1, 0), which does not exist: axis 'x' "
+                "has no wraparound and the chip is at its edge; name a link the slice has."},
+        BadArgs{"run all_gather_ring --topology v5e-2x2 --bytes 64K --slow-link 4:x+=2",
+                "--slow-link names chip 4, and the slice has 4 chips, numbered from 0 to 3."},
+        BadArgs{"run all_gather_ring --topology v5e-2x2 --bytes 64K --slow-link 0:x+=-1",
+                "--slow-link gives the x+ link of chip 0 the factor -1; a factor divides the "
+                "link's bandwidth"},
         BadArgs{"run all_gather_ring --topology v5e-4x4 --bytes 64K -%canonical_option%",
                 "'-%canonical_option%' holds a '%'"}));
 

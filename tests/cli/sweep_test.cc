@@ -82,6 +82,20 @@ TEST(Sweep, SweepsRunOptionsAndSeveralEntries) {
   EXPECT_EQ(rows[0]["sim_time_ns"], rows[1]["sim_time_ns"]);
 }
 
+TEST(Sweep, SweepsSlowChipsAndLinksAsRunWouldRunThem) {
+  // --slow-link's values hold ':' yet are a list (a range's ends are numbers); chips by
+  // coordinates hold ',' and are separated by ';'.
+  const std::string base = "all_gather_ring --topology v5e-2x2 --bytes 1M --timing-only";
+  const auto links = Rows(base + " --param slow_link=0:x+=1,0:x+=4");
+  ASSERT_EQ(links.size(), 2u);
+  EXPECT_EQ(links[1]["params"]["slow_link"], "0:x+=4");
+  EXPECT_EQ(links[1]["sim_time_ns"], RunTime(base + " --slow-link 0:x+=4"));
+  EXPECT_GT(links[1]["sim_time_ns"].get<double>(), links[0]["sim_time_ns"].get<double>());
+  const auto chips = Rows(base + " --param 'slow_chip=0=1;1,1=100'");
+  ASSERT_EQ(chips.size(), 2u);
+  EXPECT_EQ(chips[1]["sim_time_ns"], RunTime(base + " --slow-chip 1,1=100"));
+}
+
 TEST(Sweep, SweepsAnHloModulesParameters) {
   const std::string module =
       std::string(TPUSIM_SOURCE_DIR) + "/examples/hlo/mlp_tensor_parallel.hlo";
@@ -184,10 +198,13 @@ INSTANTIATE_TEST_SUITE_P(
             "--param chunk_bytes: all_gather_ring takes no parameter 'chunk_bytes' (it "
             "takes axis, bytes, dtype, direction); sweep a parameter every entry takes, a "
             "run option (timing_only, time_limit, wall_limit, collective_algorithm, slow_chip, "
+            "slow_link, "
             "no_race_check"},
         BadSweep{"all_gather_ring all_gather_bidi --topology v5e-2x2 --bytes 64K --param "
                  "direction=left,right",
                  "all_gather_bidi takes no parameter 'direction'"},
+        BadSweep{"all_gather_ring --topology v5e-2x2 --param slow_link=0:x+=2,0:x+",
+                 "--slow-link is '0:x+'; give CHIP:DIRECTION=FACTOR pairs"},
         BadSweep{"all_gather_ring --topology v5e-2x2 --param bytes=64K,lots",
                  "--param bytes=lots: all_gather_ring: parameter 'bytes' is 'lots'"},
         BadSweep{"reduce_scatter_ring --topology v5e-2x2 --bytes 64K --param "

@@ -114,17 +114,45 @@ TEST(HardwareRange, ChipSlowdownWithMoreEntriesThanChipsIsRefused) {
   }
 }
 
-TEST(HardwareRange, ComputeSlowedPastTheClockNamesChipSlowdown) {
+// A slow chip's memories run at their bandwidth / the factor; a factor that would take one
+// below what a DMA chunk's time can be counted at is refused before the run, with the most
+// the chip takes. (Compute slowed past the clock: tests/modules/compute_model_test.cc.)
+TEST(HardwareRange, ChipSlowdownThatWouldStallAMemoryIsRefused) {
   RunOptions options;
   options.chip_slowdown = {1, 1e300};
-  const auto r = TimingOnly(KernelDot(128, testing::MakeTopology({2}, {false})),
-                            {Array::Placeholder({16}, DType::kF32)}, options);
-  ASSERT_FALSE(r.ok);
-  EXPECT_EQ(r.error_kind, ErrorKind::kInvalidArgument) << r.error;
-  // The first work the slowed chip does is its grid step's loop control.
-  EXPECT_THAT(r.error, HasSubstr("chip 1 (x=1): 'loop control' would take "));
-  EXPECT_THAT(r.error, HasSubstr("times chip_slowdown 1e+300), more than simulated time can "
-                                 "count"));
+  try {
+    TimingOnly(KernelDot(128, testing::MakeTopology({2}, {false})),
+               {Array::Placeholder({16}, DType::kF32)}, options);
+    FAIL() << "accepted chip_slowdown 1e300";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_THAT(e.what(), HasSubstr("chip_slowdown[1] is 1e+300, which would leave the HBM of "
+                                    "chip 1 (x=1) at "));
+    EXPECT_THAT(e.what(), HasSubstr("; give a factor of at most 819000000."));
+  }
+}
+
+TEST(HardwareRange, LinkSlowdownOfALinkTheSliceLacksIsRefused) {
+  for (const auto& [slow, message] :
+       {std::pair{base::LinkSlowdown{1, "x+", 2},
+                  "link_slowdown[0] names the 'x+' link of chip 1 "
+                  "(x=1), which the slice does not have; its "
+                  "links are x-."},
+        std::pair{base::LinkSlowdown{2, "x+", 2},
+                  "link_slowdown[0].chip is 2, and the slice has "
+                  "2 chips"},
+        std::pair{base::LinkSlowdown{0, "x+", 0}, "link_slowdown[0].factor is 0; each entry"}}) {
+    RunOptions options;
+    options.link_slowdown = {slow};
+    try {
+      TimingOnly(KernelDot(128, testing::MakeTopology({2}, {false})),
+                 {Array::Placeholder({16}, DType::kF32)}, options);
+      FAIL() << "accepted " << message;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+      EXPECT_THAT(e.what(), HasSubstr(message));
+    }
+  }
 }
 
 }  // namespace

@@ -95,6 +95,44 @@ TEST(CollectiveTiming, BidirectionalBeatsUnidirectionalOnAWrappedRing) {
   EXPECT_NEAR(ratio, 0.5, 0.05);
 }
 
+// One slow link (RunConfig::link_slowdown) on a wrapped ring. The unidirectional all-gather
+// moves one block over every x+ link at each of its X-1 steps, and a step ends when the
+// slowest lands, so every step runs at W / F: the bandwidth term (V/W)(X-1)/X becomes F
+// times as long. The fixed costs (the hop latency, 1 us a step, and the chunks' pipeline
+// fill) are not slowed: the nominal run measures them as its time beyond the formula, and
+// the slow run must take F x the formula plus at most those (part of them overlaps the
+// slow link's longer transfers). At 8 MiB they are ~6% of the nominal time.
+TEST(CollectiveTiming, OneSlowLinkSlowsTheRingAllGatherAsTheFormulaSays) {
+  const config::Topology topology = testing::MakeTopology({8}, {true});
+  const dsl::Mesh mesh(topology);
+  const uint64_t bytes = 8 << 20;
+  auto ring = testing::Entry("all_gather_ring")
+                  .make(mesh, testing::ParamsFor("all_gather_ring", {{"bytes", bytes}}, false));
+  const double formula =
+      static_cast<double>(bytes) / topology.ici().link_bandwidth_bytes_per_s() * 7 / 8;
+  const auto nominal = ring.program.Run(ring.inputs, TimingOnly());
+  ASSERT_TRUE(nominal.ok) << nominal.error;
+  const double t_nominal = static_cast<double>(nominal.time()) * 1e-12;
+  const double fixed = t_nominal - formula;
+  EXPECT_GT(fixed, 0);
+  EXPECT_LT(fixed, 0.1 * formula);
+  for (const double factor : {2.0, 4.0}) {
+    dsl::RunOptions options = TimingOnly();
+    options.link_slowdown = {{3, "x+", factor}};
+    const auto slow = ring.program.Run(ring.inputs, options);
+    ASSERT_TRUE(slow.ok) << slow.error;
+    const double t_slow = static_cast<double>(slow.time()) * 1e-12;
+    EXPECT_GE(t_slow, factor * formula * (1 - 1e-6)) << factor;  // picosecond rounding
+    EXPECT_LE(t_slow, factor * formula + fixed) << factor;
+  }
+  // The x- link of the same chip carries nothing here: slowing it changes nothing.
+  dsl::RunOptions options = TimingOnly();
+  options.link_slowdown = {{3, "x-", 4}};
+  const auto unused = ring.program.Run(ring.inputs, options);
+  ASSERT_TRUE(unused.ok) << unused.error;
+  EXPECT_EQ(unused.time(), nominal.time());
+}
+
 TEST(CollectiveTiming, SameInputsGiveTheSameTraceBytes) {
   const dsl::Mesh mesh(topologies::LoadTopology("v5e-2x2"));
   std::string traces[2];

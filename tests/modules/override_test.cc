@@ -119,5 +119,31 @@ TEST(ChipOverride, AChipsDmaEnginesChangeOnlyThatChipsConcurrency) {
   EXPECT_EQ(parallel[1], 8 * chunk + kHop);
 }
 
+// RunConfig::chip_slowdown builds on the same per-chip parameters: a chip slowed by F copies
+// as a chip_override with its memories at bandwidth / F does, and waits F times its DMA
+// issue latency; the other chips keep theirs. RunConfig::link_slowdown is a link_override of
+// the link's bandwidth / F.
+TEST(ChipOverride, ChipSlowdownIsAnOverrideOfItsMemoriesAndDmaIssue) {
+  constexpr double kIssueNs = 500;
+  const auto with_issue = [](config::Topology& t) {
+    t.mutable_chip()->mutable_dma()->set_issue_latency_ns(kIssueNs);
+  };
+  const std::vector<DmaSpec> dmas = {LocalCopy(1), LocalCopy(2)};
+  base::EngineOptions slowed = TimingOnly();
+  slowed.chip_slowdown = {1, 4};
+  std::vector<Picoseconds> after;
+  for (const DmaSpec& dma : dmas)
+    after.push_back(TimeDma(Line(with_issue), dma, slowed));
+  const Picoseconds issue = base::NanosecondsToTime(kIssueNs);
+  EXPECT_EQ(after[0], 4 * issue + 8 * base::TransferTime(2 * kChunk, kHbm / 4));
+  EXPECT_EQ(after[1], issue + 8 * base::TransferTime(2 * kChunk, kHbm));
+
+  base::EngineOptions slow_link = TimingOnly();
+  slow_link.link_slowdown = {{1, "x+", 2}};
+  const auto overridden = Line([](config::Topology& t) { OverrideLink(t, 1, "x+", kLink / 2); });
+  for (const DmaSpec& dma : {Remote(1, 2), Remote(1, 0), Remote(0, 3)})
+    EXPECT_EQ(TimeDma(Line(), dma, slow_link), TimeDma(overridden, dma, TimingOnly()));
+}
+
 }  // namespace
 }  // namespace tpusim::modules

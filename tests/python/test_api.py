@@ -97,6 +97,17 @@ def test_slow_chip_is_the_clis_slow_chip():
     assert 2 * nominal < slowed < 3.5 * nominal
 
 
+def test_slow_chip_by_coordinates_and_slow_link_are_the_clis():
+    run = dict(topology="v5e-2x2", axis="y", bytes="4M", timing_only=True)
+    nominal = tpusim.run("all_gather_ring", **run).simulated_seconds
+    by_index = tpusim.run("all_gather_ring", slow_chip="2=100", **run).simulated_seconds
+    by_coords = tpusim.run("all_gather_ring", slow_chip="1,0=100", **run).simulated_seconds
+    assert by_coords == by_index > nominal
+    slow_link = tpusim.run("all_gather_ring", slow_link="0,0:y+=4", **run).simulated_seconds
+    assert slow_link > 2 * nominal
+    assert "slow_link" in tpusim.RUN_OPTIONS
+
+
 def test_trace_writes_the_file_the_result_names(tmp_path):
     path = tmp_path / "run.json"
     r = tpusim.run("ppermute", topology="v5e-2x2", axis="x", bytes="4K", trace=path)

@@ -5,17 +5,21 @@
 
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "base/text.h"
 #include "dsl/mesh.h"
 #include "tools/tpusim/cli.h"
 #include "tools/tpusim/common_options.h"
 #include "tools/tpusim/kernel_run.h"
+#include "tools/tpusim/perturb.h"
 #include "tools/tpusim/same_computation.h"
 #include "tools/tpusim/text_table.h"
+#include "topologies/topology_loader.h"
 
 namespace tpusim::cli {
 
@@ -34,6 +38,12 @@ constexpr RunMetrics::Value RunMetrics::*kColumns[] = {
     &RunMetrics::percent_of_bound,
 };
 
+// The columns --perturb adds.
+constexpr RunMetrics::Value RunMetrics::*kPerturbColumns[] = {
+    &RunMetrics::perturbed_median_slowdown,
+    &RunMetrics::perturbed_worst_slowdown,
+};
+
 // The column definitions for --help: the metric table's, and compare's own.
 std::string Definitions() {
   std::string text = "Columns:\n";
@@ -46,6 +56,10 @@ std::string Definitions() {
   for (const auto column : kColumns) {
     const MetricField& field = FieldOf(column);
     define(field.header, field.description);
+  }
+  for (const auto column : kPerturbColumns) {
+    const MetricField& field = FieldOf(column);
+    define(field.header, "(--perturb) " + std::string(field.description));
   }
   define("", "bound: max(compute at peak MXU FLOP/s, communication at the link bound of");
   define("", "docs/references.md §3), from the kernel registry (a program counts the bytes");
@@ -60,7 +74,23 @@ double Speedup(const KernelRunReport& row, const KernelRunReport& first) {
   return t > 0 ? first.sim_seconds() / t : 0;
 }
 
-void PrintTable(const Contract& contract, const std::vector<KernelRunReport>& rows) {
+// The data cell: the unperturbed run's check, then what a perturbed run found.
+std::string DataCell(const KernelRunReport& r, const PerturbOutcome& perturbed) {
+  if (!r.completed) return std::string("FAILED: ") + ErrorKindName(*r.error_kind);
+  std::string cell = !r.functional() ? "not checked" : r.correct() ? "correct" : "WRONG";
+  if (perturbed.failed) {
+    cell += "; ";
+    cell += perturbed.failure;
+    cell += " with chip ";
+    cell += std::to_string(perturbed.failed_chip);
+    cell += " slow";
+  }
+  return cell;
+}
+
+// `perturbed`: one per row, or empty without --perturb.
+void PrintTable(const Contract& contract, const std::vector<KernelRunReport>& rows,
+                const std::vector<PerturbOutcome>& perturbed) {
   const auto& r0 = rows.front();
   // Output dtypes may differ between schedules: then each row names its own.
   // So may a program's PartitionSpecs: then the header shows the global problem and each
@@ -100,11 +130,18 @@ void PrintTable(const Contract& contract, const std::vector<KernelRunReport>& ro
   columns.push_back({"speedup", ""});
   for (size_t c = 1; c < std::size(kColumns); ++c)
     columns.push_back(TextTable::Human(kColumns[c]));
+  if (!perturbed.empty()) {
+    for (const auto column : kPerturbColumns)
+      columns.push_back(TextTable::Human(column));
+  }
   if (dtypes_differ) columns.push_back({"out dtype", "", true});
   columns.push_back({"data", "", true});
   if (specs_differ) columns.push_back({"specs (in -> out)", "", true});
   TextTable table(std::move(columns));
-  for (const auto& r : rows) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const KernelRunReport& r = rows[i];
+    const PerturbOutcome none;
+    const PerturbOutcome& p = perturbed.empty() ? none : perturbed[i];
     std::vector<std::string> cells = {r.kernel};
     char speedup[32];
     std::snprintf(speedup, sizeof speedup, "%.2fx", Speedup(r, rows.front()));
@@ -112,15 +149,18 @@ void PrintTable(const Contract& contract, const std::vector<KernelRunReport>& ro
       cells.push_back(HumanValue(FieldOf(kColumns[c]), r.metrics));
       if (c == 0) cells.push_back(speedup);
     }
+    if (!perturbed.empty()) {
+      for (const auto column : kPerturbColumns)
+        cells.push_back(HumanValue(FieldOf(column), r.metrics));
+    }
     if (dtypes_differ) cells.push_back(r.out_dtype);
-    cells.push_back(!r.completed      ? std::string("FAILED: ") + ErrorKindName(*r.error_kind)
-                    : !r.functional() ? "not checked"
-                    : r.correct()     ? "correct"
-                                      : "WRONG");
+    cells.push_back(DataCell(r, p));
     if (specs_differ) cells.push_back(r.specs);
     table.AddRow(std::move(cells));
     if (!r.completed) table.AddNote(r.error);
     if (r.completed && r.functional() && !r.correct()) table.AddNote(r.mismatch);
+    if (p.failed)
+      table.AddNote("with chip " + std::to_string(p.failed_chip) + " slow: " + p.detail);
   }
   table.Print(std::cout);
 }
@@ -133,6 +173,29 @@ nlohmann::ordered_json Json(const std::vector<KernelRunReport>& rows) {
     json.push_back(j);
   }
   return json;
+}
+
+void CheckPerturbOptions(const boost::program_options::variables_map& vm,
+                         const PerturbOptions& perturb) {
+  if (vm.count("perturb") && perturb.runs < 1) {
+    throw UsageError("compare", "--perturb is " + std::to_string(perturb.runs) +
+                                    "; give how many perturbed runs of each entry to make, 1 "
+                                    "or more (e.g. --perturb 5).");
+  }
+  if (!(perturb.factor > 0) || !std::isfinite(perturb.factor)) {
+    std::string message = "--perturb-factor is ";
+    message += base::NumberText(perturb.factor);
+    message +=
+        "; give how many times slower the perturbed chip runs, a finite number greater "
+        "than 0 (e.g. 2).";
+    throw UsageError("compare", message);
+  }
+  if (!vm.count("perturb") &&
+      (!vm["perturb-factor"].defaulted() || !vm["perturb-seed"].defaulted())) {
+    throw UsageError("compare",
+                     "--perturb-factor and --perturb-seed shape the runs of --perturb N; add "
+                     "--perturb N, or leave them out.");
+  }
 }
 
 }  // namespace
@@ -159,10 +222,18 @@ int RunCompare(int argc, char** argv) {
   CommonOptions common;
   common.Add(options, kAllCommonOptions);
   const ParamFlags params;
+  PerturbOptions perturb;
   options.add_options()("trace-dir", po::value(&trace_dir),
                         "write DIR/ENTRY.pftrace for each entry ('/' in a name becomes '_'); "
                         "the track layouts match, so two traces open side by side")(
-      "json", "end the output with the rows as one JSON array on the last line");
+      "json", "end the output with the rows as one JSON array on the last line")(
+      "perturb", po::value(&perturb.runs),
+      "rerun each entry N times, each with one random chip slowed (as --slow-chip), and show "
+      "the median and worst slowdown against the unperturbed run")(
+      "perturb-factor", po::value(&perturb.factor)->default_value(perturb.factor),
+      "how much slower --perturb's chip is")(
+      "perturb-seed", po::value(&perturb.seed)->default_value(perturb.seed),
+      "the seed --perturb draws its chips from; the same seed slows the same chips");
   std::vector<std::string> names;
   po::variables_map vm;
   if (!ParseCommandLine("compare", argc, argv, options, -1, names, vm, params)) return 0;
@@ -178,6 +249,7 @@ int RunCompare(int argc, char** argv) {
     throw UsageError("compare", "--topology is required, e.g. --topology v5e-4x4.");
   KernelRunRequest request = common.Request("compare", vm);
   request.params = given;
+  CheckPerturbOptions(vm, perturb);
 
   // Refuse before running anything when the entries do not compute the same thing.
   const Contract first =
@@ -186,6 +258,9 @@ int RunCompare(int argc, char** argv) {
   if (!trace_dir.empty()) PrepareTraceDirectory("compare", trace_dir);
 
   std::vector<KernelRunReport> rows;
+  std::vector<PerturbOutcome> perturbed;
+  const std::vector<uint32_t> slowed_chips =
+      PerturbedChips(perturb, topologies::ChipCount(request.topology));
   for (const auto& name : entries) {
     request.kernel = name;
     std::string file = name;
@@ -193,12 +268,26 @@ int RunCompare(int argc, char** argv) {
     request.trace_path = trace_dir.empty() ? "" : trace_dir + "/" + file + ".pftrace";
     if (isatty(2)) std::cerr << "\rrunning " << name << "..." << std::flush;
     rows.push_back(RunKernel(request));
+    if (perturb.runs == 0) continue;
+    if (isatty(2)) std::cerr << "\rperturbing " << name << "..." << std::flush;
+    perturbed.push_back(rows.back().completed
+                            ? Perturb(request, slowed_chips, perturb.factor, rows.back())
+                            : PerturbOutcome{});
   }
   if (isatty(2)) std::cerr << "\r\033[K";
-  PrintTable(first, rows);
+  if (perturb.runs > 0) {
+    std::printf("--perturb: %d runs of each entry, one chip %sx slower in each (chips",
+                perturb.runs, base::NumberText(perturb.factor).c_str());
+    for (const uint32_t chip : slowed_chips)
+      std::printf(" %u", chip);
+    std::printf(", seed %llu)\n", static_cast<unsigned long long>(perturb.seed));
+  }
+  PrintTable(first, rows, perturbed);
   bool all_ok = true;
   for (const auto& row : rows)
     all_ok = all_ok && row.ok();
+  for (const auto& p : perturbed)
+    all_ok = all_ok && !p.failed;
   if (!trace_dir.empty()) {
     std::cout << "traces in " << trace_dir
               << "/ (open them side by side at https://ui.perfetto.dev)\n";

@@ -9,6 +9,7 @@
 #include "base/text.h"
 #include "kernels/lax/algorithm.h"
 #include "tools/tpusim/cli.h"
+#include "tools/tpusim/slow_options.h"
 #include "topologies/topology_loader.h"
 
 namespace tpusim::cli {
@@ -67,54 +68,6 @@ void ParseChecks(const std::string& command, const po::variables_map& vm, base::
   }
 }
 
-// --slow-chip CHIP=FACTOR[,CHIP=FACTOR...] as RunConfig::chip_slowdown (1 for the chips it
-// does not name). `chips`: the slice's chip count, 0 when the command has no topology yet
-// (the engine checks the range then).
-std::vector<double> ParseSlowChips(const std::string& command, const std::string& text,
-                                   uint64_t chips) {
-  std::vector<double> slowdown;
-  const auto bad = [&command, &text] {
-    return UsageError(command, "--slow-chip is '" + text +
-                                   "'; give CHIP=FACTOR pairs separated by commas, e.g. 3=2 "
-                                   "(chip 3 computes twice as slowly) or 0=1.5,5=2.");
-  };
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t end = std::min(text.find(',', start), text.size());
-    const std::string pair = text.substr(start, end - start);
-    const size_t equals = pair.find('=');
-    if (equals == std::string::npos || equals == 0 ||
-        !std::isdigit(static_cast<unsigned char>(pair[0])))
-      throw bad();
-    size_t used_chip = 0, used_factor = 0;
-    uint64_t chip = 0;
-    double factor = 0;
-    try {
-      chip = std::stoull(pair.substr(0, equals), &used_chip);
-      factor = std::stod(pair.substr(equals + 1), &used_factor);
-    } catch (const std::exception&) {
-      throw bad();
-    }
-    if (used_chip != equals || used_factor != pair.size() - equals - 1) throw bad();
-    if (!(factor > 0) || !std::isfinite(factor)) {
-      throw UsageError(command, "--slow-chip gives chip " + std::to_string(chip) + " the factor " +
-                                    pair.substr(equals + 1) +
-                                    "; a factor multiplies the chip's compute time and must be "
-                                    "a finite number greater than 0 (1 is nominal).");
-    }
-    if (chips > 0 && chip >= chips) {
-      throw UsageError(command, "--slow-chip names chip " + std::to_string(chip) +
-                                    ", and the slice has " + std::to_string(chips) +
-                                    " chips, numbered from 0 to " + std::to_string(chips - 1) +
-                                    ".");
-    }
-    if (slowdown.size() <= chip) slowdown.resize(chip + 1, 1.0);
-    slowdown[chip] = factor;
-    start = end + 1;
-  }
-  return slowdown;
-}
-
 constexpr unsigned kRunOptionGroups = kRunOptions | kCheckOptions;
 
 // Boost's wording names the problem but not the fix: each error a user meets becomes a
@@ -167,8 +120,12 @@ void CommonOptions::Add(po::options_description& options, unsigned groups) {
          ", or auto (each picks the fastest by its cost estimate)")
             .c_str());
     add("slow-chip", po::value(&slow_chip_),
-        "make chips compute slower: CHIP=FACTOR[,CHIP=FACTOR...] multiplies chip CHIP's "
-        "compute time by FACTOR (3=2: chip 3 twice as slow)");
+        "make chips slower: CHIP=FACTOR[,CHIP=FACTOR...] multiplies chip CHIP's compute time "
+        "and DMA issue latency by FACTOR and divides its HBM, VMEM and SMEM bandwidth by it; "
+        "CHIP is an index or coordinates (3=2: chip 3 twice as slow; 1,2=2: chip (1, 2))");
+    add("slow-link", po::value(&slow_link_),
+        "make links slower: CHIP:DIRECTION=FACTOR[,...] divides the bandwidth of the DIRECTION "
+        "link (x+, y-, ...) leaving CHIP by FACTOR, its latency kept (0,1:x+=4)");
   }
   if (groups & kCheckOptions) AddCheckOptions(options);
   if (groups & kLoadOption) {
@@ -178,8 +135,8 @@ void CommonOptions::Add(po::options_description& options, unsigned groups) {
   }
 }
 
-KernelRunRequest CommonOptions::Request(const std::string& command,
-                                        const po::variables_map& vm) const {
+KernelRunRequest CommonOptions::Request(const std::string& command, const po::variables_map& vm,
+                                        const config::Topology* slice) const {
   if ((groups_ & kTopologyOption) && topology_.empty())
     throw UsageError(command, "--topology is required, e.g. --topology v5e-4x4.");
   KernelRunRequest request;
@@ -201,11 +158,11 @@ KernelRunRequest CommonOptions::Request(const std::string& command,
                                     "'; use auto, " + kernels::lax::AlgorithmNameList() + ".");
     }
     request.config.collective_algorithm = collective_algorithm_;
-    if (!slow_chip_.empty()) {
-      const uint64_t chips =
-          (groups_ & kTopologyOption) ? topologies::ChipCount(request.topology) : 0;
-      request.config.chip_slowdown = ParseSlowChips(command, slow_chip_, chips);
-    }
+    const config::Topology* topology = (groups_ & kTopologyOption) ? &request.topology : slice;
+    if (!slow_chip_.empty())
+      request.config.chip_slowdown = ParseSlowChips(command, slow_chip_, topology);
+    if (!slow_link_.empty())
+      request.config.link_slowdown = ParseSlowLinks(command, slow_link_, topology);
   }
   if (groups_ & kCheckOptions) ParseChecks(command, vm, request.config);
   return request;
@@ -249,7 +206,8 @@ std::vector<RunOptionName> RunOptionNames() {
   return names;
 }
 
-base::RunConfig ParseRunFlags(const std::string& command, const std::vector<std::string>& flags) {
+base::RunConfig ParseRunFlags(const std::string& command, const std::vector<std::string>& flags,
+                              const config::Topology* topology) {
   po::options_description options;
   CommonOptions common;
   common.Add(options, kRunOptionGroups);
@@ -260,7 +218,7 @@ base::RunConfig ParseRunFlags(const std::string& command, const std::vector<std:
   } catch (const po::error& e) {
     throw Explained(command, e);
   }
-  return common.Request(command, vm).config;
+  return common.Request(command, vm, topology).config;
 }
 
 std::vector<const kernels::KernelInfo*> EntriesNamed(const std::string& command,

@@ -17,7 +17,8 @@ namespace tpusim::cli {
 
 enum OptionGroup : unsigned {
   kTopologyOption = 1u << 0,  // --topology
-  // --timing-only, --time-limit, --wall-limit, --collective-algorithm, --slow-chip
+  // --timing-only, --time-limit, --wall-limit, --collective-algorithm, --slow-chip,
+  // --slow-link
   kRunOptions = 1u << 1,
   // --no-race-check, --uninitialized-memory, --out-of-bounds-reads, --grid-seed
   kCheckOptions = 1u << 2,
@@ -31,8 +32,11 @@ class CommonOptions {
   // The run these options describe: topology loaded, run options checked into its
   // RunConfig; no entry and no parameters yet. Throws UsageError naming `command` for a
   // bad value.
+  // `slice`: the topology to check chip and link names against when the options have no
+  // --topology (kTopologyOption) of their own; null: syntax only (slow_options.h).
   KernelRunRequest Request(const std::string& command,
-                           const boost::program_options::variables_map& vm) const;
+                           const boost::program_options::variables_map& vm,
+                           const config::Topology* slice = nullptr) const;
   const std::string& topology() const { return topology_; }
   // The run options (kRunOptions and kCheckOptions) the command line set, as the
   // arguments that set them again ("--timing-only", "--time-limit=2"): what a run in a
@@ -46,6 +50,7 @@ class CommonOptions {
   double wall_limit_s_ = 300;
   std::string collective_algorithm_ = "auto";
   std::string slow_chip_;  // "3=2,5=1.5"
+  std::string slow_link_;  // "0,1:x+=4"
 };
 
 // A run option as a sweep names it: the flag without its dashes, '-' spelled '_'
@@ -59,8 +64,11 @@ struct RunOptionName {
 // Every run option (kRunOptions and kCheckOptions), in --help order.
 std::vector<RunOptionName> RunOptionNames();
 // The RunConfig that `flags` (run options only, e.g. {"--time-limit=2"}) give, checked
-// as a command checks them. Throws UsageError naming `command`.
-base::RunConfig ParseRunFlags(const std::string& command, const std::vector<std::string>& flags);
+// as a command checks them, chips and links against `topology` when given (without it,
+// --slow-chip and --slow-link are checked for syntax only, slow_options.h). Throws
+// UsageError naming `command`.
+base::RunConfig ParseRunFlags(const std::string& command, const std::vector<std::string>& flags,
+                              const config::Topology* topology = nullptr);
 
 // Parses `argv` (argv[0] is the command) against `options` plus --help and the flags of
 // every entry's parameters (`params`), with up to `max_entries` positional entry names (-1:

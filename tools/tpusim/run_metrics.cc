@@ -53,6 +53,11 @@ constexpr MetricField kFields[] = {
      "MXU peak", "one chip's MXUs"},
     {&M::percent_of_peak, "percent_of_peak", 1, "%peak", "%", 1, 1, K::kPercent, "of MXU peak",
      "achieved / MXU peak"},
+    {&M::perturbed_median_slowdown, "perturbed_median_slowdown", 1, "median slow", "x", 1, 3,
+     K::kRatio, "perturbed median",
+     "time with one random chip slowed / time without, the median over the perturbed runs"},
+    {&M::perturbed_worst_slowdown, "perturbed_worst_slowdown", 1, "worst slow", "x", 1, 3,
+     K::kRatio, "perturbed worst", "... and the largest"},
     {&M::correct, "correct", 1, "data", "", 1, 0, K::kCheck, "data",
      "every chip's outputs match the host reference"},
     {&M::wall_seconds, "wall_seconds", 1, "wall", "s", 1, 3, K::kSeconds, "wall time",
@@ -214,6 +219,8 @@ std::string HumanValue(const MetricField& field, const RunMetrics& metrics) {
       return FormatNumber("%.2f M/s", v * 1e-6);
     case K::kCheck:
       return v != 0 ? "ok" : "WRONG";
+    case K::kRatio:
+      return FormatNumber("%.2fx", v);
   }
   return "-";
 }

@@ -41,6 +41,10 @@ struct RunMetrics {
   Value achieved_flops;  // FLOP/s
   Value peak_flops;
   Value percent_of_peak;
+  // compare --perturb (tools/tpusim/perturb.h): time with one chip slowed / time without,
+  // over the perturbed runs.
+  Value perturbed_median_slowdown;
+  Value perturbed_worst_slowdown;
   Value correct;  // 1 or 0 when the data was checked
   // What the run cost the host.
   Value wall_seconds;  // the simulation, in its process
@@ -63,6 +67,7 @@ enum class MetricKind {
   kCount,
   kPerSecond,
   kCheck,  // 1: ok, 0: WRONG
+  kRatio,  // a factor: "1.85x"
 };
 
 struct MetricField {

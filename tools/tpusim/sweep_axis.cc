@@ -50,7 +50,9 @@ SweepAxis ParseSweepAxis(const std::string& command, const std::string& option,
   std::replace(axis.name.begin(), axis.name.end(), '-', '_');
   const std::string values = text.substr(equals + 1);
   const std::string named = option + " " + axis.name;
-  if (values.find(':') == std::string::npos) {
+  // A range's ends are numbers, so values holding an '=' (--slow-link's CHIP:DIRECTION=F)
+  // are a list even with a ':'.
+  if (values.find(':') == std::string::npos || values.find('=') != std::string::npos) {
     // Values that hold commas themselves (an HLO module's device_order) are separated by
     // semicolons instead.
     const char separator = values.find(';') == std::string::npos ? ',' : ';';
