@@ -16,27 +16,44 @@ uint64_t DmaLedger::BufferKey(const BufferHandle& b) {
 
 void DmaLedger::CheckWriteRace(Transfer& t, const SliceState& slice) {
   if (t.bytes == 0) return;
-  auto& writers = writers_[BufferKey(t.request.destination.buffer)];
-  for (const Transfer* other : writers) {
-    if (!BoxesOverlap(other->request.destination.box, t.request.destination.box)) continue;
+  Writers& writers = writers_[BufferKey(t.request.destination.buffer)];
+  const ByteBox& box = t.request.destination.box;
+  const uint64_t start = box.offset;
+  const uint64_t end = box.end();
+  // A writer that starts at or before start - widest ends before `start`; one that starts
+  // at or after `end` begins after the box: neither can share a byte with it.
+  auto it = start < writers.widest ? writers.by_start.begin()
+                                   : writers.by_start.upper_bound(start - writers.widest);
+  const Transfer* first = nullptr;  // the earliest-started overlapping writer, if any
+  for (; it != writers.by_start.end() && it->first < end; ++it) {
+    const Transfer* other = it->second;
+    if ((!first || other->id < first->id) && BoxesOverlap(other->request.destination.box, box))
+      first = other;
+  }
+  if (first) {
     const auto& b = t.request.destination.buffer;
     const Torus& torus = slice.torus();
     throw Error(ErrorKind::kRace,
                 "race: DMA '" + t.request.label + "' from " + torus.Describe(t.issuer) +
                     " writes bytes of '" + slice.chip(b.chip).memory(b.space).Label(b.index) +
-                    "' on " + torus.Describe(b.chip) + " that DMA '" + other->request.label +
-                    "' from " + torus.Describe(other->issuer) +
+                    "' on " + torus.Describe(b.chip) + " that DMA '" + first->request.label +
+                    "' from " + torus.Describe(first->issuer) +
                     " is still writing. Wait for the first copy to land (its receive "
                     "semaphore) before starting the second, or give each in-flight copy its own "
                     "buffer (N-buffering with capacity semaphores).");
   }
-  writers.push_back(&t);
+  writers.by_start.emplace(start, &t);
+  writers.widest = std::max(writers.widest, end - start);
 }
 
 void DmaLedger::Landed(const Transfer& t) {
   if (t.bytes == 0) return;
-  auto& writers = writers_[BufferKey(t.request.destination.buffer)];
-  writers.erase(std::find(writers.begin(), writers.end(), &t));
+  Writers& writers = writers_[BufferKey(t.request.destination.buffer)];
+  auto it = writers.by_start.lower_bound(t.request.destination.box.offset);
+  while (it->second != &t)
+    ++it;
+  writers.by_start.erase(it);
+  if (writers.by_start.empty()) writers.widest = 0;
 }
 
 void DmaLedger::Trim() {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <string>
 #include <tlm>
 #include <unordered_map>
@@ -78,7 +79,15 @@ class DmaLedger {
   uint64_t started_ = 0;
   std::deque<Transfer> transfers_;
   size_t settled_ = 0;  // transfers_[0, this) have all landed
-  std::unordered_map<uint64_t, std::vector<const Transfer*>> writers_;
+  // The DMAs in flight into one buffer, by the first byte of their destination box, so a
+  // new DMA compares itself only with the writers whose bytes can reach its own: those that
+  // start less than `widest` bytes before it (a kernel that issues thousands of small copies
+  // into one buffer would otherwise compare each with all the others).
+  struct Writers {
+    std::multimap<uint64_t, const Transfer*> by_start;
+    uint64_t widest = 0;  // the longest destination span (end - offset) among them
+  };
+  std::unordered_map<uint64_t, Writers> writers_;
 };
 
 // Generic payloads, reused: a chunk acquires one, the router chain books it, it returns.
