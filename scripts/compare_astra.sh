@@ -65,9 +65,8 @@ astra_wall() {  # "TOPO N COLL SIZE" dir -> "wall_s sim_us"
     awk '{printf "%.4f %.1f\n", $1, $2 / 1000}'
 }
 
-header='| %-30s | %13s | %12s | %11s | %10s | %5s |\n'
-printf "$header" case "tpusim sim us" "ASTRA sim us" "tpusim wall" "ASTRA wall" ratio
-printf '|%s|%s|%s|%s|%s|%s|\n' --------------------------------- --------------- -------------- \
+printf '| %-30s | %13s | %12s | %11s | %10s | %5s |\n' case "tpusim sim us" "ASTRA sim us" "tpusim wall" "ASTRA wall" ratio
+printf '|%s|%s|%s|%s|%s|%s|\n' -------------------------------- --------------- -------------- \
   ------------- ------------ -------
 for row in "${rows[@]}"; do
   IFS='|' read -r label kernel topology bytes astra dir <<<"$row"
