@@ -14,6 +14,25 @@ uint64_t DmaLedger::BufferKey(const BufferHandle& b) {
   return (static_cast<uint64_t>(b.chip) * 3 + static_cast<uint64_t>(b.space)) << 32 | b.index;
 }
 
+Transfer& DmaLedger::Add() {
+  std::unique_ptr<Transfer> t;
+  if (spare_.empty()) {
+    t = std::make_unique<Transfer>();
+  } else {
+    // A fresh Transfer in every field, holding the old one's storage: Start assigns the
+    // request and appends the path into it.
+    t = std::move(spare_.back());
+    spare_.pop_back();
+    Transfer fresh;
+    fresh.path = std::move(t->path);
+    fresh.path.clear();
+    fresh.request = std::move(t->request);
+    *t = std::move(fresh);
+  }
+  t->id = ++started_;
+  return *transfers_.emplace_back(std::move(t));
+}
+
 void DmaLedger::CheckWriteRace(Transfer& t, const SliceState& slice) {
   if (t.bytes == 0) return;
   Writers& writers = writers_[BufferKey(t.request.destination.buffer)];
@@ -46,7 +65,8 @@ void DmaLedger::CheckWriteRace(Transfer& t, const SliceState& slice) {
   writers.widest = std::max(writers.widest, end - start);
 }
 
-void DmaLedger::Landed(const Transfer& t) {
+void DmaLedger::Landed(Transfer& t) {
+  t.landed_all = true;
   if (t.bytes == 0) return;
   Writers& writers = writers_[BufferKey(t.request.destination.buffer)];
   auto it = writers.by_start.lower_bound(t.request.destination.box.offset);
@@ -58,17 +78,18 @@ void DmaLedger::Landed(const Transfer& t) {
 
 void DmaLedger::Trim() {
   if (keep_settled_) return;
-  while (!transfers_.empty() && Settled(transfers_.front())) {
+  while (!transfers_.empty() && Settled(*transfers_.front())) {
+    spare_.push_back(std::move(transfers_.front()));
     transfers_.pop_front();
     if (settled_ > 0) --settled_;
   }
 }
 
 void DmaLedger::CheckFree(BufferHandle buffer, const std::string& what, const std::string& label) {
-  while (settled_ < transfers_.size() && Settled(transfers_[settled_]))
+  while (settled_ < transfers_.size() && Settled(*transfers_[settled_]))
     ++settled_;
   for (size_t i = settled_; i < transfers_.size(); ++i) {
-    const Transfer& t = transfers_[i];
+    const Transfer& t = *transfers_[i];
     const bool reading = t.sent < t.bytes && t.request.source.buffer == buffer;
     const bool writing = t.landed < t.bytes && t.request.destination.buffer == buffer;
     if (!reading && !writing) continue;
