@@ -11,7 +11,7 @@ O2_BUILD ?= $(BUILD)-o2
 TPUSIM := $(BUILD)/tools/tpusim/tpusim
 CCACHE_LAUNCHER := $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
-.PHONY: all bootstrap configure build o2-build demo test check bench clean format
+.PHONY: all bootstrap configure build o2-build demo test check bench compare-astra clean format
 
 all: build
 
@@ -66,10 +66,17 @@ bench: build
 	@$(TPUSIM) bench all_gather_bidi --topology v4-16x16x16 --axis x --min-bytes 1G --max-bytes 1G --timing-only --max-wall 60 --max-rss 4096
 	@if [ -x $(BUILD)/benchmarks/model_benchmarks ]; then \
 		$(BUILD)/benchmarks/model_benchmarks --benchmark_min_time=0.2; fi
+	@if [ -x $(BUILD)/benchmarks/dma_issue_benchmarks ]; then \
+		$(BUILD)/benchmarks/dma_issue_benchmarks --benchmark_min_time=0.2; fi
 	@if [ -x $(BUILD)/benchmarks/hlo_benchmarks ]; then \
 		$(BUILD)/benchmarks/hlo_benchmarks --benchmark_min_time=0.2; fi
 	@if [ -x $(BUILD)/benchmarks/hlo_step_benchmarks ]; then \
 		$(BUILD)/benchmarks/hlo_step_benchmarks; fi
+
+# Issue 25's speed table: tpusim beside ASTRA-sim's analytical backend, when ASTRA_BIN names
+# one (docs/performance.md says how to build it); says what is missing and exits 0 otherwise.
+compare-astra: build
+	@scripts/compare_astra.sh $(TPUSIM)
 
 format:
 	@git ls-files '*.cc' '*.h' | xargs clang-format -i

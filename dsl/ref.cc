@@ -1,6 +1,7 @@
 #include "dsl/ref.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include "base/errors.h"
 #include "base/text.h"
@@ -56,19 +57,47 @@ namespace {
 
 }  // namespace
 
-Ref Ref::Sliced(const std::vector<Slice>& slices) const {
+namespace {
+
+// Appends `value` as std::to_string writes it, without a temporary string.
+void AppendInt(std::string& out, int64_t value) {
+  char digits[24];
+  const auto [end, error] = std::to_chars(digits, digits + sizeof digits, value);
+  out.append(digits, end);
+}
+
+}  // namespace
+
+// Every DMA slices its refs, so this builds the view field by field (no copy of vectors it
+// would clear), tracks the inside of the ref only when a view may run past it, and writes
+// the view's text in one string.
+Ref Ref::Sliced(std::span<const Slice> slices) const {
   if (slices.size() > shape_.size()) {
     throw Error(ErrorKind::kOutOfBounds,
                 "'" + Describe() + "' has " + std::to_string(shape_.size()) +
                     " dimensions but was indexed with " + std::to_string(slices.size()) + ".");
   }
-  Ref out = *this;
-  out.shape_.clear();
-  out.binding_.strides.clear();
-  out.inside_lo_.clear();
-  out.inside_hi_.clear();
+  Ref out;
+  out.name_ = name_;
+  out.dtype_ = dtype_;
+  out.space_ = space_;
+  out.semaphore_type_ = semaphore_type_;
+  out.binding_.slot = binding_.slot;
+  out.binding_.offset = binding_.offset;
+  out.binding_.scope_serial = binding_.scope_serial;
+  out.out_of_bounds_views_ = out_of_bounds_views_;
+  out.out_of_bounds_ = out_of_bounds_;
+  out.none_inside_ = none_inside_;
+  out.shape_.reserve(shape_.size());
+  out.binding_.strides.reserve(shape_.size());
   const bool was_outside = !out_of_bounds_.empty();
-  std::string view;
+  // Only a ref that is outside already, or may make out-of-bounds views, needs to know
+  // which of its indices are inside; any other view past its shape throws.
+  const bool track_inside = was_outside || out_of_bounds_views_;
+  std::string& view = out.view_;
+  view.reserve(view_.size() + 2 + 24 * slices.size());
+  view = view_;
+  view += '[';
   for (size_t d = 0; d < shape_.size(); ++d) {
     // The indices of this dimension inside the ref.
     const int64_t lo = was_outside ? inside_lo_[d] : 0;
@@ -76,8 +105,10 @@ Ref Ref::Sliced(const std::vector<Slice>& slices) const {
     if (d >= slices.size()) {
       out.shape_.push_back(shape_[d]);
       out.binding_.strides.push_back(binding_.strides[d]);
-      out.inside_lo_.push_back(lo);
-      out.inside_hi_.push_back(hi);
+      if (track_inside) {
+        out.inside_lo_.push_back(lo);
+        out.inside_hi_.push_back(hi);
+      }
       continue;
     }
     const Slice& s = slices[d];
@@ -97,30 +128,41 @@ Ref Ref::Sliced(const std::vector<Slice>& slices) const {
       if (out.out_of_bounds_.empty()) out.out_of_bounds_ = error;
     }
     out.binding_.offset = step;
-    base::AppendListItem(
-        view, ", ",
-        (s.squeeze ? std::to_string(s.start)
-                   : "ds(" + std::to_string(s.start) + ", " + std::to_string(s.size) + ")"));
+    if (d > 0) view += ", ";
     if (s.squeeze) {
-      out.none_inside_ = out.none_inside_ || s.start < lo || s.start >= hi;
+      AppendInt(view, s.start);
+      if (track_inside) out.none_inside_ = out.none_inside_ || s.start < lo || s.start >= hi;
     } else {
+      view += "ds(";
+      AppendInt(view, s.start);
+      view += ", ";
+      AppendInt(view, s.size);
+      view += ')';
       out.shape_.push_back(s.size);
       out.binding_.strides.push_back(binding_.strides[d]);
-      // In 128 bits: a start far below 0 would overflow lo - start.
-      const auto inside = [&](int64_t index) {
-        return static_cast<int64_t>(std::clamp<__int128>(__int128{index} - s.start, 0, s.size));
-      };
-      out.inside_lo_.push_back(inside(lo));
-      out.inside_hi_.push_back(inside(hi));
+      if (track_inside) {
+        // In 128 bits: a start far below 0 would overflow lo - start.
+        const auto inside = [&](int64_t index) {
+          return static_cast<int64_t>(std::clamp<__int128>(__int128{index} - s.start, 0, s.size));
+        };
+        out.inside_lo_.push_back(inside(lo));
+        out.inside_hi_.push_back(inside(hi));
+      }
     }
   }
-  out.view_ = view_ + "[" + view + "]";
+  view += ']';
+  if (out.out_of_bounds_.empty()) {
+    out.inside_lo_.clear();
+    out.inside_hi_.clear();
+    out.none_inside_ = false;
+    return out;
+  }
   // A view of an out-of-bounds view may lie inside the ref again.
   bool inside = !out.none_inside_;
   for (size_t d = 0; inside && d < out.shape_.size(); ++d)
     inside = out.inside_lo_[d] == 0 && out.inside_hi_[d] == out.shape_[d];
-  if (inside) out.out_of_bounds_.clear();
-  if (out.out_of_bounds_.empty()) {
+  if (inside) {
+    out.out_of_bounds_.clear();
     out.inside_lo_.clear();
     out.inside_hi_.clear();
     out.none_inside_ = false;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,9 +61,14 @@ class Ref {
   // which case the view remembers the error for anything but a read (out_of_bounds()).
   template <typename... S>
   Ref at(const S&... slices) const {
-    return Sliced({Slice(slices)...});
+    if constexpr (sizeof...(S) == 0) {
+      return Sliced({});
+    } else {
+      const Slice list[] = {Slice(slices)...};  // on the stack: a DMA's views cost no list
+      return Sliced(list);
+    }
   }
-  Ref Sliced(const std::vector<Slice>& slices) const;
+  Ref Sliced(std::span<const Slice> slices) const;
 
   // "x", "out.at[ds(64, 64)]", "recv_sems[2]": used in errors and trace names.
   std::string Describe() const;

@@ -106,7 +106,7 @@ void DmaDispatcher::Start(const DmaRequest& request) {
   // The receiver learns of bytes from another chip through its semaphore, a signal's latency
   // after they land.
   t.notify = destination.chip != issuer ? slice_.signal_latency() : 0;
-  t.latency = slice_.RouteLatency(issuer, destination.chip) + t.notify;
+  t.latency = slice_.RouteLatency(route) + t.notify;
   if (destination.chip != issuer) t.flow = slice_.NewFlow();
   ++slice_.stats().dmas;
   slice_.stats().dma_bytes += t.bytes;

@@ -14,44 +14,82 @@ uint64_t DmaLedger::BufferKey(const BufferHandle& b) {
   return (static_cast<uint64_t>(b.chip) * 3 + static_cast<uint64_t>(b.space)) << 32 | b.index;
 }
 
+Transfer& DmaLedger::Add() {
+  std::unique_ptr<Transfer> t;
+  if (spare_.empty()) {
+    t = std::make_unique<Transfer>();
+  } else {
+    // A fresh Transfer in every field, holding the old one's storage: Start assigns the
+    // request and appends the path into it.
+    t = std::move(spare_.back());
+    spare_.pop_back();
+    Transfer fresh;
+    fresh.path = std::move(t->path);
+    fresh.path.clear();
+    fresh.request = std::move(t->request);
+    *t = std::move(fresh);
+  }
+  t->id = ++started_;
+  return *transfers_.emplace_back(std::move(t));
+}
+
 void DmaLedger::CheckWriteRace(Transfer& t, const SliceState& slice) {
   if (t.bytes == 0) return;
-  auto& writers = writers_[BufferKey(t.request.destination.buffer)];
-  for (const Transfer* other : writers) {
-    if (!BoxesOverlap(other->request.destination.box, t.request.destination.box)) continue;
+  Writers& writers = writers_[BufferKey(t.request.destination.buffer)];
+  const ByteBox& box = t.request.destination.box;
+  const uint64_t start = box.offset;
+  const uint64_t end = box.end();
+  // A writer that starts at or before start - widest ends before `start`; one that starts
+  // at or after `end` begins after the box: neither can share a byte with it.
+  auto it = start < writers.widest ? writers.by_start.begin()
+                                   : writers.by_start.upper_bound(start - writers.widest);
+  const Transfer* first = nullptr;  // the earliest-started overlapping writer, if any
+  for (; it != writers.by_start.end() && it->first < end; ++it) {
+    const Transfer* other = it->second;
+    if ((!first || other->id < first->id) && BoxesOverlap(other->request.destination.box, box))
+      first = other;
+  }
+  if (first) {
     const auto& b = t.request.destination.buffer;
     const Torus& torus = slice.torus();
     throw Error(ErrorKind::kRace,
                 "race: DMA '" + t.request.label + "' from " + torus.Describe(t.issuer) +
                     " writes bytes of '" + slice.chip(b.chip).memory(b.space).Label(b.index) +
-                    "' on " + torus.Describe(b.chip) + " that DMA '" + other->request.label +
-                    "' from " + torus.Describe(other->issuer) +
+                    "' on " + torus.Describe(b.chip) + " that DMA '" + first->request.label +
+                    "' from " + torus.Describe(first->issuer) +
                     " is still writing. Wait for the first copy to land (its receive "
                     "semaphore) before starting the second, or give each in-flight copy its own "
                     "buffer (N-buffering with capacity semaphores).");
   }
-  writers.push_back(&t);
+  writers.by_start.emplace(start, &t);
+  writers.widest = std::max(writers.widest, end - start);
 }
 
-void DmaLedger::Landed(const Transfer& t) {
+void DmaLedger::Landed(Transfer& t) {
+  t.landed_all = true;
   if (t.bytes == 0) return;
-  auto& writers = writers_[BufferKey(t.request.destination.buffer)];
-  writers.erase(std::find(writers.begin(), writers.end(), &t));
+  Writers& writers = writers_[BufferKey(t.request.destination.buffer)];
+  auto it = writers.by_start.lower_bound(t.request.destination.box.offset);
+  while (it->second != &t)
+    ++it;
+  writers.by_start.erase(it);
+  if (writers.by_start.empty()) writers.widest = 0;
 }
 
 void DmaLedger::Trim() {
   if (keep_settled_) return;
-  while (!transfers_.empty() && Settled(transfers_.front())) {
+  while (!transfers_.empty() && Settled(*transfers_.front())) {
+    spare_.push_back(std::move(transfers_.front()));
     transfers_.pop_front();
     if (settled_ > 0) --settled_;
   }
 }
 
 void DmaLedger::CheckFree(BufferHandle buffer, const std::string& what, const std::string& label) {
-  while (settled_ < transfers_.size() && Settled(transfers_[settled_]))
+  while (settled_ < transfers_.size() && Settled(*transfers_[settled_]))
     ++settled_;
   for (size_t i = settled_; i < transfers_.size(); ++i) {
-    const Transfer& t = transfers_[i];
+    const Transfer& t = *transfers_[i];
     const bool reading = t.sent < t.bytes && t.request.source.buffer == buffer;
     const bool writing = t.landed < t.bytes && t.request.destination.buffer == buffer;
     if (!reading && !writing) continue;

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
+#include <memory>
 #include <string>
 #include <tlm>
 #include <unordered_map>
@@ -46,26 +48,24 @@ struct Transfer {
   int hops = 0;                   // links on the route
   DmaRequest request;
   std::vector<uint8_t> staging;
+  bool landed_all = false;  // DmaLedger::Landed has run: no event of it is left
 };
 
 // The DMAs of the slice in start order, with stable addresses: the writers in flight per
 // buffer (two writing the same bytes race), and what a buffer being freed is still used by.
 // A traced run keeps every DMA, because the ports' trace slices name them until the end;
-// an untraced one drops the DMAs that have landed, so memory stays flat however many a run
-// moves.
+// an untraced one recycles the DMAs that have landed, so memory stays flat however many a
+// run moves, and a new DMA reuses the path, label and boxes' storage of an old one instead
+// of allocating its own (several allocations per DMA on a path that issues millions).
 class DmaLedger {
  public:
   explicit DmaLedger(bool keep_settled) : keep_settled_(keep_settled) {}
   // A new DMA, numbered from 1 in start order.
-  Transfer& Add() {
-    Transfer& t = transfers_.emplace_back();
-    t.id = ++started_;
-    return t;
-  }
-  std::deque<Transfer>& transfers() { return transfers_; }
+  Transfer& Add();
+  std::deque<std::unique_ptr<Transfer>>& transfers() { return transfers_; }
   // Two in-flight DMAs writing the same bytes: which one lands last is a race.
   void CheckWriteRace(Transfer& t, const SliceState& slice);
-  void Landed(const Transfer& t);
+  void Landed(Transfer& t);
   // Forgets the landed DMAs at the front, unless the run keeps them.
   void Trim();
   // Throws Error(kRace) while a DMA still reads or writes `buffer`.
@@ -73,12 +73,23 @@ class DmaLedger {
 
  private:
   static uint64_t BufferKey(const BufferHandle& b);
-  static bool Settled(const Transfer& t) { return t.sent == t.bytes && t.landed == t.bytes; }
+  static bool Settled(const Transfer& t) {
+    return t.landed_all && t.sent == t.bytes && t.landed == t.bytes;
+  }
   bool keep_settled_;
   uint64_t started_ = 0;
-  std::deque<Transfer> transfers_;
-  size_t settled_ = 0;  // transfers_[0, this) have all landed
-  std::unordered_map<uint64_t, std::vector<const Transfer*>> writers_;
+  std::deque<std::unique_ptr<Transfer>> transfers_;
+  size_t settled_ = 0;                            // transfers_[0, this) have all landed
+  std::vector<std::unique_ptr<Transfer>> spare_;  // trimmed, for Add to reuse
+  // The DMAs in flight into one buffer, by the first byte of their destination box, so a
+  // new DMA compares itself only with the writers whose bytes can reach its own: those that
+  // start less than `widest` bytes before it (a kernel that issues thousands of small copies
+  // into one buffer would otherwise compare each with all the others).
+  struct Writers {
+    std::multimap<uint64_t, const Transfer*> by_start;
+    uint64_t widest = 0;  // the longest destination span (end - offset) among them
+  };
+  std::unordered_map<uint64_t, Writers> writers_;
 };
 
 // Generic payloads, reused: a chunk acquires one, the router chain books it, it returns.

@@ -5,6 +5,7 @@
 // owned by their chip, not modules. A change wakes the chip's threads of control that
 // wait on it and can now go on (SliceState::AddToSemaphore).
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -43,8 +44,12 @@ class Semaphore {
     if (__builtin_add_overflow(value_, amount, &sum)) return false;
     value_ = sum;
     if (touch) {
-      recent_.push_back(*touch);
-      if (recent_.size() > kRecentTouches) recent_.erase(recent_.begin());
+      if (recent_.size() < kRecentTouches) {
+        recent_.push_back(*touch);
+      } else {  // the oldest's strings are reused: no allocation per DMA once full
+        std::rotate(recent_.begin(), recent_.begin() + 1, recent_.end());
+        recent_.back() = *touch;
+      }
     }
     return true;
   }

@@ -139,7 +139,8 @@ void Slice::CloseTraces() {
     if (!activity->finished()) activity->CloseTrace(now, why);
   }
   traces::TraceSink& trace = state_.trace();
-  for (const Transfer& t : ledger_.transfers()) {
+  for (const auto& transfer : ledger_.transfers()) {
+    const Transfer& t = *transfer;
     if (t.channel >= 0 && t.sent < t.bytes)
       trace.End(chips_[t.issuer]->tracks().dma_channels[t.channel], now);
     if (t.channel >= 0 && t.flow && t.landed < t.bytes) {

@@ -173,8 +173,12 @@ void SliceState::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount) {
 }
 
 Picoseconds SliceState::RouteLatency(ChipId from, ChipId to) const {
+  return RouteLatency(torus_.Route(from, to));
+}
+
+Picoseconds SliceState::RouteLatency(const std::vector<LinkId>& route) const {
   Picoseconds latency = 0;
-  for (LinkId link : torus_.Route(from, to))
+  for (LinkId link : route)
     latency += link_latency_[link];
   return latency;
 }

@@ -88,6 +88,8 @@ class SliceState {
   // Each link's latency, as the Slice built it; a signal takes the sum over its route.
   void SetLinkLatency(LinkId link, Picoseconds latency) { link_latency_[link] = latency; }
   Picoseconds RouteLatency(ChipId from, ChipId to) const;
+  // The same, of a route already built (Torus::Route).
+  Picoseconds RouteLatency(const std::vector<LinkId>& route) const;
   // What a semaphore on another chip takes to change, beyond the hops (ici.signal_latency_ns).
   Picoseconds signal_latency() const { return signal_latency_; }
   // Whether routers take in a whole chunk before passing it on (ici.forwarding).
