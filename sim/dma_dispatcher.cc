@@ -106,7 +106,7 @@ void DmaDispatcher::Check(const DmaRequest& request) {
   };
   check_dma_semaphore(request.recv_semaphore, request.destination.buffer.chip, "receive");
   if (request.has_send_semaphore) check_dma_semaphore(request.send_semaphore, issuer, "send");
-  if (power_of_two_offsets_ && request.destination.buffer.chip != issuer)
+  if (power_of_two_offsets_ && !request.xla_collective && request.destination.buffer.chip != issuer)
     CheckPowerOfTwoOffset(request);
 }
 

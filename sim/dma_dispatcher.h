@@ -50,7 +50,7 @@ class DmaDispatcher {
 
  private:
   void Check(const DmaRequest& request);
-  // v5e routes a remote DMA only to a power-of-two offset (docs/model.md).
+  // v5e routes a Pallas kernel's remote DMA only to a power-of-two offset (docs/model.md).
   void CheckPowerOfTwoOffset(const DmaRequest& request) const;
   void Admit();
   void Begin(Transfer& t, int channel);
