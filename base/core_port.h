@@ -95,6 +95,9 @@ struct DmaRequest {
   SemaphoreHandle send_semaphore;  // on the issuing chip; raised as bytes leave
   SemaphoreHandle recv_semaphore;  // on the destination chip; raised as bytes land
   std::string label;
+  // An XLA collective's DMA (dsl::PallasCall::xla_collective): v5e's power-of-two offset
+  // rule for Pallas kernels does not apply to it.
+  bool xla_collective = false;
 };
 
 // One side of a race, as its report and the trace name it.

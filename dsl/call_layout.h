@@ -32,6 +32,7 @@ struct CallLayout {
   // pipeline buffers) as a stack.
   std::vector<std::vector<SlotBinding>> per_device;
   std::string call_name;
+  bool xla_collective = false;  // PallasCall::xla_collective
   // The slot k.barrier_semaphore() returns (-1: the call sets no collective_id) and, by
   // device, the barrier semaphore of the call's collective_id. It exists before a device
   // enters the call, so peers may signal it first: that is what the start barrier is for.

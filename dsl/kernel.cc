@@ -278,6 +278,7 @@ void AsyncCopy::start() {
     request.send_semaphore = k.ResolveSemaphore(send_sem_, k.device_id(), "send");
   }
   request.label = label_;
+  request.xla_collective = k.layout_.xla_collective;
   k.port_.StartDma(request);
 }
 

@@ -175,6 +175,10 @@ struct PallasCall {
   // Names for the kernel's operands in errors and traces; defaults to "in0", "out0".
   std::vector<std::string> in_names;
   std::vector<std::string> out_names;
+  // The call models one of XLA's collectives (kernels/lax), not a Pallas kernel: its remote
+  // DMAs stand for XLA's, which reach every chip, so v5e's power-of-two offset rule for a
+  // Pallas kernel's remote DMAs does not bind them (docs/model.md).
+  bool xla_collective = false;
 };
 
 PallasCall pallas_call(std::string name, KernelFn kernel, GridSpec grid_spec,

@@ -19,7 +19,38 @@ DmaDispatcher::DmaDispatcher(SliceState& slice, DmaLedger& ledger, Chip& chip, D
       id_(chip.id()),
       chunk_bytes_(chunk_bytes),
       issue_latency_(issue_latency),
-      channels_(channels) {}
+      channels_(channels),
+      power_of_two_offsets_(slice.topology().chip().generation() == config::V5E &&
+                            !slice.topology().allow_nonphysical()) {}
+
+// [PL]'s distributed guide: on TPU v5e "devices can only route to a power of 2 offset from
+// themselves" (docs/references.md §2). We read the offset per mesh axis and modulo the axis,
+// as the guide's own ring examples count it (the last device sends to the first, offset +1):
+// (destination - source) mod n, in either direction round the axis. 0 (the same index) or a
+// power of two one way or the other passes.
+void DmaDispatcher::CheckPowerOfTwoOffset(const DmaRequest& request) const {
+  const Torus& torus = slice_.torus();
+  const ChipId to = request.destination.buffer.chip;
+  const Coords from_at = torus.CoordsOf(id_);
+  const Coords to_at = torus.CoordsOf(to);
+  for (int axis = 0; axis < torus.axes(); ++axis) {
+    const int size = torus.axis_size(axis);
+    const int offset = ((to_at[axis] - from_at[axis]) % size + size) % size;
+    if (offset == 0 || std::has_single_bit(static_cast<unsigned>(offset)) ||
+        std::has_single_bit(static_cast<unsigned>(size - offset)))
+      continue;
+    std::string message = "DMA '" + request.label + "' goes from " + torus.Describe(id_) + " to " +
+                          torus.Describe(to) + ", ";
+    message += "an offset of " + std::to_string(offset);
+    message += " (or -" + std::to_string(size - offset) + ") chips along axis '" +
+               torus.axis_names()[axis] +
+               "', but a TPU v5e chip routes a remote DMA only to a power-of-two offset from "
+               "itself (the Pallas distributed guide, docs/references.md §2). Send it in hops "
+               "of power-of-two offsets, or set allow_nonphysical: true in the topology to "
+               "study a hypothetical machine.";
+    throw Error(ErrorKind::kKernelMisuse, message);
+  }
+}
 
 void DmaDispatcher::Check(const DmaRequest& request) {
   const ChipId issuer = id_;
@@ -75,6 +106,8 @@ void DmaDispatcher::Check(const DmaRequest& request) {
   };
   check_dma_semaphore(request.recv_semaphore, request.destination.buffer.chip, "receive");
   if (request.has_send_semaphore) check_dma_semaphore(request.send_semaphore, issuer, "send");
+  if (power_of_two_offsets_ && !request.xla_collective && request.destination.buffer.chip != issuer)
+    CheckPowerOfTwoOffset(request);
 }
 
 void DmaDispatcher::Start(const DmaRequest& request) {

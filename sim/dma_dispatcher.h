@@ -50,6 +50,8 @@ class DmaDispatcher {
 
  private:
   void Check(const DmaRequest& request);
+  // v5e routes a Pallas kernel's remote DMA only to a power-of-two offset (docs/model.md).
+  void CheckPowerOfTwoOffset(const DmaRequest& request) const;
   void Admit();
   void Begin(Transfer& t, int channel);
   // What a chunk does touches only the transfer, its path and the slice (the calendar
@@ -86,6 +88,7 @@ class DmaDispatcher {
   uint64_t chunk_bytes_;
   Picoseconds issue_latency_;
   uint32_t channels_;             // at most 64 (the topology's range)
+  bool power_of_two_offsets_;     // a physical v5e: CheckPowerOfTwoOffset applies
   uint64_t busy_ = 0;             // a bit per channel
   std::vector<Transfer*> queue_;  // waiting for a channel, from queue_head_ on
   size_t queue_head_ = 0;

@@ -1,7 +1,8 @@
-# Writes a C++ file that maps each preset's name (file name without .textproto) to its text.
+# Writes a C++ file that maps each generation's file name (without .textproto) to its text;
+# topologies/generations.cc makes the presets of them.
 file(GLOB files ${DIR}/*.textproto)
 list(SORT files)
-set(body "#include <map>\n#include <string>\nnamespace tpusim::topologies {\nconst std::map<std::string, std::string>& EmbeddedPresets() {\n  static const std::map<std::string, std::string> presets = {\n")
+set(body "#include <map>\n#include <string>\nnamespace tpusim::topologies {\nconst std::map<std::string, std::string>& EmbeddedGenerations() {\n  static const std::map<std::string, std::string> presets = {\n")
 foreach(f ${files})
   get_filename_component(name ${f} NAME_WE)
   file(READ ${f} text)

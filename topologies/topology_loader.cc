@@ -1,6 +1,7 @@
 #include "topologies/topology_loader.h"
 #include "base/param.h"
 #include "base/text.h"
+#include "topologies/generations.h"
 
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
@@ -14,8 +15,6 @@
 #include <type_traits>
 
 namespace tpusim::topologies {
-
-const std::map<std::string, std::string>& EmbeddedPresets();  // generated at build time
 
 namespace {
 
@@ -318,6 +317,7 @@ void ValidateTopology(config::Topology& topology, const std::string& source) {
              std::to_string(dims) + " axes; give one per axis");
   }
   ValidateOverrides(source, topology);
+  CheckGenerationRules(topology, source);
   if (!topology.has_name()) topology.set_name(std::filesystem::path(source).stem().string());
 }
 
@@ -334,27 +334,8 @@ config::Topology ParseTopology(const std::string& text, const std::string& sourc
   return topology;
 }
 
-std::vector<std::string> PresetNames() {
-  std::vector<std::string> names;
-  for (const auto& [name, text] : EmbeddedPresets())
-    names.push_back(name);
-  return names;
-}
-
-const std::string& PresetText(const std::string& name) {
-  auto it = EmbeddedPresets().find(name);
-  if (it == EmbeddedPresets().end()) {
-    std::string known;
-    for (const auto& n : PresetNames())
-      base::AppendListItem(known, ", ", n);
-    throw TopologyError("unknown topology '" + name + "': it is neither a preset (" + known +
-                        ") nor a readable file");
-  }
-  return it->second;
-}
-
 config::Topology LoadTopology(const std::string& name_or_path) {
-  if (EmbeddedPresets().count(name_or_path)) {
+  if (IsPreset(name_or_path)) {
     return ParseTopology(PresetText(name_or_path), "preset " + name_or_path);
   }
   std::error_code error;

@@ -37,11 +37,14 @@ config::Topology LoadTopology(const std::string& name_or_path);
 // Parses and validates `text`; `source` names it in error messages.
 config::Topology ParseTopology(const std::string& text, const std::string& source);
 
-// Checks every field, fills the defaults (axis names x, y, z; no wraparound) in place.
+// Checks every field, fills the defaults (axis names x, y, z; no wraparound) in place, and
+// holds a slice of a known generation to its rules (CheckGenerationRules).
 void ValidateTopology(config::Topology& topology, const std::string& source);
 
+// The presets (topologies/generations.h): each generation's file with one of its shapes.
 std::vector<std::string> PresetNames();
 const std::string& PresetText(const std::string& name);  // throws TopologyError if unknown
+bool IsPreset(const std::string& name);
 
 uint64_t ChipCount(const config::Topology& topology);
 

@@ -154,6 +154,7 @@ CallInstance::CallInstance(const Mesh& mesh, PallasCall call, const std::vector<
   };
   layout_.mesh = &mesh;
   layout_.call_name = call_.name;
+  layout_.xla_collective = call_.xla_collective;
   layout_.config = &config;
   auto add_slot = [&](const std::string& name, const Shape& shape, DType dtype, MemorySpace space,
                       SemaphoreType type = SemaphoreType::kDma) {

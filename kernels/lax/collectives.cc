@@ -292,6 +292,7 @@ PallasCall MakeCall(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDty
   }
   call.kernel = Annotated(std::move(call.kernel), plan);
   call.name = Describe(c);
+  call.xla_collective = true;
   // One collective_id per collective and set of groups: concurrent async collectives that
   // synchronise different groups never share a barrier semaphore (ids from 1000 up, clear
   // of the small ids hand-written kernels use). Replica groups are told apart by a hash of

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/test_support.h"
+#include "topologies/topology_loader.h"
 
 namespace tpusim {
 namespace {
@@ -47,6 +48,23 @@ TEST(Cli, TopologiesListsThePresets) {
   EXPECT_THAT(r.out, HasSubstr("x=yes y=yes"));
   EXPECT_THAT(r.out, HasSubstr("v5e-4x4"));
   EXPECT_THAT(r.out, HasSubstr("x=no y=no"));
+  // The full pods (docs/references.md §2).
+  EXPECT_THAT(r.out, HasSubstr("v5p-16x20x28   8960"));
+  EXPECT_THAT(r.out, HasSubstr("tpu7x-16x24x24 9216"));
+}
+
+// A preset as a file to copy and edit: it loads as it is, and gives the mesh its rules give.
+TEST(Cli, TopologiesTextPrintsAPresetAsAFile) {
+  const auto r = RunTpusim("topologies --text v5p-16x20x28");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("name: \"v5p-16x20x28\""));
+  EXPECT_THAT(r.out, HasSubstr("generation: V5P"));
+  EXPECT_THAT(r.out, HasSubstr("shape: [16, 20, 28]"));
+  EXPECT_THAT(r.out, HasSubstr("wraparound: [true, true, true]"));
+  EXPECT_EQ(topologies::ChipCount(topologies::ParseTopology(r.out, "printed")), 8960u);
+  const auto bad = RunTpusim("topologies --text v5e-9x9");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("--text v5e-9x9 names no preset; `tpusim topologies` lists them."));
 }
 
 struct BadArgs {

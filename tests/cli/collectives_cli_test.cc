@@ -8,9 +8,9 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "tests/support/test_support.h"
+#include "topologies/topology_loader.h"
 
 namespace tpusim {
 namespace {
@@ -73,10 +73,7 @@ TEST(CollectivesCli, AnUnknownAlgorithmIsRefusedWithTheNames) {
 TEST(CollectivesCli, RecursiveDoublingOnAGroupOfThreeFailsTheRunNamingTheFix) {
   const std::string topology = testing::TempPath("line3.textproto");
   {
-    std::ifstream preset(std::string(TPUSIM_SOURCE_DIR) + "/topologies/v5e-2x4.textproto");
-    std::stringstream text;
-    text << preset.rdbuf();
-    std::string t = text.str();
+    std::string t = topologies::PresetText("v5e-2x4");
     t.replace(t.find("shape: [2, 4]"), 13, "shape: [3]");
     t.replace(t.find("wraparound: [false, false]"), 26, "wraparound: [false]");
     std::ofstream(topology) << t;

@@ -1,6 +1,6 @@
 // Layer 3 for compute: simulated matmul times against published v5e measurements, each
 // within the tolerance written beside it. The cases and their sources are the calibration
-// table of docs/time-model.md; the chip's cost fields (topologies/v5e-*.textproto) are
+// table of docs/time-model.md; the chip's cost fields (topologies/v5e.textproto) are
 // calibrated on them, so these tests say the calibration still holds.
 
 #include <gtest/gtest.h>

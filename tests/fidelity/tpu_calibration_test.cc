@@ -1,7 +1,7 @@
 // Layer 3 against real TPUs: every row of docs/time-model.md's calibration table, simulated
 // as the measurement ran, within ±10% of the measured time, and each group's mean error
-// within ±5%. The presets' calibrated fields (topologies/tpu7x-*.textproto,
-// topologies/v5e-*.textproto) were fitted once on these rows, for all of them together;
+// within ±5%. The presets' calibrated fields (topologies/tpu7x.textproto,
+// topologies/v5e.textproto) were fitted once on these rows, for all of them together;
 // these tests say the fit still holds. Each test prints its rows (case, measured, tpusim,
 // error), which is how the table in the doc is written.
 //

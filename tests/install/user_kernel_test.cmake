@@ -25,7 +25,7 @@ endfunction()
 
 step("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 foreach(installed bin/tpusim include/tpusim/dsl/shard_map.h include/tpusim/kernels/registry.h
-        include/tpusim/topologies/topology.pb.h share/tpusim/topologies/v5e-4x4.textproto
+        include/tpusim/topologies/topology.pb.h share/tpusim/topologies/v5e.textproto
         share/tpusim/topologies/topology.proto include/tpusim/programs/host_reference.h
         share/tpusim/perfetto_trace.proto)
   if(NOT EXISTS ${prefix}/${installed})

@@ -27,7 +27,8 @@
 namespace tpusim::testing {
 
 // A v5e chip on the given mesh, without the fixed per-DMA, per-signal and per-launch costs
-// (a test of one sets it); `tweak` may change any field before validation.
+// (a test of one sets it), marked allow_nonphysical (any shape may wrap, DMAs may go to any
+// offset); `tweak` may change any field before validation.
 config::Topology MakeTopology(const std::vector<int>& shape, const std::vector<bool>& wraparound,
                               const std::function<void(config::Topology&)>& tweak = {});
 // One v5e chip: a mesh of one device on axis 'x'.

@@ -131,7 +131,7 @@ TEST(Topology, ChunkSizeOfZeroIsRejected) {
 TEST(Topology, CustomAxisNamesAndPathsWork) {
   const std::string path = tpusim::testing::TempPath("ring.textproto");
   std::ofstream(path) << Replace(
-      PresetWith("shape: [2, 2]", "shape: [8]\n  axis_names: [\"ring\"]"),
+      PresetWith("shape: [2, 2]", "shape: [16]\n  axis_names: [\"ring\"]"),
       "wraparound: [false, false]", "wraparound: [true]");
   const auto t = LoadTopology(path);
   EXPECT_EQ(t.mesh().axis_names(0), "ring");
@@ -214,11 +214,13 @@ TEST(TopologyOverrides, ALinkMustExist) {
                           "shape: [2, 1]"),
             "topology o.textproto: field 'link_override[0]' names the y+ link of chip (0, 0), "
             "which does not exist: axis 'y' has one chip");
-  // With wraparound the edge chip has the link back to the start.
-  EXPECT_NO_THROW(ParseTopology(
-      Replace(PresetText("v5e-2x2"), "wraparound: [false, false]", "wraparound: [true, false]") +
-          R"(link_override { chip: [1, 0] direction: "x+" latency_ns: 1 })",
-      "wrap.textproto"));
+  // With wraparound the edge chip has the link back to the start (a hypothetical 2-chip ring).
+  EXPECT_NO_THROW(
+      ParseTopology("allow_nonphysical: true\n" +
+                        Replace(PresetText("v5e-2x2"), "wraparound: [false, false]",
+                                "wraparound: [true, false]") +
+                        R"(link_override { chip: [1, 0] direction: "x+" latency_ns: 1 })",
+                    "wrap.textproto"));
 }
 
 TEST(TopologyOverrides, ADirectionIsAMeshAxisAndASign) {

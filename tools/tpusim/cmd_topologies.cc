@@ -1,4 +1,5 @@
-// tpusim topologies: the presets, with chip count, shape and wraparound.
+// tpusim topologies: the presets, with chip count, shape and wraparound; --text NAME prints
+// one preset's file, to copy and edit.
 
 #include <boost/program_options.hpp>
 #include <cstdio>
@@ -14,9 +15,19 @@ int RunTopologies(int argc, char** argv) {
   namespace po = boost::program_options;
   po::options_description options(
       "tpusim topologies: list the slice presets (usable as --topology NAME)");
+  options.add_options()("text", po::value<std::string>()->value_name("NAME"),
+                        "print preset NAME as a .textproto file, to copy and edit");
   std::vector<std::string> operands;
   po::variables_map vm;
   if (!ParseCommandLine("topologies", argc, argv, options, 0, operands, vm)) return 0;
+  if (vm.count("text")) {
+    const std::string name = vm["text"].as<std::string>();
+    if (!topologies::IsPreset(name))
+      throw UsageError("topologies",
+                       "--text " + name + " names no preset; `tpusim topologies` lists them.");
+    std::cout << topologies::PresetText(name);
+    return 0;
+  }
   std::printf("%-14s %-7s %-10s %-10s %-22s %s\n", "preset", "chips", "shape", "axes", "wraparound",
               "chip");
   for (const auto& name : topologies::PresetNames()) {
