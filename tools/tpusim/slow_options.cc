@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include "dsl/mesh.h"
 #include "tools/tpusim/cli.h"
 #include "topologies/topology_loader.h"
 
@@ -104,7 +105,7 @@ uint32_t ChipIndex(const std::string& command, const std::string& flag, const Sl
     message += " coordinates, or one chip index.";
     throw UsageError(command, message);
   }
-  uint32_t index = 0;
+  base::Coords coords;
   for (int axis = 0; axis < mesh.shape_size(); ++axis) {
     const uint32_t at = pair.chip[static_cast<size_t>(axis)];
     if (at >= mesh.shape(axis)) {
@@ -115,18 +116,9 @@ uint32_t ChipIndex(const std::string& command, const std::string& flag, const Sl
       message += ".";
       throw UsageError(command, message);
     }
-    index = index * mesh.shape(axis) + at;
+    coords.push_back(static_cast<int>(at));
   }
-  return index;
-}
-
-std::vector<int> CoordsOf(uint32_t index, const config::MeshConfig& mesh) {
-  std::vector<int> coords(static_cast<size_t>(mesh.shape_size()));
-  for (int axis = mesh.shape_size() - 1; axis >= 0; --axis) {
-    coords[static_cast<size_t>(axis)] = static_cast<int>(index % mesh.shape(axis));
-    index /= mesh.shape(axis);
-  }
-  return coords;
+  return static_cast<uint32_t>(dsl::Mesh(topology).DeviceAt(coords));
 }
 
 bool GoodFactor(double factor) {
@@ -194,7 +186,8 @@ std::vector<base::LinkSlowdown> ParseSlowLinks(const std::string& command, const
                                     ChipText(pair.chip) + "; " + topologies::DirectionHint(mesh) +
                                     ".");
     }
-    const std::string missing = topologies::MissingLink(mesh, CoordsOf(chip, mesh), pair.direction);
+    const std::string missing = topologies::MissingLink(
+        mesh, dsl::Mesh(*topology).CoordsOf(static_cast<int>(chip)), pair.direction);
     if (!missing.empty()) {
       throw UsageError(command, "--slow-link names " + link + ", which does not exist: " + missing +
                                     "; name a link the slice has.");
