@@ -1,5 +1,6 @@
 #include "base/core_port.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace tpusim::base {
@@ -9,8 +10,16 @@ void Uninitialized::Fill(uint64_t offset, uint64_t size, uint8_t* out) const {
     std::memset(out, 0, size);
     return;
   }
-  for (uint64_t i = 0; i < size; ++i)
+  // One period byte by byte, then doubling copies: a functional run fills every output
+  // buffer it materialises, gigabytes at pod scale.
+  const uint64_t head = std::min<uint64_t>(size, element_bytes);
+  for (uint64_t i = 0; i < head; ++i)
     out[i] = static_cast<uint8_t>(pattern >> (8 * ((offset + i) % element_bytes)));
+  for (uint64_t done = head; done < size;) {
+    const uint64_t copy = std::min(done, size - done);
+    std::memcpy(out + done, out, copy);
+    done += copy;
+  }
 }
 
 const char* MemorySpaceName(MemorySpace space) {

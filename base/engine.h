@@ -78,6 +78,10 @@ class Engine {
   virtual uint64_t BufferSize(BufferHandle buffer) const = 0;
   virtual void WriteHost(BufferHandle buffer, const void* data, uint64_t size) = 0;
   virtual std::vector<uint8_t> ReadHost(BufferHandle buffer) const = 0;
+  // ReadHost without the copy, for results read once after the run: the buffer's bytes move
+  // out, and the buffer reads as never written from then on. A functional run at pod scale
+  // would otherwise hold every output twice.
+  virtual std::vector<uint8_t> TakeHost(BufferHandle buffer) = 0;
 
   virtual SemaphoreHandle AddSemaphore(ChipId chip, SemaphoreKind kind,
                                        const std::string& name) = 0;

@@ -150,7 +150,7 @@ Array Array::Random(Shape shape, DType dtype, uint64_t seed) {
 
 Array Array::Iota(Shape shape, DType dtype) {
   Array a(std::move(shape), dtype);
-  for (int64_t i = 0; i < a.size(); ++i)
+  for (int64_t i = 0, elements = a.size(); i < elements; ++i)
     a.SetFlat(i, static_cast<double>(i));
   return a;
 }
@@ -292,7 +292,7 @@ Comparison CompareClose(const Array& actual, const Array& expected, double rtol,
   }
   if (rtol == 0 && atol == 0 && actual.bytes() == expected.bytes()) return c;
   int64_t mismatches = 0;
-  for (int64_t i = 0; i < actual.size(); ++i) {
+  for (int64_t i = 0, elements = actual.size(); i < elements; ++i) {
     const double a = actual.GetFlat(i), e = expected.GetFlat(i);
     const bool ok = rtol == 0 && atol == 0
                         ? std::memcmp(actual.data() + i * SizeOf(actual.dtype()),

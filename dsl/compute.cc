@@ -122,7 +122,7 @@ void Kernel::ElementwiseOp(Elementwise op, const Ref& out, const Ref& a, const R
     // partial sum above 2^24 would round.
     const Array x = Read(*this, a, name), y = Read(*this, b, name);
     result = Array(out.shape(), out.dtype());
-    for (int64_t i = 0; i < result.size(); ++i) {
+    for (int64_t i = 0, elements = result.size(); i < elements; ++i) {
       const int64_t u = static_cast<int64_t>(x.GetFlat(i)), v = static_cast<int64_t>(y.GetFlat(i));
       int64_t z = 0;
       switch (op) {
@@ -196,7 +196,7 @@ void Kernel::cast(const Ref& out, const Ref& in) {
     const Array value = Read(*this, in, "cast");
     if (IsInteger(in.dtype()) && IsInteger(out.dtype())) {
       // Through double, which holds every int32 exactly; f32 would round above 2^24.
-      for (int64_t i = 0; i < value.size(); ++i)
+      for (int64_t i = 0, elements = value.size(); i < elements; ++i)
         result.SetFlat(i, value.GetFlat(i));
     } else {
       FromHostMatrix(ToMatrix(value), result);
@@ -225,7 +225,7 @@ void Kernel::fill(const Ref& out, double value) {
   Array result;
   if (port_.functional()) {
     result = Array(out.shape(), out.dtype());
-    for (int64_t i = 0; i < result.size(); ++i)
+    for (int64_t i = 0, elements = result.size(); i < elements; ++i)
       result.SetFlat(i, value);
   }
   port_.Execute(VectorWork(out, out.dtype()), "fill");

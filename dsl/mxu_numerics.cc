@@ -4,6 +4,8 @@
 #include <cstring>
 #include <vector>
 
+#include "dsl/matmul_memo.h"
+
 namespace tpusim::dsl {
 
 namespace {
@@ -14,7 +16,7 @@ using IntMatrix = Eigen::Matrix<uint64_t, Eigen::Dynamic, Eigen::Dynamic, Eigen:
 
 IntMatrix ToIntMatrix(const Array& a, int64_t rows, int64_t cols) {
   IntMatrix m(rows, cols);
-  for (int64_t i = 0; i < a.size(); ++i)
+  for (int64_t i = 0, elements = a.size(); i < elements; ++i)
     m.data()[i] = static_cast<uint64_t>(static_cast<int64_t>(a.GetFlat(i)));
   return m;
 }
@@ -34,6 +36,9 @@ std::vector<Matrix> SplitBf16(const Matrix& x, int count) {
   }
   return pieces;
 }
+
+Array Product(const Array& a, const Array& b, DType operands, Precision precision, DType result,
+              const Array* accumulator);
 
 Matrix FloatProduct(const Matrix& a, const Matrix& b, DType operands, Precision precision) {
   if (operands == DType::kBF16) return a * b;  // already bf16-valued: one exact pass
@@ -63,10 +68,10 @@ HostMatrix ToHostMatrix(const Array& a, int64_t rows, int64_t cols) {
     std::memcpy(m.data(), a.data(), a.nbytes());
   } else if (a.dtype() == DType::kBF16) {
     const auto* p = reinterpret_cast<const bf16*>(a.data());
-    for (int64_t i = 0; i < a.size(); ++i)
+    for (int64_t i = 0, elements = a.size(); i < elements; ++i)
       m.data()[i] = static_cast<float>(p[i]);
   } else {
-    for (int64_t i = 0; i < a.size(); ++i)
+    for (int64_t i = 0, elements = a.size(); i < elements; ++i)
       m.data()[i] = static_cast<float>(a.GetFlat(i));
   }
   return m;
@@ -77,10 +82,10 @@ void FromHostMatrix(const HostMatrix& m, Array& out) {
     std::memcpy(out.data(), m.data(), out.nbytes());
   } else if (out.dtype() == DType::kBF16) {
     auto* p = reinterpret_cast<bf16*>(out.data());
-    for (int64_t i = 0; i < out.size(); ++i)
+    for (int64_t i = 0, elements = out.size(); i < elements; ++i)
       p[i] = bf16(m.data()[i]);
   } else {
-    for (int64_t i = 0; i < out.size(); ++i)
+    for (int64_t i = 0, elements = out.size(); i < elements; ++i)
       out.SetFlat(i, m.data()[i]);
   }
 }
@@ -88,11 +93,26 @@ void FromHostMatrix(const HostMatrix& m, Array& out) {
 Array MxuMatmul(const Array& a, const Array& b, DType operands, Precision precision, DType result,
                 const Array* accumulator) {
   const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
+  const bool memoized = m * k * n >= MatmulMemo::kMinMultiplyAdds;
+  const MatmulMemo::Key key{operands, precision, result};
+  if (memoized) {
+    if (const Array* known = ThreadMatmulMemo().Find(a, b, accumulator, key)) return *known;
+  }
+  Array out = Product(a, b, operands, precision, result, accumulator);
+  if (memoized) ThreadMatmulMemo().Keep(a, b, accumulator, key, out);
+  return out;
+}
+
+namespace {
+
+Array Product(const Array& a, const Array& b, DType operands, Precision precision, DType result,
+              const Array* accumulator) {
+  const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
   Array out({m, n}, result);
   if (operands == DType::kInt8 || operands == DType::kInt32) {
     IntMatrix product = ToIntMatrix(a, m, k) * ToIntMatrix(b, k, n);
     if (accumulator) product += ToIntMatrix(*accumulator, m, n);
-    for (int64_t i = 0; i < out.size(); ++i)
+    for (int64_t i = 0, elements = out.size(); i < elements; ++i)
       out.SetFlat(i, static_cast<int32_t>(static_cast<uint32_t>(product.data()[i])));
     return out;
   }
@@ -101,5 +121,7 @@ Array MxuMatmul(const Array& a, const Array& b, DType operands, Precision precis
   FromHostMatrix(product, out);
   return out;
 }
+
+}  // namespace
 
 }  // namespace tpusim::dsl

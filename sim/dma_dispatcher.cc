@@ -341,8 +341,10 @@ void DmaDispatcher::Departed(Transfer& t) {
     races->DmaSent(t.race_id, t.request.has_send_semaphore ? &t.request.send_semaphore : nullptr);
   // The payload leaves with its last chunk; the sender may reuse the source after wait_send.
   if (slice_.functional()) {
-    t.staging.resize(t.bytes);
-    if (t.bytes > 0) MoveBytes(t.request.source, t.source_base, t.staging.data(), false);
+    if (t.bytes > 0) {
+      t.staging = std::make_unique_for_overwrite<uint8_t[]>(t.bytes);
+      MoveBytes(t.request.source, t.source_base, t.staging.get(), false);
+    }
   }
   if (slice_.traced())
     slice_.trace().End(chip_.tracks().dma_channels[t.channel], EventQueue::Now());
@@ -362,8 +364,8 @@ void DmaDispatcher::OnLanded(SliceState& slice, Transfer& t, uint64_t bytes) {
 void DmaDispatcher::Landed(Transfer& t, uint64_t bytes) {
   ledger_.Landed(t);
   if (slice_.functional()) {
-    if (t.bytes > 0) MoveBytes(t.request.destination, t.destination_base, t.staging.data(), true);
-    std::vector<uint8_t>().swap(t.staging);
+    if (t.bytes > 0) MoveBytes(t.request.destination, t.destination_base, t.staging.get(), true);
+    t.staging.reset();
   }
   const ChipId destination = t.request.destination.buffer.chip;
   if (slice_.traced()) {

@@ -47,7 +47,8 @@ struct Transfer {
   Picoseconds notify = 0;         // after a chunk lands, until its receive semaphore counts it
   int hops = 0;                   // links on the route
   DmaRequest request;
-  std::vector<uint8_t> staging;
+  // The payload between departure and landing; never zeroed, as the source fills it whole.
+  std::unique_ptr<uint8_t[]> staging;
   bool landed_all = false;  // DmaLedger::Landed has run: no event of it is left
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "base/errors.h"
 #include "sim/byte_box.h"
@@ -63,8 +64,9 @@ void Memory::Free(uint32_t index) {
 
 std::vector<uint8_t>& Memory::Materialize(Buffer& buffer) {
   if (buffer.bytes.size() != buffer.size) {
-    buffer.bytes.resize(buffer.size);
-    buffer.fill.Fill(0, buffer.size, buffer.bytes.data());
+    buffer.bytes.resize(buffer.size);  // zeros: a zero pattern needs no second pass
+    if (buffer.fill.pattern != 0 && buffer.fill.element_bytes != 0)
+      buffer.fill.Fill(0, buffer.size, buffer.bytes.data());
   }
   return buffer.bytes;
 }
@@ -104,6 +106,12 @@ std::vector<uint8_t> Memory::ReadAll(uint32_t index) const {
   std::vector<uint8_t> unwritten(buffer.size);
   buffer.fill.Fill(0, buffer.size, unwritten.data());
   return unwritten;
+}
+
+std::vector<uint8_t> Memory::TakeAll(uint32_t index) {
+  Buffer& buffer = buffers_[index];
+  if (buffer.bytes.empty()) return ReadAll(index);
+  return std::exchange(buffer.bytes, {});
 }
 
 uint64_t Memory::Address(uint32_t index, uint64_t offset) const {

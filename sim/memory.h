@@ -71,6 +71,8 @@ class Memory : public sc_core::sc_module,
   void Scatter(uint32_t index, const ByteBox& box, const uint8_t* in);
   void WriteAll(uint32_t index, const void* data, uint64_t size);
   std::vector<uint8_t> ReadAll(uint32_t index) const;
+  // ReadAll that moves the bytes out: the buffer reads as never written afterwards.
+  std::vector<uint8_t> TakeAll(uint32_t index);
 
   // tlm_fw_transport_if: b_transport books the port for a chunk (TLM_IGNORE_COMMAND: the
   // bytes move by DMI) or moves a contiguous READ/WRITE and books the port for it.

@@ -82,6 +82,10 @@ std::vector<uint8_t> Slice::ReadHost(BufferHandle buffer) {
   return state_.memory(buffer).ReadAll(buffer.index);
 }
 
+std::vector<uint8_t> Slice::TakeHost(BufferHandle buffer) {
+  return state_.memory(buffer).TakeAll(buffer.index);
+}
+
 SemaphoreHandle Slice::AddSemaphore(ChipId chip, SemaphoreKind kind, const std::string& name) {
   return chips_[chip]->AddSemaphore(kind, name);
 }

@@ -42,6 +42,7 @@ class Slice : public sc_core::sc_module, public Described {
   uint64_t BufferSize(BufferHandle buffer);
   void WriteHost(BufferHandle buffer, const void* data, uint64_t size);
   std::vector<uint8_t> ReadHost(BufferHandle buffer);
+  std::vector<uint8_t> TakeHost(BufferHandle buffer);
   SemaphoreHandle AddSemaphore(ChipId chip, SemaphoreKind kind, const std::string& name);
   // May be called once per Slice; `name` names each core's top-level slice.
   RunOutcome Run(const Engine::CoreProgram& program, const std::string& name = "kernel");

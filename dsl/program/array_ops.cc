@@ -16,17 +16,40 @@ namespace tpusim::dsl {
 
 namespace {
 
+// f32 and bf16, the dtypes of almost every program, convert without a call per element.
 Eigen::ArrayXd ToEigen(const Array& a) {
-  Eigen::ArrayXd v(a.size());
-  for (int64_t i = 0; i < a.size(); ++i)
-    v[i] = a.GetFlat(i);
+  const int64_t elements = a.size();
+  Eigen::ArrayXd v(elements);
+  if (a.dtype() == DType::kF32) {
+    const auto* p = reinterpret_cast<const float*>(a.data());
+    for (int64_t i = 0; i < elements; ++i)
+      v[i] = p[i];
+  } else if (a.dtype() == DType::kBF16) {
+    const auto* p = reinterpret_cast<const bf16*>(a.data());
+    for (int64_t i = 0; i < elements; ++i)
+      v[i] = static_cast<float>(p[i]);
+  } else {
+    for (int64_t i = 0; i < elements; ++i)
+      v[i] = a.GetFlat(i);
+  }
   return v;
 }
 
 Array FromEigen(const Eigen::ArrayXd& v, const Shape& shape, DType dtype) {
   Array out(shape, dtype);
-  for (int64_t i = 0; i < out.size(); ++i)
-    out.SetFlat(i, v[i]);
+  const int64_t elements = out.size();
+  if (dtype == DType::kF32) {
+    auto* p = reinterpret_cast<float*>(out.data());
+    for (int64_t i = 0; i < elements; ++i)
+      p[i] = static_cast<float>(v[i]);
+  } else if (dtype == DType::kBF16) {
+    auto* p = reinterpret_cast<bf16*>(out.data());
+    for (int64_t i = 0; i < elements; ++i)
+      p[i] = bf16(static_cast<float>(v[i]));
+  } else {
+    for (int64_t i = 0; i < elements; ++i)
+      out.SetFlat(i, v[i]);
+  }
   return out;
 }
 

@@ -153,6 +153,30 @@ TEST_F(MemoryTest, GrantsDmiToALiveBuffer) {
   EXPECT_EQ(hbm_.port().bytes_moved(), 0u) << "DMI is untimed";
 }
 
+TEST_F(MemoryTest, FillsAnUnwrittenBufferWithItsElementPattern) {
+  // A 4-byte pattern over a buffer whose size is not a multiple of it: every byte is the
+  // pattern's byte for its offset, also past the doubling copies' power-of-two boundaries.
+  const base::Uninitialized fill{0x7FC00001, 4};
+  const uint32_t buffer = hbm_.Allocate(4099, "nan", fill);
+  const std::vector<uint8_t> bytes = hbm_.ReadAll(buffer);
+  ASSERT_EQ(bytes.size(), 4099u);
+  for (uint64_t i = 0; i < bytes.size(); ++i)
+    ASSERT_EQ(bytes[i], static_cast<uint8_t>(fill.pattern >> (8 * (i % 4)))) << "byte " << i;
+  // From an offset inside an element, as a read at an unaligned offset asks for.
+  std::vector<uint8_t> tail(7);
+  fill.Fill(6, tail.size(), tail.data());
+  for (uint64_t i = 0; i < tail.size(); ++i)
+    EXPECT_EQ(tail[i], static_cast<uint8_t>(fill.pattern >> (8 * ((6 + i) % 4)))) << i;
+}
+
+TEST_F(MemoryTest, TakeAllMovesTheBytesOutAndLeavesTheBufferUnwritten) {
+  const uint32_t buffer = hbm_.Allocate(64, "result", base::Uninitialized{0xAB, 1});
+  std::vector<uint8_t> written(64, 5);
+  hbm_.WriteAll(buffer, written.data(), written.size());
+  EXPECT_EQ(hbm_.TakeAll(buffer), written);
+  EXPECT_EQ(hbm_.ReadAll(buffer), std::vector<uint8_t>(64, 0xAB));
+}
+
 TEST_F(MemoryTest, RefusesDmiToFreedOrUnknownAddresses) {
   const uint32_t freed = hbm_.Allocate(100, "freed");
   const uint32_t live = hbm_.Allocate(100, "live");
