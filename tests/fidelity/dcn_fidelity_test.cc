@@ -20,8 +20,8 @@ struct Timed {
   base::RunStats stats;
 };
 
-Timed Run(const config::Topology& topology, const std::string& kernel, const std::string& axis,
-          uint64_t bytes) {
+Timed RunOn(const config::Topology& topology, const std::string& kernel, const std::string& axis,
+            uint64_t bytes) {
   const Mesh mesh(topology);
   const kernels::KernelInfo* info = kernels::Registry::Get().Find(kernel);
   EXPECT_NE(info, nullptr) << kernel;
@@ -49,7 +49,7 @@ TEST(DcnFidelity, AllReduceOverTwoSlicesIsBoundByTheHostNics) {
   const double v = 16.0 * (1 << 20);
   const double x = 2;
   const double bound = 2 * (x - 1) / x * v * per_host / nic;
-  const Timed t = Run(topology, "all_reduce_ring", "slice", static_cast<uint64_t>(v));
+  const Timed t = RunOn(topology, "all_reduce_ring", "slice", static_cast<uint64_t>(v));
   EXPECT_GE(t.seconds, bound);
   EXPECT_LE(t.seconds, 1.05 * bound) << "bound " << bound;
   // Every NIC port moved the chips' bytes, and no ICI link carried any.
@@ -66,8 +66,8 @@ TEST(DcnFidelity, AnIciAxisOfAMultiSliceTopologyRunsAsOnOneSlice) {
   const auto one = topologies::LoadTopology("v5e-4x4");
   const auto two = topologies::WithSlices(one, 2, "v5e-4x4");
   const uint64_t v = 4 << 20;
-  const Timed single = Run(one, "all_reduce_ring", "x", v);
-  const Timed sliced = Run(two, "all_reduce_ring", "x", v);
+  const Timed single = RunOn(one, "all_reduce_ring", "x", v);
+  const Timed sliced = RunOn(two, "all_reduce_ring", "x", v);
   EXPECT_EQ(sliced.seconds, single.seconds);
   for (const auto& port : sliced.stats.nics)
     EXPECT_EQ(port.bytes, 0u) << port.name;

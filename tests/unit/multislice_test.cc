@@ -119,7 +119,7 @@ namespace tpusim::sim {
 namespace {
 
 TEST(MultisliceTorus, EachChipHasOneDcnLinkToEveryOtherSliceAndNoIciAlongTheSliceAxis) {
-  Torus t({3, 4}, {"slice", "x"}, {false, true}, /*slices_over_dcn=*/true);
+  Torus t(DeviceGrid({3, 4}, {"slice", "x"}), {false, true}, /*slices_over_dcn=*/true);
   for (ChipId chip = 0; chip < t.chips(); ++chip) {
     int dcn = 0;
     for (LinkId link : t.LinksFrom(chip))
@@ -133,7 +133,7 @@ TEST(MultisliceTorus, EachChipHasOneDcnLinkToEveryOtherSliceAndNoIciAlongTheSlic
 }
 
 TEST(MultisliceTorus, ARouteToAnotherSliceCrossesTheDcnFirstThenIci) {
-  Torus t({3, 4}, {"slice", "x"}, {false, true}, /*slices_over_dcn=*/true);
+  Torus t(DeviceGrid({3, 4}, {"slice", "x"}), {false, true}, /*slices_over_dcn=*/true);
   const ChipId from = t.ChipAt({0, 0});
   const ChipId to = t.ChipAt({2, 1});
   const auto route = t.Route(from, to);
