@@ -60,6 +60,18 @@ TEST(DcnFidelity, AllReduceOverTwoSlicesIsBoundByTheHostNics) {
     EXPECT_EQ(link.bytes, 0u) << link.name;
 }
 
+// The program layer's psum over the slice axis (kernels/lax) crosses the DCN too, and its
+// planner's algorithm meets the same NIC bound within the same 5%.
+TEST(DcnFidelity, LaxPsumOverTwoSlicesIsBoundByTheHostNics) {
+  const auto topology = topologies::WithSlices(topologies::LoadTopology("v5e-2x4"), 2, "v5e-2x4");
+  const double v = 16.0 * (1 << 20);
+  const double bound =
+      v * topology.dcn().chips_per_host() / topology.dcn().nic_bandwidth_bytes_per_s();
+  const Timed t = RunOn(topology, "lax/psum", "slice", static_cast<uint64_t>(v));
+  EXPECT_GE(t.seconds, bound);
+  EXPECT_LE(t.seconds, 1.05 * bound) << "bound " << bound;
+}
+
 // Within a slice nothing changes: the same all-reduce over the ICI axis of a 2-slice topology
 // takes as long as on one slice, and the NICs stay idle.
 TEST(DcnFidelity, AnIciAxisOfAMultiSliceTopologyRunsAsOnOneSlice) {
