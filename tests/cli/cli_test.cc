@@ -81,6 +81,10 @@ TEST(Cli, SlicesJoinCopiesOfThePresetOverTheDcn) {
   const auto bad = RunTpusim("run all_reduce_ring --topology v4-4x4x4 --slices 2 --axis slice");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_THAT(bad.err, HasSubstr("field 'dcn' is missing"));
+  const auto sweep = RunTpusim("sweep all_gather_ring --topology v5e-2x4 --slices 2 --axis x");
+  EXPECT_NE(sweep.exit_code, 0);
+  EXPECT_THAT(sweep.err, HasSubstr("--slices is not swept yet; give a topology file with "
+                                   "multislice { slices: N } instead"));
 }
 
 struct BadArgs {
