@@ -54,6 +54,18 @@ TEST(Multislice, WithSlicesNamesTheCountAndReplacesAnEarlierOne) {
   EXPECT_EQ(ChipCount(four), 64u);
 }
 
+TEST(Multislice, AnOverrideNamesAChipWithinASliceAndHoldsInEverySlice) {
+  const auto t = Load(
+      "multislice { slices: 2 }\n"
+      "chip_override { chip: [0, 1] hbm { bandwidth_bytes_per_s: 4.1e11 } }\n"
+      "link_override { chip: [0, 1] direction: \"y+\" latency_ns: 5000 }");
+  for (int slice : {0, 1}) {
+    EXPECT_DOUBLE_EQ(ChipAt(t, {slice, 0, 1}).hbm().bandwidth_bytes_per_s(), 4.1e11) << slice;
+    EXPECT_DOUBLE_EQ(ChipAt(t, {slice, 0, 2}).hbm().bandwidth_bytes_per_s(), 8.19e11) << slice;
+    EXPECT_DOUBLE_EQ(LinkAt(t, {slice, 0, 1}, "y+").latency_ns, 5000) << slice;
+  }
+}
+
 TEST(Multislice, ZeroSlicesIsAnError) {
   const std::string e = ErrorOf("multislice { slices: 0 }");
   EXPECT_THAT(e, HasSubstr("field 'multislice.slices' is 0, outside its range"));
