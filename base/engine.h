@@ -53,6 +53,8 @@ struct RunStats {
   std::vector<CoreStats> cores;
   std::vector<PortStats> links;
   std::vector<PortStats> memories;
+  // Multi-slice runs: each host's DCN NIC, its port out then its port in (sim/dcn.h).
+  std::vector<PortStats> nics;
   // Functional runs: buffers read before anything wrote them, so they read as NaN (or an
   // integer's largest value): "'acc f32[8,128]' in VMEM of chip 0 (x=0)".
   std::vector<std::string> unwritten_reads;

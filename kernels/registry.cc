@@ -279,6 +279,13 @@ AxisLinks LinksOf(const dsl::Mesh& mesh, const std::string& axis) {
   links.wraparound = topology.mesh().wraparound(a);
   links.link_bytes_per_s = topology.ici().link_bandwidth_bytes_per_s();
   links.hop_latency_s = topology.ici().hop_latency_ns() * 1e-9;
+  if (topology.has_multislice() && a == 0) {
+    // The slice axis crosses the DCN: each chip gets its share of its host's NIC
+    // (docs/model.md, "Multi-slice").
+    links.link_bytes_per_s =
+        topology.dcn().nic_bandwidth_bytes_per_s() / topology.dcn().chips_per_host();
+    links.hop_latency_s = topology.dcn().latency_ns() * 1e-9;
+  }
   return links;
 }
 

@@ -165,6 +165,8 @@ struct Registration {
 void LoadKernelLibrary(const std::string& path);
 
 // One-way link bandwidth, per-hop latency and wraparound of a mesh axis.
+// The ICI numbers of an axis, or for a multi-slice topology's slice axis a chip's share of its
+// host's DCN NIC and the DCN latency.
 struct AxisLinks {
   int size = 1;
   bool wraparound = false;

@@ -1,5 +1,6 @@
 #include "sim/chip.h"
 
+#include "sim/dcn.h"
 #include "sim/dma_engine.h"
 #include "sim/ici_link.h"
 #include "sim/memory.h"
@@ -31,8 +32,10 @@ ChipTracks Chip::MakeTracks(SliceState& slice, ChipId id, const config::ChipConf
   t.hbm = trace.AddTrack(t.chip, "HBM port", rank++);
   t.vmem = trace.AddTrack(t.chip, "VMEM port", rank++);
   t.smem = trace.AddTrack(t.chip, "SMEM port", rank++);
-  for (const LinkSetup& link : links)
+  for (const LinkSetup& link : links) {
+    if (link.nic_out) continue;  // its host's NIC has the track (sim/dcn.h)
     t.links.push_back(trace.AddTrack(t.chip, "ICI " + torus.link(link.id).name + " out", rank++));
+  }
   t.bytes_in_flight =
       trace.AddCounterTrack(t.chip, "DMA bytes in flight", traces::CounterUnit::kBytes, rank++);
   return t;
@@ -67,6 +70,10 @@ Chip::Chip(sc_core::sc_module_name name, SliceState& slice, DmaLedger& ledger, C
   dma_->socket.bind(router_->in);
   for (size_t i = 0; i < links.size(); ++i) {
     const Link& link = torus.link(links[i].id);
+    if (links[i].nic_out) {
+      AddDcnLink(links[i].id, *links[i].nic_out, *links[i].nic_in);
+      continue;
+    }
     auto& timing =
         slice.hot().Make<LinkTiming>(owner + " ICI " + link.name, links[i].bytes_per_second,
                                      links[i].latency, trace, tracks_.links[i]);
@@ -85,6 +92,15 @@ Chip::Chip(sc_core::sc_module_name name, SliceState& slice, DmaLedger& ledger, C
     UseMemoryTarget(space, *target.socket, model.name);
     memory_models_.push_back(std::move(target.module));
   }
+}
+
+void Chip::AddDcnLink(LinkId id, LinkTiming& out, LinkTiming& in) {
+  const Link& link = slice_.torus().link(id);
+  auto& booking = slice_.hot().Make<DcnHopTiming>(out, in);
+  links_.push_back(
+      std::make_unique<IciLink>(("dcn_" + link.name).c_str(), link, out,
+                                "chip_" + slice_.torus().grid().DescribeCoords(link.to), &booking));
+  router_->AttachLink(id, *links_.back());
 }
 
 Chip::~Chip() {

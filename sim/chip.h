@@ -26,6 +26,7 @@ namespace tpusim::sim {
 class DmaEngine;
 class DmaLedger;
 class IciLink;
+class LinkTiming;
 class Memory;
 class Router;
 class SliceState;
@@ -53,6 +54,9 @@ struct LinkSetup {
   LinkId id = 0;
   double bytes_per_second = 0;
   Picoseconds latency = 0;
+  // A DCN link (Torus::IsDcn): the NIC ports it books, its host's out and the other's in.
+  LinkTiming* nic_out = nullptr;
+  LinkTiming* nic_in = nullptr;
 };
 
 class Chip : public sc_core::sc_module, public Described {
@@ -88,6 +92,8 @@ class Chip : public sc_core::sc_module, public Described {
   void before_end_of_elaboration() override;
 
  private:
+  // A link to another slice, booked on the hosts' NICs (sim/dcn.h).
+  void AddDcnLink(LinkId id, LinkTiming& out, LinkTiming& in);
   static ChipTracks MakeTracks(SliceState& slice, ChipId id, const config::ChipConfig& config,
                                const std::vector<LinkSetup>& links);
 

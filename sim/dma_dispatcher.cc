@@ -33,7 +33,8 @@ void DmaDispatcher::CheckPowerOfTwoOffset(const DmaRequest& request) const {
   const ChipId to = request.destination.buffer.chip;
   const Coords from_at = torus.CoordsOf(id_);
   const Coords to_at = torus.CoordsOf(to);
-  for (int axis = 0; axis < torus.axes(); ++axis) {
+  // The slice axis of a multi-slice topology is the data-center network's, not ICI routing.
+  for (int axis = torus.slices_over_dcn() ? 1 : 0; axis < torus.axes(); ++axis) {
     const int size = torus.axis_size(axis);
     const int offset = ((to_at[axis] - from_at[axis]) % size + size) % size;
     if (offset == 0 || std::has_single_bit(static_cast<unsigned>(offset)) ||

@@ -5,8 +5,15 @@
 
 namespace tpusim::sim {
 
-IciLink::IciLink(sc_core::sc_module_name name, const Link& link, LinkTiming& timing, std::string to)
-    : sc_module(name), in("in"), out("out"), timing_(timing), link_(link), to_(std::move(to)) {
+IciLink::IciLink(sc_core::sc_module_name name, const Link& link, LinkTiming& timing, std::string to,
+                 ChunkTarget* booking)
+    : sc_module(name),
+      in("in"),
+      out("out"),
+      timing_(timing),
+      booking_(booking ? *booking : timing),
+      link_(link),
+      to_(std::move(to)) {
   in.bind(*this);
 }
 
@@ -16,7 +23,7 @@ void IciLink::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& d
     payload.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
     return;
   }
-  timing_.BookChunk(chunk->schedule, payload.get_data_length(), chunk->transfer, chunk->label);
+  booking_.BookChunk(chunk->schedule, payload.get_data_length(), chunk->transfer, chunk->label);
   // The next router reads the schedule, not the delay: it is left as it came.
   if (chunk->forward) {
     out->b_transport(payload, delay);

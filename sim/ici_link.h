@@ -30,8 +30,11 @@ class IciLink : public sc_core::sc_module,
                 public Described {
  public:
   // `timing` is the link's bandwidth, latency and calendar, kept by the slice
-  // (sim/port_timing.h); `to` names the chip it reaches.
-  IciLink(sc_core::sc_module_name name, const Link& link, LinkTiming& timing, std::string to);
+  // (sim/port_timing.h); `to` names the chip it reaches. A DCN link (sim/dcn.h) passes the
+  // host NIC it leaves by as `timing` and books chunks through `booking` (that NIC, then the
+  // receiving host's).
+  IciLink(sc_core::sc_module_name name, const Link& link, LinkTiming& timing, std::string to,
+          ChunkTarget* booking = nullptr);
 
   // From the router of the chip it leaves. Only the forward path crosses a link, so an export
   // of the transport interface stands in for a whole target socket (half the SystemC
@@ -41,6 +44,7 @@ class IciLink : public sc_core::sc_module,
   sc_core::sc_port<tlm::tlm_fw_transport_if<>> out;
 
   const Link& link() const { return link_; }
+  bool over_dcn() const { return link_.direction == 0; }  // as Torus::IsDcn
   Picoseconds latency() const { return timing_.latency; }
   BandwidthPort& port() { return timing_.port; }
   // Binds `out` to the router of the chip the link reaches.
@@ -50,12 +54,13 @@ class IciLink : public sc_core::sc_module,
   void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) override;
   bool get_direct_mem_ptr(tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi) override;
   unsigned int transport_dbg(tlm::tlm_generic_payload& payload) override;
-  ChunkTarget& chunk_timing() override { return timing_; }
+  ChunkTarget& chunk_timing() override { return booking_; }
 
   std::vector<Parameter> parameters() const override;
 
  private:
   LinkTiming& timing_;
+  ChunkTarget& booking_;  // timing_, but for a DCN link
   Router* next_ = nullptr;
   Link link_;
   std::string to_;  // the chip it reaches, for describe

@@ -15,6 +15,9 @@ Router::Router(sc_core::sc_module_name name, ChipId chip, const Torus& torus)
   if (!links.empty()) first_link_ = links.front();
   for (size_t i = 0; i < links.size(); ++i)
     assert(links[i] == first_link_ + i);
+  targets_.assign(kMemories + links.size(), nullptr);
+  direct_.assign(kMemories + links.size(), nullptr);
+  links_.assign(links.size(), nullptr);
   in.bind(*this);
   out.bind(*this);
 }

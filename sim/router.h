@@ -9,7 +9,6 @@
 // delay with when the chunk reaches the memory and records when the memory began and
 // finished, so any LT target can stand in for a memory.
 
-#include <array>
 #include <cstdint>
 #include <systemc>
 #include <tlm>
@@ -43,10 +42,11 @@ class Router : public sc_core::sc_module,
   Router(sc_core::sc_module_name name, ChipId chip, const Torus& torus);
 
  private:
-  // What every hop reads first, together: each chunk crosses several routers.
-  std::array<tlm::tlm_fw_transport_if<>*, kMemories + 6> targets_{};  // out's, once bound
-  std::array<ChunkTarget*, kMemories + 6> direct_{};  // targets_ that are the model's own
-  std::array<IciLink*, 6> links_{};                   // behind out[kMemories + i]
+  // What every hop reads first, together: each chunk crosses several routers. Sized for the
+  // chip's links: up to 6 ICI ones, then a multi-slice chip's DCN ones (Torus).
+  std::vector<tlm::tlm_fw_transport_if<>*> targets_;  // out's, once bound
+  std::vector<ChunkTarget*> direct_;                  // targets_ that are the model's own
+  std::vector<IciLink*> links_;                       // behind out[kMemories + i]
   ChipId chip_;
   LinkId first_link_ = 0;  // this chip's outgoing links have consecutive ids
   int link_count_ = 0;

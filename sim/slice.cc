@@ -6,6 +6,7 @@
 #include "sim/chip.h"
 #include "sim/compute_models.h"
 #include "sim/core_thread.h"
+#include "sim/dcn.h"
 #include "sim/ici_link.h"
 #include "sim/memory.h"
 #include "sim/memory_models.h"
@@ -36,9 +37,16 @@ Slice::Slice(sc_core::sc_module_name name, const config::Topology& topology, Eng
     }
     ComputeModels::Build(c, torus.Describe(id));
   }
+  if (torus.slices_over_dcn()) dcn_ = std::make_unique<Dcn>(state_, topology);
   for (ChipId id = 0; id < torus.chips(); ++id) {
     std::vector<LinkSetup> links;
     for (LinkId link : torus.LinksFrom(id)) {
+      if (torus.IsDcn(link)) {
+        state_.SetLinkLatency(link, dcn_->latency());
+        links.push_back(LinkSetup{link, topology.dcn().nic_bandwidth_bytes_per_s(), dcn_->latency(),
+                                  &dcn_->out(id), &dcn_->in(torus.link(link).to)});
+        continue;
+      }
       const auto settings = topologies::LinkAt(topology, torus.CoordsOf(id), torus.link(link).name);
       const Picoseconds latency = NanosecondsToTime(settings.latency_ns);
       links.push_back(LinkSetup{
@@ -115,9 +123,11 @@ RunOutcome Slice::Run(const Engine::CoreProgram& program, const std::string& nam
   }
   if (state_.failed()) CloseTraces();
   for (auto& chip : chips_) {
-    for (const auto& link : chip->links())
-      link->port().FlushTrace();
+    for (const auto& link : chip->links()) {
+      if (!link->over_dcn()) link->port().FlushTrace();
+    }
   }
+  if (dcn_) dcn_->FlushTrace();
   for (auto& chip : chips_) {
     for (int s = 0; s < 3; ++s)
       chip->memory(static_cast<MemorySpace>(s)).port().FlushTrace();
@@ -163,10 +173,12 @@ RunStats Slice::CollectStats() {
   }
   for (auto& chip : chips_) {
     for (const auto& link : chip->links()) {
+      if (link->over_dcn()) continue;  // the NICs below
       stats.links.push_back(PortStats{link->port().name(), chip->id(), link->port().busy_time(),
                                       link->port().bytes_moved()});
     }
   }
+  if (dcn_) dcn_->AddStats(stats.nics);
   for (auto& chip : chips_) {
     for (int s = 0; s < 3; ++s) {
       const Memory& memory = chip->memory(static_cast<MemorySpace>(s));
@@ -188,11 +200,21 @@ std::vector<Parameter> Slice::parameters() const {
             std::to_string(state_.torus().axis_size(a)) +
             (state_.torus().wraparound(a) ? " (wraps)" : "");
   }
-  return {{"topology", t.name()},
-          {"mesh", axes},
-          {"chips", FormatCount(state_.torus().chips())},
-          {"signal", FormatTime(state_.signal_latency())},
-          {"forwarding", state_.store_and_forward() ? "store-and-forward" : "cut-through"}};
+  std::vector<Parameter> parameters = {
+      {"topology", t.name()},
+      {"mesh", axes},
+      {"chips", FormatCount(state_.torus().chips())},
+      {"signal", FormatTime(state_.signal_latency())},
+      {"forwarding", state_.store_and_forward() ? "store-and-forward" : "cut-through"}};
+  if (dcn_) {
+    std::string nic = FormatRate(t.dcn().nic_bandwidth_bytes_per_s());
+    nic += " per host of ";
+    nic += std::to_string(t.dcn().chips_per_host());
+    nic += " chips, ";
+    nic += FormatTime(dcn_->latency());
+    parameters.push_back({"dcn", nic});
+  }
+  return parameters;
 }
 
 std::string DescribeTree(const sc_core::sc_object& root, int depth, bool recurse) {

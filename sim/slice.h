@@ -23,6 +23,7 @@
 namespace tpusim::sim {
 
 class Chip;
+class Dcn;
 
 class Slice : public sc_core::sc_module, public Described {
  public:
@@ -56,6 +57,7 @@ class Slice : public sc_core::sc_module, public Described {
 
   SliceState state_;
   DmaLedger ledger_;
+  std::unique_ptr<Dcn> dcn_;  // multi-slice topologies only
   std::vector<std::unique_ptr<Chip>> chips_;
   bool ran_ = false;
 };

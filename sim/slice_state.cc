@@ -25,8 +25,10 @@ DeviceGrid GridOf(const config::Topology& topology) {
 SliceState::SliceState(const config::Topology& topology, EngineOptions options)
     : topology_(topology),
       options_(std::move(options)),
-      torus_(GridOf(topology_), std::vector<bool>(topology_.mesh().wraparound().begin(),
-                                                  topology_.mesh().wraparound().end())),
+      torus_(GridOf(topology_),
+             std::vector<bool>(topology_.mesh().wraparound().begin(),
+                               topology_.mesh().wraparound().end()),
+             /*slices_over_dcn=*/topology_.has_multislice()),
       trace_(options_.trace ? options_.trace : &null_trace_),
       watch_(options_),
       calendar_(std::make_unique<EventQueue>()),

@@ -23,7 +23,11 @@ struct Link {
 
 class Torus {
  public:
-  Torus(DeviceGrid grid, std::vector<bool> wraparound);
+  // With `slices_over_dcn`, axis 0 counts slices that the data-center network joins
+  // (config::MultisliceConfig): it has no ICI links. Instead every chip has one DCN link to
+  // its counterpart (the same coordinates on the other axes) in each other slice, numbered
+  // after its ICI links, with direction 0 (sim/dcn.h books them on the hosts' NICs).
+  Torus(DeviceGrid grid, std::vector<bool> wraparound, bool slices_over_dcn = false);
   Torus(std::vector<int> shape, std::vector<std::string> axis_names, std::vector<bool> wraparound)
       : Torus(DeviceGrid(std::move(shape), std::move(axis_names)), std::move(wraparound)) {}
 
@@ -45,11 +49,17 @@ class Torus {
   int64_t LinkFrom(ChipId chip, int axis, int direction) const;
   const Link& link(LinkId id) const { return links_[id]; }
   const std::vector<Link>& links() const { return links_; }
-  // Links leaving `chip`, in axis order, + before -.
+  // Links leaving `chip`, in axis order, + before -, then its DCN links by slice.
   std::vector<LinkId> LinksFrom(ChipId chip) const;
 
-  // Dimension-ordered: axis 0 first. On an axis with wraparound the shorter way round is
-  // taken (the + direction on a tie); without wraparound the only way there.
+  bool slices_over_dcn() const { return dcn_; }
+  bool IsDcn(LinkId id) const { return links_[id].direction == 0; }
+  // The DCN link from `chip` to its counterpart in `slice`, another slice than its own.
+  LinkId DcnLinkFrom(ChipId chip, int slice) const;
+
+  // Dimension-ordered: axis 0 first (over the DCN in one link, when it counts slices). On an axis
+  // with wraparound the shorter way round is taken (the + direction on a tie); without wraparound
+  // the only way there.
   std::vector<LinkId> Route(ChipId from, ChipId to) const;
   // The first link of Route(at, to), or -1 when at == to, without building the route: a
   // router decides hop by hop, and dimension-ordered hops agree with the whole route.
@@ -61,6 +71,10 @@ class Torus {
   std::vector<uint32_t> strides_;  // chips between neighbours along each axis (row-major)
   std::vector<Link> links_;
   std::vector<int64_t> link_index_;  // (chip * axes + axis) * 2 + (direction > 0 ? 0 : 1)
+  bool dcn_ = false;
+  std::vector<LinkId> dcn_first_;  // by chip, its first DCN link (slices_over_dcn only)
+
+  void AddDcnLinks(ChipId chip);
 };
 
 }  // namespace tpusim::sim

@@ -63,6 +63,12 @@ const std::vector<base::Param>& FieldRanges() {
                     "simulated clock")
           .Unit("fraction of the peak an XLA op sustains")
           .Range(0.01, 1.0),
+      Param::Int("slices", "each slice's chips count towards the chip count")
+          .Unit("slices")
+          .Range(1, 64),
+      Param::Int("chips_per_host", "room above every host's 4 or 8 chips")
+          .Unit("chips")
+          .Range(1, 64),
       Param::Bytes("step_bytes", "more than any op moves").Unit("bytes").Range(0, 1ull << 40),
   };
   return ranges;

@@ -2,6 +2,7 @@
 #include "base/param.h"
 #include "base/text.h"
 #include "topologies/generations.h"
+#include "topologies/multislice.h"
 
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
@@ -247,6 +248,20 @@ void ValidateCost(const std::string& source, const config::ComputeCostConfig& co
 
 }  // namespace
 
+void FailField(const std::string& source, const std::string& field, const std::string& reason) {
+  Fail(source, field, reason);
+}
+
+void RequireFieldInRange(const std::string& source, const std::string& field, bool present,
+                         double value, const std::string& range) {
+  RequireInRange(source, field, present, value, Ranged(range));
+}
+
+void RequireFieldInRange(const std::string& source, const std::string& field, bool present,
+                         uint64_t value, const std::string& range) {
+  RequireInRange(source, field, present, value, Ranged(range));
+}
+
 void ValidateTopology(config::Topology& topology, const std::string& source) {
   if (!topology.has_chip())
     Fail(source, "chip", "is missing; every slice needs a chip description");
@@ -280,6 +295,7 @@ void ValidateTopology(config::Topology& topology, const std::string& source) {
                  Ranged("latency"));
 
   if (!topology.has_mesh()) Fail(source, "mesh", "is missing; give its shape, e.g. shape: [4, 4]");
+  if (topology.has_multislice()) RemoveSliceAxis(source, topology);
   auto& mesh = *topology.mutable_mesh();
   const int dims = mesh.shape_size();
   if (dims < 1 || dims > 3)
@@ -318,6 +334,8 @@ void ValidateTopology(config::Topology& topology, const std::string& source) {
   }
   ValidateOverrides(source, topology);
   CheckGenerationRules(topology, source);
+  if (topology.has_dcn()) ValidateDcn(source, topology.dcn());
+  if (topology.has_multislice()) AddSliceAxis(source, topology);
   if (!topology.has_name()) topology.set_name(std::filesystem::path(source).stem().string());
 }
 
@@ -392,7 +410,8 @@ void Override(config::MemoryConfig& memory, const config::MemoryConfig& with) {
 }
 }  // namespace
 
-config::ChipConfig ChipAt(const config::Topology& topology, const std::vector<int>& coords) {
+config::ChipConfig ChipAt(const config::Topology& topology, const std::vector<int>& mesh_coords) {
+  const std::vector<int> coords = InSlice(topology, mesh_coords);
   config::ChipConfig chip = topology.chip();
   for (const auto& o : topology.chip_override()) {
     if (!SameCoords(o.chip(), coords)) continue;
@@ -404,8 +423,9 @@ config::ChipConfig ChipAt(const config::Topology& topology, const std::vector<in
   return chip;
 }
 
-LinkSettings LinkAt(const config::Topology& topology, const std::vector<int>& coords,
+LinkSettings LinkAt(const config::Topology& topology, const std::vector<int>& mesh_coords,
                     const std::string& direction) {
+  const std::vector<int> coords = InSlice(topology, mesh_coords);
   LinkSettings link{topology.ici().link_bandwidth_bytes_per_s(), topology.ici().hop_latency_ns()};
   for (const auto& o : topology.link_override()) {
     if (o.direction() != direction || !SameCoords(o.chip(), coords)) continue;

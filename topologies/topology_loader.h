@@ -41,6 +41,11 @@ config::Topology ParseTopology(const std::string& text, const std::string& sourc
 // holds a slice of a known generation to its rules (CheckGenerationRules).
 void ValidateTopology(config::Topology& topology, const std::string& source);
 
+// `topology` (loaded) as `slices` copies joined by its `dcn` (config::MultisliceConfig),
+// validated again and named "NAME-Nslices": what `tpusim run --slices N` runs. Throws
+// TopologyError naming the field to fix (a topology without dcn, a host that does not fit).
+config::Topology WithSlices(config::Topology topology, uint32_t slices, const std::string& source);
+
 // The presets (topologies/generations.h): each generation's file with one of its shapes.
 std::vector<std::string> PresetNames();
 const std::string& PresetText(const std::string& name);  // throws TopologyError if unknown

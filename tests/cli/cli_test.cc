@@ -64,7 +64,27 @@ TEST(Cli, TopologiesTextPrintsAPresetAsAFile) {
   EXPECT_EQ(topologies::ChipCount(topologies::ParseTopology(r.out, "printed")), 8960u);
   const auto bad = RunTpusim("topologies --text v5e-9x9");
   EXPECT_NE(bad.exit_code, 0);
-  EXPECT_THAT(bad.err, HasSubstr("--text v5e-9x9 names no preset; `tpusim topologies` lists them."));
+  EXPECT_THAT(bad.err,
+              HasSubstr("--text v5e-9x9 names no preset; `tpusim topologies` lists them."));
+}
+
+// --slices N runs N copies of the preset joined by its DCN; the slice axis is a mesh axis.
+TEST(Cli, SlicesJoinCopiesOfThePresetOverTheDcn) {
+  const auto r =
+      RunTpusim("run all_reduce_ring --topology v5e-2x4 --slices 2 --axis slice --bytes 1M --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto j = LastLineJson(r.out);
+  EXPECT_EQ(j["topology"], "v5e-2x4-2slices");
+  EXPECT_EQ(j["chips"], 16);
+  EXPECT_EQ(j["ici_bytes_per_chip"], 0);  // every byte crossed the DCN
+  EXPECT_EQ(j["correct"], true);
+  const auto bad = RunTpusim("run all_reduce_ring --topology v4-4x4x4 --slices 2 --axis slice");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("field 'dcn' is missing"));
+  const auto sweep = RunTpusim("sweep all_gather_ring --topology v5e-2x4 --slices 2 --axis x");
+  EXPECT_NE(sweep.exit_code, 0);
+  EXPECT_THAT(sweep.err, HasSubstr("--slices is not swept yet; give a topology file with "
+                                   "multislice { slices: N } instead"));
 }
 
 struct BadArgs {

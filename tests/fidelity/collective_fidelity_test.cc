@@ -36,10 +36,10 @@ double Seconds(base::Picoseconds t) {
 }
 
 // Runs a registered kernel timing-only (same timing as functional: DmaTiming test) on a
-// preset, without a trace: a 256-chip, 1 GiB trace would hold a slice per chunk and hop.
-Timed RunKernel(const std::string& kernel, const std::string& preset, const std::string& axis,
-                uint64_t bytes) {
-  const Mesh mesh(topologies::LoadTopology(preset));
+// topology, without a trace: a 256-chip, 1 GiB trace would hold a slice per chunk and hop.
+Timed RunKernel(const std::string& kernel, const config::Topology& topology,
+                const std::string& axis, uint64_t bytes) {
+  const Mesh mesh(topology);
   const kernels::KernelInfo* info = kernels::Registry::Get().Find(kernel);
   EXPECT_NE(info, nullptr) << kernel;
   if (!info) return {};
@@ -50,6 +50,10 @@ Timed RunKernel(const std::string& kernel, const std::string& preset, const std:
   const RunResult result = w.program.Run(w.inputs, options);
   EXPECT_TRUE(result.ok) << result.error;
   return {Seconds(result.time()), result.stats};
+}
+Timed RunKernel(const std::string& kernel, const std::string& preset, const std::string& axis,
+                uint64_t bytes) {
+  return RunKernel(kernel, topologies::LoadTopology(preset), axis, bytes);
 }
 
 // The link numbers of a preset: W_oneway, T_min (docs/references.md §2), and the fixed costs
@@ -284,6 +288,62 @@ TEST(TwoAxes, GatheringOverBothAxesAtOnceUsesBothAxesLinks) {
   EXPECT_NEAR(t2, t1, 0.05 * t1) << "one axis " << t1 << " s, both " << t2 << " s";
   const double second_copy = OwnShardCopy(links, 4.0 * shard, 4);
   EXPECT_NEAR(t2 - second_copy, t1, 0.01 * t1) << "one axis " << t1 << " s, both " << t2 << " s";
+}
+
+// --- Multi-slice: collectives over the slice axis cross the DCN ------------------------
+//
+// A collective over the slice axis of a multi-slice topology (docs/model.md, "Multi-slice")
+// crosses the data-center network, whose bottleneck is each host's NIC, shared by the host's
+// chips.
+
+// Ring all-reduce of V bytes per chip over an axis of X slices: the reduce-scatter sends
+// (X-1)/X V from every chip and the all-gather as much again, 2 (X-1)/X V in all, every byte
+// to a chip of another slice. A host's chips_per_host chips share its NIC (B bytes/s each
+// way), so the NIC carries chips_per_host times that:
+//   T = 2 (X-1)/X V chips_per_host / B.
+// With X = 2 that is V chips_per_host / B. On top come one DCN latency and a signal per ring
+// step, the kernel's launch and its start barrier: 5% covers them at V = 16 MiB.
+TEST(DcnFidelity, AllReduceOverTwoSlicesIsBoundByTheHostNics) {
+  const auto topology = topologies::WithSlices(topologies::LoadTopology("v5e-2x4"), 2, "v5e-2x4");
+  const double nic = topology.dcn().nic_bandwidth_bytes_per_s();
+  const double per_host = topology.dcn().chips_per_host();
+  const double v = 16.0 * (1 << 20);
+  const double x = 2;
+  const double bound = 2 * (x - 1) / x * v * per_host / nic;
+  const Timed t = RunKernel("all_reduce_ring", topology, "slice", static_cast<uint64_t>(v));
+  EXPECT_GE(t.seconds, bound);
+  EXPECT_LE(t.seconds, 1.05 * bound) << "bound " << bound;
+  // Every NIC port moved the chips' bytes, and no ICI link carried any.
+  ASSERT_EQ(t.stats.nics.size(), 4u);  // 2 hosts x (out, in)
+  for (const auto& port : t.stats.nics)
+    EXPECT_EQ(static_cast<double>(port.bytes), per_host * v) << port.name;
+  for (const auto& link : t.stats.links)
+    EXPECT_EQ(link.bytes, 0u) << link.name;
+}
+
+// The program layer's psum over the slice axis (kernels/lax) crosses the DCN too, and its
+// planner's algorithm meets the same NIC bound within the same 5%.
+TEST(DcnFidelity, LaxPsumOverTwoSlicesIsBoundByTheHostNics) {
+  const auto topology = topologies::WithSlices(topologies::LoadTopology("v5e-2x4"), 2, "v5e-2x4");
+  const double v = 16.0 * (1 << 20);
+  const double bound =
+      v * topology.dcn().chips_per_host() / topology.dcn().nic_bandwidth_bytes_per_s();
+  const Timed t = RunKernel("lax/psum", topology, "slice", static_cast<uint64_t>(v));
+  EXPECT_GE(t.seconds, bound);
+  EXPECT_LE(t.seconds, 1.05 * bound) << "bound " << bound;
+}
+
+// Within a slice nothing changes: the same all-reduce over the ICI axis of a 2-slice topology
+// takes as long as on one slice, and the NICs stay idle.
+TEST(DcnFidelity, AnIciAxisOfAMultiSliceTopologyRunsAsOnOneSlice) {
+  const auto one = topologies::LoadTopology("v5e-4x4");
+  const auto two = topologies::WithSlices(one, 2, "v5e-4x4");
+  const uint64_t v = 4 << 20;
+  const Timed single = RunKernel("all_reduce_ring", one, "x", v);
+  const Timed sliced = RunKernel("all_reduce_ring", two, "x", v);
+  EXPECT_EQ(sliced.seconds, single.seconds);
+  for (const auto& port : sliced.stats.nics)
+    EXPECT_EQ(port.bytes, 0u) << port.name;
 }
 
 }  // namespace

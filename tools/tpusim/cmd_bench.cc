@@ -320,6 +320,8 @@ int RunBench(int argc, char** argv) {
   // the run's own.
   std::vector<std::string> fixed = common.RunFlags(vm);
   fixed.insert(fixed.begin(), "--topology=" + common.topology());
+  if (vm.count("slices"))
+    fixed.push_back("--slices=" + std::to_string(vm["slices"].as<uint32_t>()));
   for (const auto& [name, value] : given)
     fixed.push_back(FlagOf(name) + "=" + value.ToString());
   std::vector<std::vector<std::string>> commands;

@@ -231,6 +231,11 @@ int RunSweep(int argc, char** argv) {
     return Merge(positionals, vm, plot);
   }
   if (jobs < 1) throw UsageError("sweep", "--jobs must be at least 1.");
+  if (vm.count("slices")) {
+    throw UsageError("sweep",
+                     "--slices is not swept yet; give a topology file with multislice { slices: N "
+                     "} instead (docs/model.md, \"Multi-slice\").");
+  }
   const Shard shard = shard_text.empty() ? Shard{} : ParseShard(shard_text);
   const SweepPlan plan = SweepPlan::Make("sweep", positionals, SplitList(common.topology()),
                                          param_texts, vm, params, common);

@@ -106,6 +106,9 @@ void CommonOptions::Add(po::options_description& options, unsigned groups) {
   if (groups & kTopologyOption) {
     add("topology,t", po::value(&topology_),
         "preset name (see `tpusim topologies`) or .textproto path");
+    add("slices", po::value(&slices_),
+        "run N copies of the topology's slice joined by the data-center network (its dcn "
+        "block; the v5e and v5p presets have one): the mesh gains an axis 'slice' of N in front");
   }
   if (groups & kRunOptions) {
     add("timing-only", "move no payload: same timing, no data check, memory independent of size");
@@ -141,6 +144,8 @@ KernelRunRequest CommonOptions::Request(const std::string& command, const po::va
     throw UsageError(command, "--topology is required, e.g. --topology v5e-4x4.");
   KernelRunRequest request;
   if (groups_ & kTopologyOption) request.topology = topologies::LoadTopology(topology_);
+  if ((groups_ & kTopologyOption) && vm.count("slices"))
+    request.topology = topologies::WithSlices(request.topology, slices_, topology_);
   request.config.functional = !vm.count("timing-only");
   if (groups_ & kRunOptions) {
     request.config.time_limit = ParseTimeLimit(command, time_limit_s_);

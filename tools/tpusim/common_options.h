@@ -46,6 +46,7 @@ class CommonOptions {
  private:
   unsigned groups_ = 0;
   std::string topology_;
+  uint32_t slices_ = 0;  // --slices; 0: as the topology says
   double time_limit_s_ = 60;
   double wall_limit_s_ = 300;
   std::string collective_algorithm_ = "auto";
