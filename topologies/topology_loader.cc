@@ -2,6 +2,7 @@
 #include "base/param.h"
 #include "base/text.h"
 #include "topologies/generations.h"
+#include "topologies/twist.h"
 
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
@@ -318,6 +319,7 @@ void ValidateTopology(config::Topology& topology, const std::string& source) {
   }
   ValidateOverrides(source, topology);
   CheckGenerationRules(topology, source);
+  CheckTwist(topology, source);
   if (!topology.has_name()) topology.set_name(std::filesystem::path(source).stem().string());
 }
 
