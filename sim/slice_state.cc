@@ -11,6 +11,7 @@
 #include "sim/memory.h"
 #include "sim/slowdown.h"
 #include "sim/tensor_core.h"
+#include "topologies/twist.h"
 
 namespace tpusim::sim {
 
@@ -20,13 +21,21 @@ DeviceGrid GridOf(const config::Topology& topology) {
   return DeviceGrid(std::vector<int>(mesh.shape().begin(), mesh.shape().end()),
                     std::vector<std::string>(mesh.axis_names().begin(), mesh.axis_names().end()));
 }
+// Where the twisted wraparound links land (empty for a plain torus).
+std::vector<std::vector<int>> TwistOf(const config::Topology& topology) {
+  const auto& mesh = topology.mesh();
+  if (!mesh.twisted()) return {};
+  return topologies::TwistShifts(std::vector<int>(mesh.shape().begin(), mesh.shape().end()));
+}
 }  // namespace
 
 SliceState::SliceState(const config::Topology& topology, EngineOptions options)
     : topology_(topology),
       options_(std::move(options)),
-      torus_(GridOf(topology_), std::vector<bool>(topology_.mesh().wraparound().begin(),
-                                                  topology_.mesh().wraparound().end())),
+      torus_(GridOf(topology_),
+             std::vector<bool>(topology_.mesh().wraparound().begin(),
+                               topology_.mesh().wraparound().end()),
+             TwistOf(topology_)),
       trace_(options_.trace ? options_.trace : &null_trace_),
       watch_(options_),
       calendar_(std::make_unique<EventQueue>()),
