@@ -46,7 +46,7 @@ void Torus::PlanTwistedHops() {
   constexpr int kReach = 3;
   twisted_hop_begin_.assign(differences + 1, 0);
   twisted_hops_.clear();
-  Coords difference(k), point(k);
+  Coords difference(k), point(k), plain(k);
   std::vector<int> c(k);
   std::set<Coords> nearest;  // lexicographic order
   for (size_t index = 0; index < differences; ++index) {
@@ -77,6 +77,15 @@ void Torus::PlanTwistedHops() {
       if (a < 0) break;
       ++c[a];
     }
+    // The plain torus's route (the shorter way round each axis, + on a tie), when it is one
+    // of the shortest: traffic the twist does not speed up keeps the routes a kernel written
+    // for the plain torus expects (docs/model.md, "Twisted tori").
+    for (int a = 0; a < k; ++a) {
+      const int n = axis_size(a);
+      const int forward = (difference[a] % n + n) % n;
+      plain[a] = forward <= n - forward ? forward : forward - n;
+    }
+    if (nearest.count(plain)) nearest = {plain};
     // Each nearest point's first hop: along its first axis that is not 0. The zero
     // difference (the chip itself) has none.
     for (const Coords& p : nearest) {

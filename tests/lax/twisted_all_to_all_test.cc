@@ -4,7 +4,7 @@
 // and on the same slice untwisted.
 //
 // [V4] measured all-to-all 1.63x faster twisted on TPU v4 4x4x8 (docs/references.md §2).
-// tpusim gets 1.62x here (64 KiB blocks); docs/model.md lists what other block sizes and
+// tpusim gets 1.57x here (64 KiB blocks); docs/model.md lists what other block sizes and
 // shapes give. The test holds the ratio to within 10% of the published figure.
 
 #include <gtest/gtest.h>

@@ -116,6 +116,21 @@ TEST(TwistedTorus, ShortensRoutesOn4x4x8) {
   EXPECT_LT(twisted_total, plain_total);
 }
 
+// Where the plain torus's dimension-ordered route is one of the shortest (here: along z, the
+// axis whose wraparound is not twisted), a twisted torus takes it too.
+TEST(TwistedTorus, KeepsThePlainRouteWhereItIsShortest) {
+  const Torus plain({4, 4, 8}, {"x", "y", "z"}, {true, true, true});
+  const Torus twisted = Twisted({4, 4, 8});
+  for (int z = 0; z < 8; ++z) {
+    for (int to = 0; to < 8; ++to)
+      EXPECT_EQ(twisted.Route(twisted.ChipAt({1, 2, z}), twisted.ChipAt({1, 2, to})),
+                plain.Route(plain.ChipAt({1, 2, z}), plain.ChipAt({1, 2, to})));
+  }
+  // Across x's twisted wraparound the plain route is no longer a route: (0, 0, 0) to
+  // (3, 0, 0) takes 3 hops inside the slice, not 1.
+  EXPECT_EQ(twisted.Route(0, twisted.ChipAt({3, 0, 0})).size(), 3u);
+}
+
 TEST(TwistedTorus, RoutesAreDeterministic) {
   const Torus a = Twisted({4, 8, 8});
   const Torus b = Twisted({4, 8, 8});
