@@ -259,6 +259,7 @@ py::list Topologies() {
     }
     preset["axes"] = axes;
     preset["wraparound"] = wraparound;
+    preset["twisted"] = t.mesh().twisted();
     preset["chip"] = t.chip().name();
     presets.append(preset);
   }

@@ -87,7 +87,8 @@ void Router::invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) {
 }
 
 std::vector<Parameter> Router::parameters() const {
-  return {{"routing", "dimension-ordered"},
+  return {{"routing",
+           torus_.twisted() ? "shortest over the twisted wraparound links" : "dimension-ordered"},
           {"links out", FormatCount(static_cast<uint64_t>(link_count_))}};
 }
 

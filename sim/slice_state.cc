@@ -11,6 +11,7 @@
 #include "sim/memory.h"
 #include "sim/slowdown.h"
 #include "sim/tensor_core.h"
+#include "topologies/twist.h"
 
 namespace tpusim::sim {
 
@@ -20,6 +21,12 @@ DeviceGrid GridOf(const config::Topology& topology) {
   return DeviceGrid(std::vector<int>(mesh.shape().begin(), mesh.shape().end()),
                     std::vector<std::string>(mesh.axis_names().begin(), mesh.axis_names().end()));
 }
+// Where the twisted wraparound links land (empty for a plain torus).
+std::vector<std::vector<int>> TwistOf(const config::Topology& topology) {
+  const auto& mesh = topology.mesh();
+  if (!mesh.twisted()) return {};
+  return topologies::TwistShifts(std::vector<int>(mesh.shape().begin(), mesh.shape().end()));
+}
 }  // namespace
 
 SliceState::SliceState(const config::Topology& topology, EngineOptions options)
@@ -28,7 +35,7 @@ SliceState::SliceState(const config::Topology& topology, EngineOptions options)
       torus_(GridOf(topology_),
              std::vector<bool>(topology_.mesh().wraparound().begin(),
                                topology_.mesh().wraparound().end()),
-             /*slices_over_dcn=*/topology_.has_multislice()),
+             TwistOf(topology_), /*slices_over_dcn=*/topology_.has_multislice()),
       trace_(options_.trace ? options_.trace : &null_trace_),
       watch_(options_),
       calendar_(std::make_unique<EventQueue>()),

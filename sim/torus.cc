@@ -4,8 +4,12 @@
 
 namespace tpusim::sim {
 
-Torus::Torus(DeviceGrid grid, std::vector<bool> wraparound, bool slices_over_dcn)
-    : grid_(std::move(grid)), wraparound_(std::move(wraparound)), dcn_(slices_over_dcn) {
+Torus::Torus(DeviceGrid grid, std::vector<bool> wraparound, std::vector<std::vector<int>> twist,
+             bool slices_over_dcn)
+    : grid_(std::move(grid)),
+      wraparound_(std::move(wraparound)),
+      dcn_(slices_over_dcn),
+      twist_(std::move(twist)) {
   strides_.assign(axes(), 1);
   for (int axis = axes() - 1; axis > 0; --axis)
     strides_[axis - 1] = strides_[axis] * static_cast<uint32_t>(axis_size(axis));
@@ -21,6 +25,7 @@ Torus::Torus(DeviceGrid grid, std::vector<bool> wraparound, bool slices_over_dcn
         if (there[axis] < 0 || there[axis] >= n) {
           if (!wraparound_[axis]) continue;
           there[axis] = (there[axis] + n) % n;
+          if (twisted()) AddTwist(there, axis, direction);
         }
         link_index_[(static_cast<size_t>(chip) * axes() + axis) * 2 + (direction > 0 ? 0 : 1)] =
             static_cast<int64_t>(links_.size());
@@ -30,6 +35,7 @@ Torus::Torus(DeviceGrid grid, std::vector<bool> wraparound, bool slices_over_dcn
     }
     if (dcn_) AddDcnLinks(chip);
   }
+  if (twisted()) PlanTwistedHops();
 }
 
 void Torus::AddDcnLinks(ChipId chip) {
@@ -68,6 +74,11 @@ std::vector<LinkId> Torus::LinksFrom(ChipId chip) const {
 
 std::vector<LinkId> Torus::Route(ChipId from, ChipId to) const {
   std::vector<LinkId> route;
+  if (twisted()) {
+    for (ChipId at = from; at != to; at = links_[route.back()].to)
+      route.push_back(static_cast<LinkId>(TwistedNextLink(at, to)));
+    return route;
+  }
   Coords at = CoordsOf(from);
   for (const base::RouteLeg& leg : base::DimensionOrderedRoute(grid_, wraparound_, from, to)) {
     const int n = axis_size(leg.axis);
@@ -87,6 +98,7 @@ std::vector<LinkId> Torus::Route(ChipId from, ChipId to) const {
 }
 
 int64_t Torus::NextLink(ChipId at, ChipId to) const {
+  if (twisted()) return TwistedNextLink(at, to);
   for (int axis = 0; axis < axes(); ++axis) {
     const int n = axis_size(axis);
     const int here = static_cast<int>(at / strides_[axis] % static_cast<uint32_t>(n));

@@ -1,7 +1,8 @@
 #pragma once
 
 // Chip coordinates, the ICI links that exist between torus neighbours (one per direction),
-// and dimension-ordered routes over them.
+// and dimension-ordered routes over them; on a twisted torus, shortest routes over its
+// twisted wraparound links (docs/model.md, "Twisted tori").
 
 #include <cstdint>
 #include <string>
@@ -23,13 +24,19 @@ struct Link {
 
 class Torus {
  public:
+  // `twist`: per axis, what crossing its wraparound link the + way adds to every axis's
+  // coordinate (topologies::TwistShifts; every axis must wrap); empty for a plain torus.
   // With `slices_over_dcn`, axis 0 counts slices that the data-center network joins
   // (config::MultisliceConfig): it has no ICI links. Instead every chip has one DCN link to
   // its counterpart (the same coordinates on the other axes) in each other slice, numbered
-  // after its ICI links, with direction 0 (sim/dcn.h books them on the hosts' NICs).
-  Torus(DeviceGrid grid, std::vector<bool> wraparound, bool slices_over_dcn = false);
-  Torus(std::vector<int> shape, std::vector<std::string> axis_names, std::vector<bool> wraparound)
-      : Torus(DeviceGrid(std::move(shape), std::move(axis_names)), std::move(wraparound)) {}
+  // after its ICI links, with direction 0 (sim/dcn.h books them on the hosts' NICs). A
+  // torus is twisted or over the DCN, not both (the loader refuses the pair).
+  Torus(DeviceGrid grid, std::vector<bool> wraparound, std::vector<std::vector<int>> twist = {},
+        bool slices_over_dcn = false);
+  Torus(std::vector<int> shape, std::vector<std::string> axis_names, std::vector<bool> wraparound,
+        std::vector<std::vector<int>> twist = {})
+      : Torus(DeviceGrid(std::move(shape), std::move(axis_names)), std::move(wraparound),
+              std::move(twist)) {}
 
   const DeviceGrid& grid() const { return grid_; }
   int axes() const { return grid_.axes(); }
@@ -37,6 +44,7 @@ class Torus {
   const std::vector<int>& shape() const { return grid_.shape(); }
   const std::vector<std::string>& axis_names() const { return grid_.axis_names(); }
   bool wraparound(int axis) const { return wraparound_[axis]; }
+  bool twisted() const { return !twist_.empty(); }
   int axis_size(int axis) const { return grid_.axis_size(axis); }
   int AxisIndex(const std::string& name) const { return grid_.AxisIndex(name); }
   Coords CoordsOf(ChipId chip) const { return grid_.CoordsOf(chip); }
@@ -57,9 +65,10 @@ class Torus {
   // The DCN link from `chip` to its counterpart in `slice`, another slice than its own.
   LinkId DcnLinkFrom(ChipId chip, int slice) const;
 
-  // Dimension-ordered: axis 0 first (over the DCN in one link, when it counts slices). On an axis
-  // with wraparound the shorter way round is taken (the + direction on a tie); without wraparound
-  // the only way there.
+  // Dimension-ordered: axis 0 first (over the DCN in one link, when it counts slices). On an
+  // axis with wraparound the shorter way round is taken (the + direction on a tie); without
+  // wraparound the only way there. On a twisted torus, a shortest route: hop by hop,
+  // NextLink's.
   std::vector<LinkId> Route(ChipId from, ChipId to) const;
   // The first link of Route(at, to), or -1 when at == to, without building the route: a
   // router decides hop by hop, and dimension-ordered hops agree with the whole route.
@@ -75,6 +84,17 @@ class Torus {
   std::vector<LinkId> dcn_first_;  // by chip, its first DCN link (slices_over_dcn only)
 
   void AddDcnLinks(ChipId chip);
+
+  // Twisted tori only (sim/twisted_torus.cc).
+  void AddTwist(Coords& there, int axis, int direction) const;
+  void PlanTwistedHops();
+  int64_t TwistedNextLink(ChipId at, ChipId to) const;
+  std::vector<std::vector<int>> twist_;
+  // By the coordinate difference (to - at, per axis, offset by axis_size - 1, row-major):
+  // where in twisted_hops_ the first hops of its shortest routes begin (the next entry: end).
+  std::vector<uint32_t> twisted_hop_begin_;
+  std::vector<int8_t> twisted_hops_;  // axis * 2 + (the - way ? 1 : 0)
+  std::vector<uint32_t> difference_strides_;
 };
 
 }  // namespace tpusim::sim

@@ -4,6 +4,7 @@
 
 #include "base/text.h"
 #include "topologies/topology_loader.h"
+#include "topologies/twist.h"
 
 namespace tpusim::topologies {
 
@@ -50,26 +51,36 @@ std::string PresetNote(const GenerationRules& rules, const std::string& shape) {
   return "";
 }
 
+// The suffix of a twisted preset's name: "v5p-4x4x8-twisted".
+const char kTwistedSuffix[] = "-twisted";
+
 // The preset's text: the generation's file with a name, a description and the mesh, so that
 // `tpusim topologies --text` prints a file a user can copy and edit.
 std::string ComposePreset(const GenerationRules& rules, const std::string& shape,
-                          const std::string& file) {
+                          const std::string& file, bool twisted = false) {
   const std::vector<uint32_t> dims = ParseShape(shape);
   std::string wrap;
   for (int a = 0; a < static_cast<int>(dims.size()); ++a) {
     if (a) wrap += ", ";
     wrap += WrapAllowed(rules, dims, a) ? "true" : "false";
   }
-  std::string head = "name: \"" + rules.prefix + "-" + shape + "\"\ndescription: \"" + rules.chip;
+  std::string head = "name: \"" + rules.prefix + "-" + shape + (twisted ? kTwistedSuffix : "") +
+                     "\"\ndescription: \"" + rules.chip;
   head += " slice, " + shape + " = " + std::to_string(Chips(dims)) + " chips" +
-          PresetNote(rules, shape) + "\"\n";
+          (twisted ? ", twisted torus" : PresetNote(rules, shape)) + "\"\n";
   // After the file's leading comment lines (the proto-file header), so editors still find it.
   size_t at = 0;
   while (at < file.size() && (file[at] == '#' || file[at] == '\n'))
     at = file.find('\n', at) + 1;
   std::string text = file.substr(0, at) + head + "\n" + file.substr(at);
   text += "mesh {\n  shape: [" + Joined(dims, ", ") + "]\n  # " + WrapRuleText(rules) +
-          "\n  wraparound: [" + wrap + "]\n}\n";
+          "\n  wraparound: [" + wrap + "]\n";
+  if (twisted) {
+    text +=
+        "  # each K-axis's wraparound lands K chips on along every 2K-axis (docs/model.md, "
+        "\"Twisted tori\"; docs/references.md §2)\n  twisted: true\n";
+  }
+  text += "}\n";
   return text;
 }
 
@@ -81,6 +92,8 @@ const std::map<std::string, std::string>& PresetTexts() {
       const std::string& file = EmbeddedGenerations().at(rules.prefix);
       for (const std::string& shape : rules.shapes)
         all[rules.prefix + "-" + shape] = ComposePreset(rules, shape, file);
+      for (const std::string& shape : TwistedShapes(rules.generation))
+        all[rules.prefix + "-" + shape + kTwistedSuffix] = ComposePreset(rules, shape, file, true);
     }
     return all;
   }();
@@ -113,7 +126,8 @@ const std::vector<GenerationRules>& Generations() {
        16,
        4096,
        WrapRule::kWholeCubes,
-       {"2x2x1", "2x2x2", "2x4x4", "4x4x4", "8x8x8", "16x16x16"}},
+       {"2x2x1", "2x2x2", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8", "8x8x16", "8x16x16",
+        "16x16x16"}},
       {config::V5E,
        "v5e",
        "TPU v5e",
@@ -129,7 +143,8 @@ const std::vector<GenerationRules>& Generations() {
        0,
        8960,
        WrapRule::kWholeCubes,
-       {"2x2x1", "2x2x2", "2x4x4", "4x4x4", "8x8x8", "16x16x24", "16x20x28"}},
+       {"2x2x1", "2x2x2", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8", "8x8x16", "8x16x16",
+        "16x16x24", "16x20x28"}},
       {config::V6E,
        "v6e",
        "TPU v6e",
@@ -210,6 +225,8 @@ std::vector<std::string> PresetNames() {
   for (const GenerationRules& rules : Generations()) {
     for (const std::string& shape : rules.shapes)
       names.push_back(rules.prefix + "-" + shape);
+    for (const std::string& shape : TwistedShapes(rules.generation))
+      names.push_back(rules.prefix + "-" + shape + kTwistedSuffix);
   }
   return names;
 }

@@ -49,6 +49,11 @@ void AddSliceAxis(const std::string& source, config::Topology& topology) {
               "chips_per_host nic_bandwidth_bytes_per_s latency_ns } (the v5e and v5p presets "
               "carry their generation's)");
   }
+  if (topology.mesh().twisted()) {
+    FailField(source, "multislice",
+              "joins twisted slices, and tpusim routes a twisted torus or slices over the DCN, "
+              "not both yet; join the plain slices of the same shape (mesh.twisted: false)");
+  }
   const std::string& name = multislice.axis_name();
   if (name.empty())
     FailField(source, "multislice.axis_name", "is empty; name the slice axis, e.g. \"slice\"");

@@ -3,6 +3,7 @@
 #include "base/text.h"
 #include "topologies/generations.h"
 #include "topologies/multislice.h"
+#include "topologies/twist.h"
 
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
@@ -334,6 +335,7 @@ void ValidateTopology(config::Topology& topology, const std::string& source) {
   }
   ValidateOverrides(source, topology);
   CheckGenerationRules(topology, source);
+  CheckTwist(topology, source);
   if (topology.has_dcn()) ValidateDcn(source, topology.dcn());
   if (topology.has_multislice()) AddSliceAxis(source, topology);
   if (!topology.has_name()) topology.set_name(std::filesystem::path(source).stem().string());

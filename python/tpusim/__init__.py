@@ -49,6 +49,7 @@ class Topology:
     axes: tuple
     wraparound: tuple  # per axis
     chip: str
+    twisted: bool = False  # a twisted torus (docs/model.md, "Twisted tori")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,7 +65,8 @@ class Entry:
 def topologies():
     """The slice presets (`tpusim topologies`)."""
     return [Topology(t["name"], t["chips"], t["shape"], tuple(t["axes"]),
-                     tuple(t["wraparound"]), t["chip"]) for t in _core.topologies()]
+                     tuple(t["wraparound"]), t["chip"], t["twisted"])
+            for t in _core.topologies()]
 
 
 def _entries():

@@ -49,8 +49,11 @@ TEST(Cli, TopologiesListsThePresets) {
   EXPECT_THAT(r.out, HasSubstr("v5e-4x4"));
   EXPECT_THAT(r.out, HasSubstr("x=no y=no"));
   // The full pods (docs/references.md §2).
-  EXPECT_THAT(r.out, HasSubstr("v5p-16x20x28   8960"));
-  EXPECT_THAT(r.out, HasSubstr("tpu7x-16x24x24 9216"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("v5p-16x20x28 +8960"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("tpu7x-16x24x24 +9216"));
+  // The twisted tori (docs/model.md, "Twisted tori").
+  EXPECT_THAT(r.out,
+              ::testing::ContainsRegex("v5p-4x4x8-twisted +128 .*x=yes y=yes z=yes, twisted"));
 }
 
 // A preset as a file to copy and edit: it loads as it is, and gives the mesh its rules give.

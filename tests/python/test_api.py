@@ -13,6 +13,8 @@ def test_topologies_lists_the_presets_with_their_shapes():
     assert presets["v5e-2x4"].chips == 8
     assert presets["v5e-2x4"].shape == "2x4"
     assert presets["v5e-2x4"].axes == ("x", "y")
+    assert presets["v5p-4x4x8-twisted"].twisted
+    assert not presets["v5p-4x4x8"].twisted
 
 
 def test_list_names_kernels_and_programs_with_their_parameters():

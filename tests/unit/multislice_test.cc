@@ -83,6 +83,13 @@ TEST(Multislice, MissingDcnIsAnErrorThatSaysWhatToGive) {
   EXPECT_THAT(e, HasSubstr("give dcn { chips_per_host nic_bandwidth_bytes_per_s latency_ns }"));
 }
 
+TEST(Multislice, TwistedSlicesAreRefusedWithThePlainOnesAsTheFix) {
+  const std::string e = ErrorOf("multislice { slices: 2 }", "v5p-4x4x8-twisted");
+  EXPECT_THAT(e, HasSubstr("field 'multislice' joins twisted slices"));
+  EXPECT_THAT(e, HasSubstr("join the plain slices of the same shape (mesh.twisted: false)"));
+  EXPECT_EQ(ErrorOf("multislice { slices: 2 }", "v5p-4x4x8"), "no error");
+}
+
 TEST(Multislice, MissingNicBandwidthIsAnError) {
   const std::string e =
       ErrorOf("multislice { slices: 2 }\ndcn { chips_per_host: 4 latency_ns: 10000 }", "v4-4x4x4");

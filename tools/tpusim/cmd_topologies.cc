@@ -28,7 +28,7 @@ int RunTopologies(int argc, char** argv) {
     std::cout << topologies::PresetText(name);
     return 0;
   }
-  std::printf("%-14s %-7s %-10s %-10s %-22s %s\n", "preset", "chips", "shape", "axes", "wraparound",
+  std::printf("%-19s %-7s %-10s %-10s %-30s %s\n", "preset", "chips", "shape", "axes", "wraparound",
               "chip");
   for (const auto& name : topologies::PresetNames()) {
     const auto t = topologies::LoadTopology(name);
@@ -38,7 +38,8 @@ int RunTopologies(int argc, char** argv) {
       wrap +=
           (i ? " " : "") + t.mesh().axis_names(i) + "=" + (t.mesh().wraparound(i) ? "yes" : "no");
     }
-    std::printf("%-14s %-7llu %-10s %-10s %-22s %s\n", name.c_str(),
+    if (t.mesh().twisted()) wrap += ", twisted";
+    std::printf("%-19s %-7llu %-10s %-10s %-30s %s\n", name.c_str(),
                 static_cast<unsigned long long>(topologies::ChipCount(t)),
                 topologies::ShapeString(t).c_str(), axes.c_str(), wrap.c_str(),
                 t.chip().name().c_str());
