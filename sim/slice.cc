@@ -115,8 +115,8 @@ RunOutcome Slice::Run(const Engine::CoreProgram& program, const std::string& nam
       link->port().FlushTrace();
   }
   for (auto& chip : chips_) {
-    for (int s = 0; s < 3; ++s)
-      chip->memory(static_cast<MemorySpace>(s)).port().FlushTrace();
+    for (int s = 0; s < chip->memory_count(); ++s)
+      chip->memory_at(s).port().FlushTrace();
   }
 
   RunOutcome outcome;
@@ -164,9 +164,9 @@ RunStats Slice::CollectStats() {
     }
   }
   for (auto& chip : chips_) {
-    for (int s = 0; s < 3; ++s) {
-      const Memory& memory = chip->memory(static_cast<MemorySpace>(s));
-      auto& port = chip->memory(static_cast<MemorySpace>(s)).port();
+    for (int s = 0; s < chip->memory_count(); ++s) {
+      Memory& memory = chip->memory_at(s);
+      auto& port = memory.port();
       stats.memories.push_back(
           PortStats{port.name(), chip->id(), port.busy_time(), port.bytes_moved()});
       stats.unwritten_reads.insert(stats.unwritten_reads.end(), memory.unwritten_reads().begin(),
