@@ -311,56 +311,6 @@ void AsyncCopy::wait() {
   wait_recv();
 }
 
-void Kernel::signal(const Ref& sem, int64_t inc) {
-  port_.Signal(ResolveSemaphore(sem, device_id(), "signalled"), inc);
-}
-
-void Kernel::signal(const Ref& sem, int64_t inc, const DeviceId& device) {
-  port_.Signal(ResolveSemaphore(sem, ResolveDevice(device), "signalled"), inc);
-}
-
-void Kernel::signal(const Ref& sem, int64_t inc, const std::optional<DeviceId>& device,
-                    int core_index) {
-  if (core_index < 0 || core_index >= num_cores()) {
-    throw Error(ErrorKind::kKernelMisuse,
-                "semaphore_signal of '" + sem.Describe() + "' names core_index " +
-                    std::to_string(core_index) + ", but the device has " +
-                    std::to_string(num_cores()) + " TensorCore" + (num_cores() == 1 ? "" : "s") +
-                    "; pass a core_index in [0, num_cores()).");
-  }
-  const int target = device ? ResolveDevice(*device) : device_id();
-  port_.Signal(ResolveSemaphoreOnCore(sem, target, core_index, "signalled"), inc);
-}
-
-int Kernel::core_index() const {
-  return port_.core_index();
-}
-
-int Kernel::num_cores() const {
-  return port_.num_cores();
-}
-
-void Kernel::wait(const Ref& sem, int64_t value) {
-  port_.Wait(ResolveSemaphore(sem, device_id(), "waited"), value, base::WaitKind::kSemaphore,
-             "semaphore_wait");
-}
-
-int64_t Kernel::semaphore_read(const Ref& sem) {
-  return port_.Read(ResolveSemaphore(sem, device_id(), "read"));
-}
-
-Ref Kernel::barrier_semaphore() const {
-  if (layout_.barrier_slot < 0) {
-    throw Error(ErrorKind::kKernelMisuse,
-                "pallas_call '" + layout_.call_name +
-                    "' uses barrier_semaphore() but sets no collective_id. Barrier semaphores "
-                    "are allocated per collective_id, as in Pallas: set "
-                    "compiler_params.collective_id (pltpu.CompilerParams(collective_id=...)), "
-                    "and give calls that synchronise differently different ids.");
-  }
-  return layout_.slots[layout_.barrier_slot];
-}
-
 NamedScope Kernel::named_scope(const std::string& name) {
   port_.BeginScope(name);
   return NamedScope(&port_, alive_);
