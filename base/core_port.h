@@ -24,6 +24,9 @@ struct BufferHandle {
   ChipId chip = 0;
   MemorySpace space = MemorySpace::kHbm;
   uint32_t index = 0;
+  // Which TensorCore's VMEM or SMEM (each core has its own); 0 for HBM, which the chip's
+  // cores share.
+  uint32_t core = 0;
   bool operator==(const BufferHandle&) const = default;
 };
 
@@ -106,6 +109,7 @@ struct RaceAccess {
   std::string what;  // "load of 'buf.at[ds(0, 128)]'", "DMA 'copy x -> buf' writes"
   Picoseconds when = 0;
   std::string where;  // the core's open scopes: "kernel > step (1,)"
+  uint32_t core = 0;  // which TensorCore of the chip (reports name it on chips of several)
 };
 struct RaceReport {
   BufferHandle buffer;  // the memory both touch
@@ -194,6 +198,17 @@ class CorePort {
   virtual void YieldToSameTime() = 0;
   virtual ActivityId Spawn(const std::string& name, std::function<void(CorePort&)> body) = 0;
   virtual void Join(ActivityId activity) = 0;
+  // The chip's TensorCores (two on v4 and v5p megacore chips, docs/references.md §1) and
+  // which of them this thread runs on. Every core has its own VMEM, SMEM, MXUs and VPU;
+  // the cores share HBM, the DMA engines and ICI. Allocate places VMEM and SMEM buffers
+  // in this thread's core.
+  virtual int num_cores() const = 0;
+  virtual int core_index() const = 0;
+  // Spawn on TensorCore `core` of this chip (a megacore pallas_call's share of its grid):
+  // `body` runs on that core's units and memories, on its core track when that is free.
+  // Join it like any activity. A core outside [0, num_cores()) is Error(kKernelMisuse).
+  virtual ActivityId SpawnOnCore(int core, const std::string& name,
+                                 std::function<void(CorePort&)> body) = 0;
 };
 
 }  // namespace tpusim::base

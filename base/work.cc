@@ -33,8 +33,13 @@ double MxuPasses(const config::ChipConfig& chip, MxuInput input, Precision preci
 }
 
 double MxuPeakFlops(const config::ChipConfig& chip) {
-  return chip.mxu_count() * static_cast<double>(chip.mxu_size()) * chip.mxu_size() * 2 *
-         chip.clock_hz();
+  return chip.tensor_cores() * chip.mxu_count() * static_cast<double>(chip.mxu_size()) *
+         chip.mxu_size() * 2 * chip.clock_hz();
+}
+
+double VpuElementsPerSecond(const config::ChipConfig& chip) {
+  return chip.tensor_cores() * static_cast<double>(chip.vpu_sublanes()) *
+         static_cast<double>(chip.vpu_lanes()) * chip.clock_hz();
 }
 
 double PeakSeconds(const config::ChipConfig& chip, const XlaOp& op) {
@@ -42,8 +47,7 @@ double PeakSeconds(const config::ChipConfig& chip, const XlaOp& op) {
   for (const XlaDot& d : op.dots)
     mxu += d.flops * MxuPasses(chip, d.input, d.precision);
   mxu /= MxuPeakFlops(chip);
-  const double vpu = op.vector_ops / (static_cast<double>(chip.vpu_sublanes()) *
-                                      static_cast<double>(chip.vpu_lanes()) * chip.clock_hz());
+  const double vpu = op.vector_ops / VpuElementsPerSecond(chip);
   return std::max({mxu, vpu, op.hbm_bytes() / chip.hbm().bandwidth_bytes_per_s()});
 }
 

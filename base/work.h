@@ -82,8 +82,11 @@ using Work = std::variant<KernelDot, VectorOp, GridStep, KernelLaunch, XlaOp>;
 // 1 / chip.cost.int8_mxu_rate; int32 chip.cost.int32_dot_passes.
 double MxuPasses(const config::ChipConfig& chip, MxuInput input, Precision precision);
 
-// bf16 FLOP/s of one core at the MXU peak: mxu_count x size^2 x 2 x clock.
+// bf16 FLOP/s of one chip at the MXU peak, every TensorCore's MXUs (an XLA op on a megacore
+// chip uses both cores): tensor_cores x mxu_count x size^2 x 2 x clock.
 double MxuPeakFlops(const config::ChipConfig& chip);
+// 32-bit elements per second through every TensorCore's VPU: one vreg per cycle each.
+double VpuElementsPerSecond(const config::ChipConfig& chip);
 
 // An XLA op at the chip's peak rates alone (no launch, no achieved fractions): the longest
 // of its MXU, VPU and HBM times. A lower bound, and a way to rank pieces of work without

@@ -28,9 +28,11 @@ struct SlotBinding {
 struct CallLayout {
   const Mesh* mesh = nullptr;
   std::vector<Ref> slots;  // one per slot, unsliced
-  // [device][slot]: the slots above, then each device's live scoped allocations (run_scoped,
-  // pipeline buffers) as a stack.
+  // [device * cores + core][slot]: the slots above, then each core's live scoped
+  // allocations (run_scoped, pipeline buffers) as a stack. Each TensorCore of a device has
+  // its own scratch (its own VMEM and SMEM); operands in HBM are the device's.
   std::vector<std::vector<SlotBinding>> per_device;
+  int cores = 1;  // TensorCores per device (base::CorePort::num_cores)
   std::string call_name;
   bool xla_collective = false;  // PallasCall::xla_collective
   // The slot k.barrier_semaphore() returns (-1: the call sets no collective_id) and, by
@@ -42,6 +44,13 @@ struct CallLayout {
   // grid seed) are read here. Never null; owned by whoever runs the call.
   const base::RunConfig* config = nullptr;
 };
+
+inline std::vector<SlotBinding>& BindingsOf(CallLayout& layout, int device, int core) {
+  return layout.per_device[static_cast<size_t>(device * layout.cores + core)];
+}
+inline const std::vector<SlotBinding>& BindingsOf(const CallLayout& layout, int device, int core) {
+  return layout.per_device[static_cast<size_t>(device * layout.cores + core)];
+}
 
 // Whether the call's run reads unwritten memory as zero (else NaN or the integer maximum).
 inline bool ZeroUninitialized(const CallLayout& layout) {

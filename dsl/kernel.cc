@@ -47,8 +47,8 @@ base::Uninitialized UninitializedFor(DType dtype, bool zero) {
 namespace {
 
 // The binding of `ref` on `device`; scoped slots may be missing or freed there.
-const SlotBinding& BindingOf(const CallLayout& layout, const Ref& ref, int device) {
-  const auto& slots = layout.per_device[device];
+const SlotBinding& BindingOf(const CallLayout& layout, const Ref& ref, int device, int core) {
+  const auto& slots = BindingsOf(layout, device, core);
   const int slot = ref.binding().slot;
   if (slot < 0 || slot >= static_cast<int>(slots.size()) || !slots[slot].live) {
     const std::string d = "device " + std::to_string(device);
@@ -179,7 +179,7 @@ base::Region Kernel::Resolve(const Ref& ref, int device) const {
                     "uninitialized memory, as out_of_bounds_reads 'uninitialized' asks); "
                     "stores, compute results and DMAs must stay inside.");
   }
-  const SlotBinding& slot = BindingOf(layout_, ref, device);
+  const SlotBinding& slot = BindingOf(layout_, ref, device, port_.core_index());
   const uint32_t esize = SizeOf(ref.dtype());
   base::Region region;
   region.buffer = slot.buffer;
@@ -199,6 +199,11 @@ base::Region Kernel::Resolve(const Ref& ref, int device) const {
 }
 
 base::SemaphoreHandle Kernel::ResolveSemaphore(const Ref& sem, int device, const char* role) const {
+  return ResolveSemaphoreOnCore(sem, device, port_.core_index(), role);
+}
+
+base::SemaphoreHandle Kernel::ResolveSemaphoreOnCore(const Ref& sem, int device, int core,
+                                                     const char* role) const {
   if (!sem.is_semaphore()) {
     throw Error(ErrorKind::kSemaphoreMisuse,
                 std::string("the ") + role + " semaphore '" + sem.Describe() + "' is a " +
@@ -216,7 +221,7 @@ base::SemaphoreHandle Kernel::ResolveSemaphore(const Ref& sem, int device, const
     return base::SemaphoreHandle{static_cast<base::ChipId>(device),
                                  layout_.barrier_semaphores[device]};
   }
-  const SlotBinding& slot = BindingOf(layout_, sem, device);
+  const SlotBinding& slot = BindingOf(layout_, sem, device, core);
   return base::SemaphoreHandle{static_cast<base::ChipId>(device),
                                slot.semaphore_base + static_cast<uint32_t>(sem.binding().offset)};
 }
@@ -306,35 +311,6 @@ void AsyncCopy::wait() {
   wait_recv();
 }
 
-void Kernel::signal(const Ref& sem, int64_t inc) {
-  port_.Signal(ResolveSemaphore(sem, device_id(), "signalled"), inc);
-}
-
-void Kernel::signal(const Ref& sem, int64_t inc, const DeviceId& device) {
-  port_.Signal(ResolveSemaphore(sem, ResolveDevice(device), "signalled"), inc);
-}
-
-void Kernel::wait(const Ref& sem, int64_t value) {
-  port_.Wait(ResolveSemaphore(sem, device_id(), "waited"), value, base::WaitKind::kSemaphore,
-             "semaphore_wait");
-}
-
-int64_t Kernel::semaphore_read(const Ref& sem) {
-  return port_.Read(ResolveSemaphore(sem, device_id(), "read"));
-}
-
-Ref Kernel::barrier_semaphore() const {
-  if (layout_.barrier_slot < 0) {
-    throw Error(ErrorKind::kKernelMisuse,
-                "pallas_call '" + layout_.call_name +
-                    "' uses barrier_semaphore() but sets no collective_id. Barrier semaphores "
-                    "are allocated per collective_id, as in Pallas: set "
-                    "compiler_params.collective_id (pltpu.CompilerParams(collective_id=...)), "
-                    "and give calls that synchronise differently different ids.");
-  }
-  return layout_.slots[layout_.barrier_slot];
-}
-
 NamedScope Kernel::named_scope(const std::string& name) {
   port_.BeginScope(name);
   return NamedScope(&port_, alive_);
@@ -408,7 +384,7 @@ void Kernel::store(const Ref& ref, const Array& value) {
 Ref Kernel::AllocateScoped(const std::string& name, const Shape& shape, DType dtype,
                            MemorySpace space, SemaphoreType semaphore_type,
                            const std::string& label) {
-  auto& slots = layout_.per_device[device_id()];
+  auto& slots = BindingsOf(layout_, device_id(), core_index());
   SlotBinding binding;
   binding.name = name;
   binding.serial = ++scoped_serial_;
@@ -441,7 +417,7 @@ Ref Kernel::AllocateScoped(const std::string& name, const Shape& shape, DType dt
 
 void Kernel::FreeScoped(const Ref& ref) {
   const int device = device_id();
-  const auto& slots = layout_.per_device[device];
+  const auto& slots = BindingsOf(layout_, device, core_index());
   const size_t slot = static_cast<size_t>(ref.binding().slot);
   const uint64_t serial = ref.binding().scope_serial;
   if (serial == 0) {
@@ -475,7 +451,7 @@ void Kernel::FreeScoped(const Ref& ref) {
   } else {
     port_.Free(binding.buffer);
   }
-  auto& live = layout_.per_device[device];
+  auto& live = BindingsOf(layout_, device, core_index());
   live[slot].live = false;
   while (live.size() > layout_.slots.size() && !live.back().live)
     live.pop_back();

@@ -136,9 +136,10 @@ class Kernel {
   int program_id(int axis) const;
   int num_programs(int axis) const;
   void set_program_ids(std::vector<int> ids) { program_ids_ = std::move(ids); }
-  // The CompilerParams' dimension_semantics of a grid axis: "parallel" or "arbitrary" (the
-  // default). One core runs every step either way, in lexicographic order unless
-  // RunOptions::grid_seed shuffles the 'parallel' ones.
+  // The CompilerParams' dimension_semantics of a grid axis: "parallel", "core_parallel" or
+  // "arbitrary" (the default). On a chip of one TensorCore one core runs every step, in
+  // lexicographic order unless RunOptions::grid_seed shuffles the 'parallel' ones; on a
+  // megacore chip the leading parallel axis is split over the cores (docs/dsl.md).
   const std::string& dimension_semantics(int axis) const;
   void set_dimension_semantics(std::vector<std::string> semantics) {
     dimension_semantics_ = std::move(semantics);
@@ -197,6 +198,15 @@ class Kernel {
   // semaphore_signal / semaphore_wait / semaphore_read.
   void signal(const Ref& sem, int64_t inc = 1);
   void signal(const Ref& sem, int64_t inc, const DeviceId& device);
+  // semaphore_signal(sem, inc, device_id=, core_index=): the semaphore of TensorCore
+  // `core_index` of `device` (this device when nullopt), e.g. the other core of a megacore
+  // chip. A core_index outside [0, num_cores()) is an error.
+  void signal(const Ref& sem, int64_t inc, const std::optional<DeviceId>& device, int core_index);
+  // The TensorCore this kernel runs on and how many the device has (jax.lax.axis_index /
+  // psum(1) of Pallas's core axis): 2 on a v4 or v5p megacore chip, whose pallas_call splits
+  // its leading 'parallel' grid axis over both cores (docs/dsl.md, "Megacore").
+  int core_index() const;
+  int num_cores() const;
   void wait(const Ref& sem, int64_t value = 1);
   int64_t semaphore_read(const Ref& sem);
   // pltpu.get_barrier_semaphore(): the barrier semaphore of the call's collective_id
@@ -247,7 +257,10 @@ class Kernel {
   // when reads out of bounds are uninitialized.
   Ref MakeRef(int slot, std::string name, Shape shape, DType dtype, MemorySpace space,
               SemaphoreType semaphore_type = SemaphoreType::kDma) const;
+  // This core's semaphore, or (OnCore) that of TensorCore `core` of `device`.
   base::SemaphoreHandle ResolveSemaphore(const Ref& sem, int device, const char* role) const;
+  base::SemaphoreHandle ResolveSemaphoreOnCore(const Ref& sem, int device, int core,
+                                               const char* role) const;
   // Buffers (or semaphore arrays) that live for a region of the kernel: run_scoped and
   // pipeline buffers. The same sequence of scopes on every device gives the same Ref, so
   // remote copies may target them. Free in reverse order of allocation; FreeScoped throws

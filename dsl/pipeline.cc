@@ -150,8 +150,26 @@ void GridPipeline::ShuffleParallelDims(const std::vector<std::string>& semantics
   }
 }
 
-std::vector<int> GridPipeline::Visit(const std::vector<int>& counter) const {
+GridShare CoreShare(const std::vector<int>& grid, const std::vector<std::string>& semantics,
+                    int core, int cores) {
+  GridShare share;
+  for (size_t d = 0; d < grid.size() && d < semantics.size(); ++d) {
+    if (semantics[d] != "parallel" && semantics[d] != "core_parallel") continue;
+    const int n = grid[d];
+    const int base = n / cores;
+    const int extra = n % cores;
+    share.axis = static_cast<int>(d);
+    share.begin = core * base + std::min(core, extra);
+    share.end = share.begin + base + (core < extra ? 1 : 0);
+    return share;
+  }
+  return share;
+}
+
+std::vector<int> GridPipeline::Visit(const std::vector<int>& counter,
+                                     const GridShare& share) const {
   std::vector<int> ids = counter;
+  if (share.axis >= 0) ids[static_cast<size_t>(share.axis)] += share.begin;
   for (size_t d = 0; d < order_.size(); ++d) {
     if (!order_[d].empty()) ids[d] = order_[d][static_cast<size_t>(counter[d])];
   }
@@ -193,7 +211,12 @@ BlockIndex GridPipeline::IndexOf(const Plan& p, const std::vector<int>& ids,
 }
 
 void GridPipeline::Run(Kernel& k, const Step& step, const std::string& scope,
-                       const std::vector<Array>& scalars) const {
+                       const std::vector<Array>& scalars, const GridShare& share) const {
+  std::vector<int> grid = grid_;
+  if (share.axis >= 0) {
+    if (share.end <= share.begin) return;  // this core has no steps
+    grid[static_cast<size_t>(share.axis)] = share.end - share.begin;
+  }
   base::CorePort& port = k.port();
   const int me = k.device_id();
   const size_t n = plans_.size();
@@ -260,8 +283,8 @@ void GridPipeline::Run(Kernel& k, const Step& step, const std::string& scope,
   auto is_input = [&](size_t i) { return plans_[i].pipelined && !plans_[i].operand.output; };
   auto is_output = [&](size_t i) { return plans_[i].pipelined && plans_[i].operand.output; };
 
-  std::vector<int> counter(grid_.size(), 0);
-  std::vector<int> ids = Visit(counter);
+  std::vector<int> counter(grid.size(), 0);
+  std::vector<int> ids = Visit(counter, share);
   for (size_t i = 0; i < n; ++i) {
     if (plans_[i].pipelined) states[i].index = IndexOf(plans_[i], ids, scalars);
   }
@@ -278,8 +301,8 @@ void GridPipeline::Run(Kernel& k, const Step& step, const std::string& scope,
     port.BeginScope(GridStepName(scope, ids));
     port.Execute(base::GridStep{pipelines}, pipelines ? "step overhead" : "loop control");
     std::vector<int> next_counter = counter;
-    const bool last = !NextGridPoint(grid_, next_counter);
-    const std::vector<int> next = Visit(next_counter);
+    const bool last = !NextGridPoint(grid, next_counter);
+    const std::vector<int> next = Visit(next_counter, share);
     for (size_t i = 0; i < n && !last; ++i) {
       if (plans_[i].pipelined) next_index[i] = IndexOf(plans_[i], next, scalars);
     }

@@ -56,6 +56,22 @@ struct PipelineOperand {
   std::string what;  // "input 1 ('b')": how errors name it
 };
 
+// The grid points one TensorCore runs: indices [begin, end) of grid axis `axis`, every
+// point of the other axes; the whole grid when axis < 0.
+struct GridShare {
+  int axis = -1;
+  int begin = 0;
+  int end = 0;
+};
+
+// Mosaic's megacore split (docs/dsl.md, "Megacore"): the leading grid axis whose
+// dimension_semantics is "parallel" or "core_parallel" is cut into `cores` contiguous
+// ranges, the first cores taking one step more when it does not divide; `core` gets range
+// number `core`. With no such axis the share is the whole grid (axis -1), which core 0
+// runs alone.
+GridShare CoreShare(const std::vector<int>& grid, const std::vector<std::string>& semantics,
+                    int core, int cores);
+
 class GridPipeline {
  public:
   // Checks every BlockSpec against its operand's shape: rank, the (8, 128) rule for VMEM
@@ -68,8 +84,10 @@ class GridPipeline {
   // says), each inside a trace scope "<scope> (i, j)". `operands` holds the current block
   // refs of pipelined operands and the whole refs of ANY operands, in the order given.
   // `scalars`: this device's scalar-prefetch values, for ScalarIndexMaps.
+  // `share`: only these grid points (one core's share of a megacore grid); none when
+  // share.begin == share.end on an axis.
   void Run(Kernel& k, const Step& step, const std::string& scope,
-           const std::vector<Array>& scalars = {}) const;
+           const std::vector<Array>& scalars = {}, const GridShare& share = {}) const;
 
   // VMEM (or SMEM) bytes of one buffer of operand i; 0 for ANY operands.
   uint64_t BlockBytes(size_t i) const;
@@ -90,8 +108,8 @@ class GridPipeline {
   BlockIndex IndexOf(const Plan& plan, const std::vector<int>& ids,
                      const std::vector<Array>& scalars) const;
 
-  // The grid point a lexicographic counter stands for.
-  std::vector<int> Visit(const std::vector<int>& counter) const;
+  // The grid point a lexicographic counter over `share`'s points stands for.
+  std::vector<int> Visit(const std::vector<int>& counter, const GridShare& share) const;
 
   std::string owner_;
   std::vector<int> grid_;

@@ -14,24 +14,52 @@ namespace tpusim::sim {
 
 namespace {
 const char* kMemoryNames[] = {"hbm", "vmem", "smem"};
+
+// Core 0's modules keep the names a single-core chip has ("core", "vmem"); core 1's are
+// "core_1", "vmem_1".
+std::string CoreModuleName(const char* base, uint32_t core) {
+  std::string name = base;
+  if (core > 0) {
+    name += '_';
+    name += std::to_string(core);
+  }
+  return name;
+}
+
+// "VMEM port" on a single-core chip, "VMEM 1 port" on a chip of several.
+std::string CoreTrackName(const char* base, uint32_t core, uint32_t cores, const char* tail = "") {
+  std::string name = base;
+  if (cores > 1) {
+    name += ' ';
+    name += std::to_string(core);
+  }
+  name += tail;
+  return name;
+}
 }  // namespace
 
 ChipTracks Chip::MakeTracks(SliceState& slice, ChipId id, const config::ChipConfig& config,
                             const std::vector<LinkSetup>& links) {
   traces::TraceSink& trace = slice.trace();
   const Torus& torus = slice.torus();
+  const uint32_t cores = config.tensor_cores();
   ChipTracks t;
   t.chip = trace.AddProcessTrack(torus.Describe(id), static_cast<int>(id));
   int rank = 0;
-  t.core = trace.AddTrack(t.chip, "core", rank++);
-  t.mxu = trace.AddTrack(t.chip, "MXU", rank++);
-  t.vpu = trace.AddTrack(t.chip, "VPU", rank++);
+  t.cores.resize(cores);
+  for (uint32_t c = 0; c < cores; ++c) {
+    t.cores[c].core = trace.AddTrack(t.chip, CoreTrackName("core", c, cores), rank++);
+    t.cores[c].mxu = trace.AddTrack(t.chip, CoreTrackName("MXU", c, cores), rank++);
+    t.cores[c].vpu = trace.AddTrack(t.chip, CoreTrackName("VPU", c, cores), rank++);
+  }
   for (uint32_t e = 0; e < config.dma().engines(); ++e)
     t.dma_channels.push_back(trace.AddTrack(t.chip, "DMA " + std::to_string(e), rank++));
   t.dma_arrivals = trace.AddTrack(t.chip, "DMA arrivals", rank++);
   t.hbm = trace.AddTrack(t.chip, "HBM port", rank++);
-  t.vmem = trace.AddTrack(t.chip, "VMEM port", rank++);
-  t.smem = trace.AddTrack(t.chip, "SMEM port", rank++);
+  for (uint32_t c = 0; c < cores; ++c) {
+    t.cores[c].vmem = trace.AddTrack(t.chip, CoreTrackName("VMEM", c, cores, " port"), rank++);
+    t.cores[c].smem = trace.AddTrack(t.chip, CoreTrackName("SMEM", c, cores, " port"), rank++);
+  }
   for (const LinkSetup& link : links) {
     if (link.nic_out) continue;  // its host's NIC has the track (sim/dcn.h)
     t.links.push_back(trace.AddTrack(t.chip, "ICI " + torus.link(link.id).name + " out", rank++));
@@ -49,25 +77,36 @@ Chip::Chip(sc_core::sc_module_name name, SliceState& slice, DmaLedger& ledger, C
       config_(std::move(config)),
       tracks_(MakeTracks(slice, id, config_, links)) {
   const Torus& torus = slice.torus();
-  const std::string owner = torus.Describe(id);
+  const uint32_t cores = config_.tensor_cores();
   // Untraced, the ports keep no trace and need no DMA's label once it has landed.
   traces::TraceSink* trace = slice.traced() ? &slice.trace() : nullptr;
   const config::MemoryConfig* configs[] = {&config_.hbm(), &config_.vmem(), &config_.smem()};
-  const traces::TrackId port_tracks[] = {tracks_.hbm, tracks_.vmem, tracks_.smem};
-  for (int s = 0; s < 3; ++s) {
+  const int slots = MemorySlot(MemorySpace::kSmem, cores - 1) + 1;
+  memory_targets_.assign(static_cast<size_t>(slots), nullptr);
+  for (int slot = 0; slot < slots; ++slot) {
+    const MemorySpace space = SlotSpace(slot);
+    const uint32_t core = SlotCore(slot);
+    const auto s = static_cast<size_t>(space);
+    const std::string owner = space == MemorySpace::kHbm ? torus.Describe(id) : DescribeCore(core);
+    const traces::TrackId track = space == MemorySpace::kHbm    ? tracks_.hbm
+                                  : space == MemorySpace::kVmem ? tracks_.cores[core].vmem
+                                                                : tracks_.cores[core].smem;
     auto& timing = slice.hot().Make<MemoryPortTiming>(
-        owner + " " + MemorySpaceName(static_cast<MemorySpace>(s)),
-        configs[s]->bandwidth_bytes_per_s(), trace, port_tracks[s]);
-    memories_[s] =
-        std::make_unique<Memory>(kMemoryNames[s], id, owner, static_cast<MemorySpace>(s),
-                                 configs[s]->capacity_bytes(), slice.functional(), timing);
+        owner + " " + MemorySpaceName(space), configs[s]->bandwidth_bytes_per_s(), trace, track);
+    memories_.push_back(std::make_unique<Memory>(CoreModuleName(kMemoryNames[s], core).c_str(), id,
+                                                 owner, space, configs[s]->capacity_bytes(),
+                                                 slice.functional(), timing, core));
   }
-  core_ = std::make_unique<TensorCore>("core", slice, *this, config_, tracks_.core);
+  for (uint32_t c = 0; c < cores; ++c) {
+    cores_.push_back(std::make_unique<TensorCore>(CoreModuleName("core", c).c_str(), slice, *this,
+                                                  config_, tracks_.cores[c], c));
+  }
   dma_ = std::make_unique<DmaEngine>("dma", slice, ledger, *this, config_.dma().engines(),
                                      config_.dma().chunk_bytes(),
                                      NanosecondsToTime(config_.dma().issue_latency_ns()));
-  router_ = std::make_unique<Router>("router", id, torus);
+  router_ = std::make_unique<Router>("router", id, torus, cores);
   dma_->socket.bind(router_->in);
+  const std::string owner = torus.Describe(id);
   for (size_t i = 0; i < links.size(); ++i) {
     const Link& link = torus.link(links[i].id);
     if (links[i].nic_out) {
@@ -81,15 +120,19 @@ Chip::Chip(sc_core::sc_module_name name, SliceState& slice, DmaLedger& ledger, C
                                                "chip_" + torus.grid().DescribeCoords(link.to)));
     router_->AttachLink(links[i].id, *links_.back());
   }
-  for (int s = 0; s < 3; ++s) {
-    const auto space = static_cast<MemorySpace>(s);
-    const std::string what = std::string("the ") + MemorySpaceName(space) + " of " + owner;
+  for (int slot = 0; slot < slots; ++slot) {
+    const MemorySpace space = SlotSpace(slot);
+    const uint32_t core = SlotCore(slot);
+    const auto s = static_cast<size_t>(space);
+    const std::string what = std::string("the ") + MemorySpaceName(space) + " of " +
+                             (space == MemorySpace::kHbm ? owner : DescribeCore(core));
     ModelParameters parameters;
     const MemoryModel& model = MemoryModels::Resolve(*configs[s], what, parameters);
     if (!model.build) continue;  // "bandwidth": the memory's own port
-    MemoryTarget target = model.build((std::string(kMemoryNames[s]) + "_" + model.name).c_str(),
-                                      *memories_[s], parameters);
-    UseMemoryTarget(space, *target.socket, model.name);
+    MemoryTarget target =
+        model.build((CoreModuleName(kMemoryNames[s], core) + "_" + model.name).c_str(),
+                    memory_at(slot), parameters);
+    UseMemoryTarget(space, *target.socket, model.name, core);
     memory_models_.push_back(std::move(target.module));
   }
 }
@@ -103,6 +146,12 @@ void Chip::AddDcnLink(LinkId id, LinkTiming& out, LinkTiming& in) {
   router_->AttachLink(id, *links_.back());
 }
 
+std::string Chip::DescribeCore(uint32_t core) const {
+  std::string text = slice_.torus().Describe(id_);
+  if (config_.tensor_cores() > 1) text += " core " + std::to_string(core);
+  return text;
+}
+
 Chip::~Chip() {
   // Newest module first, as ~Slice explains.
   while (!memory_models_.empty())
@@ -112,14 +161,14 @@ Chip::~Chip() {
 }
 
 void Chip::UseMemoryTarget(MemorySpace space, tlm::tlm_base_target_socket_b<>& target,
-                           const std::string& model) {
-  memory_targets_[static_cast<size_t>(space)] = &target;
-  memory(space).set_timing_model(model);
+                           const std::string& model, uint32_t core) {
+  memory_targets_[static_cast<size_t>(MemorySlot(space, core))] = &target;
+  memory(space, core).set_timing_model(model);
 }
 
 void Chip::before_end_of_elaboration() {
   // The router's outputs, in the order Router::OutputFor numbers them.
-  for (int s = 0; s < 3; ++s) {
+  for (size_t s = 0; s < memories_.size(); ++s) {
     if (memory_targets_[s]) {
       router_->out.bind(*memory_targets_[s]);
     } else {

@@ -1,10 +1,11 @@
 #pragma once
 
-// One chip of the slice (`slice.chip_1_3`): its TensorCore, HBM, VMEM and SMEM, its DMA
-// engine, its router, and the ICI links that leave it (one module per direction), plus the
-// semaphores kernels make on it. The chip wires the router to its memories (or to the timing
-// model a topology puts in front of one) and to its outgoing links when the tree is
-// elaborated, so a test or a user can bind another target first (UseMemoryTarget).
+// One chip of the slice (`slice.chip_1_3`): its TensorCores (chip.tensor_cores, each with its
+// own VMEM and SMEM), the HBM, DMA engine and router they share, and the ICI links that leave
+// it (one module per direction), plus the semaphores kernels make on it. The chip wires the router
+// to its memories (or to the timing model a topology puts in front of one) and to its outgoing
+// links when the tree is elaborated, so a test or a user can bind another target first
+// (UseMemoryTarget).
 
 #include <array>
 #include <deque>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "sim/base_names.h"
+#include "sim/chunk.h"
 #include "sim/parameters.h"
 #include "sim/semaphore.h"
 #include "sim/torus.h"
@@ -35,16 +37,20 @@ struct Link;
 
 // The trace tracks of one chip, in the fixed order README.md's "Comparing schedules" lists
 // them, so traces of different runs line up side by side.
-struct ChipTracks {
-  traces::TrackId chip = 0;
+// A chip of several TensorCores numbers each core's tracks ("core 1", "MXU 1", "VMEM 1 port").
+struct CoreTracks {
   traces::TrackId core = 0;
   traces::TrackId mxu = 0;
   traces::TrackId vpu = 0;
+  traces::TrackId vmem = 0;
+  traces::TrackId smem = 0;
+};
+struct ChipTracks {
+  traces::TrackId chip = 0;
+  std::vector<CoreTracks> cores;  // by core index
   std::vector<traces::TrackId> dma_channels;
   traces::TrackId dma_arrivals = 0;
   traces::TrackId hbm = 0;
-  traces::TrackId vmem = 0;
-  traces::TrackId smem = 0;
   std::vector<traces::TrackId> links;  // by position in Torus::LinksFrom
   traces::TrackId bytes_in_flight = 0;
 };
@@ -70,9 +76,20 @@ class Chip : public sc_core::sc_module, public Described {
   ChipId id() const { return id_; }
   const config::ChipConfig& config() const { return config_; }
   const ChipTracks& tracks() const { return tracks_; }
-  TensorCore& core() { return *core_; }
-  Memory& memory(MemorySpace space) { return *memories_[static_cast<size_t>(space)]; }
-  const Memory& memory(MemorySpace space) const { return *memories_[static_cast<size_t>(space)]; }
+  uint32_t core_count() const { return static_cast<uint32_t>(cores_.size()); }
+  TensorCore& core(uint32_t index = 0) { return *cores_[index]; }
+  // HBM, or core `core`'s VMEM or SMEM.
+  Memory& memory(MemorySpace space, uint32_t core = 0) {
+    return *memories_[static_cast<size_t>(MemorySlot(space, core))];
+  }
+  const Memory& memory(MemorySpace space, uint32_t core = 0) const {
+    return *memories_[static_cast<size_t>(MemorySlot(space, core))];
+  }
+  // By MemorySlot, as addresses name them: [0, memory_count()).
+  Memory& memory_at(int slot) { return *memories_[static_cast<size_t>(slot)]; }
+  int memory_count() const { return static_cast<int>(memories_.size()); }
+  // "chip (0,1)" on a single-core chip, "chip (0,1) core 1" on a chip of several.
+  std::string DescribeCore(uint32_t core) const;
   DmaEngine& dma() { return *dma_; }
   Router& router() { return *router_; }
   const std::vector<std::unique_ptr<IciLink>>& links() const { return links_; }
@@ -81,7 +98,7 @@ class Chip : public sc_core::sc_module, public Described {
   // model from the topology does. Call before the simulation starts; `target` reaches the
   // bytes through the memory's socket. `model` names it for reports and describe.
   void UseMemoryTarget(MemorySpace space, tlm::tlm_base_target_socket_b<>& target,
-                       const std::string& model);
+                       const std::string& model, uint32_t core = 0);
 
   // Semaphores are the chip's; SliceState keeps them (SliceState::semaphores).
   SemaphoreHandle AddSemaphore(SemaphoreKind kind, const std::string& name);
@@ -101,13 +118,13 @@ class Chip : public sc_core::sc_module, public Described {
   ChipId id_;
   config::ChipConfig config_;
   ChipTracks tracks_;
-  std::array<std::unique_ptr<Memory>, 3> memories_;  // MemorySpace order
-  std::unique_ptr<TensorCore> core_;
+  std::vector<std::unique_ptr<Memory>> memories_;  // by MemorySlot
+  std::vector<std::unique_ptr<TensorCore>> cores_;
   std::unique_ptr<DmaEngine> dma_;
   std::unique_ptr<Router> router_;
   std::vector<std::unique_ptr<IciLink>> links_;
   std::vector<std::unique_ptr<sc_core::sc_module>> memory_models_;
-  std::array<tlm::tlm_base_target_socket_b<>*, 3> memory_targets_{};
+  std::vector<tlm::tlm_base_target_socket_b<>*> memory_targets_;  // by MemorySlot
 };
 
 }  // namespace tpusim::sim

@@ -24,18 +24,54 @@
 namespace tpusim::sim {
 
 constexpr int kAddressChipShift = 48;
-constexpr int kAddressSpaceShift = 46;
-constexpr uint64_t kAddressOffsetMask = (uint64_t{1} << kAddressSpaceShift) - 1;
+constexpr int kAddressSlotShift = 42;  // offsets up to 4 TiB, past chip.*.capacity's range
+constexpr uint64_t kAddressOffsetMask = (uint64_t{1} << kAddressSlotShift) - 1;
 
-inline uint64_t MakeAddress(ChipId chip, MemorySpace space, uint64_t offset) {
+// The most TensorCores a chip may have (chip.tensor_cores' range): each brings a VMEM and
+// an SMEM of its own.
+constexpr uint32_t kMaxTensorCores = 4;
+constexpr int kMaxMemorySlots = 1 + 2 * static_cast<int>(kMaxTensorCores);
+
+// A chip's memories, numbered: HBM 0, then each core's VMEM and SMEM (core 0's are 1 and 2,
+// MemorySpace's own numbers, so a single-core chip numbers them as MemorySpace does).
+inline int MemorySlot(MemorySpace space, uint32_t core) {
+  if (space == MemorySpace::kHbm) return 0;
+  return 1 + 2 * static_cast<int>(core) + (space == MemorySpace::kSmem ? 1 : 0);
+}
+inline MemorySpace SlotSpace(int slot) {
+  if (slot == 0) return MemorySpace::kHbm;
+  return slot % 2 == 1 ? MemorySpace::kVmem : MemorySpace::kSmem;
+}
+inline uint32_t SlotCore(int slot) {
+  return slot == 0 ? 0 : static_cast<uint32_t>((slot - 1) / 2);
+}
+
+inline uint64_t MakeAddress(ChipId chip, int slot, uint64_t offset) {
   return uint64_t{chip} << kAddressChipShift |
-         uint64_t{static_cast<uint32_t>(space)} << kAddressSpaceShift | offset;
+         uint64_t{static_cast<uint32_t>(slot)} << kAddressSlotShift | offset;
+}
+// One number per buffer of the slice: its chip, memory slot and index (the ledger's and the
+// race detector's maps key on it).
+inline uint64_t BufferKey(const BufferHandle& b) {
+  return (static_cast<uint64_t>(b.chip) * kMaxMemorySlots +
+          static_cast<uint64_t>(MemorySlot(b.space, b.core)))
+             << 32 |
+         b.index;
+}
+
+// HBM, or core 0's VMEM or SMEM.
+inline uint64_t MakeAddress(ChipId chip, MemorySpace space, uint64_t offset) {
+  return MakeAddress(chip, MemorySlot(space, 0), offset);
 }
 inline ChipId AddressChip(uint64_t address) {
   return static_cast<ChipId>(address >> kAddressChipShift);
 }
+// The memory slot (MemorySlot) an address is in.
+inline int AddressSlot(uint64_t address) {
+  return static_cast<int>((address >> kAddressSlotShift) & 63);
+}
 inline MemorySpace AddressSpace(uint64_t address) {
-  return static_cast<MemorySpace>((address >> kAddressSpaceShift) & 3);
+  return SlotSpace(AddressSlot(address));
 }
 inline uint64_t AddressOffset(uint64_t address) {
   return address & kAddressOffsetMask;

@@ -148,16 +148,18 @@ class Roofline final : public ComputeModel {
     for (const base::XlaDot& d : op.dots)
       mxu += d.flops * MxuPasses(chip_, d.input, d.precision);
     mxu /= MxuPeakFlops(chip_) * cost_.xla_mxu_efficiency();
-    const double vpu = op.vector_ops / (static_cast<double>(chip_.vpu_sublanes()) *
-                                        static_cast<double>(chip_.vpu_lanes()) * chip_.clock_hz());
+    const double vpu = op.vector_ops / base::VpuElementsPerSecond(chip_);
     const double compute = std::max(mxu, vpu);
     const double hbm_rate = chip_.hbm().bandwidth_bytes_per_s() * cost_.xla_hbm_efficiency();
     if (!(std::max(compute, op.hbm_bytes() / hbm_rate) <= kMaxWorkSeconds)) {
       std::string from = "chip.hbm.bandwidth_bytes_per_s (" +
                          base::NumberText(chip_.hbm().bandwidth_bytes_per_s()) + ")";
       if (!op.dots.empty()) {
-        from += " and the MXU peak (chip.mxu_count " + std::to_string(chip_.mxu_count()) +
-                ", chip.mxu_size " + std::to_string(chip_.mxu_size()) + ", chip.clock_hz " +
+        from += " and the MXU peak (";
+        if (chip_.tensor_cores() > 1)
+          from += "chip.tensor_cores " + std::to_string(chip_.tensor_cores()) + ", ";
+        from += "chip.mxu_count " + std::to_string(chip_.mxu_count()) + ", chip.mxu_size " +
+                std::to_string(chip_.mxu_size()) + ", chip.clock_hz " +
                 base::NumberText(chip_.clock_hz()) + ")";
       }
       CheckWorkSeconds(std::max(compute, op.hbm_bytes() / hbm_rate),

@@ -3,10 +3,7 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "sim/core_thread.h"
 
-#include <cxxabi.h>
-
 #include <algorithm>
-#include <new>
 
 #include "base/text.h"
 #include "sim/chip.h"
@@ -34,7 +31,6 @@ constexpr Picoseconds kNever = ~Picoseconds{0};
 // The longest one compute op may take: 2^62 ps (53 days) leaves room to add it to the
 // time now, and the double-to-integer conversions are defined below 2^63.
 constexpr double kMaxOpPicoseconds = 4611686018427387904.0;
-constexpr int kActivityTrackRank = 900;  // after the chip's fixed tracks
 
 bool OnePassF32(base::MxuInput input, base::Precision precision) {
   return input == base::MxuInput::kF32 && precision == base::Precision::kDefault;
@@ -78,7 +74,7 @@ double CoreThread::clock_hz() const {
 
 void CoreThread::StartDma(const DmaRequest& request) {
   CatchUp();
-  core_.chip().dma().Start(request);
+  core_.chip().dma().Start(request, core_.index());
 }
 
 void CoreThread::Wait(SemaphoreHandle handle, int64_t amount, WaitKind kind,
@@ -127,7 +123,8 @@ void CoreThread::Wait(SemaphoreHandle handle, int64_t amount, WaitKind kind,
     stats_.blocked += Now() - since;
     slice_.trace().End(track_, Now());
   }
-  if (RaceDetector* races = slice_.races()) races->Acquire(chip_, handle);
+  if (RaceDetector* races = slice_.races())
+    races->Acquire(races->Agent(chip_, core_.index()), handle);
   s.Take(amount);
   if (s.counter_track())
     slice_.trace().Counter(s.counter_track(), Now(), static_cast<double>(s.value()));
@@ -135,7 +132,7 @@ void CoreThread::Wait(SemaphoreHandle handle, int64_t amount, WaitKind kind,
 
 void CoreThread::Signal(SemaphoreHandle handle, int64_t amount) {
   CatchUp();
-  slice_.Signal(chip_, handle, amount);
+  slice_.Signal(chip_, handle, amount, core_.index());
 }
 
 // Each read costs kSemaphoreReadCycles. Reads before the next event anywhere in the model
@@ -160,7 +157,7 @@ int64_t CoreThread::Read(SemaphoreHandle handle) {
   ahead_ += read_cost_;
   // A core that polls until a value arrives has seen what was signalled before it.
   if (RaceDetector* races = slice_.races(); races && handle.chip == chip_)
-    races->Acquire(chip_, handle);
+    races->Acquire(races->Agent(chip_, core_.index()), handle);
   return s.value();
 }
 
@@ -278,7 +275,7 @@ void CoreThread::Occupy(ComputeUnit unit, Picoseconds duration, std::string_view
     } else {
       free_at = Now() + duration;
     }
-    const ChipTracks& tracks = core_.chip().tracks();
+    const CoreTracks& tracks = core_.tracks();
     track = unit == ComputeUnit::kMxu ? tracks.mxu : tracks.vpu;
   }
   if (cycles > 0) {
@@ -305,7 +302,8 @@ void CoreThread::BeginScope(std::string_view name, const ScopeDetails& details) 
       args.push_back({key, text});
     slice_.trace().Begin(track_, Now(), name, args);
   }
-  if (RaceDetector* races = slice_.races()) races->BeginScope(chip_, name);
+  if (RaceDetector* races = slice_.races())
+    races->BeginScope(races->Agent(chip_, core_.index()), name);
   ++open_scopes_;
 }
 
@@ -315,21 +313,23 @@ void CoreThread::EndScope() {
   WaitOutReads();
   if (open_scopes_ == 0) return;
   --open_scopes_;
-  if (RaceDetector* races = slice_.races()) races->EndScope(chip_);
+  if (RaceDetector* races = slice_.races()) races->EndScope(races->Agent(chip_, core_.index()));
   slice_.trace().End(track_, Now());
 }
 
 void CoreThread::Load(const Region& region, void* out, std::string_view what) {
   CatchUp();
   CheckAccess(region, "loaded from", what);
-  if (RaceDetector* races = slice_.races()) races->CoreAccess(chip_, region, false, what, Now());
+  if (RaceDetector* races = slice_.races())
+    races->CoreAccess(races->Agent(chip_, core_.index()), region, false, what, Now());
   slice_.memory(region.buffer).Gather(region.buffer.index, region.box, static_cast<uint8_t*>(out));
 }
 
 void CoreThread::Store(const Region& region, const void* in, std::string_view what) {
   CatchUp();
   CheckAccess(region, "stored to", what);
-  if (RaceDetector* races = slice_.races()) races->CoreAccess(chip_, region, true, what, Now());
+  if (RaceDetector* races = slice_.races())
+    races->CoreAccess(races->Agent(chip_, core_.index()), region, true, what, Now());
   slice_.memory(region.buffer)
       .Scatter(region.buffer.index, region.box, static_cast<const uint8_t*>(in));
 }
@@ -353,7 +353,9 @@ void CoreThread::CheckAccess(const Region& region, const char* role, std::string
 BufferHandle CoreThread::Allocate(MemorySpace space, uint64_t bytes, const std::string& label,
                                   Uninitialized fill) {
   CatchUp();
-  return BufferHandle{chip_, space, core_.chip().memory(space).Allocate(bytes, label, fill)};
+  const uint32_t core = space == MemorySpace::kHbm ? 0 : core_.index();
+  return BufferHandle{chip_, space, core_.chip().memory(space, core).Allocate(bytes, label, fill),
+                      core};
 }
 
 void CoreThread::Free(BufferHandle buffer) {
@@ -364,6 +366,12 @@ void CoreThread::Free(BufferHandle buffer) {
     throw Error(ErrorKind::kKernelMisuse, what + " of " + slice_.torus().Describe(buffer.chip) +
                                               "; a core frees only its own buffers.");
   }
+  if (buffer.space != MemorySpace::kHbm && buffer.core != core_.index()) {
+    throw Error(ErrorKind::kKernelMisuse, core_.chip().DescribeCore(core_.index()) + " frees a " +
+                                              MemorySpaceName(buffer.space) + " buffer of core " +
+                                              std::to_string(buffer.core) +
+                                              "; a core frees only its own VMEM and SMEM buffers.");
+  }
   Memory& memory = slice_.memory(buffer);
   core_.chip().dma().ledger().CheckFree(buffer, what, memory.Label(buffer.index));
   if (RaceDetector* races = slice_.races()) races->Free(buffer);
@@ -373,122 +381,6 @@ void CoreThread::Free(BufferHandle buffer) {
 SemaphoreHandle CoreThread::AddSemaphore(SemaphoreKind kind, const std::string& name) {
   CatchUp();
   return core_.chip().AddSemaphore(kind, name);
-}
-
-CorePort::ActivityId CoreThread::Spawn(const std::string& name,
-                                       std::function<void(CorePort&)> body) {
-  slice_.TakeActivityThread();  // before SystemC makes its stack
-  const auto [slot, track] = core_.TakeActivityTrack(kActivityTrackRank);
-  auto& activities = slice_.activities();
-  const auto id = static_cast<ActivityId>(activities.size());
-  CoreThread* child = activities
-                          .emplace_back(std::make_unique<CoreThread>(slice_, core_, track,
-                                                                     root_ ? root_ : this, name))
-                          .get();
-  child->track_slot_ = slot;
-  slice_.waiters(chip_).push_back(child);
-  ++unjoined_;
-  sc_core::sc_spawn_options options;
-  options.set_stack_size(TensorCore::kThreadStackBytes);
-  sc_core::sc_spawn([child, body = std::move(body)] { child->Body(body); },
-                    ("activity_" + std::to_string(id)).c_str(), &options);
-  return id;
-}
-
-void CoreThread::YieldToSameTime() {
-  sc_core::wait(sc_core::SC_ZERO_TIME);
-  stack_.Announce();
-}
-
-void CoreThread::Join(ActivityId id) {
-  auto& activities = slice_.activities();
-  if (id >= activities.size() || activities[id]->chip_ != chip_ || activities[id]->joined_) {
-    throw Error(ErrorKind::kKernelMisuse, slice_.torus().Describe(chip_) + " joins activity " +
-                                              std::to_string(id) +
-                                              ", which it did not spawn or joined already.");
-  }
-  CoreThread& child = *activities[id];
-  child.joined_ = true;
-  --unjoined_;
-  if (child.finished_) return;
-  const Picoseconds since = Now();
-  slice_.trace().Begin(track_, since, "join " + child.name_);
-  joining_ = &child;
-  while (!child.finished_) {
-    sc_core::wait(child.done_);
-    stack_.Announce();
-  }
-  joining_ = nullptr;
-  stats_.blocked += Now() - since;
-  slice_.trace().End(track_, Now());
-}
-
-void CoreThread::Body(const Engine::CoreProgram& program) {
-  stack_ = ThreadStack(TensorCore::kThreadStackBytes);
-  started_ = true;
-  slice_.trace().Begin(track_, Now(), root_ ? name_ : slice_.run_name());
-  try {
-    program(*this);
-    if (unjoined_ > 0) {
-      throw Error(ErrorKind::kKernelMisuse,
-                  slice_.torus().Describe(chip_) + " ends '" + (root_ ? name_ : slice_.run_name()) +
-                      "' with " + std::to_string(unjoined_) +
-                      " spawned activities never joined; join every activity you start.");
-    }
-    CatchUp();  // may meet a host limit, which fails the run like any error
-  } catch (const Error& e) {
-    slice_.Fail(e.kind(), e.what());
-    return;
-  } catch (const sc_core::sc_unwind_exception&) {
-    throw;  // SystemC is ending this suspended thread (SystemCContext::EndSuspendedThreads)
-  } catch (const std::bad_alloc&) {
-    // Sizes are checked against host memory before a run; this is the last resort, and it is
-    // the host's memory, not a misuse of the kernel.
-    slice_.Fail(ErrorKind::kCapacity,
-                slice_.torus().Describe(chip_) +
-                    ": the simulator ran out of host memory while the kernel ran. Run it "
-                    "timing-only (no payload, the same timing) or choose a smaller size.");
-    return;
-  } catch (const std::exception& e) {
-    slice_.Fail(ErrorKind::kKernelMisuse,
-                slice_.torus().Describe(chip_) + ": the kernel threw an exception: " + e.what());
-    return;
-  } catch (const abi::__forced_unwind&) {
-    throw;  // the host thread is being cancelled: not ours to stop
-  } catch (...) {
-    // Anything else would escape into SystemC, which reports it raw (E549) and aborts.
-    slice_.Fail(ErrorKind::kKernelMisuse,
-                slice_.torus().Describe(chip_) +
-                    ": the kernel threw an exception that is not a std::exception (e.g. `throw "
-                    "42;`), so it has no message to show. Throw a std::exception such as "
-                    "std::runtime_error(\"what went wrong\") instead.");
-    return;
-  }
-  while (open_scopes_ > 0)
-    EndScope();
-  slice_.trace().End(track_, Now());
-  finished_ = true;
-  slice_.ReturnThread();
-  stats_.finish = Now();
-  if (root_) {  // the chip's units did this work; the track and the wake-up list move on
-    root_->stats_.mxu_busy += stats_.mxu_busy;
-    root_->stats_.vpu_busy += stats_.vpu_busy;
-    root_->stats_.f32_dots_at_one_pass += stats_.f32_dots_at_one_pass;
-    core_.ReleaseActivityTrack(track_slot_);
-    auto& waiters = slice_.waiters(chip_);
-    waiters.erase(std::find(waiters.begin(), waiters.end(), this));
-    done_.notify(sc_core::SC_ZERO_TIME);
-  }
-}
-
-void CoreThread::CloseTrace(Picoseconds now, const std::string& why) {
-  if (!started_) return;
-  if (computing_on_) slice_.trace().End(computing_on_, now);  // stopped mid-op
-  if (waiting_ || joining_ || polling_) slice_.trace().End(track_, now);
-  while (open_scopes_ > 0)
-    EndScope();
-  slice_.trace().Instant(track_, now, why);
-  slice_.trace().End(track_, now);  // the kernel slice
 }
 
 void CoreThread::CatchUp() {

@@ -58,9 +58,15 @@ class CoreThread final : public CorePort {
   void Free(BufferHandle buffer) override;
   SemaphoreHandle AddSemaphore(SemaphoreKind kind, const std::string& name) override;
   ActivityId Spawn(const std::string& name, std::function<void(CorePort&)> body) override;
+  ActivityId SpawnOnCore(int core, const std::string& name,
+                         std::function<void(CorePort&)> body) override;
+  int num_cores() const override;
+  int core_index() const override;
   void YieldToSameTime() override;
   void Join(ActivityId activity) override;
 
+  // The TensorCore it runs on.
+  TensorCore& core() const { return core_; }
   // Runs the program (or a spawned activity's body); failures are recorded and stop the
   // simulation.
   void Body(const Engine::CoreProgram& program);
@@ -83,6 +89,8 @@ class CoreThread final : public CorePort {
   WaitKind wait_kind() const { return wait_kind_; }
   const std::string& wait_what() const { return wait_what_; }
   const CoreStats& stats() const { return stats_; }
+  // A spawned thread shown on its core's own track (a megacore core's share of a grid).
+  bool on_core_track() const { return track_slot_ == kCoreTrackSlot; }
   // An activity's slot among its chip's async tracks.
   size_t track_slot() const { return track_slot_; }
   void set_track_slot(size_t slot) { track_slot_ = slot; }
@@ -108,6 +116,10 @@ class CoreThread final : public CorePort {
   void StartStream(uint64_t bytes, double bytes_per_second, std::string_view what);
   void AwaitStream();
   void CheckAccess(const Region& region, const char* role, std::string_view what) const;
+  ActivityId SpawnOn(TensorCore& core, const std::string& name,
+                     std::function<void(CorePort&)> body);
+  // track_slot_ of an activity drawn on its core's own track rather than an async one.
+  static constexpr size_t kCoreTrackSlot = ~size_t{0};
 
   SliceState& slice_;
   TensorCore& core_;
@@ -116,6 +128,7 @@ class CoreThread final : public CorePort {
   CoreThread* root_;  // the core that spawned this activity; nullptr for the core itself
   std::string name_;  // an activity's name
   size_t track_slot_ = 0;
+  TensorCore* track_keeper_ = nullptr;  // whose async tracks track_slot_ numbers
   int unjoined_ = 0;
   bool joined_ = false;
   const CoreThread* joining_ = nullptr;

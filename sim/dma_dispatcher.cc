@@ -111,12 +111,12 @@ void DmaDispatcher::Check(const DmaRequest& request) {
     CheckPowerOfTwoOffset(request);
 }
 
-void DmaDispatcher::Start(const DmaRequest& request) {
+void DmaDispatcher::Start(const DmaRequest& request, uint32_t core) {
   Check(request);
   const ChipId issuer = id_;
   const Picoseconds now = EventQueue::Now();
   RaceDetector* races = slice_.races();
-  const uint32_t race_id = races ? races->StartDma(issuer, request, now) : 0;
+  const uint32_t race_id = races ? races->StartDma(races->Agent(issuer, core), request, now) : 0;
   Transfer& t = ledger_.Add();
   t.race_id = race_id;
   t.issuer = issuer;
@@ -286,7 +286,7 @@ void DmaDispatcher::BookThroughTlm(Transfer& t, size_t hop, bool link, uint64_t 
   throw Error(ErrorKind::kInvalidArgument,
               "the " + std::string(MemorySpaceName(AddressSpace(address))) + " of " +
                   slice_.torus().Describe(chip) + " (timing model '" +
-                  slice_.chip(chip).memory(AddressSpace(address)).timing_model() +
+                  slice_.chip(chip).memory_at(AddressSlot(address)).timing_model() +
                   "') refused a chunk of DMA '" + t.request.label + "' (" + status +
                   "); a memory model must accept TLM_IGNORE_COMMAND transactions.");
 }

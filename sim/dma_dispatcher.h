@@ -46,7 +46,7 @@ class DmaDispatcher {
   DmaLedger& ledger() { return ledger_; }
 
   // Checks the request, then queues it behind busy channels. Never blocks.
-  void Start(const DmaRequest& request);
+  void Start(const DmaRequest& request, uint32_t core = 0);
 
  private:
   void Check(const DmaRequest& request);

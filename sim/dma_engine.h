@@ -24,8 +24,9 @@ class DmaEngine : public sc_core::sc_module, public LooselyTimedInitiator, publi
 
   tlm::tlm_initiator_socket<> socket;  // to the chip's router
 
-  // Checks the request, then queues it behind busy channels. Never blocks.
-  void Start(const DmaRequest& request) { dispatcher_.Start(request); }
+  // Checks the request, then queues it behind busy channels. Never blocks. `core`: the
+  // TensorCore of the chip that issues it (the chip's cores share the engine).
+  void Start(const DmaRequest& request, uint32_t core = 0) { dispatcher_.Start(request, core); }
   DmaLedger& ledger() { return dispatcher_.ledger(); }
   uint32_t channels() const { return dispatcher_.channels(); }
 

@@ -10,10 +10,6 @@
 
 namespace tpusim::sim {
 
-uint64_t DmaLedger::BufferKey(const BufferHandle& b) {
-  return (static_cast<uint64_t>(b.chip) * 3 + static_cast<uint64_t>(b.space)) << 32 | b.index;
-}
-
 Transfer& DmaLedger::Add() {
   std::unique_ptr<Transfer> t;
   if (spare_.empty()) {
@@ -54,9 +50,10 @@ void DmaLedger::CheckWriteRace(Transfer& t, const SliceState& slice) {
     const Torus& torus = slice.torus();
     throw Error(ErrorKind::kRace,
                 "race: DMA '" + t.request.label + "' from " + torus.Describe(t.issuer) +
-                    " writes bytes of '" + slice.chip(b.chip).memory(b.space).Label(b.index) +
-                    "' on " + torus.Describe(b.chip) + " that DMA '" + first->request.label +
-                    "' from " + torus.Describe(first->issuer) +
+                    " writes bytes of '" +
+                    slice.chip(b.chip).memory(b.space, b.core).Label(b.index) + "' on " +
+                    torus.Describe(b.chip) + " that DMA '" + first->request.label + "' from " +
+                    torus.Describe(first->issuer) +
                     " is still writing. Wait for the first copy to land (its receive "
                     "semaphore) before starting the second, or give each in-flight copy its own "
                     "buffer (N-buffering with capacity semaphores).");

@@ -73,7 +73,6 @@ class DmaLedger {
   void CheckFree(BufferHandle buffer, const std::string& what, const std::string& label);
 
  private:
-  static uint64_t BufferKey(const BufferHandle& b);
   static bool Settled(const Transfer& t) {
     return t.landed_all && t.sent == t.bytes && t.landed == t.bytes;
   }

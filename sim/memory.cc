@@ -15,12 +15,14 @@ constexpr uint64_t kAlignment = 64;  // buffers start on cache-line boundaries
 }  // namespace
 
 Memory::Memory(sc_core::sc_module_name name, ChipId chip, std::string owner, MemorySpace space,
-               uint64_t capacity, bool functional, MemoryPortTiming& timing)
+               uint64_t capacity, bool functional, MemoryPortTiming& timing, uint32_t core)
     : sc_module(name),
       socket("socket"),
       timing_(timing),
       chip_(chip),
       space_(space),
+      core_(core),
+      slot_(MemorySlot(space, core)),
       functional_(functional),
       owner_(std::move(owner)),
       capacity_(capacity) {
@@ -115,7 +117,7 @@ std::vector<uint8_t> Memory::TakeAll(uint32_t index) {
 }
 
 uint64_t Memory::Address(uint32_t index, uint64_t offset) const {
-  return MakeAddress(chip_, space_, buffers_[index].base + offset);
+  return MakeAddress(chip_, slot_, buffers_[index].base + offset);
 }
 
 Memory::Buffer* Memory::BufferAt(uint64_t offset) {
@@ -153,8 +155,8 @@ bool Memory::get_direct_mem_ptr(tlm::tlm_generic_payload& payload, tlm::tlm_dmi&
   if (!buffer) return false;
   if (payload.is_read() && buffer->bytes.empty()) NoteUnwrittenRead(*buffer);
   dmi.set_dmi_ptr(Materialize(*buffer).data());
-  dmi.set_start_address(MakeAddress(chip_, space_, buffer->base));
-  dmi.set_end_address(MakeAddress(chip_, space_, buffer->base + buffer->size - 1));
+  dmi.set_start_address(MakeAddress(chip_, slot_, buffer->base));
+  dmi.set_end_address(MakeAddress(chip_, slot_, buffer->base + buffer->size - 1));
   dmi.allow_read_write();
   return true;
 }

@@ -38,8 +38,9 @@ class Memory : public sc_core::sc_module,
  public:
   // `owner` names the chip in messages ("chip 3 (x=1, y=1)").
   // `timing` is the memory port's state, kept by the slice (sim/port_timing.h).
+  // `core`: the TensorCore whose VMEM or SMEM this is (0 for HBM).
   Memory(sc_core::sc_module_name name, ChipId chip, std::string owner, MemorySpace space,
-         uint64_t capacity, bool functional, MemoryPortTiming& timing);
+         uint64_t capacity, bool functional, MemoryPortTiming& timing, uint32_t core = 0);
 
   // Bound by the chip's router (or by a timing model in front of this memory).
   tlm::tlm_target_socket<32, tlm::tlm_base_protocol_types, 1, sc_core::SC_ZERO_OR_MORE_BOUND>
@@ -47,6 +48,7 @@ class Memory : public sc_core::sc_module,
 
   ChipId chip() const { return chip_; }
   MemorySpace space() const { return space_; }
+  uint32_t core() const { return core_; }
   uint64_t capacity() const { return capacity_; }
   uint64_t allocated() const { return allocated_; }
   BandwidthPort& port() { return timing_.port; }
@@ -103,6 +105,8 @@ class Memory : public sc_core::sc_module,
   MemoryPortTiming& timing_;
   ChipId chip_;
   MemorySpace space_;
+  uint32_t core_;
+  int slot_;  // MemorySlot: where its addresses are
   bool functional_;
   std::string owner_;
   uint64_t capacity_;

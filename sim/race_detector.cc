@@ -4,6 +4,7 @@
 
 #include "base/text.h"
 #include "sim/byte_box.h"
+#include "sim/chunk.h"
 
 namespace tpusim::sim {
 
@@ -19,24 +20,36 @@ bool SameBox(const ByteBox& a, const ByteBox& b) {
 
 }  // namespace
 
-RaceDetector::RaceDetector(uint32_t chips, Reporter reporter)
-    : reporter_(std::move(reporter)),
-      cores_(chips, Clock(chips, 0)),
-      scopes_(chips),
-      where_(chips, std::make_shared<const std::string>()),
-      semaphores_(chips) {
+RaceDetector::RaceDetector(const std::vector<uint32_t>& cores, Reporter reporter)
+    : reporter_(std::move(reporter)), semaphores_(cores.size()) {
+  for (ChipId chip = 0; chip < cores.size(); ++chip) {
+    agent_base_.push_back(static_cast<uint32_t>(agent_chip_.size()));
+    for (uint32_t core = 0; core < cores[chip]; ++core) {
+      agent_chip_.push_back(chip);
+      agent_core_.push_back(core);
+    }
+  }
+  const size_t agents = agent_chip_.size();
+  cores_.assign(agents, Clock(agents, 0));
+  scopes_.resize(agents);
+  where_.assign(agents, std::make_shared<const std::string>());
   // Epoch 0 means "nothing known": each core starts at 1 of its own entry.
-  for (ChipId c = 0; c < chips; ++c)
-    cores_[c][c] = 1;
+  for (size_t a = 0; a < agents; ++a)
+    cores_[a][a] = 1;
 }
 
-void RaceDetector::BeginScope(ChipId core, std::string_view name) {
+RaceDetector::Access RaceDetector::MakeAccess(uint32_t agent, std::string what, Picoseconds when,
+                                              const std::string& where) const {
+  return Access{agent_chip_[agent], std::move(what), when, where, agent_core_[agent]};
+}
+
+void RaceDetector::BeginScope(uint32_t core, std::string_view name) {
   scopes_[core].emplace_back(name);
   where_[core] = std::make_shared<const std::string>(
       where_[core]->empty() ? std::string(name) : *where_[core] + " > " + std::string(name));
 }
 
-void RaceDetector::EndScope(ChipId core) {
+void RaceDetector::EndScope(uint32_t core) {
   if (scopes_[core].empty()) return;
   scopes_[core].pop_back();
   std::string where;
@@ -51,10 +64,6 @@ void RaceDetector::Join(Clock& into, const Clock& from) {
     into[i] = std::max(into[i], from[i]);
 }
 
-uint64_t RaceDetector::Key(const BufferHandle& b) {
-  return (static_cast<uint64_t>(b.chip) * 3 + static_cast<uint64_t>(b.space)) << 32 | b.index;
-}
-
 RaceDetector::SemaphoreState& RaceDetector::Semaphore(SemaphoreHandle handle) {
   auto& list = semaphores_[handle.chip];
   if (list.size() <= handle.index) list.resize(handle.index + 1);
@@ -62,10 +71,10 @@ RaceDetector::SemaphoreState& RaceDetector::Semaphore(SemaphoreHandle handle) {
 }
 
 bool RaceDetector::OrderedBefore(const Entry& entry, const Clock& clock) {
-  if (!entry.dma) return clock[entry.chip] >= entry.epoch;
+  if (!entry.dma) return clock[entry.agent] >= entry.epoch;
   const auto& done = entry.write ? entry.dma->writes_done : entry.dma->reads_done;
   return std::any_of(done.begin(), done.end(),
-                     [&](const Acquired& a) { return clock[a.chip] >= a.epoch; });
+                     [&](const Acquired& a) { return clock[a.agent] >= a.epoch; });
 }
 
 std::pair<std::multimap<uint64_t, RaceDetector::Entry>::iterator,
@@ -76,19 +85,19 @@ RaceDetector::Near(Entries& entries, uint64_t lo, uint64_t hi) {
 }
 
 RaceDetector::Access RaceDetector::Describe(const Entry& entry, BufferHandle buffer) const {
-  if (!entry.dma) return Access{entry.chip, entry.what, entry.when, *entry.where};
+  if (!entry.dma) return MakeAccess(entry.agent, entry.what, entry.when, *entry.where);
   const Dma& d = *entry.dma;
-  const bool remote = d.issuer != buffer.chip;
-  return Access{d.issuer,
-                "DMA '" + d.label + "'" + (remote ? " (remote)" : "") +
-                    (entry.write ? " writing into it" : " reading from it"),
-                d.started, *d.where};
+  const bool remote = agent_chip_[d.issuer] != buffer.chip;
+  return MakeAccess(d.issuer,
+                    "DMA '" + d.label + "'" + (remote ? " (remote)" : "") +
+                        (entry.write ? " writing into it" : " reading from it"),
+                    d.started, *d.where);
 }
 
 void RaceDetector::Check(const Clock& clock, const Region& region, bool write,
                          const Access& access) {
   if (region.box.bytes() == 0) return;
-  auto found = buffers_.find(Key(region.buffer));
+  auto found = buffers_.find(BufferKey(region.buffer));
   if (found == buffers_.end()) return;
   const uint64_t lo = region.box.offset, hi = region.box.end();
   const bool dense = hi - lo == region.box.bytes();
@@ -123,6 +132,13 @@ void RaceDetector::Check(const Clock& clock, const Region& region, bool write,
           "The accesses come from two chips, so the chip that waits must tell the "
           "other: signal a semaphore that the second one waits on before it goes ahead "
           "(a capacity semaphore, as the Pallas guide's psum does).");
+    } else if (access.core != race.earlier.core) {
+      base::AppendListItem(
+          race.fix, " ",
+          "The accesses come from the chip's two TensorCores, so the core that waits must "
+          "tell the other: signal a semaphore of the other core (semaphore_signal with "
+          "core_index) that it waits on before it goes ahead, or give each core its own part "
+          "of the buffer.");
     }
     reporter_(race);
   }
@@ -135,7 +151,7 @@ void RaceDetector::Record(const Region& region, Entry entry) {
   entry.hi = region.box.end();
   entry.order = recorded_++;
   const bool dense = entry.hi - entry.lo == entry.box.bytes();
-  Entries& entries = buffers_[Key(region.buffer)];
+  Entries& entries = buffers_[BufferKey(region.buffer)];
   // An access supersedes the covered entries that future accesses could only race with by
   // racing with it too: those it conflicts with (checked ordered before it), and core
   // accesses (every later access but a remote DMA write is the owner's, in program order,
@@ -186,14 +202,14 @@ void RaceDetector::RetireIfDue() {
   next_sweep_ = std::max(2 * live_, kFirstSweep + cores_.size());
 }
 
-void RaceDetector::CoreAccess(ChipId core, const Region& region, bool write, std::string_view what,
-                              Picoseconds now) {
+void RaceDetector::CoreAccess(uint32_t core, const Region& region, bool write,
+                              std::string_view what, Picoseconds now) {
   const Clock& clock = cores_[core];
-  Access access{core, std::string(what), now, *where_[core]};
+  Access access = MakeAccess(core, std::string(what), now, *where_[core]);
   Check(clock, region, write, access);
   Entry entry;
   entry.write = write;
-  entry.chip = core;
+  entry.agent = core;
   entry.epoch = clock[core];
   entry.what = std::move(access.what);
   entry.when = now;
@@ -201,17 +217,18 @@ void RaceDetector::CoreAccess(ChipId core, const Region& region, bool write, std
   Record(region, std::move(entry));
 }
 
-RaceDetector::DmaId RaceDetector::StartDma(ChipId issuer, const DmaRequest& request,
+RaceDetector::DmaId RaceDetector::StartDma(uint32_t issuer, const DmaRequest& request,
                                            Picoseconds now) {
   Clock& clock = cores_[issuer];
   const std::string name = "DMA '" + request.label + "'";
   Check(clock, request.source, false,
-        Access{issuer, name + " reading from it", now, *where_[issuer]});
+        MakeAccess(issuer, name + " reading from it", now, *where_[issuer]));
   Check(clock, request.destination, true,
-        Access{issuer,
-               name + (request.destination.buffer.chip != issuer ? " (remote)" : "") +
-                   " writing into it",
-               now, *where_[issuer]});
+        MakeAccess(issuer,
+                   name +
+                       (request.destination.buffer.chip != agent_chip_[issuer] ? " (remote)" : "") +
+                       " writing into it",
+                   now, *where_[issuer]));
   const DmaId id = next_dma_++;
   auto dma = std::make_shared<Dma>();
   Dma& d = *dma;
@@ -260,7 +277,7 @@ void RaceDetector::Forget(DmaId dma) {
   if (found->second->sent && found->second->landed) in_flight_.erase(found);
 }
 
-std::vector<uint32_t> RaceDetector::Release(ChipId core) {
+std::vector<uint32_t> RaceDetector::Release(uint32_t core) {
   Clock snapshot = cores_[core];
   ++cores_[core][core];
   return snapshot;
@@ -270,7 +287,7 @@ void RaceDetector::SignalArrived(SemaphoreHandle semaphore, const std::vector<ui
   Join(Semaphore(semaphore).clock, clock);
 }
 
-void RaceDetector::Acquire(ChipId core, SemaphoreHandle semaphore) {
+void RaceDetector::Acquire(uint32_t core, SemaphoreHandle semaphore) {
   SemaphoreState& s = Semaphore(semaphore);
   Clock& clock = cores_[core];
   Join(clock, s.clock);
@@ -283,21 +300,21 @@ void RaceDetector::Acquire(ChipId core, SemaphoreHandle semaphore) {
 }
 
 void RaceDetector::Free(BufferHandle buffer) {
-  const auto found = buffers_.find(Key(buffer));
+  const auto found = buffers_.find(BufferKey(buffer));
   if (found == buffers_.end()) return;
   live_ -= found->second.by_lo.size();
   buffers_.erase(found);
 }
 
 std::string RaceMessage(const RaceDetector::Race& race,
-                        const std::function<std::string(ChipId)>& chip_name,
-                        const std::string& buffer) {
+                        const std::function<std::string(ChipId, uint32_t)>& core_name,
+                        const std::string& place, const std::string& buffer) {
   auto describe = [&](const RaceDetector::Access& a) {
-    return a.what + ", by " + chip_name(a.chip) + " at " + FormatTime(a.when) + " in " +
+    return a.what + ", by " + core_name(a.chip, a.core) + " at " + FormatTime(a.when) + " in " +
            (a.where.empty() ? std::string("the kernel body") : a.where);
   };
-  return "race on " + chip_name(race.buffer.chip) + ", " + buffer + ": " + describe(race.earlier) +
-         "; then " + describe(race.later) +
+  return "race on " + place + ", " + buffer + ": " + describe(race.earlier) + "; then " +
+         describe(race.later) +
          ". They touch the same bytes and no wait orders the first before the second (that it "
          "finished first in simulated time is timing, not order). " +
          race.fix;

@@ -4,7 +4,8 @@
 // Pallas interpret mode's detect_races, docs/references.md §5), so a race is reported whether
 // or not the simulated timing happened to hide it.
 //
-// Each core has a vector clock with one entry per chip (FastTrack-style epochs: a core
+// Each core has a vector clock with one entry per core of the slice (FastTrack-style
+// epochs: a core
 // ticks its own entry when it releases, by a signal or a DMA start). Semaphores carry
 // clocks from signals and from DMAs that complete into them; a wait or read acquires them.
 // A DMA's completion is known to a core once some core acquired it (waited on the
@@ -46,29 +47,33 @@ class RaceDetector {
   // Called with the race found; expected to throw (the run fails with kRace).
   using Reporter = std::function<void(const Race&)>;
 
-  RaceDetector(uint32_t chips, Reporter reporter);
+  // `cores`: each chip's TensorCore count. The calls below name a core by its agent number,
+  // Agent(chip, core): on a slice of single-core chips, the chip id.
+  RaceDetector(const std::vector<uint32_t>& cores, Reporter reporter);
+  uint32_t Agent(ChipId chip, uint32_t core) const { return agent_base_[chip] + core; }
 
   // Named scopes of each core, so a report names the grid step.
-  void BeginScope(ChipId core, std::string_view name);
-  void EndScope(ChipId core);
+  void BeginScope(uint32_t core, std::string_view name);
+  void EndScope(uint32_t core);
 
   // A kernel load (or a compute op's read) or store of local memory.
-  void CoreAccess(ChipId core, const Region& region, bool write, std::string_view what,
+  void CoreAccess(uint32_t core, const Region& region, bool write, std::string_view what,
                   Picoseconds now);
 
   // Checks a DMA's reads and writes against every access they are not ordered after,
-  // records them, and returns the id the completion calls below take.
-  DmaId StartDma(ChipId issuer, const DmaRequest& request, Picoseconds now);
+  // records them, and returns the id the completion calls below take. `issuer` is the
+  // issuing core's agent.
+  DmaId StartDma(uint32_t issuer, const DmaRequest& request, Picoseconds now);
   // Its last byte left the source: a wait on `send` orders its reads.
   void DmaSent(DmaId dma, const SemaphoreHandle* send);
   // Its last byte landed: a wait on `recv` orders its reads and writes.
   void DmaLanded(DmaId dma, SemaphoreHandle recv);
 
   // A signal's clock leaves the issuer now and joins the semaphore when it arrives.
-  std::vector<uint32_t> Release(ChipId core);
+  std::vector<uint32_t> Release(uint32_t core);
   void SignalArrived(SemaphoreHandle semaphore, const std::vector<uint32_t>& clock);
   // A wait (or read) on `semaphore` by its own core.
-  void Acquire(ChipId core, SemaphoreHandle semaphore);
+  void Acquire(uint32_t core, SemaphoreHandle semaphore);
 
   void Free(BufferHandle buffer);
 
@@ -79,12 +84,12 @@ class RaceDetector {
  private:
   using Clock = std::vector<uint32_t>;
   struct Acquired {
-    ChipId chip;
+    uint32_t agent;
     uint32_t epoch;
   };
   struct Dma {
-    ChipId issuer = 0;
-    Clock start;  // the issuer's clock when it started; dropped once it has landed
+    uint32_t issuer = 0;  // agent
+    Clock start;          // the issuer's clock when it started; dropped once it has landed
     std::string label;
     Picoseconds started = 0;
     std::shared_ptr<const std::string> where;
@@ -98,8 +103,8 @@ class RaceDetector {
     bool write = false;
     uint64_t order = 0;        // when it was recorded: a report names the earliest race
     std::shared_ptr<Dma> dma;  // dma entries
-    // Core entries: the owner's epoch, and how a report names the access.
-    ChipId chip = 0;
+    // Core entries: the owner's agent and epoch, and how a report names the access.
+    uint32_t agent = 0;
     uint32_t epoch = 0;
     std::string what;
     Picoseconds when = 0;
@@ -130,13 +135,17 @@ class RaceDetector {
   void Check(const Clock& clock, const Region& region, bool write, const Access& access);
   void Record(const Region& region, Entry entry);
   Access Describe(const Entry& entry, BufferHandle buffer) const;
+  Access MakeAccess(uint32_t agent, std::string what, Picoseconds when,
+                    const std::string& where) const;
   SemaphoreState& Semaphore(SemaphoreHandle handle);
   void Release(const std::shared_ptr<Dma>& dma, SemaphoreHandle semaphore, bool writes);
   void Forget(DmaId dma);  // drops the id once both completions have come
   static void Join(Clock& into, const Clock& from);
-  static uint64_t Key(const BufferHandle& b);
 
   Reporter reporter_;
+  std::vector<uint32_t> agent_base_;  // by chip: its core 0's agent
+  std::vector<ChipId> agent_chip_;    // by agent
+  std::vector<uint32_t> agent_core_;  // by agent
   std::vector<Clock> cores_;
   std::vector<std::vector<std::string>> scopes_;
   std::vector<std::shared_ptr<const std::string>> where_;
@@ -151,9 +160,11 @@ class RaceDetector {
 };
 
 // "race on chip 1 (x=1), VMEM buffer 'tile f32[8,128]': ...": both accesses with who made
-// them, when and in which grid step, and the fix.
+// them, when and in which grid step, and the fix. `core_name` names a chip's core ("chip 1
+// (x=1)", or "chip 1 (x=1) core 1" on a chip of several); `place` where the buffer is (its
+// chip, or for VMEM and SMEM its core).
 std::string RaceMessage(const RaceDetector::Race& race,
-                        const std::function<std::string(ChipId)>& chip_name,
-                        const std::string& buffer);
+                        const std::function<std::string(ChipId, uint32_t)>& core_name,
+                        const std::string& place, const std::string& buffer);
 
 }  // namespace tpusim::sim

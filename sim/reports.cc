@@ -5,6 +5,7 @@
 #include "sim/chip.h"
 #include "sim/core_thread.h"
 #include "sim/slice_state.h"
+#include "sim/tensor_core.h"
 
 namespace tpusim::sim {
 
@@ -13,8 +14,14 @@ std::string DescribeWaiters(const SliceState& slice) {
   std::ostringstream text;
   std::vector<ChipId> finished;
   auto describe = [&](const CoreThread& core) {
-    const std::string who =
-        torus.Describe(core.chip()) + (core.name().empty() ? "" : " (async '" + core.name() + "')");
+    // On a chip of several cores, which one ("chip (0,1) core 1"); a core's share of a
+    // megacore grid runs on that core's own track, an async collective beside it.
+    std::string who = core.core().chip().DescribeCore(core.core().index());
+    if (!core.name().empty()) {
+      who += core.on_core_track() ? " ('" : " (async '";
+      who += core.name();
+      who += "')";
+    }
     if (core.joining()) {
       text << "\n  " << who << " waits to join async '" << core.joining()->name() << "'.";
       return;

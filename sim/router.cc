@@ -8,15 +8,20 @@
 
 namespace tpusim::sim {
 
-Router::Router(sc_core::sc_module_name name, ChipId chip, const Torus& torus)
-    : sc_module(name), chip_(chip), torus_(torus), in("in"), out("out") {
+Router::Router(sc_core::sc_module_name name, ChipId chip, const Torus& torus, uint32_t cores)
+    : sc_module(name),
+      chip_(chip),
+      memories_(MemorySlot(MemorySpace::kSmem, cores - 1) + 1),
+      torus_(torus),
+      in("in"),
+      out("out") {
   const std::vector<LinkId> links = torus.LinksFrom(chip);
   link_count_ = static_cast<int>(links.size());
   if (!links.empty()) first_link_ = links.front();
   for (size_t i = 0; i < links.size(); ++i)
     assert(links[i] == first_link_ + i);
-  targets_.assign(kMemories + links.size(), nullptr);
-  direct_.assign(kMemories + links.size(), nullptr);
+  targets_.assign(static_cast<size_t>(memories_) + links.size(), nullptr);
+  direct_.assign(static_cast<size_t>(memories_) + links.size(), nullptr);
   links_.assign(links.size(), nullptr);
   in.bind(*this);
   out.bind(*this);
@@ -36,19 +41,19 @@ void Router::end_of_elaboration() {
 
 int Router::OutputFor(uint64_t address, ChunkExtension* chunk) const {
   const ChipId destination = AddressChip(address);
-  if (destination == chip_) return static_cast<int>(AddressSpace(address));
+  if (destination == chip_) return AddressSlot(address);
   if (chunk && chunk->route) {
-    return kMemories + static_cast<int>(chunk->route[chunk->next_link++] - first_link_);
+    return memories_ + static_cast<int>(chunk->route[chunk->next_link++] - first_link_);
   }
   const int64_t link = torus_.NextLink(chip_, destination);
   assert(link >= 0);
-  return kMemories + static_cast<int>(static_cast<LinkId>(link) - first_link_);
+  return memories_ + static_cast<int>(static_cast<LinkId>(link) - first_link_);
 }
 
 void Router::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
   auto* chunk = payload.get_extension<ChunkExtension>();
   const int output = OutputFor(payload.get_address(), chunk);
-  if (output >= kMemories || !chunk) {
+  if (output >= memories_ || !chunk) {
     targets_[output]->b_transport(payload, delay);
     return;
   }
@@ -62,14 +67,14 @@ void Router::PathTo(uint64_t address, const LinkId* route, std::vector<PathHop>&
   while (true) {
     const ChipId destination = AddressChip(address);
     if (destination == at->chip_) {
-      const auto output = static_cast<size_t>(AddressSpace(address));
+      const auto output = static_cast<size_t>(AddressSlot(address));
       path.push_back(PathHop{at->direct_[output], at->targets_[output]});
       return;
     }
     const LinkId link = route[next_link++];
-    const size_t output = kMemories + (link - at->first_link_);
+    const size_t output = static_cast<size_t>(at->memories_) + (link - at->first_link_);
     path.push_back(PathHop{at->direct_[output], at->targets_[output]});
-    at = &at->links_[output - kMemories]->next();
+    at = &at->links_[link - at->first_link_]->next();
   }
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/base_names.h"
+#include "sim/chunk.h"
 #include "sim/loosely_timed.h"
 #include "sim/parameters.h"
 #include "sim/torus.h"
@@ -37,17 +38,19 @@ class Router : public sc_core::sc_module,
                public LooselyTimedInitiator,
                public Described {
  public:
-  static constexpr int kMemories = 3;  // out[0..2]: HBM, VMEM, SMEM (MemorySpace order)
-
-  Router(sc_core::sc_module_name name, ChipId chip, const Torus& torus);
+  // out[0 .. memories()-1] are the chip's memories by MemorySlot (HBM, then each core's
+  // VMEM and SMEM), the links follow.
+  Router(sc_core::sc_module_name name, ChipId chip, const Torus& torus, uint32_t cores = 1);
+  int memories() const { return memories_; }
 
  private:
   // What every hop reads first, together: each chunk crosses several routers. Sized for the
-  // chip's links: up to 6 ICI ones, then a multi-slice chip's DCN ones (Torus).
+  // chip's memories and links: up to 6 ICI ones, then a multi-slice chip's DCN ones (Torus).
   std::vector<tlm::tlm_fw_transport_if<>*> targets_;  // out's, once bound
   std::vector<ChunkTarget*> direct_;                  // targets_ that are the model's own
-  std::vector<IciLink*> links_;                       // behind out[kMemories + i]
+  std::vector<IciLink*> links_;                       // behind out[memories_ + i]
   ChipId chip_;
+  int memories_ = 3;
   LinkId first_link_ = 0;  // this chip's outgoing links have consecutive ids
   int link_count_ = 0;
   const Torus& torus_;

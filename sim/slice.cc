@@ -129,8 +129,8 @@ RunOutcome Slice::Run(const Engine::CoreProgram& program, const std::string& nam
   }
   if (dcn_) dcn_->FlushTrace();
   for (auto& chip : chips_) {
-    for (int s = 0; s < 3; ++s)
-      chip->memory(static_cast<MemorySpace>(s)).port().FlushTrace();
+    for (int s = 0; s < chip->memory_count(); ++s)
+      chip->memory_at(s).port().FlushTrace();
   }
 
   RunOutcome outcome;
@@ -180,9 +180,9 @@ RunStats Slice::CollectStats() {
   }
   if (dcn_) dcn_->AddStats(stats.nics);
   for (auto& chip : chips_) {
-    for (int s = 0; s < 3; ++s) {
-      const Memory& memory = chip->memory(static_cast<MemorySpace>(s));
-      auto& port = chip->memory(static_cast<MemorySpace>(s)).port();
+    for (int s = 0; s < chip->memory_count(); ++s) {
+      Memory& memory = chip->memory_at(s);
+      auto& port = memory.port();
       stats.memories.push_back(
           PortStats{port.name(), chip->id(), port.busy_time(), port.bytes_moved()});
       stats.unwritten_reads.insert(stats.unwritten_reads.end(), memory.unwritten_reads().begin(),

@@ -11,6 +11,7 @@
 #include "sim/memory.h"
 #include "sim/slowdown.h"
 #include "sim/tensor_core.h"
+#include "topologies/topology_loader.h"
 #include "topologies/twist.h"
 
 namespace tpusim::sim {
@@ -53,8 +54,13 @@ SliceState::SliceState(const config::Topology& topology, EngineOptions options)
   cores_.reserve(torus_.chips());
   // Timing-only runs move no data, so nothing they do can read stale bytes.
   if (options_.functional && options_.race_check) {
+    // Each TensorCore is a thread of control with a clock of its own.
+    std::vector<uint32_t> cores;
+    cores.reserve(torus_.chips());
+    for (ChipId id = 0; id < torus_.chips(); ++id)
+      cores.push_back(topologies::ChipAt(topology_, torus_.CoordsOf(id)).tensor_cores());
     races_ = std::make_unique<RaceDetector>(
-        torus_.chips(), [this](const RaceDetector::Race& race) { ReportRace(race); });
+        cores, [this](const RaceDetector::Race& race) { ReportRace(race); });
   }
 }
 
@@ -63,7 +69,9 @@ SliceState::~SliceState() = default;
 void SliceState::ReportRace(const RaceDetector::Race& race) {
   const ChipId chip = race.buffer.chip;
   const std::string message = RaceMessage(
-      race, [&](ChipId c) { return torus_.Describe(c); },
+      race, [&](ChipId c, uint32_t core) { return chips_[c]->DescribeCore(core); },
+      race.buffer.space == MemorySpace::kHbm ? torus_.Describe(chip)
+                                             : chips_[chip]->DescribeCore(race.buffer.core),
       std::string(MemorySpaceName(race.buffer.space)) + " buffer '" +
           memory(race.buffer).Label(race.buffer.index) + "'");
   // Only the first failure is reported; a later race would write out of time order.
@@ -74,7 +82,7 @@ void SliceState::ReportRace(const RaceDetector::Race& race) {
       race_tracks_[chip] = trace_->AddTrack(chips_[chip]->tracks().chip, "races", 900);
     for (const RaceDetector::Access* a : {&race.earlier, &race.later}) {
       trace_->Instant(race_tracks_[chip], a->when, "race: " + a->what,
-                      {{"by", torus_.Describe(a->chip)}, {"in", a->where}});
+                      {{"by", chips_[a->chip]->DescribeCore(a->core)}, {"in", a->where}});
     }
   }
   throw Error(ErrorKind::kRace, message);
@@ -96,11 +104,12 @@ void SliceState::TakeActivityThread() {
 }
 
 Memory& SliceState::memory(const BufferHandle& b) {
-  return chips_[b.chip]->memory(b.space);
+  return chips_[b.chip]->memory(b.space, b.core);
 }
 
 void SliceState::CheckBuffer(const BufferHandle& b, const char* role, const std::string& what) {
-  if (b.chip >= chips() || !memory(b).Live(b.index)) {
+  if (b.chip >= chips() || b.core >= chips_[b.chip]->core_count() ||
+      (b.space == MemorySpace::kHbm && b.core != 0) || !memory(b).Live(b.index)) {
     throw Error(ErrorKind::kKernelMisuse,
                 what + ": the buffer " + role + " does not exist (freed, or never allocated).");
   }
@@ -139,7 +148,8 @@ bool SliceState::AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* 
   return true;
 }
 
-void SliceState::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount) {
+void SliceState::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount,
+                        uint32_t issuer_core) {
   if (target.chip >= torus_.chips()) {
     throw Error(ErrorKind::kKernelMisuse,
                 torus_.Describe(issuer) + " signals chip " + std::to_string(target.chip) +
@@ -162,7 +172,7 @@ void SliceState::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount) {
   const Picoseconds arrival =
       EventQueue::Now() + (remote ? RouteLatency(issuer, target.chip) + signal_latency_ : 0);
   if (races_) {
-    auto clock = races_->Release(issuer);
+    auto clock = races_->Release(races_->Agent(issuer, issuer_core));
     if (!remote) races_->SignalArrived(target, clock);
     if (remote) {
       calendar_->At(arrival, [this, target, amount, touch, clock = std::move(clock)] {

@@ -76,7 +76,7 @@ class SliceState {
   void CheckSemaphore(SemaphoreHandle h, const char* role, const std::string& what);
   // A signal from `issuer`'s core: arrives after the route's latency and, on another chip,
   // the signal latency.
-  void Signal(ChipId issuer, SemaphoreHandle target, int64_t amount);
+  void Signal(ChipId issuer, SemaphoreHandle target, int64_t amount, uint32_t issuer_core = 0);
   // Adds to a semaphore now and wakes the threads waiting on it; traces its counter. One
   // that would pass INT64_MAX fails the run instead (false).
   bool AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch);

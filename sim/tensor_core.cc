@@ -10,15 +10,19 @@
 namespace tpusim::sim {
 
 TensorCore::TensorCore(sc_core::sc_module_name name, SliceState& slice, Chip& chip,
-                       const config::ChipConfig& config, traces::TrackId track)
+                       const config::ChipConfig& config, const CoreTracks& tracks, uint32_t index)
     : sc_module(name),
       slice_(slice),
       chip_(chip),
       config_(config),
-      compute_model_(ComputeModels::Build(config, slice.torus().Describe(chip.id()))),
-      thread_(slice.hot().Make<CoreThread>(slice, *this, track)) {
-  slice.waiters(chip.id()).push_back(&thread_);
-  slice.cores().push_back(&thread_);
+      index_(index),
+      tracks_(tracks),
+      compute_model_(ComputeModels::Build(config, slice.torus().Describe(chip.id()))) {
+  if (index > 0) return;
+  thread_ = &slice.hot().Make<CoreThread>(slice, *this, tracks.core);
+  track_taken_ = true;
+  slice.waiters(chip.id()).push_back(thread_);
+  slice.cores().push_back(thread_);
 }
 
 // Spawned when the run starts, not declared with SC_THREAD: SystemC frees a declared thread
@@ -27,7 +31,7 @@ TensorCore::TensorCore(sc_core::sc_module_name name, SliceState& slice, Chip& ch
 void TensorCore::Start(const Engine::CoreProgram& program) {
   sc_core::sc_spawn_options options;
   options.set_stack_size(kThreadStackBytes);
-  CoreThread* thread = &thread_;
+  CoreThread* thread = thread_;
   sc_core::sc_spawn([thread, &program] { thread->Body(program); },
                     ("core_" + std::to_string(chip_.id())).c_str(), &options);
 }

@@ -20,9 +20,9 @@ const std::vector<base::Param>& FieldRanges() {
       Param::Bytes("capacity", "a functional run holds what a memory stores in host memory")
           .Unit("bytes")
           .Range(1, 1ull << 40),
-      Param::Int("tensor_cores", "each core is a thread of the simulation")
+      Param::Int("tensor_cores", "room above every chip's 1 or 2 (sim/chunk.h kMaxTensorCores)")
           .Unit("cores")
-          .Range(1, 16),
+          .Range(1, 4),
       Param::Int("mxu_count", "room above every chip's count").Unit("MXUs").Range(1, 64),
       Param::Int("mxu_size", "room above every chip's 128 or 256")
           .Unit("rows of the square systolic array")

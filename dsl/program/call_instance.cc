@@ -119,8 +119,9 @@ void CheckPallasCall(const PallasCall& call, size_t inputs) {
          " axes but the grid has " + std::to_string(g.grid.size()) + ".");
   }
   for (const auto& s : semantics) {
-    if (s != "parallel" && s != "arbitrary") {
-      fail("dimension_semantics '" + s + "' is neither \"parallel\" nor \"arbitrary\".");
+    if (s != "parallel" && s != "core_parallel" && s != "arbitrary") {
+      fail("dimension_semantics '" + s +
+           "' is none of \"parallel\", \"core_parallel\" and \"arbitrary\".");
     }
   }
 }
@@ -246,8 +247,37 @@ std::vector<Array> CallInstance::PrefetchScalars(
 
 void CallInstance::Run(base::CorePort& port, const std::vector<base::BufferHandle>& operands,
                        const std::vector<std::optional<Array>>& scalar_values) {
+  const int cores = port.num_cores();
+  if (layout_.cores != cores) {  // the first device to enter: nothing is bound yet
+    layout_.cores = cores;
+    layout_.per_device.resize(static_cast<size_t>(layout_.mesh->devices() * cores));
+  }
+  const GridSpec& g = call_.grid_spec;
+  const auto& semantics = call_.compiler_params.dimension_semantics;
+  if (cores == 1 || CoreShare(g.grid, semantics, 0, cores).axis < 0) {
+    RunOnCore(port, operands, scalar_values, GridShare{});
+    return;
+  }
+  // Megacore: every core runs its share of the grid with its own scratch, as Mosaic splits
+  // the leading parallel axis; the call ends when every core has finished its share.
+  std::vector<base::CorePort::ActivityId> others;
+  for (int core = 1; core < cores; ++core) {
+    const GridShare share = CoreShare(g.grid, semantics, core, cores);
+    others.push_back(port.SpawnOnCore(core, call_.name,
+                                      [this, &operands, &scalar_values, share](base::CorePort& on) {
+                                        RunOnCore(on, operands, scalar_values, share);
+                                      }));
+  }
+  RunOnCore(port, operands, scalar_values, CoreShare(g.grid, semantics, 0, cores));
+  for (const auto id : others)
+    port.Join(id);
+}
+
+void CallInstance::RunOnCore(base::CorePort& port, const std::vector<base::BufferHandle>& operands,
+                             const std::vector<std::optional<Array>>& scalar_values,
+                             const GridShare& share) {
   const int device = static_cast<int>(port.chip());
-  auto& bindings = layout_.per_device[device];
+  auto& bindings = BindingsOf(layout_, device, port.core_index());
   for (const Ref& slot : layout_.slots) {
     SlotBinding binding;
     const size_t index = bindings.size();
@@ -296,7 +326,7 @@ void CallInstance::Run(base::CorePort& port, const std::vector<base::BufferHandl
         kernel.set_operands(refs);
         call_.kernel(kernel, refs);
       },
-      "step", scalars);
+      "step", scalars, share);
   for (size_t i = layout_.slots.size(); i < bindings.size(); ++i) {
     if (!bindings[i].live) continue;
     throw Error(ErrorKind::kKernelMisuse,

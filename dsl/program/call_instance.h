@@ -15,6 +15,7 @@
 
 #include "dsl/call_layout.h"
 #include "dsl/pallas_call.h"
+#include "dsl/pipeline.h"
 
 namespace tpusim::dsl {
 
@@ -52,6 +53,9 @@ class CallInstance {
            const std::vector<std::optional<Array>>& scalar_values);
 
  private:
+  // One TensorCore's part of Run: binds its scratch, runs `share` of the grid, frees it.
+  void RunOnCore(base::CorePort& port, const std::vector<base::BufferHandle>& operands,
+                 const std::vector<std::optional<Array>>& scalar_values, const GridShare& share);
   // Copies the scalar-prefetch operands into SMEM and returns the values index maps see.
   std::vector<Array> PrefetchScalars(Kernel& kernel,
                                      const std::vector<std::optional<Array>>& host_values);

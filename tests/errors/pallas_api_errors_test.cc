@@ -189,8 +189,8 @@ TEST(PallasApiErrors, MisspelledDimensionSemantics) {
                   "k", [](Kernel&, const Refs&) {}, GridSpec{}, {{{8}, DType::kF32}},
                   CompilerParams{.dimension_semantics = {"paralel"}}));
   });
-  EXPECT_THAT(error, HasSubstr("dimension_semantics 'paralel' is neither \"parallel\" nor "
-                               "\"arbitrary\""));
+  EXPECT_THAT(error, HasSubstr("dimension_semantics 'paralel' is none of \"parallel\", "
+                               "\"core_parallel\" and \"arbitrary\"."));
 }
 
 }  // namespace

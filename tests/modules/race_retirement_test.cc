@@ -38,7 +38,8 @@ Region Chunk(ChipId chip, MemorySpace space, uint32_t index, uint64_t chunk) {
 
 struct Harness {
   std::vector<RaceDetector::Race> races;
-  RaceDetector detector{2, [this](const RaceDetector::Race& race) { races.push_back(race); }};
+  RaceDetector detector{std::vector<uint32_t>(2, 1),
+                        [this](const RaceDetector::Race& race) { races.push_back(race); }};
 
   // `issuer` copies chunk `chunk` of its HBM buffer 0 into `to`'s HBM buffer 1 (remote when
   // `to` differs), and the copy lands; `wait` makes the issuer (local) or `to` wait on the

@@ -46,12 +46,13 @@ class RouterTest : public ModuleTest {
     ChipId at = from;
     for (uint32_t hop = 0; hop <= torus.chips(); ++hop) {
       const int output = routers_[at]->OutputFor(address);
-      if (output < Router::kMemories) {
+      if (output < routers_[at]->memories()) {
         EXPECT_EQ(at, to);
         EXPECT_EQ(output, static_cast<int>(space));
         return route;
       }
-      const LinkId link = torus.LinksFrom(at)[static_cast<size_t>(output - Router::kMemories)];
+      const LinkId link =
+          torus.LinksFrom(at)[static_cast<size_t>(output - routers_[at]->memories())];
       EXPECT_EQ(torus.link(link).from, at);
       route.push_back(link);
       at = torus.link(link).to;
@@ -156,10 +157,12 @@ TEST_F(RouterTest, AChunkThatCarriesItsRouteTakesTheRoutesNextLink) {
   ChunkPayload chunk(sim::MakeAddress(to, MemorySpace::kHbm, 0), 64);
   chunk.chunk().route = route.data();
   const int first = routers_[from]->OutputFor(chunk.payload().get_address(), &chunk.chunk());
-  EXPECT_EQ(torus.LinksFrom(from)[static_cast<size_t>(first - Router::kMemories)], route[0]);
+  EXPECT_EQ(torus.LinksFrom(from)[static_cast<size_t>(first - routers_[from]->memories())],
+            route[0]);
   const ChipId via = torus.ChipAt({0, 1});
   const int second = routers_[via]->OutputFor(chunk.payload().get_address(), &chunk.chunk());
-  EXPECT_EQ(torus.LinksFrom(via)[static_cast<size_t>(second - Router::kMemories)], route[1]);
+  EXPECT_EQ(torus.LinksFrom(via)[static_cast<size_t>(second - routers_[via]->memories())],
+            route[1]);
   EXPECT_EQ(chunk.chunk().next_link, 2u);
   EXPECT_EQ(routers_[to]->OutputFor(chunk.payload().get_address(), &chunk.chunk()), 0);
 }

@@ -19,20 +19,6 @@ Array Elementwise(const Array& a, const Array& b, double (*f)(double, double)) {
   return out;
 }
 
-Array HostDot(const Array& a, const Array& b, DType out_dtype) {
-  const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-  Array out({m, n}, out_dtype);
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      double acc = 0;
-      for (int64_t p = 0; p < k; ++p)
-        acc += a.GetFlat(i * k + p) * b.GetFlat(p * n + j);
-      out.SetFlat(i * n + j, acc);
-    }
-  }
-  return out;
-}
-
 void ExpectClose(const Array& actual, const Array& expected, double tol, const std::string& what) {
   const Comparison c = CompareClose(actual, expected, tol, tol);
   EXPECT_TRUE(c.equal) << what << ": " << c.detail;
@@ -59,7 +45,7 @@ TEST(Program, ArrayOpsMatchHostReferences) {
   auto run = testing::RunAndCheckTrace(program, {a, b, c});
   ASSERT_TRUE(run.result.ok) << run.result.error;
   const auto& out = run.result.outputs;
-  Array dot = HostDot(a, b, DType::kBF16);
+  Array dot = testing::HostDot(a, b, DType::kBF16);
   ExpectClose(out[0], dot, 1e-2, "dot");
   ExpectClose(out[1], Elementwise(a, c, [](double x, double y) { return x + y; }), 1e-6, "add");
   ExpectClose(out[2], Elementwise(a, c, [](double x, double y) { return x * y; }), 1e-6,
@@ -106,7 +92,7 @@ TEST(Program, CollectiveDotAndPallasCallInOneProgram) {
                 });
   auto run = testing::RunAndCheckTrace(program, {x, w});
   ASSERT_TRUE(run.result.ok) << run.result.error;
-  ExpectClose(run.result.outputs[0], HostDot(x, w, DType::kF32), 1e-4, "x @ w");
+  ExpectClose(run.result.outputs[0], testing::HostDot(x, w, DType::kF32), 1e-4, "x @ w");
   EXPECT_GT(run.result.stats.dmas, 0u);
 }
 

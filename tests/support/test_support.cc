@@ -164,4 +164,18 @@ base::XlaOp XlaDotWork(double flops, base::MxuInput input, base::Precision preci
   return op;
 }
 
+dsl::Array HostDot(const dsl::Array& a, const dsl::Array& b, dsl::DType out_dtype) {
+  const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
+  dsl::Array out({m, n}, out_dtype);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int64_t p = 0; p < k; ++p)
+        acc += a.GetFlat(i * k + p) * b.GetFlat(p * n + j);
+      out.SetFlat(i * n + j, acc);
+    }
+  }
+  return out;
+}
+
 }  // namespace tpusim::testing

@@ -81,6 +81,8 @@ CommandResult RunTpusim(const std::string& args);
 // Runs `command` with /bin/sh, its stdout and stderr kept apart.
 CommandResult RunShell(const std::string& command);
 
+// a [m, k] @ b [k, n] on the host, summed in double, as `out_dtype`: a reference result.
+dsl::Array HostDot(const dsl::Array& a, const dsl::Array& b, dsl::DType out_dtype);
 // What `chip`'s compute model (sim/compute_models.h) gives `work` when nothing contends:
 // its time, and the cycles it holds its unit for.
 double ModelSeconds(const config::ChipConfig& chip, const base::Work& work);

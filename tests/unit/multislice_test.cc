@@ -138,7 +138,8 @@ namespace tpusim::sim {
 namespace {
 
 TEST(MultisliceTorus, EachChipHasOneDcnLinkToEveryOtherSliceAndNoIciAlongTheSliceAxis) {
-  Torus t(DeviceGrid({3, 4}, {"slice", "x"}), {false, true}, /*slices_over_dcn=*/true);
+  Torus t(DeviceGrid({3, 4}, {"slice", "x"}), {false, true}, /*twist=*/{},
+          /*slices_over_dcn=*/true);
   for (ChipId chip = 0; chip < t.chips(); ++chip) {
     int dcn = 0;
     for (LinkId link : t.LinksFrom(chip))
@@ -152,7 +153,8 @@ TEST(MultisliceTorus, EachChipHasOneDcnLinkToEveryOtherSliceAndNoIciAlongTheSlic
 }
 
 TEST(MultisliceTorus, ARouteToAnotherSliceCrossesTheDcnFirstThenIci) {
-  Torus t(DeviceGrid({3, 4}, {"slice", "x"}), {false, true}, /*slices_over_dcn=*/true);
+  Torus t(DeviceGrid({3, 4}, {"slice", "x"}), {false, true}, /*twist=*/{},
+          /*slices_over_dcn=*/true);
   const ChipId from = t.ChipAt({0, 0});
   const ChipId to = t.ChipAt({2, 1});
   const auto route = t.Route(from, to);

@@ -362,6 +362,7 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   RunFacts facts;
   facts.bound = info->BoundOf(mesh, params);
   facts.devices = mesh.devices();
+  facts.cores_per_device = static_cast<int>(mesh.topology().chip().tensor_cores());
   report.bound_formula = facts.bound.formula;
   report.blocks = facts.bound.blocks;
   // Only entries sized by V over an axis (the bytes and axis parameters) have bandwidths.

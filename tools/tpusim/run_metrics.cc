@@ -120,7 +120,8 @@ RunMetrics Measure(const dsl::RunResult& result, const RunFacts& facts) {
     m.exposed_comm_seconds = blocked / static_cast<double>(cores.size());
     if (t > 0) {
       m.exposed_comm_percent = 100 * *m.exposed_comm_seconds / t;
-      m.mxu_utilisation = mxu / static_cast<double>(cores.size()) / t;
+      m.mxu_utilisation =
+          mxu / static_cast<double>(cores.size() * std::max(1, facts.cores_per_device)) / t;
     }
   }
   if (t > 0) {

@@ -92,6 +92,7 @@ const MetricField& FieldOf(RunMetrics::Value RunMetrics::*value);
 struct RunFacts {
   kernels::Bound bound;
   int devices = 1;
+  int cores_per_device = 1;  // TensorCores: MXU utilisation counts every core's MXUs
   // Entries that move an array of V bytes over an axis and declare a bus factor: V and the
   // factor for that axis (nccl-tests' busbw = algbw x factor).
   uint64_t bandwidth_bytes = 0;
