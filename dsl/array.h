@@ -53,6 +53,11 @@ class Array {
   const uint8_t* data() const { return bytes_.data(); }
   std::vector<uint8_t>& bytes() { return bytes_; }
   const std::vector<uint8_t>& bytes() const { return bytes_; }
+  // The same dtype, shape and bytes (NaN payloads and -0 included): what lets a result computed
+  // from one array stand for a result computed from the other.
+  bool SameBytes(const Array& other) const {
+    return dtype_ == other.dtype_ && shape_ == other.shape_ && bytes_ == other.bytes_;
+  }
 
   // Element i of the flattened array, converted to / from double.
   double GetFlat(int64_t i) const;

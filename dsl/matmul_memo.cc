@@ -1,17 +1,6 @@
 #include "dsl/matmul_memo.h"
 
-#include <cstring>
-
 namespace tpusim::dsl {
-
-namespace {
-
-bool SameArray(const Array& x, const Array& y) {
-  return x.dtype() == y.dtype() && x.shape() == y.shape() &&
-         std::memcmp(x.data(), y.data(), x.nbytes()) == 0;
-}
-
-}  // namespace
 
 const Array* MatmulMemo::Find(const Array& a, const Array& b, const Array* accumulator,
                               Key key) const {
@@ -19,8 +8,8 @@ const Array* MatmulMemo::Find(const Array& a, const Array& b, const Array* accum
     if (e.key.operands != key.operands || e.key.precision != key.precision ||
         e.key.result != key.result || e.has_accumulator != (accumulator != nullptr))
       continue;
-    if (!SameArray(e.a, a) || !SameArray(e.b, b)) continue;
-    if (accumulator && !SameArray(e.accumulator, *accumulator)) continue;
+    if (!e.a.SameBytes(a) || !e.b.SameBytes(b)) continue;
+    if (accumulator && !e.accumulator.SameBytes(*accumulator)) continue;
     return &e.out;
   }
   return nullptr;

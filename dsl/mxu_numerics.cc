@@ -37,9 +37,6 @@ std::vector<Matrix> SplitBf16(const Matrix& x, int count) {
   return pieces;
 }
 
-Array Product(const Array& a, const Array& b, DType operands, Precision precision, DType result,
-              const Array* accumulator);
-
 Matrix FloatProduct(const Matrix& a, const Matrix& b, DType operands, Precision precision) {
   if (operands == DType::kBF16) return a * b;  // already bf16-valued: one exact pass
   if (precision == Precision::kDefault) return RoundToBf16(a) * RoundToBf16(b);
@@ -58,6 +55,23 @@ Matrix FloatProduct(const Matrix& a, const Matrix& b, DType operands, Precision 
   sum += x[0] * y[1];
   sum += x[0] * y[0];
   return sum;
+}
+
+Array Product(const Array& a, const Array& b, DType operands, Precision precision, DType result,
+              const Array* accumulator) {
+  const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
+  Array out({m, n}, result);
+  if (operands == DType::kInt8 || operands == DType::kInt32) {
+    IntMatrix product = ToIntMatrix(a, m, k) * ToIntMatrix(b, k, n);
+    if (accumulator) product += ToIntMatrix(*accumulator, m, n);
+    for (int64_t i = 0, elements = out.size(); i < elements; ++i)
+      out.SetFlat(i, static_cast<int32_t>(static_cast<uint32_t>(product.data()[i])));
+    return out;
+  }
+  Matrix product = FloatProduct(ToHostMatrix(a, m, k), ToHostMatrix(b, k, n), operands, precision);
+  if (accumulator) product += ToHostMatrix(*accumulator, m, n);
+  FromHostMatrix(product, out);
+  return out;
 }
 
 }  // namespace
@@ -102,26 +116,5 @@ Array MxuMatmul(const Array& a, const Array& b, DType operands, Precision precis
   if (memoized) ThreadMatmulMemo().Keep(a, b, accumulator, key, out);
   return out;
 }
-
-namespace {
-
-Array Product(const Array& a, const Array& b, DType operands, Precision precision, DType result,
-              const Array* accumulator) {
-  const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-  Array out({m, n}, result);
-  if (operands == DType::kInt8 || operands == DType::kInt32) {
-    IntMatrix product = ToIntMatrix(a, m, k) * ToIntMatrix(b, k, n);
-    if (accumulator) product += ToIntMatrix(*accumulator, m, n);
-    for (int64_t i = 0, elements = out.size(); i < elements; ++i)
-      out.SetFlat(i, static_cast<int32_t>(static_cast<uint32_t>(product.data()[i])));
-    return out;
-  }
-  Matrix product = FloatProduct(ToHostMatrix(a, m, k), ToHostMatrix(b, k, n), operands, precision);
-  if (accumulator) product += ToHostMatrix(*accumulator, m, n);
-  FromHostMatrix(product, out);
-  return out;
-}
-
-}  // namespace
 
 }  // namespace tpusim::dsl

@@ -295,14 +295,15 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const base::RunConfig&
   if (config.functional && result.ok) {
     // Each output buffer's bytes move out of the model, once: a buffer that is two outputs
     // (an output aliased to another) is copied from the first.
-    std::map<std::tuple<uint32_t, int, uint32_t>, const Array*> taken;
+    std::map<std::tuple<uint32_t, int, uint32_t, uint32_t>, const Array*> taken;
     for (size_t o = 0; o < out_specs_.size(); ++o) {
       const ShapeDtype block = run.outputs[0][o].type();
       std::vector<Array> per_device;
       per_device.reserve(static_cast<size_t>(mesh_.devices()));
       for (int device = 0; device < mesh_.devices(); ++device) {
         const base::BufferHandle buffer = run.outputs[device][o].buffer();
-        const auto key = std::make_tuple(buffer.chip, static_cast<int>(buffer.space), buffer.index);
+        const auto key =
+            std::make_tuple(buffer.chip, static_cast<int>(buffer.space), buffer.core, buffer.index);
         Array out = Array::Placeholder(block.shape, block.dtype);
         const auto first = taken.find(key);
         out.bytes() = first != taken.end() ? first->second->bytes() : engine->TakeHost(buffer);
