@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -91,13 +92,32 @@ struct SemaphoreHandle {
   bool operator==(const SemaphoreHandle&) const = default;
 };
 
+// A DMA's name, shared by its request, the engine's record of it, the race detector and the
+// semaphores it raised: copying one costs a reference count, not a string. A DMA's name
+// travels that far on every DMA, and a pod-scale run issues millions.
+class Label {
+ public:
+  Label() = default;
+  Label(std::string text) : text_(std::make_shared<const std::string>(std::move(text))) {}
+  Label(const char* text) : Label(std::string(text)) {}
+  // Stays valid, at the same address, while any copy of the label lives.
+  const std::string& str() const { return text_ ? *text_ : Empty(); }
+
+ private:
+  static const std::string& Empty() {
+    static const std::string empty;
+    return empty;
+  }
+  std::shared_ptr<const std::string> text_;
+};
+
 struct DmaRequest {
   Region source;
   Region destination;
   bool has_send_semaphore = false;
   SemaphoreHandle send_semaphore;  // on the issuing chip; raised as bytes leave
   SemaphoreHandle recv_semaphore;  // on the destination chip; raised as bytes land
-  std::string label;
+  Label label;
   // An XLA collective's DMA (dsl::PallasCall::xla_collective): v5e's power-of-two offset
   // rule for Pallas kernels does not apply to it.
   bool xla_collective = false;

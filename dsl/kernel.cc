@@ -289,7 +289,7 @@ void AsyncCopy::start() {
 
 void AsyncCopy::wait_send() {
   if (!remote_) {
-    throw Error(ErrorKind::kSemaphoreMisuse, "wait_send() on the local copy '" + label_ +
+    throw Error(ErrorKind::kSemaphoreMisuse, "wait_send() on the local copy '" + label_.str() +
                                                  "'; a local copy has one semaphore: use wait().");
   }
   if (nbytes() == 0) return;

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/core_port.h"
 #include "dsl/array.h"
 #include "dsl/mesh.h"
 #include "dsl/ref.h"
@@ -102,7 +103,7 @@ class AsyncCopy {
   Ref src_, dst_, send_sem_, recv_sem_;
   bool remote_ = false;
   int target_device_ = 0;
-  std::string label_;
+  base::Label label_;
 };
 
 // Shows as a slice on the core's trace track for as long as it lives, or until its

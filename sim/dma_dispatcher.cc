@@ -40,8 +40,8 @@ void DmaDispatcher::CheckPowerOfTwoOffset(const DmaRequest& request) const {
     if (offset == 0 || std::has_single_bit(static_cast<unsigned>(offset)) ||
         std::has_single_bit(static_cast<unsigned>(size - offset)))
       continue;
-    std::string message = "DMA '" + request.label + "' goes from " + torus.Describe(id_) + " to " +
-                          torus.Describe(to) + ", ";
+    std::string message = "DMA '" + request.label.str() + "' goes from " + torus.Describe(id_) +
+                          " to " + torus.Describe(to) + ", ";
     message += "an offset of " + std::to_string(offset);
     message += " (or -" + std::to_string(size - offset) + ") chips along axis '" +
                torus.axis_names()[axis] +
@@ -57,7 +57,9 @@ void DmaDispatcher::Check(const DmaRequest& request) {
   const ChipId issuer = id_;
   const Torus& torus = slice_.torus();
   // Every DMA passes here, so the description is only built when a check fails.
-  const auto what = [&] { return "DMA '" + request.label + "' from " + torus.Describe(issuer); };
+  const auto what = [&] {
+    return "DMA '" + request.label.str() + "' from " + torus.Describe(issuer);
+  };
   auto check_buffer = [&](const BufferHandle& b, const char* role) {
     if (b.chip >= torus.chips() || !slice_.memory(b).Live(b.index))
       slice_.CheckBuffer(b, role, what());
@@ -170,7 +172,8 @@ void DmaDispatcher::Begin(Transfer& t, int channel) {
   t.channel = channel;
   const ChipId destination = t.request.destination.buffer.chip;
   if (slice_.traced()) {  // the arguments cost more than the call: skip both untraced
-    slice_.trace().Begin(chip_.tracks().dma_channels[channel], EventQueue::Now(), t.request.label,
+    slice_.trace().Begin(chip_.tracks().dma_channels[channel], EventQueue::Now(),
+                         t.request.label.str(),
                          {{"bytes", t.bytes},
                           {"to", slice_.torus().Describe(destination)},
                           {"hops", static_cast<int64_t>(t.hops)}},
@@ -238,7 +241,7 @@ void DmaDispatcher::ReserveChunk(SliceState& slice, Transfer& t) {
     const PathHop& hop = t.path[i];
     const uint64_t length = i == 0 && t.within_one_memory ? 2 * bytes : bytes;
     if (hop.direct && !t.through_tlm) {
-      hop.direct->BookChunk(schedule, length, t.id, &t.request.label);
+      hop.direct->BookChunk(schedule, length, t.id, &t.request.label.str());
     } else {
       t.dispatcher->BookThroughTlm(t, i, i > 0 && i + 1 < hops, length, schedule);
     }
@@ -258,7 +261,7 @@ void DmaDispatcher::BookThroughTlm(Transfer& t, size_t hop, bool link, uint64_t 
   payload.set_command(tlm::TLM_IGNORE_COMMAND);
   auto& chunk = *payload.get_extension<ChunkExtension>();
   chunk.transfer = t.id;
-  chunk.label = &t.request.label;
+  chunk.label = &t.request.label.str();
   chunk.schedule = schedule;
   chunk.route = nullptr;
   chunk.forward = false;  // this engine calls each hop of the path itself
@@ -287,7 +290,7 @@ void DmaDispatcher::BookThroughTlm(Transfer& t, size_t hop, bool link, uint64_t 
               "the " + std::string(MemorySpaceName(AddressSpace(address))) + " of " +
                   slice_.torus().Describe(chip) + " (timing model '" +
                   slice_.chip(chip).memory_at(AddressSlot(address)).timing_model() +
-                  "') refused a chunk of DMA '" + t.request.label + "' (" + status +
+                  "') refused a chunk of DMA '" + t.request.label.str() + "' (" + status +
                   "); a memory model must accept TLM_IGNORE_COMMAND transactions.");
 }
 
@@ -328,7 +331,7 @@ void DmaDispatcher::OnDeparted(SliceState& slice, Transfer& t, uint64_t bytes) {
   if (t.request.has_send_semaphore) {
     if (t.sent == t.bytes) {  // only the last chunk is remembered, so only it builds a Touch
       const Touch touch{EventQueue::Now(), t.issuer, static_cast<int64_t>(t.bytes),
-                        "DMA '" + t.request.label + "' (sent)"};
+                        Touch::Kind::kDmaSent, t.request.label.str()};
       slice.AddToSemaphore(t.request.send_semaphore, static_cast<int64_t>(bytes), &touch);
     } else {
       slice.AddToSemaphore(t.request.send_semaphore, static_cast<int64_t>(bytes), nullptr);
@@ -371,14 +374,14 @@ void DmaDispatcher::Landed(Transfer& t, uint64_t bytes) {
   const ChipId destination = t.request.destination.buffer.chip;
   if (slice_.traced()) {
     slice_.trace().Instant(slice_.chip(destination).tracks().dma_arrivals, EventQueue::Now(),
-                           "arrived: " + t.request.label,
+                           "arrived: " + t.request.label.str(),
                            {{"bytes", t.bytes}, {"from", slice_.torus().Describe(t.issuer)}}, 0,
                            t.flow);
   }
   if (RaceDetector* races = slice_.races()) races->DmaLanded(t.race_id, t.request.recv_semaphore);
   // Only the last chunk is remembered, so only it builds a Touch.
   const Touch touch{EventQueue::Now(), t.issuer, static_cast<int64_t>(t.bytes),
-                    "DMA '" + t.request.label + "'"};
+                    Touch::Kind::kDmaLanded, t.request.label.str()};
   slice_.AddToSemaphore(t.request.recv_semaphore, static_cast<int64_t>(bytes), &touch);
   ledger_.Trim();  // may free `t`
 }

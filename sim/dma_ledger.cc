@@ -49,11 +49,11 @@ void DmaLedger::CheckWriteRace(Transfer& t, const SliceState& slice) {
     const auto& b = t.request.destination.buffer;
     const Torus& torus = slice.torus();
     throw Error(ErrorKind::kRace,
-                "race: DMA '" + t.request.label + "' from " + torus.Describe(t.issuer) +
+                "race: DMA '" + t.request.label.str() + "' from " + torus.Describe(t.issuer) +
                     " writes bytes of '" +
                     slice.chip(b.chip).memory(b.space, b.core).Label(b.index) + "' on " +
-                    torus.Describe(b.chip) + " that DMA '" + first->request.label + "' from " +
-                    torus.Describe(first->issuer) +
+                    torus.Describe(b.chip) + " that DMA '" + first->request.label.str() +
+                    "' from " + torus.Describe(first->issuer) +
                     " is still writing. Wait for the first copy to land (its receive "
                     "semaphore) before starting the second, or give each in-flight copy its own "
                     "buffer (N-buffering with capacity semaphores).");
@@ -90,7 +90,7 @@ void DmaLedger::CheckFree(BufferHandle buffer, const std::string& what, const st
     const bool reading = t.sent < t.bytes && t.request.source.buffer == buffer;
     const bool writing = t.landed < t.bytes && t.request.destination.buffer == buffer;
     if (!reading && !writing) continue;
-    throw Error(ErrorKind::kRace, what + " '" + label + "' while DMA '" + t.request.label +
+    throw Error(ErrorKind::kRace, what + " '" + label + "' while DMA '" + t.request.label.str() +
                                       "' still " + (writing ? "writes into" : "reads from") +
                                       " it. Wait for the DMA before the scope that allocated "
                                       "the buffer ends.");

@@ -89,16 +89,16 @@ RaceDetector::Access RaceDetector::Describe(const Entry& entry, BufferHandle buf
   const Dma& d = *entry.dma;
   const bool remote = agent_chip_[d.issuer] != buffer.chip;
   return MakeAccess(d.issuer,
-                    "DMA '" + d.label + "'" + (remote ? " (remote)" : "") +
+                    "DMA '" + d.label.str() + "'" + (remote ? " (remote)" : "") +
                         (entry.write ? " writing into it" : " reading from it"),
                     d.started, *d.where);
 }
 
-void RaceDetector::Check(const Clock& clock, const Region& region, bool write,
-                         const Access& access) {
-  if (region.box.bytes() == 0) return;
+const RaceDetector::Entry* RaceDetector::FindRace(const Clock& clock, const Region& region,
+                                                  bool write) {
+  if (region.box.bytes() == 0) return nullptr;
   auto found = buffers_.find(BufferKey(region.buffer));
-  if (found == buffers_.end()) return;
+  if (found == buffers_.end()) return nullptr;
   const uint64_t lo = region.box.offset, hi = region.box.end();
   const bool dense = hi - lo == region.box.bytes();
   // The earliest recorded of the entries it races, as a scan in recording order would find.
@@ -113,35 +113,36 @@ void RaceDetector::Check(const Clock& clock, const Region& region, bool write,
     if (!(dense && e_dense) && !BoxesOverlap(e.box, region.box)) continue;
     earliest = &e;
   }
-  if (earliest) {
-    const Entry& e = *earliest;
-    Race race{region.buffer, Describe(e, region.buffer), access, ""};
-    if (e.dma && e.write) {
-      race.fix =
-          "Wait for the DMA writing into the buffer (wait_recv on its receive semaphore, "
-          "or wait() for a local copy) before this access, or give each in-flight copy "
-          "its own buffer (double buffering).";
-    } else if (e.dma) {
-      race.fix =
-          "Wait for the DMA reading from the buffer (wait_send, or wait() for a local "
-          "copy) before overwriting it.";
-    }
-    if (access.chip != race.earlier.chip) {
-      base::AppendListItem(
-          race.fix, " ",
-          "The accesses come from two chips, so the chip that waits must tell the "
-          "other: signal a semaphore that the second one waits on before it goes ahead "
-          "(a capacity semaphore, as the Pallas guide's psum does).");
-    } else if (access.core != race.earlier.core) {
-      base::AppendListItem(
-          race.fix, " ",
-          "The accesses come from the chip's two TensorCores, so the core that waits must "
-          "tell the other: signal a semaphore of the other core (semaphore_signal with "
-          "core_index) that it waits on before it goes ahead, or give each core its own part "
-          "of the buffer.");
-    }
-    reporter_(race);
+  return earliest;
+}
+
+void RaceDetector::ReportRace(const Entry& e, const Region& region, const Access& access) {
+  Race race{region.buffer, Describe(e, region.buffer), access, ""};
+  if (e.dma && e.write) {
+    race.fix =
+        "Wait for the DMA writing into the buffer (wait_recv on its receive semaphore, "
+        "or wait() for a local copy) before this access, or give each in-flight copy "
+        "its own buffer (double buffering).";
+  } else if (e.dma) {
+    race.fix =
+        "Wait for the DMA reading from the buffer (wait_send, or wait() for a local "
+        "copy) before overwriting it.";
   }
+  if (access.chip != race.earlier.chip) {
+    base::AppendListItem(
+        race.fix, " ",
+        "The accesses come from two chips, so the chip that waits must tell the "
+        "other: signal a semaphore that the second one waits on before it goes ahead "
+        "(a capacity semaphore, as the Pallas guide's psum does).");
+  } else if (access.core != race.earlier.core) {
+    base::AppendListItem(
+        race.fix, " ",
+        "The accesses come from the chip's two TensorCores, so the core that waits must "
+        "tell the other: signal a semaphore of the other core (semaphore_signal with "
+        "core_index) that it waits on before it goes ahead, or give each core its own part "
+        "of the buffer.");
+  }
+  reporter_(race);
 }
 
 void RaceDetector::Record(const Region& region, Entry entry) {
@@ -205,13 +206,13 @@ void RaceDetector::RetireIfDue() {
 void RaceDetector::CoreAccess(uint32_t core, const Region& region, bool write,
                               std::string_view what, Picoseconds now) {
   const Clock& clock = cores_[core];
-  Access access = MakeAccess(core, std::string(what), now, *where_[core]);
-  Check(clock, region, write, access);
+  if (const Entry* earlier = FindRace(clock, region, write))
+    ReportRace(*earlier, region, MakeAccess(core, std::string(what), now, *where_[core]));
   Entry entry;
   entry.write = write;
   entry.agent = core;
   entry.epoch = clock[core];
-  entry.what = std::move(access.what);
+  entry.what = std::string(what);
   entry.when = now;
   entry.where = where_[core];
   Record(region, std::move(entry));
@@ -220,15 +221,18 @@ void RaceDetector::CoreAccess(uint32_t core, const Region& region, bool write,
 RaceDetector::DmaId RaceDetector::StartDma(uint32_t issuer, const DmaRequest& request,
                                            Picoseconds now) {
   Clock& clock = cores_[issuer];
-  const std::string name = "DMA '" + request.label + "'";
-  Check(clock, request.source, false,
-        MakeAccess(issuer, name + " reading from it", now, *where_[issuer]));
-  Check(clock, request.destination, true,
-        MakeAccess(issuer,
-                   name +
-                       (request.destination.buffer.chip != agent_chip_[issuer] ? " (remote)" : "") +
-                       " writing into it",
-                   now, *where_[issuer]));
+  if (const Entry* earlier = FindRace(clock, request.source, false)) {
+    ReportRace(*earlier, request.source,
+               MakeAccess(issuer, "DMA '" + request.label.str() + "' reading from it", now,
+                          *where_[issuer]));
+  }
+  if (const Entry* earlier = FindRace(clock, request.destination, true)) {
+    std::string what = "DMA '" + request.label.str() + "'";
+    if (request.destination.buffer.chip != agent_chip_[issuer]) what += " (remote)";
+    what += " writing into it";
+    ReportRace(*earlier, request.destination,
+               MakeAccess(issuer, std::move(what), now, *where_[issuer]));
+  }
   const DmaId id = next_dma_++;
   auto dma = std::make_shared<Dma>();
   Dma& d = *dma;

@@ -90,7 +90,7 @@ class RaceDetector {
   struct Dma {
     uint32_t issuer = 0;  // agent
     Clock start;          // the issuer's clock when it started; dropped once it has landed
-    std::string label;
+    base::Label label;
     Picoseconds started = 0;
     std::shared_ptr<const std::string> where;
     std::vector<Acquired> reads_done;   // acquisitions that order its reads
@@ -130,9 +130,11 @@ class RaceDetector {
   Near(Entries& entries, uint64_t lo, uint64_t hi);
   // Drops every entry ordered before all cores' clocks, when enough have been recorded.
   void RetireIfDue();
-  // Checks an access against `buffer`'s entries, then records it, dropping the entries it
-  // supersedes.
-  void Check(const Clock& clock, const Region& region, bool write, const Access& access);
+  // The earliest recorded entry an access by a core with clock `clock` races with, or null.
+  // The access is described (ReportRace) only when there is a race: describing every DMA's
+  // two accesses up front cost more than the check.
+  const Entry* FindRace(const Clock& clock, const Region& region, bool write);
+  void ReportRace(const Entry& earlier, const Region& region, const Access& access);
   void Record(const Region& region, Entry entry);
   Access Describe(const Entry& entry, BufferHandle buffer) const;
   Access MakeAccess(uint32_t agent, std::string what, Picoseconds when,

@@ -2,6 +2,18 @@
 
 namespace tpusim::sim {
 
+std::string Touch::Describe() const {
+  switch (kind) {
+    case Kind::kSignal:
+      return "signal";
+    case Kind::kDmaSent:
+      return "DMA '" + dma.str() + "' (sent)";
+    case Kind::kDmaLanded:
+      break;
+  }
+  return "DMA '" + dma.str() + "'";
+}
+
 std::string Semaphore::DescribeRecent(const DeviceGrid& grid) const {
   if (recent_.empty() && value_ != 0) {
     // Only a DMA's last chunk is remembered, so a value with no history came from chunks
@@ -13,8 +25,9 @@ std::string Semaphore::DescribeRecent(const DeviceGrid& grid) const {
   if (recent_.empty()) return "nothing has signalled it or sent data to it yet";
   std::string text = "last changed by";
   for (auto it = recent_.rbegin(); it != recent_.rend(); ++it) {
-    text += (it == recent_.rbegin() ? " " : "; ") + it->what + " from " + grid.Describe(it->from) +
-            " (+" + std::to_string(it->amount) + " at " + FormatTime(it->when) + ")";
+    text += (it == recent_.rbegin() ? " " : "; ") + it->Describe() + " from " +
+            grid.Describe(it->from) + " (+" + std::to_string(it->amount) + " at " +
+            FormatTime(it->when) + ")";
   }
   return text;
 }

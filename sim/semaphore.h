@@ -16,11 +16,17 @@
 namespace tpusim::sim {
 
 // What last changed a semaphore, for deadlock and exit reports.
+// A DMA's touch names it by its label, shared with the DMA, so remembering one copies no
+// string; the report writes "DMA 'ag step 1' (sent)" only when it is asked for.
 struct Touch {
+  enum class Kind { kSignal, kDmaSent, kDmaLanded };
   Picoseconds when = 0;
   ChipId from = 0;
   int64_t amount = 0;
-  std::string what;  // "DMA 'ag step 1'" or "signal"
+  Kind kind = Kind::kSignal;
+  base::Label dma;  // the DMA's label, for kDmaSent and kDmaLanded
+  // "signal", "DMA 'ag step 1'" or "DMA 'ag step 1' (sent)".
+  std::string Describe() const;
 };
 
 class Semaphore {

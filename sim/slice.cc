@@ -159,7 +159,7 @@ void Slice::CloseTraces() {
       trace.End(chips_[t.issuer]->tracks().dma_channels[t.channel], now);
     if (t.channel >= 0 && t.flow && t.landed < t.bytes) {
       trace.Instant(chips_[t.request.destination.buffer.chip]->tracks().dma_arrivals, now,
-                    "never arrived: " + t.request.label, {}, 0, t.flow);
+                    "never arrived: " + t.request.label.str(), {}, 0, t.flow);
     }
   }
 }

@@ -129,7 +129,8 @@ void SliceState::FailSemaphoreOverflow(SemaphoreHandle h, int64_t amount, const 
        std::string(SemaphoreKindName(s.kind())) + " semaphore '" + s.name() + "' on " +
            torus_.Describe(h.chip) + " would pass its largest value, " + std::to_string(INT64_MAX) +
            ": it holds " + std::to_string(s.value()) + " and " +
-           (touch ? touch->what + " from " + torus_.Describe(touch->from) : std::string("a DMA")) +
+           (touch ? touch->Describe() + " from " + torus_.Describe(touch->from)
+                  : std::string("a DMA")) +
            " adds " + std::to_string(amount) +
            ". Signal smaller increments, or wait for (consume) what was signalled before "
            "signalling more.");
@@ -167,7 +168,7 @@ void SliceState::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount,
                                                  "' with " + std::to_string(amount) +
                                                  "; the increment must be positive.");
   }
-  Touch touch{EventQueue::Now(), issuer, amount, "signal"};
+  Touch touch{EventQueue::Now(), issuer, amount, Touch::Kind::kSignal, {}};
   const bool remote = issuer != target.chip;
   const Picoseconds arrival =
       EventQueue::Now() + (remote ? RouteLatency(issuer, target.chip) + signal_latency_ : 0);
