@@ -36,7 +36,9 @@ class Simulation final : public Engine {
   std::vector<uint8_t> ReadHost(BufferHandle buffer) const override {
     return slice_->ReadHost(buffer);
   }
-  std::vector<uint8_t> TakeHost(BufferHandle buffer) override { return slice_->TakeHost(buffer); }
+  std::shared_ptr<std::vector<uint8_t>> TakeHost(BufferHandle buffer) override {
+    return slice_->TakeHost(buffer);
+  }
   SemaphoreHandle AddSemaphore(ChipId chip, SemaphoreKind kind, const std::string& name) override {
     return slice_->AddSemaphore(chip, kind, name);
   }
