@@ -79,6 +79,9 @@ class Engine {
                                 const std::string& label, Uninitialized fill = {}) = 0;
   virtual uint64_t BufferSize(BufferHandle buffer) const = 0;
   virtual void WriteHost(BufferHandle buffer, const void* data, uint64_t size) = 0;
+  // WriteHost of `from`'s bytes into `to`, a buffer of the same size: the two share the
+  // bytes until either is written, so replicated inputs cost their size once.
+  virtual void CopyHost(BufferHandle from, BufferHandle to) = 0;
   virtual std::vector<uint8_t> ReadHost(BufferHandle buffer) const = 0;
   // ReadHost for results read once after the run: the buffer's bytes move out, and the
   // buffer reads as never written from then on. Buffers that hold the same bytes because

@@ -101,6 +101,17 @@ std::vector<uint8_t> Memory::ReadAll(uint32_t index) const {
   return buffer.bytes.ReadAll();
 }
 
+void Memory::ShareAll(uint32_t index, Memory& from, uint32_t from_index) {
+  if (!functional_) return;
+  BlockBytes& source = from.buffers_[from_index].bytes;
+  std::vector<Block> blocks;
+  if (!source.Share(0, source.size(), blocks) ||
+      !buffers_[index].bytes.Adopt(0, buffers_[index].size, blocks)) {
+    const std::vector<uint8_t> bytes = source.ReadAll();
+    WriteAll(index, bytes.data(), bytes.size());
+  }
+}
+
 std::vector<uint8_t> Memory::TakeAll(uint32_t index) {
   std::vector<uint8_t> bytes = ReadAll(index);
   buffers_[index].bytes.Clear();

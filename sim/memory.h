@@ -100,6 +100,8 @@ class Memory : public sc_core::sc_module,
   void Scatter(uint32_t index, const ByteBox& box, const uint8_t* in);
   void WriteAll(uint32_t index, const void* data, uint64_t size);
   std::vector<uint8_t> ReadAll(uint32_t index) const;
+  // WriteAll of buffer `from_index` of `from` (as large as this one): their blocks are shared.
+  void ShareAll(uint32_t index, Memory& from, uint32_t from_index);
   // ReadAll that moves the bytes out: the buffer reads as never written afterwards.
   std::vector<uint8_t> TakeAll(uint32_t index);
   // TakeAll that moves the blocks out, still shared with any buffer that holds them.

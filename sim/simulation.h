@@ -33,6 +33,7 @@ class Simulation final : public Engine {
   void WriteHost(BufferHandle buffer, const void* data, uint64_t size) override {
     slice_->WriteHost(buffer, data, size);
   }
+  void CopyHost(BufferHandle from, BufferHandle to) override { slice_->CopyHost(from, to); }
   std::vector<uint8_t> ReadHost(BufferHandle buffer) const override {
     return slice_->ReadHost(buffer);
   }

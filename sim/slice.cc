@@ -86,6 +86,10 @@ void Slice::WriteHost(BufferHandle buffer, const void* data, uint64_t size) {
   state_.memory(buffer).WriteAll(buffer.index, data, size);
 }
 
+void Slice::CopyHost(BufferHandle from, BufferHandle to) {
+  state_.memory(to).ShareAll(to.index, state_.memory(from), from.index);
+}
+
 std::vector<uint8_t> Slice::ReadHost(BufferHandle buffer) {
   return state_.memory(buffer).ReadAll(buffer.index);
 }

@@ -44,6 +44,7 @@ class Slice : public sc_core::sc_module, public Described {
                         Uninitialized fill);
   uint64_t BufferSize(BufferHandle buffer);
   void WriteHost(BufferHandle buffer, const void* data, uint64_t size);
+  void CopyHost(BufferHandle from, BufferHandle to);
   std::vector<uint8_t> ReadHost(BufferHandle buffer);
   std::shared_ptr<std::vector<uint8_t>> TakeHost(BufferHandle buffer);
   SemaphoreHandle AddSemaphore(ChipId chip, SemaphoreKind kind, const std::string& name);
