@@ -112,12 +112,6 @@ void Memory::ShareAll(uint32_t index, Memory& from, uint32_t from_index) {
   }
 }
 
-std::vector<uint8_t> Memory::TakeAll(uint32_t index) {
-  std::vector<uint8_t> bytes = ReadAll(index);
-  buffers_[index].bytes.Clear();
-  return bytes;
-}
-
 BlockBytes Memory::TakeBlocks(uint32_t index) {
   Buffer& buffer = buffers_[index];
   BlockBytes taken = buffer.bytes;

@@ -102,9 +102,8 @@ class Memory : public sc_core::sc_module,
   std::vector<uint8_t> ReadAll(uint32_t index) const;
   // WriteAll of buffer `from_index` of `from` (as large as this one): their blocks are shared.
   void ShareAll(uint32_t index, Memory& from, uint32_t from_index);
-  // ReadAll that moves the bytes out: the buffer reads as never written afterwards.
-  std::vector<uint8_t> TakeAll(uint32_t index);
-  // TakeAll that moves the blocks out, still shared with any buffer that holds them.
+  // Moves the bytes out, as blocks still shared with any buffer that holds them: the buffer
+  // reads as never written afterwards.
   BlockBytes TakeBlocks(uint32_t index);
 
   // tlm_fw_transport_if: b_transport books the port for a chunk (TLM_IGNORE_COMMAND: the
