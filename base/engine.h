@@ -79,11 +79,15 @@ class Engine {
                                 const std::string& label, Uninitialized fill = {}) = 0;
   virtual uint64_t BufferSize(BufferHandle buffer) const = 0;
   virtual void WriteHost(BufferHandle buffer, const void* data, uint64_t size) = 0;
+  // WriteHost of `from`'s bytes into `to`, a buffer of the same size: the two share the
+  // bytes until either is written, so replicated inputs cost their size once.
+  virtual void CopyHost(BufferHandle from, BufferHandle to) = 0;
   virtual std::vector<uint8_t> ReadHost(BufferHandle buffer) const = 0;
-  // ReadHost without the copy, for results read once after the run: the buffer's bytes move
-  // out, and the buffer reads as never written from then on. A functional run at pod scale
-  // would otherwise hold every output twice.
-  virtual std::vector<uint8_t> TakeHost(BufferHandle buffer) = 0;
+  // ReadHost for results read once after the run: the buffer's bytes move out, and the
+  // buffer reads as never written from then on. Buffers that hold the same bytes because
+  // DMAs shared them (the outputs of an all-gather, say) hand back the same vector, so a
+  // functional run at pod scale holds each distinct output once: copy it before writing.
+  virtual std::shared_ptr<std::vector<uint8_t>> TakeHost(BufferHandle buffer) = 0;
 
   virtual SemaphoreHandle AddSemaphore(ChipId chip, SemaphoreKind kind,
                                        const std::string& name) = 0;

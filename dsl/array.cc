@@ -123,7 +123,21 @@ Array::Array(Shape shape, DType dtype) : shape_(std::move(shape)), dtype_(dtype)
   if (__builtin_mul_overflow(static_cast<uint64_t>(NumElements(shape_)), SizeOf(dtype), &bytes))
     bytes = ~uint64_t{0};
   RequireHostMemory(bytes, "the array " + TypeString(dtype, shape_));
-  bytes_.assign(bytes, 0);
+  bytes_ = std::make_shared<std::vector<uint8_t>>(bytes, 0);
+}
+
+std::vector<uint8_t>& Array::bytes() {
+  if (!bytes_) {
+    bytes_ = std::make_shared<std::vector<uint8_t>>();
+  } else if (bytes_.use_count() > 1) {
+    bytes_ = std::make_shared<std::vector<uint8_t>>(*bytes_);
+  }
+  return *bytes_;
+}
+
+const std::vector<uint8_t>& Array::bytes() const {
+  static const std::vector<uint8_t> kNone;
+  return bytes_ ? *bytes_ : kNone;
 }
 
 Array Array::Placeholder(Shape shape, DType dtype) {
@@ -156,7 +170,7 @@ Array Array::Iota(Shape shape, DType dtype) {
 }
 
 double Array::GetFlat(int64_t i) const {
-  const uint8_t* p = bytes_.data() + i * SizeOf(dtype_);
+  const uint8_t* p = bytes_->data() + i * SizeOf(dtype_);
   switch (dtype_) {
     case DType::kBF16: {
       bf16 v;
@@ -197,7 +211,7 @@ double Array::GetFlat(int64_t i) const {
 }
 
 void Array::SetFlat(int64_t i, double value) {
-  uint8_t* p = bytes_.data() + i * SizeOf(dtype_);
+  uint8_t* p = bytes().data() + i * SizeOf(dtype_);
   switch (dtype_) {
     case DType::kBF16: {
       const bf16 v(static_cast<float>(value));

@@ -4,6 +4,7 @@
 // outputs come back as these, so a kernel's result can be checked against a reference.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -48,15 +49,25 @@ class Array {
   DType dtype() const { return dtype_; }
   int64_t size() const { return NumElements(shape_); }
   uint64_t nbytes() const { return static_cast<uint64_t>(size()) * SizeOf(dtype_); }
-  bool has_data() const { return bytes_.size() == nbytes(); }
-  uint8_t* data() { return bytes_.data(); }
-  const uint8_t* data() const { return bytes_.data(); }
-  std::vector<uint8_t>& bytes() { return bytes_; }
-  const std::vector<uint8_t>& bytes() const { return bytes_; }
+  bool has_data() const { return bytes().size() == nbytes(); }
+  // Copies of an array share its bytes until one of them is written: the non-const accessors
+  // copy the bytes first when another array holds them, so take a writable pointer after
+  // copying, not before.
+  uint8_t* data() { return bytes().data(); }
+  const uint8_t* data() const { return bytes().data(); }
+  std::vector<uint8_t>& bytes();
+  const std::vector<uint8_t>& bytes() const;
+  // Bytes shared with whoever else holds them (Engine::TakeHost's hand-off).
+  void ShareBytes(std::shared_ptr<std::vector<uint8_t>> bytes) { bytes_ = std::move(bytes); }
+  // Whether the two hold the very same bytes (not a copy of them).
+  bool SharesBytesWith(const Array& other) const {
+    return bytes_ != nullptr && bytes_ == other.bytes_;
+  }
   // The same dtype, shape and bytes (NaN payloads and -0 included): what lets a result computed
   // from one array stand for a result computed from the other.
   bool SameBytes(const Array& other) const {
-    return dtype_ == other.dtype_ && shape_ == other.shape_ && bytes_ == other.bytes_;
+    return dtype_ == other.dtype_ && shape_ == other.shape_ &&
+           (SharesBytesWith(other) || bytes() == other.bytes());
   }
 
   // Element i of the flattened array, converted to / from double.
@@ -71,7 +82,7 @@ class Array {
  private:
   Shape shape_;
   DType dtype_ = DType::kF32;
-  std::vector<uint8_t> bytes_;
+  std::shared_ptr<std::vector<uint8_t>> bytes_;  // null: no data
 };
 
 // Exact comparison of dtype, shape and every element; on a mismatch, says where.

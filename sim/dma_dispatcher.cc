@@ -294,6 +294,13 @@ void DmaDispatcher::BookThroughTlm(Transfer& t, size_t hop, bool link, uint64_t 
                   "); a memory model must accept TLM_IGNORE_COMMAND transactions.");
 }
 
+bool DmaDispatcher::ShareBlocksOf(Transfer& t, bool into) {
+  const Region& region = into ? t.request.destination : t.request.source;
+  if (!BoxIsDense(region.box)) return false;
+  const uint64_t address = (into ? t.destination_base : t.source_base) + region.box.offset;
+  return TransportBlocks(*engine_.socket.operator->(), address, t.bytes, t.shared, into);
+}
+
 void DmaDispatcher::MoveBytes(const Region& region, uint64_t base, uint8_t* data, bool into) {
   tlm::tlm_generic_payload payload;
   payload.set_address(base);
@@ -345,7 +352,7 @@ void DmaDispatcher::Departed(Transfer& t) {
     races->DmaSent(t.race_id, t.request.has_send_semaphore ? &t.request.send_semaphore : nullptr);
   // The payload leaves with its last chunk; the sender may reuse the source after wait_send.
   if (slice_.functional()) {
-    if (t.bytes > 0) {
+    if (t.bytes > 0 && !ShareBlocksOf(t, false)) {
       t.staging = std::make_unique_for_overwrite<uint8_t[]>(t.bytes);
       MoveBytes(t.request.source, t.source_base, t.staging.get(), false);
     }
@@ -368,8 +375,14 @@ void DmaDispatcher::OnLanded(SliceState& slice, Transfer& t, uint64_t bytes) {
 void DmaDispatcher::Landed(Transfer& t, uint64_t bytes) {
   ledger_.Landed(t);
   if (slice_.functional()) {
-    if (t.bytes > 0) MoveBytes(t.request.destination, t.destination_base, t.staging.get(), true);
+    if (!t.shared.empty() && !ShareBlocksOf(t, true)) {
+      t.staging = std::make_unique_for_overwrite<uint8_t[]>(t.bytes);
+      CopyOutBlocks(t.shared, t.bytes, t.staging.get());
+    }
+    if (t.bytes > 0 && t.staging)
+      MoveBytes(t.request.destination, t.destination_base, t.staging.get(), true);
     t.staging.reset();
+    t.shared.clear();
   }
   const ChipId destination = t.request.destination.buffer.chip;
   if (slice_.traced()) {

@@ -72,6 +72,8 @@ class DmaDispatcher {
   void BytesInFlight(int64_t delta);
   // Copies a DMA's bytes out of its source, or into its destination, by DMI (or debug
   // transport when the target grants no DMI).
+  // Moves a dense box's blocks instead of its bytes (Transfer::shared); false if it cannot.
+  bool ShareBlocksOf(Transfer& t, bool into);
   void MoveBytes(const Region& region, uint64_t base, uint8_t* data, bool into);
 
   // Chunk events go to the calendar as a plain function and two integers (no allocation).

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/base_names.h"
+#include "sim/block_bytes.h"
 #include "sim/router.h"
 #include "traces/trace_sink.h"
 
@@ -49,6 +50,9 @@ struct Transfer {
   DmaRequest request;
   // The payload between departure and landing; never zeroed, as the source fills it whole.
   std::unique_ptr<uint8_t[]> staging;
+  // ... or, when source and destination are dense boxes of whole blocks, the source's blocks
+  // (shared copy-on-write, sim/block_bytes.h), so no byte is copied.
+  std::vector<Block> shared;
   bool landed_all = false;  // DmaLedger::Landed has run: no event of it is left
 };
 

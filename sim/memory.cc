@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <utility>
 
 #include "base/errors.h"
@@ -51,7 +52,7 @@ uint32_t Memory::Allocate(uint64_t bytes, const std::string& label, Uninitialize
                                           " allocations; allocate fewer, larger buffers.");
   }
   allocated_ += bytes;
-  buffers_.push_back(Buffer{label, bytes, next_base_, true, fill, {}});
+  buffers_.push_back(Buffer{label, bytes, next_base_, true, BlockBytes(bytes, fill)});
   next_base_ += (bytes + kAlignment - 1) / kAlignment * kAlignment;
   return static_cast<uint32_t>(buffers_.size() - 1);
 }
@@ -61,16 +62,7 @@ void Memory::Free(uint32_t index) {
   if (!buffer.live) return;
   buffer.live = false;
   allocated_ -= buffer.size;
-  std::vector<uint8_t>().swap(buffer.bytes);
-}
-
-std::vector<uint8_t>& Memory::Materialize(Buffer& buffer) {
-  if (buffer.bytes.size() != buffer.size) {
-    buffer.bytes.resize(buffer.size);  // zeros: a zero pattern needs no second pass
-    if (buffer.fill.pattern != 0 && buffer.fill.element_bytes != 0)
-      buffer.fill.Fill(0, buffer.size, buffer.bytes.data());
-  }
-  return buffer.bytes;
+  buffer.bytes.Clear();
 }
 
 void Memory::NoteUnwrittenRead(const Buffer& buffer) const {
@@ -83,37 +75,48 @@ void Memory::NoteUnwrittenRead(const Buffer& buffer) const {
 void Memory::Gather(uint32_t index, const ByteBox& box, uint8_t* out) const {
   if (!functional_) return;
   const Buffer& buffer = buffers_[index];
-  if (!buffer.bytes.empty()) return GatherBox(buffer.bytes.data(), box, out);
-  if (box.bytes() > 0) NoteUnwrittenRead(buffer);
+  if (!buffer.bytes.written() && box.bytes() > 0) NoteUnwrittenRead(buffer);
   ForEachRun(box, [&](uint64_t offset, uint64_t run) {
-    buffer.fill.Fill(offset, run, out);
+    buffer.bytes.Read(offset, run, out);
     out += run;
   });
 }
 
 void Memory::Scatter(uint32_t index, const ByteBox& box, const uint8_t* in) {
   if (!functional_) return;
-  ScatterBox(Materialize(buffers_[index]).data(), box, in);
+  ForEachRun(box, [&](uint64_t offset, uint64_t run) {
+    buffers_[index].bytes.Write(offset, run, in);
+    in += run;
+  });
 }
 
 void Memory::WriteAll(uint32_t index, const void* data, uint64_t size) {
   if (!functional_) return;
-  auto& bytes = Materialize(buffers_[index]);
-  std::memcpy(bytes.data(), data, size);
+  buffers_[index].bytes.Write(0, size, static_cast<const uint8_t*>(data));
 }
 
 std::vector<uint8_t> Memory::ReadAll(uint32_t index) const {
   const Buffer& buffer = buffers_[index];
-  if (!buffer.bytes.empty() || !functional_) return buffer.bytes;
-  std::vector<uint8_t> unwritten(buffer.size);
-  buffer.fill.Fill(0, buffer.size, unwritten.data());
-  return unwritten;
+  if (!functional_) return {};
+  return buffer.bytes.ReadAll();
 }
 
-std::vector<uint8_t> Memory::TakeAll(uint32_t index) {
+void Memory::ShareAll(uint32_t index, Memory& from, uint32_t from_index) {
+  if (!functional_) return;
+  BlockBytes& source = from.buffers_[from_index].bytes;
+  std::vector<Block> blocks;
+  if (!source.Share(0, source.size(), blocks) ||
+      !buffers_[index].bytes.Adopt(0, buffers_[index].size, blocks)) {
+    const std::vector<uint8_t> bytes = source.ReadAll();
+    WriteAll(index, bytes.data(), bytes.size());
+  }
+}
+
+BlockBytes Memory::TakeBlocks(uint32_t index) {
   Buffer& buffer = buffers_[index];
-  if (buffer.bytes.empty()) return ReadAll(index);
-  return std::exchange(buffer.bytes, {});
+  BlockBytes taken = buffer.bytes;
+  buffer.bytes.Clear();
+  return taken;
 }
 
 uint64_t Memory::Address(uint32_t index, uint64_t offset) const {
@@ -151,13 +154,28 @@ void Memory::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& de
 }
 
 bool Memory::get_direct_mem_ptr(tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi) {
-  Buffer* buffer = functional_ ? BufferAt(AddressOffset(payload.get_address())) : nullptr;
+  const uint64_t offset = AddressOffset(payload.get_address());
+  Buffer* buffer = functional_ ? BufferAt(offset) : nullptr;
   if (!buffer) return false;
-  if (payload.is_read() && buffer->bytes.empty()) NoteUnwrittenRead(*buffer);
-  dmi.set_dmi_ptr(Materialize(*buffer).data());
-  dmi.set_start_address(MakeAddress(chip_, slot_, buffer->base));
-  dmi.set_end_address(MakeAddress(chip_, slot_, buffer->base + buffer->size - 1));
-  dmi.allow_read_write();
+  BlockBytes& bytes = buffer->bytes;
+  const uint64_t within = offset - buffer->base;
+  const uint64_t start = bytes.BlockStart(within);
+  if (payload.is_write()) {
+    dmi.set_dmi_ptr(bytes.Writable(within));
+    dmi.allow_read_write();
+  } else {
+    if (!bytes.written()) NoteUnwrittenRead(*buffer);
+    // Read-only while shared: a write through the pointer would show in the other buffers.
+    dmi.set_dmi_ptr(const_cast<uint8_t*>(bytes.Readable(within)));
+    if (bytes.Shared(within)) {
+      dmi.allow_read();
+    } else {
+      dmi.allow_read_write();
+    }
+  }
+  dmi.set_start_address(MakeAddress(chip_, slot_, buffer->base + start));
+  dmi.set_end_address(
+      MakeAddress(chip_, slot_, buffer->base + start + bytes.BlockLength(within) - 1));
   return true;
 }
 
@@ -166,11 +184,45 @@ unsigned int Memory::transport_dbg(tlm::tlm_generic_payload& payload) {
   const uint64_t length = payload.get_data_length();
   Buffer* buffer = functional_ ? BufferAt(offset) : nullptr;
   if (!buffer || offset + length > buffer->base + buffer->size) return 0;
-  if (payload.is_read() && buffer->bytes.empty()) NoteUnwrittenRead(*buffer);
-  uint8_t* bytes = Materialize(*buffer).data() + (offset - buffer->base);
-  if (payload.is_read()) std::memcpy(payload.get_data_ptr(), bytes, length);
-  if (payload.is_write()) std::memcpy(bytes, payload.get_data_ptr(), length);
+  const uint64_t within = offset - buffer->base;
+  auto* share = payload.get_extension<ShareBlocks>();
+  if (share && payload.get_command() == tlm::TLM_IGNORE_COMMAND) {
+    if (!share->into && !buffer->bytes.written()) NoteUnwrittenRead(*buffer);
+    share->done = share->into ? buffer->bytes.Adopt(within, length, share->blocks)
+                              : buffer->bytes.Share(within, length, share->blocks);
+    return share->done ? static_cast<unsigned int>(length) : 0;
+  }
+  if (payload.is_read() && !buffer->bytes.written()) NoteUnwrittenRead(*buffer);
+  if (payload.is_read()) buffer->bytes.Read(within, length, payload.get_data_ptr());
+  if (payload.is_write()) buffer->bytes.Write(within, length, payload.get_data_ptr());
   return static_cast<unsigned int>(length);
+}
+
+bool TransportBlocks(tlm::tlm_fw_transport_if<>& target, uint64_t address, uint64_t length,
+                     std::vector<Block>& blocks, bool into) {
+  if (length == 0 || length > std::numeric_limits<unsigned int>::max()) return false;
+  tlm::tlm_generic_payload payload;
+  ShareBlocks share;
+  if (into) share.blocks.swap(blocks);
+  share.into = into;
+  payload.set_command(tlm::TLM_IGNORE_COMMAND);
+  payload.set_address(address);
+  payload.set_data_ptr(nullptr);
+  payload.set_data_length(static_cast<unsigned int>(length));
+  payload.set_extension(&share);
+  const bool shared = target.transport_dbg(payload) == length && share.done;
+  payload.clear_extension(&share);  // it lives on this stack, not the payload's
+  if (into || shared) share.blocks.swap(blocks);
+  return shared;
+}
+
+void CopyOutBlocks(const std::vector<Block>& blocks, uint64_t length, uint8_t* out) {
+  for (const Block& block : blocks) {
+    const uint64_t run = std::min(length, BlockBytes::kBlockBytes);
+    std::memcpy(out, block.get(), run);
+    out += run;
+    length -= run;
+  }
 }
 
 std::vector<Parameter> Memory::parameters() const {

@@ -5,9 +5,10 @@
 // It is three things:
 // - an allocator: named buffers against a capacity, each placed in the memory's address
 //   space (base::BufferHandle indexes them);
-// - storage: a buffer's bytes, allocated on first write, so a 16 GiB HBM costs only what a
-//   run touches, and nothing in timing-only mode. Initiators reach the bytes by DMI (or
-//   debug transport);
+// - storage: a buffer's bytes, in blocks allocated on first write (sim/block_bytes.h), so a
+//   16 GiB HBM costs only what a run touches, and nothing in timing-only mode; a DMA of whole
+//   blocks shares them copy-on-write (ShareBlocks). Initiators reach the bytes by DMI (one
+//   block per grant) or debug transport;
 // - a TLM-2.0 target for DMA chunks: b_transport holds the memory's port for the chunk's
 //   bytes in the earliest free gap at or after the time the chunk reaches it (the annotated
 //   delay) and returns when it is done. Reads and writes share the port.
@@ -24,12 +25,38 @@
 
 #include "sim/bandwidth_port.h"
 #include "sim/base_names.h"
+#include "sim/block_bytes.h"
 #include "sim/chunk.h"
 #include "sim/loosely_timed.h"
 #include "sim/parameters.h"
 #include "sim/port_timing.h"
 
 namespace tpusim::sim {
+
+// A debug transport (transport_dbg) of TLM_IGNORE_COMMAND carrying this extension asks the
+// Memory behind a route for a range's blocks themselves (into = false) or puts blocks in place
+// of a range (into = true), instead of copying bytes: it sets `done` when it did. It does
+// nothing when the range is not whole blocks, and a model that keeps bytes of its own ignores
+// the command (it moves no data), so the initiator copies the bytes then. A timing model in
+// front of a Memory forwards debug transport, and with it this extension.
+struct ShareBlocks : tlm::tlm_extension<ShareBlocks> {
+  std::vector<Block> blocks;
+  bool into = false;
+  bool done = false;
+  tlm::tlm_extension_base* clone() const override { return new ShareBlocks(*this); }
+  void copy_from(const tlm::tlm_extension_base& other) override {
+    *this = static_cast<const ShareBlocks&>(other);
+  }
+};
+
+// Shares the blocks of a dense box of `length` bytes at global `address` through `target`'s
+// debug transport: into `blocks` (into = false) or out of them into the box (into = true).
+// False when the memory behind `target` does not share them: then copy the bytes. `blocks`
+// is unchanged when into = true.
+bool TransportBlocks(tlm::tlm_fw_transport_if<>& target, uint64_t address, uint64_t length,
+                     std::vector<Block>& blocks, bool into);
+// The bytes of blocks shared from a range of `length` bytes, in order.
+void CopyOutBlocks(const std::vector<Block>& blocks, uint64_t length, uint8_t* out);
 
 class Memory : public sc_core::sc_module,
                public LooselyTimedTarget,
@@ -73,12 +100,19 @@ class Memory : public sc_core::sc_module,
   void Scatter(uint32_t index, const ByteBox& box, const uint8_t* in);
   void WriteAll(uint32_t index, const void* data, uint64_t size);
   std::vector<uint8_t> ReadAll(uint32_t index) const;
-  // ReadAll that moves the bytes out: the buffer reads as never written afterwards.
-  std::vector<uint8_t> TakeAll(uint32_t index);
+  // WriteAll of buffer `from_index` of `from` (as large as this one): their blocks are shared.
+  void ShareAll(uint32_t index, Memory& from, uint32_t from_index);
+  // Moves the bytes out, as blocks still shared with any buffer that holds them: the buffer
+  // reads as never written afterwards.
+  BlockBytes TakeBlocks(uint32_t index);
 
   // tlm_fw_transport_if: b_transport books the port for a chunk (TLM_IGNORE_COMMAND: the
   // bytes move by DMI) or moves a contiguous READ/WRITE and books the port for it.
-  // get_direct_mem_ptr grants one live buffer's bytes; transport_dbg copies them.
+  // get_direct_mem_ptr grants one block of a live buffer: for reading (TLM_READ_COMMAND) the
+  // block as it is, read-only while another buffer shares it; for writing, the block made
+  // this buffer's alone first. A grant holds until the next transaction on the memory (a
+  // later DMA may share the block again), so take a new one for each access, as the DMA
+  // engine does. transport_dbg copies bytes, or shares blocks (ShareBlocks).
   void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) override;
   bool get_direct_mem_ptr(tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi) override;
   unsigned int transport_dbg(tlm::tlm_generic_payload& payload) override;
@@ -93,11 +127,9 @@ class Memory : public sc_core::sc_module,
     uint64_t size = 0;
     uint64_t base = 0;  // offset in the memory's address space
     bool live = true;
-    Uninitialized fill;
-    std::vector<uint8_t> bytes;           // empty until written
+    BlockBytes bytes;
     mutable bool read_unwritten = false;  // noted in unwritten_reads_ (by const reads too)
   };
-  std::vector<uint8_t>& Materialize(Buffer& buffer);
   void NoteUnwrittenRead(const Buffer& buffer) const;
   // The live buffer holding address-space offset `offset`, or null.
   Buffer* BufferAt(uint64_t offset);

@@ -33,10 +33,13 @@ class Simulation final : public Engine {
   void WriteHost(BufferHandle buffer, const void* data, uint64_t size) override {
     slice_->WriteHost(buffer, data, size);
   }
+  void CopyHost(BufferHandle from, BufferHandle to) override { slice_->CopyHost(from, to); }
   std::vector<uint8_t> ReadHost(BufferHandle buffer) const override {
     return slice_->ReadHost(buffer);
   }
-  std::vector<uint8_t> TakeHost(BufferHandle buffer) override { return slice_->TakeHost(buffer); }
+  std::shared_ptr<std::vector<uint8_t>> TakeHost(BufferHandle buffer) override {
+    return slice_->TakeHost(buffer);
+  }
   SemaphoreHandle AddSemaphore(ChipId chip, SemaphoreKind kind, const std::string& name) override {
     return slice_->AddSemaphore(chip, kind, name);
   }

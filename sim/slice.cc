@@ -86,12 +86,29 @@ void Slice::WriteHost(BufferHandle buffer, const void* data, uint64_t size) {
   state_.memory(buffer).WriteAll(buffer.index, data, size);
 }
 
+void Slice::CopyHost(BufferHandle from, BufferHandle to) {
+  state_.memory(to).ShareAll(to.index, state_.memory(from), from.index);
+}
+
 std::vector<uint8_t> Slice::ReadHost(BufferHandle buffer) {
   return state_.memory(buffer).ReadAll(buffer.index);
 }
 
-std::vector<uint8_t> Slice::TakeHost(BufferHandle buffer) {
-  return state_.memory(buffer).TakeAll(buffer.index);
+std::shared_ptr<std::vector<uint8_t>> Slice::TakeHost(BufferHandle buffer) {
+  BlockBytes taken = state_.memory(buffer).TakeBlocks(buffer.index);
+  std::vector<const uint8_t*> key;
+  for (const Block& block : taken.blocks()) {
+    if (!block) break;  // bytes never written read as the buffer's own fill pattern
+    key.push_back(block.get());
+  }
+  if (key.empty() || key.size() != taken.blocks().size())
+    return std::make_shared<std::vector<uint8_t>>(taken.ReadAll());
+  HandedOff& handed = handed_off_[std::move(key)];
+  if (!handed.bytes) {
+    handed.bytes = std::make_shared<std::vector<uint8_t>>(taken.ReadAll());
+    handed.blocks = std::move(taken);
+  }
+  return handed.bytes;
 }
 
 SemaphoreHandle Slice::AddSemaphore(ChipId chip, SemaphoreKind kind, const std::string& name) {

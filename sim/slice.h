@@ -9,6 +9,7 @@
 // A Slice must be built inside its own SystemC context; sim::Simulation (base::BuildEngine)
 // does that. Tests may build one directly inside a SystemCContext.
 
+#include <map>
 #include <memory>
 #include <string>
 #include <systemc>
@@ -16,6 +17,7 @@
 
 #include "base/engine.h"
 #include "sim/base_names.h"
+#include "sim/block_bytes.h"
 #include "sim/dma_engine.h"
 #include "sim/parameters.h"
 #include "sim/slice_state.h"
@@ -42,8 +44,9 @@ class Slice : public sc_core::sc_module, public Described {
                         Uninitialized fill);
   uint64_t BufferSize(BufferHandle buffer);
   void WriteHost(BufferHandle buffer, const void* data, uint64_t size);
+  void CopyHost(BufferHandle from, BufferHandle to);
   std::vector<uint8_t> ReadHost(BufferHandle buffer);
-  std::vector<uint8_t> TakeHost(BufferHandle buffer);
+  std::shared_ptr<std::vector<uint8_t>> TakeHost(BufferHandle buffer);
   SemaphoreHandle AddSemaphore(ChipId chip, SemaphoreKind kind, const std::string& name);
   // May be called once per Slice; `name` names each core's top-level slice.
   RunOutcome Run(const Engine::CoreProgram& program, const std::string& name = "kernel");
@@ -57,6 +60,13 @@ class Slice : public sc_core::sc_module, public Described {
 
   SliceState state_;
   DmaLedger ledger_;
+  // Outputs handed to the host, by their blocks: a buffer made of the same blocks as one
+  // handed before gets the same bytes. Holding the blocks keeps their addresses unique.
+  struct HandedOff {
+    BlockBytes blocks;
+    std::shared_ptr<std::vector<uint8_t>> bytes;
+  };
+  std::map<std::vector<const uint8_t*>, HandedOff> handed_off_;
   std::unique_ptr<Dcn> dcn_;  // multi-slice topologies only
   std::vector<std::unique_ptr<Chip>> chips_;
   bool ran_ = false;
