@@ -113,10 +113,13 @@ Chip::Chip(sc_core::sc_module_name name, SliceState& slice, DmaLedger& ledger, C
       AddDcnLink(links[i].id, *links[i].nic_out, *links[i].nic_in);
       continue;
     }
-    auto& timing =
-        slice.hot().Make<LinkTiming>(owner + " ICI " + link.name, links[i].bytes_per_second,
-                                     links[i].latency, trace, tracks_.links[i]);
-    links_.push_back(std::make_unique<IciLink>(("ici_" + link.name).c_str(), link, timing,
+    const bool d2d = links[i].d2d;
+    auto& timing = slice.hot().Make<LinkTiming>(owner + (d2d ? " D2D " : " ICI ") + link.name,
+                                                links[i].bytes_per_second, links[i].latency, trace,
+                                                tracks_.links[i]);
+    std::string module = d2d ? "d2d_" : "ici_";
+    module += link.name;
+    links_.push_back(std::make_unique<IciLink>(module.c_str(), link, timing,
                                                "chip_" + torus.grid().DescribeCoords(link.to)));
     router_->AttachLink(links[i].id, *links_.back());
   }
