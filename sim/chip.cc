@@ -62,7 +62,10 @@ ChipTracks Chip::MakeTracks(SliceState& slice, ChipId id, const config::ChipConf
   }
   for (const LinkSetup& link : links) {
     if (link.nic_out) continue;  // its host's NIC has the track (sim/dcn.h)
-    t.links.push_back(trace.AddTrack(t.chip, "ICI " + torus.link(link.id).name + " out", rank++));
+    std::string name = link.d2d ? "D2D " : "ICI ";
+    name += torus.link(link.id).name;
+    name += " out";
+    t.links.push_back(trace.AddTrack(t.chip, name, rank++));
   }
   t.bytes_in_flight =
       trace.AddCounterTrack(t.chip, "DMA bytes in flight", traces::CounterUnit::kBytes, rank++);
