@@ -126,8 +126,8 @@ TEST(TpuCalibration, Tpu7xHbmCopies) {
                                                                              {128, 84.5e-6},
                                                                              {1024, 671e-6},
                                                                              {8192, 5.35e-3}}) {
-    rows.push_back({"HBM7X-" + std::to_string(mib) + "M", measured,
-                    CopySeconds("tpu7x-2x2x1", mib * kMiB)});
+    rows.push_back(
+        {"HBM7X-" + std::to_string(mib) + "M", measured, CopySeconds("tpu7x-2x2x1", mib * kMiB)});
   }
   ExpectCalibrated(rows);
 }
