@@ -15,12 +15,12 @@ base::DeviceGrid Mesh::GridOf(const config::Topology& topology) {
   std::vector<int> shape;
   for (auto n : topology.mesh().shape()) {
     devices *= n;
-    if (n == 0 || devices > topologies::kMaxChips) {
+    if (n == 0 || devices > topologies::kMaxDevices) {
       throw Error(ErrorKind::kInvalidArgument,
                   "mesh shape " + topologies::ShapeString(topology) + " has " +
                       (n == 0 ? "an axis of length 0"
-                              : "more than the " + std::to_string(topologies::kMaxChips) +
-                                    " chips a slice may have") +
+                              : "more than the " + std::to_string(topologies::kMaxDevices) +
+                                    " devices a slice may have") +
                       "; validate the topology with topologies::ValidateTopology.");
     }
     shape.push_back(static_cast<int>(n));

@@ -286,6 +286,11 @@ AxisLinks LinksOf(const dsl::Mesh& mesh, const std::string& axis) {
         topology.dcn().nic_bandwidth_bytes_per_s() / topology.dcn().chips_per_host();
     links.hop_latency_s = topology.dcn().latency_ns() * 1e-9;
   }
+  if (topology.has_chiplets() && axis == topology.chiplets().axis_name()) {
+    // The chiplet axis is the die-to-die link (docs/model.md, "Chiplets").
+    links.link_bytes_per_s = topology.chiplets().d2d_bandwidth_bytes_per_s();
+    links.hop_latency_s = topology.chiplets().d2d_latency_ns() * 1e-9;
+  }
   return links;
 }
 

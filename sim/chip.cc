@@ -62,7 +62,10 @@ ChipTracks Chip::MakeTracks(SliceState& slice, ChipId id, const config::ChipConf
   }
   for (const LinkSetup& link : links) {
     if (link.nic_out) continue;  // its host's NIC has the track (sim/dcn.h)
-    t.links.push_back(trace.AddTrack(t.chip, "ICI " + torus.link(link.id).name + " out", rank++));
+    std::string name = link.d2d ? "D2D " : "ICI ";
+    name += torus.link(link.id).name;
+    name += " out";
+    t.links.push_back(trace.AddTrack(t.chip, name, rank++));
   }
   t.bytes_in_flight =
       trace.AddCounterTrack(t.chip, "DMA bytes in flight", traces::CounterUnit::kBytes, rank++);
@@ -113,10 +116,13 @@ Chip::Chip(sc_core::sc_module_name name, SliceState& slice, DmaLedger& ledger, C
       AddDcnLink(links[i].id, *links[i].nic_out, *links[i].nic_in);
       continue;
     }
-    auto& timing =
-        slice.hot().Make<LinkTiming>(owner + " ICI " + link.name, links[i].bytes_per_second,
-                                     links[i].latency, trace, tracks_.links[i]);
-    links_.push_back(std::make_unique<IciLink>(("ici_" + link.name).c_str(), link, timing,
+    const bool d2d = links[i].d2d;
+    auto& timing = slice.hot().Make<LinkTiming>(owner + (d2d ? " D2D " : " ICI ") + link.name,
+                                                links[i].bytes_per_second, links[i].latency, trace,
+                                                tracks_.links[i]);
+    std::string module = d2d ? "d2d_" : "ici_";
+    module += link.name;
+    links_.push_back(std::make_unique<IciLink>(module.c_str(), link, timing,
                                                "chip_" + torus.grid().DescribeCoords(link.to)));
     router_->AttachLink(links[i].id, *links_.back());
   }

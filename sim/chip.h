@@ -63,6 +63,9 @@ struct LinkSetup {
   // A DCN link (Torus::IsDcn): the NIC ports it books, its host's out and the other's in.
   LinkTiming* nic_out = nullptr;
   LinkTiming* nic_in = nullptr;
+  // The die-to-die link between two chiplets of one chip (config::ChipletConfig): named
+  // "d2d_chiplet+" in the module tree and "D2D" in stats and traces, where ICI links are "ici_".
+  bool d2d = false;
 };
 
 class Chip : public sc_core::sc_module, public Described {

@@ -15,6 +15,7 @@
 #include "sim/slowdown.h"
 #include "sim/systemc_context.h"
 #include "sim/tensor_core.h"
+#include "topologies/chiplets.h"
 #include "topologies/topology_loader.h"
 
 namespace tpusim::sim {
@@ -52,6 +53,7 @@ Slice::Slice(sc_core::sc_module_name name, const config::Topology& topology, Eng
       links.push_back(LinkSetup{
           link, SlowedLinkBandwidth(state_.options(), torus, link, settings.bandwidth_bytes_per_s),
           latency});
+      links.back().d2d = topologies::IsD2dDirection(topology, torus.link(link).name);
       state_.SetLinkLatency(link, latency);
     }
     chips_.push_back(std::make_unique<Chip>(("chip_" + torus.grid().DescribeCoords(id)).c_str(),

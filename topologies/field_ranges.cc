@@ -42,6 +42,10 @@ const std::vector<base::Param>& FieldRanges() {
           .Range(0.0, 1e9),
       Param::Int("axis_length", "above the largest pods").Unit("chips").Range(1, kMaxChips),
       Param::Int("chip_count", "above the largest pods").Unit("chips").Range(1, kMaxChips),
+      Param::Int("device_count", "above the largest pods of two-chiplet chips")
+          .Unit("devices")
+          .Range(1, kMaxDevices),
+      Param::Int("chiplets", "room above TPU7x's 2 chiplets per chip").Unit("devices").Range(2, 8),
       Param::Double("grid_step_cycles", "up to a simulated second per grid step")
           .Unit("cycles")
           .Range(0.0, 1e9),

@@ -66,8 +66,13 @@ std::string ComposePreset(const GenerationRules& rules, const std::string& shape
   }
   std::string head = "name: \"" + rules.prefix + "-" + shape + (twisted ? kTwistedSuffix : "") +
                      "\"\ndescription: \"" + rules.chip;
-  head += " slice, " + shape + " = " + std::to_string(Chips(dims)) + " chips" +
-          (twisted ? ", twisted torus" : PresetNote(rules, shape)) + "\"\n";
+  head += " slice, " + shape + " = " + std::to_string(Chips(dims)) + " chips";
+  if (rules.chiplets > 1) {
+    head += " = ";
+    head += std::to_string(Chips(dims) * rules.chiplets);
+    head += " devices";
+  }
+  head += (twisted ? ", twisted torus" : PresetNote(rules, shape)) + "\"\n";
   // After the file's leading comment lines (the proto-file header), so editors still find it.
   size_t at = 0;
   while (at < file.size() && (file[at] == '#' || file[at] == '\n'))
@@ -118,7 +123,8 @@ const std::vector<GenerationRules>& Generations() {
        0,
        9216,
        WrapRule::kWholeCubes,
-       {"2x2x1", "2x2x2", "16x24x24"}},
+       {"2x2x1", "2x2x2", "16x24x24"},
+       2},
       {config::V4,
        "v4",
        "TPU v4",

@@ -28,6 +28,7 @@ struct GenerationRules {
   uint64_t max_chips;  // a full pod, or the largest slice where no pod is larger
   WrapRule wrap;
   std::vector<std::string> shapes;  // the presets, by chip count: "4x4"
+  uint32_t chiplets = 1;            // devices per chip (config::ChipletConfig): TPU7x's 2
 };
 
 // tpu7x, v4, v5e, v5p, v6e: the presets' order.

@@ -1,6 +1,7 @@
 #include "topologies/topology_loader.h"
 #include "base/param.h"
 #include "base/text.h"
+#include "topologies/chiplets.h"
 #include "topologies/generations.h"
 #include "topologies/multislice.h"
 #include "topologies/twist.h"
@@ -297,6 +298,7 @@ void ValidateTopology(config::Topology& topology, const std::string& source) {
                  Ranged("latency"));
 
   if (!topology.has_mesh()) Fail(source, "mesh", "is missing; give its shape, e.g. shape: [4, 4]");
+  if (topology.has_chiplets()) RemoveChipletAxis(source, topology);
   if (topology.has_multislice()) RemoveSliceAxis(source, topology);
   auto& mesh = *topology.mutable_mesh();
   const int dims = mesh.shape_size();
@@ -339,6 +341,7 @@ void ValidateTopology(config::Topology& topology, const std::string& source) {
   CheckTwist(topology, source);
   if (topology.has_dcn()) ValidateDcn(source, topology.dcn());
   if (topology.has_multislice()) AddSliceAxis(source, topology);
+  if (topology.has_chiplets()) AddChipletAxis(source, topology);
   if (!topology.has_name()) topology.set_name(std::filesystem::path(source).stem().string());
 }
 
@@ -418,7 +421,7 @@ void Override(config::MemoryConfig& memory, const config::MemoryConfig& with) {
 }  // namespace
 
 config::ChipConfig ChipAt(const config::Topology& topology, const std::vector<int>& mesh_coords) {
-  const std::vector<int> coords = InSlice(topology, mesh_coords);
+  const std::vector<int> coords = InSlice(topology, OfChip(topology, mesh_coords));
   config::ChipConfig chip = topology.chip();
   for (const auto& o : topology.chip_override()) {
     if (!SameCoords(o.chip(), coords)) continue;
@@ -432,7 +435,9 @@ config::ChipConfig ChipAt(const config::Topology& topology, const std::vector<in
 
 LinkSettings LinkAt(const config::Topology& topology, const std::vector<int>& mesh_coords,
                     const std::string& direction) {
-  const std::vector<int> coords = InSlice(topology, mesh_coords);
+  if (IsD2dDirection(topology, direction))
+    return {topology.chiplets().d2d_bandwidth_bytes_per_s(), topology.chiplets().d2d_latency_ns()};
+  const std::vector<int> coords = InSlice(topology, OfChip(topology, mesh_coords));
   LinkSettings link{topology.ici().link_bandwidth_bytes_per_s(), topology.ici().hop_latency_ns()};
   for (const auto& o : topology.link_override()) {
     if (o.direction() != direction || !SameCoords(o.chip(), coords)) continue;

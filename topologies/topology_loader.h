@@ -22,6 +22,9 @@ class TopologyError : public std::runtime_error {
 // The most chips a slice may have: above the largest pods (9216 chips, docs/references.md §2),
 // and small enough that per-chip host state fits in memory.
 constexpr uint32_t kMaxChips = 16384;
+// The most devices a slice may have: a chip of chiplets is several devices
+// (config::ChipletConfig), and a TPU7x pod is 18432 of them.
+constexpr uint32_t kMaxDevices = 2 * kMaxChips;
 // The most bytes LoadTopology reads from a file; presets are about 2 KB.
 constexpr size_t kMaxTopologyFileBytes = 1 << 20;
 
@@ -51,13 +54,16 @@ std::vector<std::string> PresetNames();
 const std::string& PresetText(const std::string& name);  // throws TopologyError if unknown
 bool IsPreset(const std::string& name);
 
+// The devices of the loaded mesh (its axes' product): the chips, or on chips of chiplets
+// (config::ChipletConfig) the chiplets.
 uint64_t ChipCount(const config::Topology& topology);
 
 // The chip at `coords` as a validated topology describes it: `chip`, with that chip's
 // chip_override applied (each memory or DMA field given replaces the slice's).
 config::ChipConfig ChipAt(const config::Topology& topology, const std::vector<int>& coords);
 
-// One link direction ("x+") leaving the chip at `coords`, after its link_override.
+// One link direction ("x+") leaving the chip at `coords`, after its link_override; along the
+// chiplet axis ("chiplet+"), the chip's die-to-die link (config::ChipletConfig).
 struct LinkSettings {
   double bandwidth_bytes_per_s = 0;
   double latency_ns = 0;

@@ -50,7 +50,7 @@ TEST(Cli, TopologiesListsThePresets) {
   EXPECT_THAT(r.out, HasSubstr("x=no y=no"));
   // The full pods (docs/references.md §2).
   EXPECT_THAT(r.out, ::testing::ContainsRegex("v5p-16x20x28 +8960"));
-  EXPECT_THAT(r.out, ::testing::ContainsRegex("tpu7x-16x24x24 +9216"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("tpu7x-16x24x24 +18432"));  // devices: two per chip
   // The twisted tori (docs/model.md, "Twisted tori").
   EXPECT_THAT(r.out,
               ::testing::ContainsRegex("v5p-4x4x8-twisted +128 .*x=yes y=yes z=yes, twisted"));

@@ -152,14 +152,14 @@ TEST(HloCli, OpsListsEveryStepOfTheModule) {
   EXPECT_EQ(rows(all.out), 12);
 }
 
-// Without --topology: the first preset by name with the module's 8 chips, TPU7x's 2x2x2 cube,
-// where the 4 devices of a group span two axes.
+// Without --topology: the first preset by name with the module's 8 devices, TPU7x's 2x2x1 chips
+// of two chiplets each, where the 4 devices of a group span two axes (y and the chiplets).
 TEST(HloCli, HloInfoWithoutATopologyTakesTheFirstPresetOfTheModulesSize) {
   const auto r = RunTpusim("hlo-info " + Example("sharded_matmul_permute.hlo"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("tpu7x-2x2x2, the first preset with as many chips"));
-  EXPECT_THAT(r.out, HasSubstr("tiled as P(None, ('y', 'z'))"));
-  EXPECT_THAT(r.out, HasSubstr("2 groups of 4: {0, 1, 2, 3}, {4, 5, 6, 7}; on axes (y, z)"));
+  EXPECT_THAT(r.out, HasSubstr("tpu7x-2x2x1, the first preset with as many devices"));
+  EXPECT_THAT(r.out, HasSubstr("tiled as P(None, ('y', 'chiplet'))"));
+  EXPECT_THAT(r.out, HasSubstr("2 groups of 4: {0, 1, 2, 3}, {4, 5, 6, 7}; on axes (y, chiplet)"));
 }
 
 TEST(HloCli, CompareRunsAModuleBesideAnotherSchedule) {

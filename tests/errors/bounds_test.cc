@@ -151,7 +151,7 @@ TEST(Sizes, MeshOfAnUnvalidatedTopologyRefusesAChipCountThatOverflows) {
     FAIL() << mesh.devices() << " devices";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
-    EXPECT_THAT(e.what(), HasSubstr("more than the 16384 chips"));
+    EXPECT_THAT(e.what(), HasSubstr("more than the 32768 devices a slice may have"));
   }
 }
 

@@ -346,5 +346,29 @@ TEST(DcnFidelity, AnIciAxisOfAMultiSliceTopologyRunsAsOnOneSlice) {
     EXPECT_EQ(port.bytes, 0u) << port.name;
 }
 
+// On TPU7x a chip is two devices, its chiplets, joined by the die-to-die link
+// (docs/model.md, "Chiplets"). An all-gather of V bytes over the chiplet axis sends each
+// device's V/2 to the other chiplet over that link alone, after the kernel's own-shard copy:
+//   T = OwnShardCopy + (V/2) / W_d2d + (D2D latency + signal) + launch.
+// Tolerance: 2% (the form leaves out only the ring's bookkeeping).
+TEST(ChipletFidelity, AllGatherOverTheChipletAxisIsBoundByTheD2dLink) {
+  const auto topology = topologies::LoadTopology("tpu7x-2x2x1");
+  const Links links = LinksOf("tpu7x-2x2x1");
+  const double d2d = topology.chiplets().d2d_bandwidth_bytes_per_s();
+  const uint64_t v = 256 * kMiB;
+  const double exact = OwnShardCopy(links, v, 2) + static_cast<double>(v / 2) / d2d +
+                       topology.chiplets().d2d_latency_ns() * 1e-9 + links.signal + links.launch;
+  const Timed t = RunKernel("all_gather_ring", topology, "chiplet", v);
+  EXPECT_NEAR(t.seconds, exact, 0.02 * exact);
+  // Every D2D link moved its device's half, and no ICI link carried any byte.
+  int d2d_links = 0;
+  for (const auto& link : t.stats.links) {
+    const bool is_d2d = link.name.find(" D2D ") != std::string::npos;
+    d2d_links += is_d2d;
+    EXPECT_EQ(link.bytes, is_d2d ? v / 2 : 0) << link.name;
+  }
+  EXPECT_EQ(d2d_links, 8);  // 4 chips x 2 directions
+}
+
 }  // namespace
 }  // namespace tpusim

@@ -22,9 +22,10 @@ struct Transfer {
   int to;
 };
 
-// Every transfer moves `bytes` from its sender's x to its receiver's out, all at once.
+// Every transfer moves `bytes` from its sender's x to its receiver's out, all at once; devices
+// count along mesh axis `axis`.
 ShardMap PointToPoint(const config::Topology& topology, int64_t bytes,
-                      std::vector<Transfer> transfers) {
+                      std::vector<Transfer> transfers, const std::string& axis = "x") {
   const int count = static_cast<int>(transfers.size());
   KernelFn body = [transfers, bytes](Kernel& k, const Refs& refs) {
     const Ref &x = refs[0], &out = refs[1], &send = refs[2], &recv = refs[3];
@@ -50,7 +51,7 @@ ShardMap PointToPoint(const config::Topology& topology, int64_t bytes,
   grid.out_specs = {BlockSpec::Any()};
   grid.scratch_shapes = {ScratchSpec::DMA({count}, "send"), ScratchSpec::DMA({count}, "recv")};
   auto call = pallas_call("point_to_point", body, grid, {{{count * bytes}, DType::kInt8}});
-  return shard_map(Mesh(topology), {P{"x"}}, {P{"x"}}, call);
+  return shard_map(Mesh(topology), {P{axis}}, {P{axis}}, call);
 }
 
 RunOptions TimingOnly() {
@@ -74,6 +75,32 @@ TEST(DmaTiming, NeighbourDmaTakesLatencyPlusBytesOverBandwidth) {
   EXPECT_NEAR(Seconds(run.result.time()), expected, 0.005 * expected);
   // And device 0's block arrived on device 1.
   EXPECT_TRUE(CompareExact(run.result.device_outputs[0][1], input.Slice({0}, {bytes})).equal);
+}
+
+// The two chiplets of a chip are two devices joined by the die-to-die link
+// (config::ChipletConfig): a DMA between them crosses it alone, at its own bandwidth and
+// latency, and no ICI link.
+TEST(DmaTiming, ADmaBetweenTheChipletsOfAChipTakesD2dLatencyPlusBytesOverD2dBandwidth) {
+  constexpr double kD2dBandwidth = 5.4e11;
+  constexpr double kD2dLatency = 100e-9;
+  const auto topology = testing::MakeTopology({1}, {false}, [&](config::Topology& t) {
+    t.mutable_chiplets()->set_d2d_bandwidth_bytes_per_s(kD2dBandwidth);
+    t.mutable_chiplets()->set_d2d_latency_ns(kD2dLatency * 1e9);
+  });
+  ASSERT_EQ(topology.mesh().shape_size(), 2);
+  const int64_t bytes = 8 << 20;
+  const ShardMap program = PointToPoint(topology, bytes, {{0, 1}}, "chiplet");
+  const Array input = Array::Random({2 * bytes}, DType::kInt8, 1);
+  auto run = testing::RunAndCheckTrace(program, {input});
+  ASSERT_TRUE(run.result.ok) << run.result.error;
+  const double expected = kD2dLatency + bytes / kD2dBandwidth;
+  EXPECT_NEAR(Seconds(run.result.time()), expected, 0.005 * expected);
+  EXPECT_TRUE(CompareExact(run.result.device_outputs[0][1], input.Slice({0}, {bytes})).equal);
+  uint64_t d2d_bytes = 0;
+  for (const auto& link : run.result.stats.links) {
+    if (link.name.find(" D2D ") != std::string::npos) d2d_bytes += link.bytes;
+  }
+  EXPECT_EQ(d2d_bytes, static_cast<uint64_t>(bytes));
 }
 
 TEST(DmaTiming, EachHopAddsItsLatency) {

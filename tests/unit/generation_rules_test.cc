@@ -38,10 +38,13 @@ TEST(Generations, EveryPresetKeepsItsGenerationsRules) {
       const std::string name = rules.prefix + "-" + shape;
       const auto t = LoadTopology(name);
       EXPECT_EQ(t.chip().generation(), rules.generation) << name;
-      EXPECT_EQ(ShapeString(t), shape);
-      EXPECT_LE(ChipCount(t), rules.max_chips) << name;
-      const std::vector<uint32_t> dims(t.mesh().shape().begin(), t.mesh().shape().end());
-      for (int a = 0; a < t.mesh().shape_size(); ++a)
+      // A chip of chiplets is several devices: the mesh ends with the chiplet axis.
+      const bool chiplets = rules.chiplets > 1;
+      EXPECT_EQ(ShapeString(t), chiplets ? shape + "x" + std::to_string(rules.chiplets) : shape);
+      EXPECT_LE(ChipCount(t), rules.max_chips * rules.chiplets) << name;
+      const std::vector<uint32_t> dims(t.mesh().shape().begin(),
+                                       t.mesh().shape().end() - (chiplets ? 1 : 0));
+      for (int a = 0; a < static_cast<int>(dims.size()); ++a)
         EXPECT_EQ(t.mesh().wraparound(a), WrapAllowed(rules, dims, a)) << name << " axis " << a;
     }
   }
@@ -57,12 +60,15 @@ TEST(Generations, PresetsReachTheFullPods) {
   };
   for (const Case& c :
        {Case{"v5p-16x20x28", 8960, true}, Case{"v5p-16x16x24", 6144, true},
-        Case{"tpu7x-16x24x24", 9216, true}, Case{"v4-16x16x16", 4096, true},
-        Case{"v5e-16x16", 256, true}, Case{"v6e-16x16", 256, true}, Case{"v5e-1x1", 1, false},
-        Case{"v4-2x2x1", 4, false}, Case{"v5p-2x2x2", 8, false}, Case{"v5e-8x16", 128, true}}) {
+        Case{"tpu7x-16x24x24", 18432, true} /* devices: two chiplets per chip */,
+        Case{"v4-16x16x16", 4096, true}, Case{"v5e-16x16", 256, true}, Case{"v6e-16x16", 256, true},
+        Case{"v5e-1x1", 1, false}, Case{"v4-2x2x1", 4, false}, Case{"v5p-2x2x2", 8, false},
+        Case{"v5e-8x16", 128, true}}) {
     const auto t = LoadTopology(c.name);
     EXPECT_EQ(ChipCount(t), c.chips) << c.name;
-    EXPECT_EQ(t.mesh().wraparound(t.mesh().shape_size() - 1), c.wraps) << c.name;
+    // The chips' last axis (a TPU7x mesh ends with the chiplet axis, which never wraps).
+    const int last = t.mesh().shape_size() - (t.has_chiplets() ? 2 : 1);
+    EXPECT_EQ(t.mesh().wraparound(last), c.wraps) << c.name;
   }
   // v5e-8x16 wraps its axis of 16 only.
   const auto t = LoadTopology("v5e-8x16");
@@ -204,7 +210,8 @@ TEST(TwistRules, OnlyV4AndV5pComeTwisted) {
             "topology g.textproto: field 'mesh.twisted' twists a TPU7x slice, but only TPU v4 "
             "and v5p slices come as twisted tori (docs/references.md §2). Set twisted to false, "
             "or set allow_nonphysical: true to study a hypothetical machine.");
-  EXPECT_TRUE(ParseTopology(Nonphysical(text), "g.textproto").mesh().twisted());
+  // Hypothetical or not, a torus of two-chiplet chips is not twisted yet.
+  EXPECT_THAT(LoadError(Nonphysical(text)), HasSubstr("field 'chiplets' is given with a twisted"));
 }
 
 TEST(TwistRules, OnlyTheShapesGoogleSellsComeTwisted) {

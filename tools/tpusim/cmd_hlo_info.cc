@@ -60,7 +60,7 @@ int RunHloInfo(int argc, char** argv) {
   PrintModule(*module);
   std::string topology = vm.count("topology") ? vm["topology"].as<std::string>() : "";
   if (topology.empty()) {
-    // The first preset with as many chips as the module has devices.
+    // The first preset with as many devices as the module.
     const uint64_t devices = static_cast<uint64_t>(module->num_partitions * module->replica_count);
     for (const std::string& preset : topologies::PresetNames()) {
       if (topologies::ChipCount(topologies::LoadTopology(preset)) == devices) {
@@ -71,14 +71,13 @@ int RunHloInfo(int argc, char** argv) {
     if (topology.empty()) {
       hlo::run::CheckPartitioned(*module);
       std::printf(
-          "\n(no preset has %llu chips: give --topology to map the devices, layouts and "
+          "\n(no preset has %llu devices: give --topology to map the devices, layouts and "
           "collectives onto a slice)\n",
           static_cast<unsigned long long>(devices));
       return 0;
     }
     std::printf(
-        "\n(no --topology given: %s, the first preset with as many chips as the module "
-        "has devices)\n",
+        "\n(no --topology given: %s, the first preset with as many devices as the module)\n",
         topology.c_str());
   }
   const dsl::Mesh mesh(topologies::LoadTopology(topology));

@@ -28,8 +28,8 @@ int RunTopologies(int argc, char** argv) {
     std::cout << topologies::PresetText(name);
     return 0;
   }
-  std::printf("%-19s %-7s %-10s %-10s %-30s %s\n", "preset", "chips", "shape", "axes", "wraparound",
-              "chip");
+  std::printf("%-19s %-7s %-10s %-10s %-30s %s\n", "preset", "devices", "shape", "axes",
+              "wraparound", "chip");
   for (const auto& name : topologies::PresetNames()) {
     const auto t = topologies::LoadTopology(name);
     std::string axes, wrap;
