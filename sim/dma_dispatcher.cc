@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <new>
 
 #include "sim/byte_box.h"
 #include "sim/chip.h"
@@ -224,6 +225,12 @@ void DmaDispatcher::RunChunkEvent(void* slice_state, uint64_t transfer, uint64_t
     }
   } catch (const Error& e) {
     slice.Fail(e.kind(), e.what());
+  } catch (const std::bad_alloc&) {
+    slice.Fail(ErrorKind::kCapacity,
+               "the simulator ran out of host memory while it moved the chunks of DMA '" +
+                   t.request.label.str() +
+                   "'. Run on fewer chips or a smaller size, or on a host with more "
+                   "memory (docs/performance.md says what pod-scale runs take).");
   }
 }
 

@@ -111,10 +111,12 @@ class FixedDelayMemory : public sc_core::sc_module {
   tlm_utils::simple_initiator_socket<FixedDelayMemory> to_storage;
   std::vector<uint64_t> addresses;  // of the chunks it timed
   bool refuse_after_first = false;
-  bool forward_bytes = true;  // false: grants neither DMI nor debug transport
+  bool out_of_memory_after_first = false;  // the host runs out while the calendar books a chunk
+  bool forward_bytes = true;               // false: grants neither DMI nor debug transport
 
  private:
   void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+    if (out_of_memory_after_first && !addresses.empty()) throw std::bad_alloc();
     if (refuse_after_first && !addresses.empty()) {
       payload.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
       return;
@@ -191,6 +193,19 @@ TEST(CustomMemoryTarget, ThatRefusesAChunkFailsTheRunNamingIt) {
     sink.reset();
     testing::ExpectTraceValid(trace);
   }
+}
+
+TEST(CustomMemoryTarget, HostOutOfMemoryOnTheCalendarIsACapacityFailure) {
+  // The chunks after the first are booked from the calendar, a SystemC method outside every
+  // core's thread: running out of host memory there ends the run with the reason and the
+  // fix, as it does on a core's thread, instead of escaping sc_start.
+  DmaRun run(testing::MakeTopology({1}, {false}), {HbmToVmem(4 * kChunk)}, TimingOnly());
+  BindFixedDelay(run, 1'000'000).out_of_memory_after_first = true;
+  run.Run(/*expect_ok=*/false);
+  EXPECT_FALSE(run.outcome().ok);
+  EXPECT_EQ(run.outcome().error_kind, ErrorKind::kCapacity);
+  EXPECT_THAT(run.outcome().error, HasSubstr("ran out of host memory"));
+  EXPECT_THAT(run.outcome().error, HasSubstr("fewer chips"));
 }
 
 TEST(CustomMemoryTarget, ThatCannotReachTheBytesFailsAFunctionalRun) {
