@@ -345,7 +345,7 @@ void DmaDispatcher::OnDeparted(SliceState& slice, Transfer& t, uint64_t bytes) {
   if (t.request.has_send_semaphore) {
     if (t.sent == t.bytes) {  // only the last chunk is remembered, so only it builds a Touch
       const Touch touch{EventQueue::Now(), t.issuer, static_cast<int64_t>(t.bytes),
-                        Touch::Kind::kDmaSent, t.request.label.str()};
+                        Touch::Kind::kDmaSent, t.request.label};
       slice.AddToSemaphore(t.request.send_semaphore, static_cast<int64_t>(bytes), &touch);
     } else {
       slice.AddToSemaphore(t.request.send_semaphore, static_cast<int64_t>(bytes), nullptr);
@@ -401,7 +401,7 @@ void DmaDispatcher::Landed(Transfer& t, uint64_t bytes) {
   if (RaceDetector* races = slice_.races()) races->DmaLanded(t.race_id, t.request.recv_semaphore);
   // Only the last chunk is remembered, so only it builds a Touch.
   const Touch touch{EventQueue::Now(), t.issuer, static_cast<int64_t>(t.bytes),
-                    Touch::Kind::kDmaLanded, t.request.label.str()};
+                    Touch::Kind::kDmaLanded, t.request.label};
   slice_.AddToSemaphore(t.request.recv_semaphore, static_cast<int64_t>(bytes), &touch);
   ledger_.Trim();  // may free `t`
 }

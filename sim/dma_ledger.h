@@ -60,7 +60,7 @@ struct Transfer {
 // buffer (two writing the same bytes race), and what a buffer being freed is still used by.
 // A traced run keeps every DMA, because the ports' trace slices name them until the end;
 // an untraced one recycles the DMAs that have landed, so memory stays flat however many a
-// run moves, and a new DMA reuses the path, label and boxes' storage of an old one instead
+// run moves, and a new DMA reuses the path and boxes' storage of an old one instead
 // of allocating its own (several allocations per DMA on a path that issues millions).
 class DmaLedger {
  public:
