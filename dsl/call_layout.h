@@ -36,8 +36,10 @@ struct CallLayout {
   std::string call_name;
   bool xla_collective = false;  // PallasCall::xla_collective
   // The slot k.barrier_semaphore() returns (-1: the call sets no collective_id) and, by
-  // device, the barrier semaphore of the call's collective_id. It exists before a device
-  // enters the call, so peers may signal it first: that is what the start barrier is for.
+  // device and core (device * the chip's TensorCores + core), the barrier semaphore of the
+  // call's collective_id: each core has its own, as each has its own scratch semaphores
+  // (docs/dsl.md, "Megacore"). It exists before a device enters the call, so peers may
+  // signal it first: that is what the start barrier is for.
   int barrier_slot = -1;
   std::vector<uint32_t> barrier_semaphores;
   // The run's options: the interpret-mode ones (uninitialized memory, out-of-bounds reads,
@@ -50,6 +52,13 @@ inline std::vector<SlotBinding>& BindingsOf(CallLayout& layout, int device, int 
 }
 inline const std::vector<SlotBinding>& BindingsOf(const CallLayout& layout, int device, int core) {
   return layout.per_device[static_cast<size_t>(device * layout.cores + core)];
+}
+
+// The barrier semaphore of `core` of `device` (BarrierSemaphores' order).
+inline uint32_t BarrierSemaphoreOf(const CallLayout& layout, int device, int core) {
+  const size_t cores =
+      layout.barrier_semaphores.size() / static_cast<size_t>(layout.mesh->devices());
+  return layout.barrier_semaphores[static_cast<size_t>(device) * cores + static_cast<size_t>(core)];
 }
 
 // Whether the call's run reads unwritten memory as zero (else NaN or the integer maximum).

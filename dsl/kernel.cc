@@ -216,10 +216,10 @@ base::SemaphoreHandle Kernel::ResolveSemaphoreOnCore(const Ref& sem, int device,
                     ".at(i).");
   }
   // The barrier semaphore belongs to the collective_id, not to the call: it exists on a
-  // device that has not entered the call yet.
+  // device that has not entered the call yet. Each core has its own.
   if (layout_.barrier_slot >= 0 && sem.binding().slot == layout_.barrier_slot) {
     return base::SemaphoreHandle{static_cast<base::ChipId>(device),
-                                 layout_.barrier_semaphores[device]};
+                                 BarrierSemaphoreOf(layout_, device, core)};
   }
   const SlotBinding& slot = BindingOf(layout_, sem, device, core);
   return base::SemaphoreHandle{static_cast<base::ChipId>(device),

@@ -285,7 +285,7 @@ void CallInstance::RunOnCore(base::CorePort& port, const std::vector<base::Buffe
       binding.buffer = operands[index];
     } else if (static_cast<int>(index) == layout_.barrier_slot) {
       binding.semaphore = true;
-      binding.semaphore_base = layout_.barrier_semaphores[device];
+      binding.semaphore_base = BarrierSemaphoreOf(layout_, device, port.core_index());
     } else if (slot.is_semaphore()) {
       binding.semaphore = true;
       for (int64_t j = 0; j < slot.size(); ++j) {

@@ -38,8 +38,8 @@ class CallInstance {
   static const base::RunConfig kDefaultConfig;
 
   // Also checks every BlockSpec against its operand (Error(kInvalidArgument)).
-  // `barrier_semaphores`: by device, the barrier semaphore of the call's collective_id
-  // (empty when it sets none).
+  // `barrier_semaphores`: by device and core (ProgramRun::BarrierSemaphores), the barrier
+  // semaphore of the call's collective_id (empty when it sets none).
   CallInstance(const Mesh& mesh, PallasCall call, const std::vector<ShapeDtype>& inputs,
                std::vector<uint32_t> barrier_semaphores = {},
                const base::RunConfig& config = kDefaultConfig);

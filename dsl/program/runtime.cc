@@ -39,12 +39,20 @@ ProgramRun::ProgramRun(const Mesh& mesh_, base::Engine& engine, const base::RunC
 const std::vector<uint32_t>& ProgramRun::BarrierSemaphores(int collective_id) {
   auto& semaphores = barriers_[collective_id];
   if (semaphores.empty()) {
-    const std::string name =
-        "barrier_semaphore (collective_id " + std::to_string(collective_id) + ")";
+    const int cores = static_cast<int>(mesh.topology().chip().tensor_cores());
     for (int d = 0; d < mesh.devices(); ++d) {
-      semaphores.push_back(
-          engine_.AddSemaphore(static_cast<base::ChipId>(d), base::SemaphoreKind::kBarrier, name)
-              .index);
+      for (int core = 0; core < cores; ++core) {
+        // On a chip of one core the name stays what it always was.
+        std::string name = "barrier_semaphore (collective_id " + std::to_string(collective_id);
+        if (cores > 1) {
+          name += ", core ";
+          name += std::to_string(core);
+        }
+        name += ')';
+        semaphores.push_back(
+            engine_.AddSemaphore(static_cast<base::ChipId>(d), base::SemaphoreKind::kBarrier, name)
+                .index);
+      }
     }
   }
   return semaphores;

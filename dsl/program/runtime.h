@@ -93,8 +93,10 @@ struct ProgramRun {
   void CheckSpmd(int device, int step, const std::string& signature);
   // The pallas_call of `step`, made by the first device to reach it.
   CallInstance& CallAt(int step, const PallasCall& call, const std::vector<ShapeDtype>& inputs);
-  // By device, the barrier semaphore of `collective_id`: one per chip and id, made on every
-  // chip when a call first asks for the id, and shared by every call that names it.
+  // By device and core (device * the chip's TensorCores + core), the barrier semaphore of
+  // `collective_id`: one per core and id, as Mosaic gives each core of a megacore chip its
+  // own semaphores (docs/dsl.md, "Megacore"); made on every chip when a call first asks for
+  // the id, and shared by every call that names it.
   const std::vector<uint32_t>& BarrierSemaphores(int collective_id);
   // Throws Error(kInvalidArgument) when `value` is not `device`'s own value of this run
   // (another device's, read from its HBM for free, or one kept from an earlier run);

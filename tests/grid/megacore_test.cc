@@ -167,6 +167,47 @@ TEST(Megacore, ADeadlockReportNamesTheCore) {
                         "'ready'"));
 }
 
+// The start barrier on megacore chips: each core has its own barrier semaphore (docs/dsl.md,
+// "Megacore"), as Pallas's core_barrier assumes when it signals the semaphore on every other
+// core and waits for their count. On a ring of 4 v5p chips both cores meet the same core of
+// both neighbours; with `wrong_core`, core 0 signals its neighbours' core 1 instead.
+PallasCall MeetNeighboursOnBothCores(bool wrong_core) {
+  GridSpec grid;
+  grid.grid = {2};
+  CompilerParams params;
+  params.dimension_semantics = {"parallel"};
+  params.collective_id = 0;
+  return pallas_call(
+      "meet",
+      [wrong_core](Kernel& k, const Refs&) {
+        const int n = 4, me = k.device_id();
+        const int target = wrong_core && k.core_index() == 0 ? 1 : k.core_index();
+        for (int d : {(me + 1) % n, (me + n - 1) % n})
+          k.signal(k.barrier_semaphore(), 1, DeviceId::Logical(d), target);
+        k.wait(k.barrier_semaphore(), 2);
+      },
+      grid, {{{8, 128}, DType::kF32}}, params);
+}
+
+TEST(Megacore, EachCoreMeetsTheNeighboursOnItsOwnBarrierSemaphore) {
+  const auto run = testing::RunAndCheckTrace(
+      shard_map(V5pMesh(4), {}, {P{}}, MeetNeighboursOnBothCores(false)), {}, {}, "meet");
+  EXPECT_TRUE(run.result.ok) << run.result.error;
+}
+
+// With one barrier semaphore per chip the four signals would meet both waits and hide the
+// mistake; with one per core, core 0 waits for signals that went to core 1, and the deadlock
+// report names the core and its barrier semaphore.
+TEST(Megacore, ABarrierSignalledOnTheWrongCoreIsReportedNamingTheCore) {
+  const auto run = testing::RunAndCheckTrace(
+      shard_map(V5pMesh(4), {}, {P{}}, MeetNeighboursOnBothCores(true)), {}, {}, "meet_wrong");
+  ASSERT_FALSE(run.result.ok);
+  EXPECT_EQ(run.result.error_kind, ErrorKind::kDeadlock);
+  EXPECT_THAT(run.result.error,
+              HasSubstr("chip 0 (x=0) core 0 waits in semaphore_wait on BARRIER semaphore "
+                        "'barrier_semaphore (collective_id 0, core 0)': value 0, needs 2"));
+}
+
 // Both cores write the whole output block 0: the second write races the first core's
 // copy-out, and the report names both cores.
 TEST(Megacore, ARaceBetweenTheCoresNamesThem) {
