@@ -6,10 +6,8 @@ namespace tpusim::sim {
 
 Torus::Torus(DeviceGrid grid, std::vector<bool> wraparound, std::vector<std::vector<int>> twist,
              bool slices_over_dcn)
-    : grid_(std::move(grid)),
-      wraparound_(std::move(wraparound)),
-      dcn_(slices_over_dcn),
-      twist_(std::move(twist)) {
+    : grid_(std::move(grid)), wraparound_(std::move(wraparound)), dcn_(slices_over_dcn) {
+  if (!twist.empty()) twisted_ = base::TwistedRoutes(grid_, std::move(twist));
   strides_.assign(axes(), 1);
   for (int axis = axes() - 1; axis > 0; --axis)
     strides_[axis - 1] = strides_[axis] * static_cast<uint32_t>(axis_size(axis));
@@ -25,7 +23,7 @@ Torus::Torus(DeviceGrid grid, std::vector<bool> wraparound, std::vector<std::vec
         if (there[axis] < 0 || there[axis] >= n) {
           if (!wraparound_[axis]) continue;
           there[axis] = (there[axis] + n) % n;
-          if (twisted()) AddTwist(there, axis, direction);
+          if (twisted()) twisted_.AddTwist(there, axis, direction);
         }
         link_index_[(static_cast<size_t>(chip) * axes() + axis) * 2 + (direction > 0 ? 0 : 1)] =
             static_cast<int64_t>(links_.size());
@@ -35,7 +33,6 @@ Torus::Torus(DeviceGrid grid, std::vector<bool> wraparound, std::vector<std::vec
     }
     if (dcn_) AddDcnLinks(chip);
   }
-  if (twisted()) PlanTwistedHops();
 }
 
 void Torus::AddDcnLinks(ChipId chip) {

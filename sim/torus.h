@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/twisted_routes.h"
 #include "sim/base_names.h"
 
 namespace tpusim::sim {
@@ -44,7 +45,7 @@ class Torus {
   const std::vector<int>& shape() const { return grid_.shape(); }
   const std::vector<std::string>& axis_names() const { return grid_.axis_names(); }
   bool wraparound(int axis) const { return wraparound_[axis]; }
-  bool twisted() const { return !twist_.empty(); }
+  bool twisted() const { return !twisted_.empty(); }
   int axis_size(int axis) const { return grid_.axis_size(axis); }
   int AxisIndex(const std::string& name) const { return grid_.AxisIndex(name); }
   Coords CoordsOf(ChipId chip) const { return grid_.CoordsOf(chip); }
@@ -85,16 +86,12 @@ class Torus {
 
   void AddDcnLinks(ChipId chip);
 
-  // Twisted tori only (sim/twisted_torus.cc).
-  void AddTwist(Coords& there, int axis, int direction) const;
-  void PlanTwistedHops();
-  int64_t TwistedNextLink(ChipId at, ChipId to) const;
-  std::vector<std::vector<int>> twist_;
-  // By the coordinate difference (to - at, per axis, offset by axis_size - 1, row-major):
-  // where in twisted_hops_ the first hops of its shortest routes begin (the next entry: end).
-  std::vector<uint32_t> twisted_hop_begin_;
-  std::vector<int8_t> twisted_hops_;  // axis * 2 + (the - way ? 1 : 0)
-  std::vector<uint32_t> difference_strides_;
+  // Twisted tori only: the routes' first hops, shared with the lax cost estimate.
+  int64_t TwistedNextLink(ChipId at, ChipId to) const {
+    const int hop = twisted_.NextHop(at, to);
+    return hop < 0 ? -1 : LinkFrom(at, hop / 2, hop % 2 ? -1 : +1);
+  }
+  base::TwistedRoutes twisted_;
 };
 
 }  // namespace tpusim::sim

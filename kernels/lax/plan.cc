@@ -313,7 +313,18 @@ void BroadcastCost(CostModel& cm, const Stage& st, double bytes) {
 CollectiveCost Estimate(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDtype& x,
                         const std::vector<Stage>& stages) {
   CostModel cm(mesh);
-  if (spec.kind != Collective::kBroadcast) {  // a broadcast meets only whom it sends to
+  if (spec.kind == Collective::kPpermute) {
+    // A ppermute meets only its pairs: each destination tells its source it is there
+    // (kernels/lax/direct.cc), not every member of the group.
+    std::vector<std::pair<int, int>> meet;
+    for (size_t g = 0; g < stages[0].groups->count(); ++g) {
+      const std::vector<int>& m = stages[0].groups->group(g);
+      for (const auto& [s, d] : spec.perm) {
+        if (s != d) meet.emplace_back(m[static_cast<size_t>(s)], m[static_cast<size_t>(d)]);
+      }
+    }
+    cm.Barrier(meet);
+  } else if (spec.kind != Collective::kBroadcast) {  // a broadcast meets only whom it sends to
     std::vector<std::pair<int, int>> meet;
     for (const Stage& st : stages) {
       for (const auto& pair : MeetingPairs(st))

@@ -10,49 +10,46 @@
 // after the other. Which points are nearest depends only on the coordinate difference, so
 // they are found once per difference here, and each hop looks up their first hops.
 
+#include "base/twisted_routes.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cstdlib>
 #include <limits>
 #include <set>
 
-#include "sim/torus.h"
+namespace tpusim::base {
 
-namespace tpusim::sim {
-
-void Torus::AddTwist(Coords& there, int axis, int direction) const {
-  for (int b = 0; b < axes(); ++b) {
-    const int n = axis_size(b);
-    there[b] = ((there[b] + direction * twist_[axis][b]) % n + n) % n;
-  }
-}
-
-void Torus::PlanTwistedHops() {
-  const int k = axes();
+TwistedRoutes::TwistedRoutes(const DeviceGrid& grid, std::vector<std::vector<int>> twist)
+    : shape_(grid.shape()), twist_(std::move(twist)) {
+  const int k = grid.axes();
+  if (twist_.empty()) return;
   assert(static_cast<int>(twist_.size()) == k);
+  strides_.assign(static_cast<size_t>(k), 1);
+  for (int a = k - 1; a > 0; --a)
+    strides_[a - 1] = strides_[a] * static_cast<uint32_t>(shape_[a]);
   difference_strides_.assign(static_cast<size_t>(k), 1);
   for (int a = k - 1; a > 0; --a)
-    difference_strides_[a - 1] = difference_strides_[a] * (2 * axis_size(a) - 1);
-  const size_t differences = difference_strides_[0] * (2 * axis_size(0) - 1);
+    difference_strides_[a - 1] = difference_strides_[a] * (2 * shape_[a] - 1);
+  const size_t differences = difference_strides_[0] * (2 * shape_[0] - 1);
   std::vector<Coords> generators(k, Coords(k, 0));
   for (int a = 0; a < k; ++a) {
-    assert(wraparound_[a]);  // the loader requires it (topologies/twist.h)
     for (int b = 0; b < k; ++b)
-      generators[a][b] = (a == b ? axis_size(a) : 0) - twist_[a][b];
+      generators[a][b] = (a == b ? shape_[a] : 0) - twist_[a][b];
   }
   // Coefficients of the generators tried per difference. With axes of K and 2K chips the
   // nearest points need at most 2 of a K-axis's generator and 3 of a 2K-axis's (the K-axes'
   // twists add up to at most 4K along a 2K-axis; 3 x 2K brings that back within K).
   constexpr int kReach = 3;
-  twisted_hop_begin_.assign(differences + 1, 0);
-  twisted_hops_.clear();
+  hop_begin_.assign(differences + 1, 0);
+  hops_.clear();
   Coords difference(k), point(k), plain(k);
   std::vector<int> c(k);
   std::set<Coords> nearest;  // lexicographic order
   for (size_t index = 0; index < differences; ++index) {
     size_t rest = index;
     for (int a = 0; a < k; ++a) {
-      difference[a] = static_cast<int>(rest / difference_strides_[a]) - (axis_size(a) - 1);
+      difference[a] = static_cast<int>(rest / difference_strides_[a]) - (shape_[a] - 1);
       rest %= difference_strides_[a];
     }
     int best_hops = std::numeric_limits<int>::max();
@@ -81,7 +78,7 @@ void Torus::PlanTwistedHops() {
     // of the shortest: traffic the twist does not speed up keeps the routes a kernel written
     // for the plain torus expects (docs/model.md, "Twisted tori").
     for (int a = 0; a < k; ++a) {
-      const int n = axis_size(a);
+      const int n = shape_[a];
       const int forward = (difference[a] % n + n) % n;
       plain[a] = forward <= n - forward ? forward : forward - n;
     }
@@ -91,32 +88,38 @@ void Torus::PlanTwistedHops() {
     for (const Coords& p : nearest) {
       for (int a = 0; a < k; ++a) {
         if (p[a] == 0) continue;
-        twisted_hops_.push_back(static_cast<int8_t>(a * 2 + (p[a] < 0 ? 1 : 0)));
+        hops_.push_back(static_cast<int8_t>(a * 2 + (p[a] < 0 ? 1 : 0)));
         break;
       }
     }
-    twisted_hop_begin_[index + 1] = static_cast<uint32_t>(twisted_hops_.size());
+    hop_begin_[index + 1] = static_cast<uint32_t>(hops_.size());
   }
 }
 
-int64_t Torus::TwistedNextLink(ChipId at, ChipId to) const {
+void TwistedRoutes::AddTwist(Coords& there, int axis, int direction) const {
+  for (size_t b = 0; b < shape_.size(); ++b) {
+    const int n = shape_[b];
+    there[b] = ((there[b] + direction * twist_[axis][b]) % n + n) % n;
+  }
+}
+
+int TwistedRoutes::NextHop(ChipId at, ChipId to) const {
   size_t index = 0;
   int destination_sum = 0;
-  for (int axis = 0; axis < axes(); ++axis) {
-    const auto n = static_cast<uint32_t>(axis_size(axis));
+  for (size_t axis = 0; axis < shape_.size(); ++axis) {
+    const auto n = static_cast<uint32_t>(shape_[axis]);
     const auto here = static_cast<int>(at / strides_[axis] % n);
     const auto there = static_cast<int>(to / strides_[axis] % n);
     index +=
         static_cast<size_t>(there - here + static_cast<int>(n) - 1) * difference_strides_[axis];
     destination_sum += there;
   }
-  const uint32_t begin = twisted_hop_begin_[index];
-  const uint32_t ties = twisted_hop_begin_[index + 1] - begin;
+  const uint32_t begin = hop_begin_[index];
+  const uint32_t ties = hop_begin_[index + 1] - begin;
   if (ties == 0) return -1;
   // Ties between nearest points are split by the destination, so that the traffic to
   // different chips spreads over the tied paths (docs/model.md, "Twisted tori").
-  const int hop = twisted_hops_[begin + static_cast<uint32_t>(destination_sum) % ties];
-  return LinkFrom(at, hop / 2, hop % 2 ? -1 : +1);
+  return hops_[begin + static_cast<uint32_t>(destination_sum) % ties];
 }
 
-}  // namespace tpusim::sim
+}  // namespace tpusim::base
