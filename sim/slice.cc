@@ -211,6 +211,21 @@ RunStats Slice::CollectStats() {
   return stats;
 }
 
+namespace {
+// "chips=16", or on chips of chiplets (config::ChipletConfig), where the mesh counts devices,
+// "devices=8 (4 chips of 2)".
+Parameter CountParameter(const config::Topology& t, uint32_t devices) {
+  if (!t.has_chiplets()) return {"chips", FormatCount(devices)};
+  std::string value = FormatCount(devices);
+  value += " (";
+  value += FormatCount(devices / t.chiplets().count());
+  value += " chips of ";
+  value += std::to_string(t.chiplets().count());
+  value += ')';
+  return {"devices", value};
+}
+}  // namespace
+
 std::vector<Parameter> Slice::parameters() const {
   const auto& t = state_.topology();
   std::string axes;
@@ -222,7 +237,7 @@ std::vector<Parameter> Slice::parameters() const {
   std::vector<Parameter> parameters = {
       {"topology", t.name()},
       {"mesh", axes},
-      {"chips", FormatCount(state_.torus().chips())},
+      CountParameter(t, state_.torus().chips()),
       {"signal", FormatTime(state_.signal_latency())},
       {"forwarding", state_.store_and_forward() ? "store-and-forward" : "cut-through"}};
   if (dcn_) {

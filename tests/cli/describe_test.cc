@@ -74,5 +74,50 @@ TEST(CliDescribe, BadChipOrModelIsAUsageError) {
   EXPECT_THAT(none.err, HasSubstr("give a topology"));
 }
 
+// A TPU7x mesh counts devices, two chiplets per chip: the header says so, where a mesh of
+// one-device chips says chips.
+TEST(CliDescribe, CountsTheDevicesOfChipsOfChiplets) {
+  const auto r = RunTpusim("describe tpu7x-2x2x1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("mesh=x:2, y:2, z:1, chiplet:2  devices=8 (4 chips of 2)  "));
+  EXPECT_THAT(RunTpusim("describe v5e-2x2").out, HasSubstr("  chips=4  "));
+}
+
+// describe takes run's --slices, --slow-chip and --slow-link, and shows the slice run would
+// build with them.
+TEST(CliDescribe, ShowsTheSlicesAndTheSlowChipsAndLinksRunWouldBuild) {
+  const auto sliced = RunTpusim("describe v5e-2x4 --slices 2");
+  ASSERT_EQ(sliced.exit_code, 0) << sliced.err;
+  EXPECT_THAT(sliced.out, HasSubstr("slice  topology=v5e-2x4-2slices  mesh=slice:2, x:2, y:4  "
+                                    "chips=16"));
+  EXPECT_THAT(sliced.out, HasSubstr("dcn=25 GB/s per host of 8 chips, 10.000 us"));
+  const auto link = RunTpusim("describe v5e-2x2 --slow-link 0,0:x+=4");
+  ASSERT_EQ(link.exit_code, 0) << link.err;
+  EXPECT_THAT(link.out, HasSubstr("ici_x+  to=chip_1_0  bandwidth=11.25 GB/s  latency=1.000 us"));
+  EXPECT_THAT(link.out, HasSubstr("ici_x+  to=chip_1_1  bandwidth=45 GB/s"));
+  const auto chip = RunTpusim("describe v5e-2x2 --slow-chip 0,0=2 --chip 0,0");
+  ASSERT_EQ(chip.exit_code, 0) << chip.err;
+  EXPECT_THAT(chip.out, HasSubstr("hbm  capacity=14.9 GiB  bandwidth=409.5 GB/s"));
+  const auto d2d = RunTpusim("describe tpu7x-2x2x1 --slow-link 0,0,0,0:chiplet+=2 --chip 0,0,0,0");
+  ASSERT_EQ(d2d.exit_code, 0) << d2d.err;
+  EXPECT_THAT(d2d.out, HasSubstr("d2d_chiplet+  to=chip_0_0_0_1  bandwidth=270 GB/s"));
+}
+
+TEST(CliDescribe, BadSlicesOrSlowFlagsAreUsageErrors) {
+  const auto chip = RunTpusim("describe v5e-2x2 --slow-chip 9=2");
+  EXPECT_EQ(chip.exit_code, 2);
+  EXPECT_THAT(chip.err, HasSubstr("--slow-chip names chip 9, and the slice has 4 chips"));
+  const auto link = RunTpusim("describe v5e-2x2 --slow-link 0,0:z+=2");
+  EXPECT_EQ(link.exit_code, 2);
+  EXPECT_THAT(link.err, HasSubstr("--slow-link names direction 'z+' of chip (0, 0)"));
+  const auto slices = RunTpusim("describe v5e-2x2 --slices 2");
+  EXPECT_EQ(slices.exit_code, 2);
+  EXPECT_THAT(slices.err, HasSubstr("field 'dcn.chips_per_host' is 8, which does not divide"));
+  const auto models = RunTpusim("describe --models --slices 2");
+  EXPECT_EQ(models.exit_code, 2);
+  EXPECT_THAT(models.err, HasSubstr("so it takes no topology, --chip, --slices, --slow-chip or "
+                                    "--slow-link"));
+}
+
 }  // namespace
 }  // namespace tpusim

@@ -116,11 +116,15 @@ void PrintTable(const Contract& contract, const std::vector<KernelRunReport>& ro
   if (!r0.dtype.empty()) add(r0.dtype);
   std::string where;
   if (r0.axis.empty()) {
-    where.append(" (").append(std::to_string(r0.chips)).append(" chips)");
+    where.append(" (")
+        .append(std::to_string(r0.chips))
+        .append(" ")
+        .append(r0.devices_word)
+        .append(")");
   } else {
     where.append(", axis '").append(r0.axis).append("' (");
-    where.append(std::to_string(r0.axis_size))
-        .append(r0.wraparound ? " chips, wraparound)" : " chips)");
+    where.append(std::to_string(r0.axis_size)).append(" ").append(r0.devices_word);
+    where.append(r0.wraparound ? ", wraparound)" : ")");
   }
   std::printf("%s on %s%s%s%s%s\n", contract.Format(!specs_differ, !dtypes_differ).c_str(),
               r0.topology.c_str(), where.c_str(), problem.empty() ? "" : ", ", problem.c_str(),

@@ -1,6 +1,7 @@
 // tpusim describe TOPOLOGY: the model's module tree for a slice, each module with its
-// parameters as the model uses them (after the topology's overrides), or the memory timing
-// and compute models a topology can choose from.
+// parameters as the model uses them (after the topology's overrides, and the --slices,
+// --slow-chip and --slow-link that run takes), or the memory timing and compute models a
+// topology can choose from.
 
 #include <boost/program_options.hpp>
 #include <cstdio>
@@ -81,23 +82,30 @@ int RunDescribe(int argc, char** argv) {
                         "preset name (see `tpusim topologies`) or .textproto path")(
       "chip", po::value<std::string>(), "only this chip's modules, by coordinates: --chip 1,3")(
       "models", "list the memory timing models a topology can choose, with their parameters");
+  // The slice `run` would build with the same flags: its slices and its slowed chips and links.
+  CommonOptions common;
+  common.Add(options, kSliceOptions);
   std::vector<std::string> operands;
   po::variables_map vm;
   if (!ParseCommandLine("describe", argc, argv, options, 1, operands, vm)) return 0;
   const std::string topology_name = OperandOrOption("describe", operands, vm, "topology");
   if (vm.count("models")) {
     // The models are the same for every slice: a topology or chip would be ignored.
-    if (!topology_name.empty() || vm.count("chip"))
+    if (!topology_name.empty() || vm.count("chip") || vm.count("slices") || vm.count("slow-chip") ||
+        vm.count("slow-link"))
       throw UsageError("describe",
                        "--models lists the models every topology can choose, so it takes no "
-                       "topology or --chip; drop them, or drop --models to see one slice.");
+                       "topology, --chip, --slices, --slow-chip or --slow-link; drop them, or "
+                       "drop --models to see one slice.");
     PrintModels();
     return 0;
   }
   if (topology_name.empty())
     throw UsageError("describe", "give a topology: a preset name or a .textproto path.");
-  const config::Topology topology = topologies::LoadTopology(topology_name);
-  sim::Simulation simulation(topology, base::EngineOptions{.functional = false});
+  const config::Topology topology = common.Slice(topology_name, vm);
+  base::EngineOptions engine{.functional = false};
+  common.Slowdowns("describe", &topology, engine);
+  sim::Simulation simulation(topology, engine);
   sim::Slice& slice = simulation.slice();
   if (vm.count("chip")) {
     const base::ChipId chip = ChipFromCoords(vm["chip"].as<std::string>(), slice.torus().grid());

@@ -32,7 +32,8 @@ void PrintDataCheck(const KernelRunReport& r) {
   } else if (!r.functional()) {
     std::cout << "  data             not checked (timing-only run)\n";
   } else if (r.correct()) {
-    std::cout << "  data             matches the reference on all " << r.chips << " chips\n";
+    std::cout << "  data             matches the reference on all " << r.chips << " "
+              << r.devices_word << "\n";
   } else {
     std::cout << "  data             WRONG: " << r.mismatch << "\n";
   }
@@ -47,8 +48,8 @@ bool PrintFailure(const KernelRunReport& r) {
 
 // Compute kernels: FLOP/s against the MXU peak and the roofline of docs/references.md §1.
 void PrintRooflineSummary(const KernelRunReport& r) {
-  std::cout << r.kernel << " on " << r.topology << " (" << r.chips
-            << " chips, each computing independently): " << r.dtype << " [" << r.m << ", " << r.k
+  std::cout << r.kernel << " on " << r.topology << " (" << r.chips << " " << r.devices_word
+            << ", each computing independently): " << r.dtype << " [" << r.m << ", " << r.k
             << "] @ [" << r.k << ", " << r.n << "]";
   for (size_t i = 0; i < r.blocks.size(); ++i)
     std::cout << (i ? "x" : ", blocks ") << r.blocks[i];
@@ -68,7 +69,8 @@ void PrintRooflineSummary(const KernelRunReport& r) {
 }
 
 void PrintCollectiveSummary(const KernelRunReport& r) {
-  std::cout << r.kernel << " on " << r.topology << " (" << r.chips << " chips), ";
+  std::cout << r.kernel << " on " << r.topology << " (" << r.chips << " " << r.devices_word
+            << "), ";
   // An entry over several axes (all_gather_nd) names them in its parameters, not here.
   if (!r.axis.empty()) {
     std::cout << "axis '" << r.axis << "' of " << r.axis_size
@@ -88,8 +90,8 @@ void PrintCollectiveSummary(const KernelRunReport& r) {
 
 // Programs: the steps' time, where communication went and the memory the arrays needed.
 void PrintProgramSummary(const KernelRunReport& r) {
-  std::cout << r.kernel << " (program) on " << r.topology << " (" << r.chips << " chips)"
-            << (r.functional() ? "" : ", timing only") << "\n";
+  std::cout << r.kernel << " (program) on " << r.topology << " (" << r.chips << " "
+            << r.devices_word << ")" << (r.functional() ? "" : ", timing only") << "\n";
   if (!r.contract.empty()) std::cout << "  computes         " << r.contract << "\n";
   if (PrintFailure(r)) return;
   const RunMetrics& m = r.metrics;

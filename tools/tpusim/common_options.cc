@@ -106,6 +106,8 @@ void CommonOptions::Add(po::options_description& options, unsigned groups) {
   if (groups & kTopologyOption) {
     add("topology,t", po::value(&topology_),
         "preset name (see `tpusim topologies`) or .textproto path");
+  }
+  if (groups & (kTopologyOption | kSliceOptions)) {
     add("slices", po::value(&slices_),
         "run N copies of the topology's slice joined by the data-center network (its dcn "
         "block; the v5e and v5p presets have one): the mesh gains an axis 'slice' of N in front");
@@ -122,6 +124,8 @@ void CommonOptions::Add(po::options_description& options, unsigned groups) {
          kernels::lax::AlgorithmNameList() +
          ", or auto (each picks the fastest by its cost estimate)")
             .c_str());
+  }
+  if (groups & (kRunOptions | kSliceOptions)) {
     add("slow-chip", po::value(&slow_chip_),
         "make chips slower: CHIP=FACTOR[,CHIP=FACTOR...] multiplies chip CHIP's compute time "
         "and DMA issue latency by FACTOR and divides its HBM, VMEM and SMEM bandwidth by it; "
@@ -143,9 +147,7 @@ KernelRunRequest CommonOptions::Request(const std::string& command, const po::va
   if ((groups_ & kTopologyOption) && topology_.empty())
     throw UsageError(command, "--topology is required, e.g. --topology v5e-4x4.");
   KernelRunRequest request;
-  if (groups_ & kTopologyOption) request.topology = topologies::LoadTopology(topology_);
-  if ((groups_ & kTopologyOption) && vm.count("slices"))
-    request.topology = topologies::WithSlices(request.topology, slices_, topology_);
+  if (groups_ & kTopologyOption) request.topology = Slice(topology_, vm);
   request.config.functional = !vm.count("timing-only");
   if (groups_ & kRunOptions) {
     request.config.time_limit = ParseTimeLimit(command, time_limit_s_);
@@ -163,14 +165,22 @@ KernelRunRequest CommonOptions::Request(const std::string& command, const po::va
                                     "'; use auto, " + kernels::lax::AlgorithmNameList() + ".");
     }
     request.config.collective_algorithm = collective_algorithm_;
-    const config::Topology* topology = (groups_ & kTopologyOption) ? &request.topology : slice;
-    if (!slow_chip_.empty())
-      request.config.chip_slowdown = ParseSlowChips(command, slow_chip_, topology);
-    if (!slow_link_.empty())
-      request.config.link_slowdown = ParseSlowLinks(command, slow_link_, topology);
+    Slowdowns(command, (groups_ & kTopologyOption) ? &request.topology : slice, request.config);
   }
   if (groups_ & kCheckOptions) ParseChecks(command, vm, request.config);
   return request;
+}
+
+config::Topology CommonOptions::Slice(const std::string& name, const po::variables_map& vm) const {
+  config::Topology topology = topologies::LoadTopology(name);
+  if (vm.count("slices")) topology = topologies::WithSlices(topology, slices_, name);
+  return topology;
+}
+
+void CommonOptions::Slowdowns(const std::string& command, const config::Topology* topology,
+                              base::RunConfig& config) const {
+  if (!slow_chip_.empty()) config.chip_slowdown = ParseSlowChips(command, slow_chip_, topology);
+  if (!slow_link_.empty()) config.link_slowdown = ParseSlowLinks(command, slow_link_, topology);
 }
 
 std::vector<std::string> CommonOptions::RunFlags(const po::variables_map& vm) const {

@@ -16,7 +16,7 @@
 namespace tpusim::cli {
 
 enum OptionGroup : unsigned {
-  kTopologyOption = 1u << 0,  // --topology
+  kTopologyOption = 1u << 0,  // --topology, --slices
   // --timing-only, --time-limit, --wall-limit, --collective-algorithm, --slow-chip,
   // --slow-link
   kRunOptions = 1u << 1,
@@ -24,6 +24,9 @@ enum OptionGroup : unsigned {
   kCheckOptions = 1u << 2,
   kLoadOption = 1u << 3,  // --load (Main takes it out of argv; listed for --help)
   kAllCommonOptions = (1u << 4) - 1,
+  // --slices, --slow-chip and --slow-link alone, for a command that takes its topology its
+  // own way and runs nothing (describe): the slice those options make.
+  kSliceOptions = 1u << 4,
 };
 
 class CommonOptions {
@@ -38,6 +41,14 @@ class CommonOptions {
                            const boost::program_options::variables_map& vm,
                            const config::Topology* slice = nullptr) const;
   const std::string& topology() const { return topology_; }
+  // The topology `name` loads, as --slices joins copies of it (kTopologyOption or
+  // kSliceOptions). Throws TopologyError as topologies::WithSlices does.
+  config::Topology Slice(const std::string& name,
+                         const boost::program_options::variables_map& vm) const;
+  // --slow-chip and --slow-link into `config`, chips and links checked against `topology`
+  // (slow_options.h; null: syntax only). Throws UsageError naming `command`.
+  void Slowdowns(const std::string& command, const config::Topology* topology,
+                 base::RunConfig& config) const;
   // The run options (kRunOptions and kCheckOptions) the command line set, as the
   // arguments that set them again ("--timing-only", "--time-limit=2"): what a run in a
   // child process is given.

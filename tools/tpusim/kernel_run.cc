@@ -339,6 +339,7 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   report.kind = kernels::EntryKindName(info->kind);
   report.topology = request.topology.name();
   report.chips = static_cast<uint64_t>(mesh.devices());
+  if (request.topology.has_chiplets()) report.devices_word = "devices";
   ReportProblem(params, mesh, request.topology, report);
   report.config = request.config;
   report.trace_path = request.trace_path;

@@ -45,7 +45,10 @@ struct KernelRunReport {
   std::string kernel;
   std::string kind;  // "kernel" or "program"
   std::string topology;
-  uint64_t chips = 0;
+  uint64_t chips = 0;  // the mesh's devices: chips, or chiplets where a chip has several
+  // What `chips` counts, as headers say it: "chips", or "devices" on chips of chiplets
+  // (TPU7x, config::ChipletConfig), where the mesh counts devices.
+  std::string devices_word = "chips";
   std::string axis;
   int axis_size = 0;
   bool wraparound = false;
