@@ -11,6 +11,9 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
 
 #include "tests/support/test_support.h"
 
@@ -101,6 +104,43 @@ TEST(ComparePerturb, ShowsTheRobustScheduleAndCatchesTheFragileOne) {
   EXPECT_THAT(table(r.out), HasSubstr("correct; FAILED: race with chip"));
 }
 
+// --perturb-links slows one seeded link direction per run, as --slow-link would: the run's
+// slowdown is the one --slow-link gives that link, and the seed draws more than one link.
+TEST(ComparePerturb, LinksSlowsOneSeededLinkAsSlowLinkDoes) {
+  const std::string args = " --topology v5e-2x2 --axis y --bytes 4M --timing-only";
+  const auto r = RunTpusim("compare all_gather_ring all_gather_bidi" + args +
+                           " --perturb 1 --perturb-links --perturb-factor 4 --perturb-seed 3 "
+                           "--json");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(
+      r.out, match, std::regex("one link 4x slower in each \\(links ([0-9]+:[xy][+-]), seed 3\\)")))
+      << r.out;
+  const std::string link = match[1];
+  const double nominal = SimNs("run all_gather_ring" + args);
+  const double slowed = SimNs("run all_gather_ring" + args + " --slow-link " + link + "=4");
+  const auto rows = LastLineJson(r.out);
+  EXPECT_NEAR(rows[0]["perturbed_median_slowdown"].get<double>(), slowed / nominal, 1e-9);
+
+  const auto many = RunTpusim("compare all_gather_ring all_gather_bidi" + args +
+                              " --perturb 8 --perturb-links --perturb-seed 3");
+  ASSERT_EQ(many.exit_code, 0) << many.out << many.err;
+  ASSERT_TRUE(std::regex_search(many.out, match, std::regex("\\(links ([^,]*), seed 3\\)")));
+  std::set<std::string> drawn;
+  std::stringstream links(match[1].str());
+  for (std::string one; links >> one;)
+    drawn.insert(one);
+  EXPECT_GT(drawn.size(), 1u) << match[1];
+
+  const auto none = RunTpusim(
+      "compare all_gather_ring all_gather_bidi --topology v5e-1x1 "
+      "--bytes 4K --perturb 2 --perturb-links");
+  EXPECT_EQ(none.exit_code, 2) << none.out << none.err;
+  EXPECT_THAT(none.err, HasSubstr("--perturb-links finds no link to slow: v5e-1x1 has no ICI "
+                                  "link between chips; drop --perturb-links to slow chips "
+                                  "instead."));
+}
+
 struct BadCompare {
   std::string args;
   std::string message;
@@ -115,11 +155,14 @@ TEST(ComparePerturb, BadValuesAreRefusedWithTheFix) {
                       "--perturb is 0; give how many perturbed runs of each entry to make, 1 or "
                       "more (e.g. --perturb 5)."},
            BadCompare{"--perturb 2 --perturb-factor 0",
-                      "--perturb-factor is 0; give how many times slower the perturbed chip "
-                      "runs, a finite number greater than 0 (e.g. 2)."},
+                      "--perturb-factor is 0; give how many times slower the perturbed chip (or "
+                      "link) runs, a finite number greater than 0 (e.g. 2)."},
            BadCompare{"--perturb-seed 3",
-                      "--perturb-factor and --perturb-seed shape the runs of --perturb N; add "
-                      "--perturb N, or leave them out."},
+                      "--perturb-factor, --perturb-seed and --perturb-links shape the runs of "
+                      "--perturb N; add --perturb N, or leave them out."},
+           BadCompare{"--perturb-links",
+                      "--perturb-factor, --perturb-seed and --perturb-links shape the runs of "
+                      "--perturb N; add --perturb N, or leave them out."},
            BadCompare{"--perturb x", "--perturb takes a number, and 'x' is not one"},
        }) {
     const auto r = RunTpusim(compare + bad.args);

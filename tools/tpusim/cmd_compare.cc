@@ -81,8 +81,8 @@ std::string DataCell(const KernelRunReport& r, const PerturbOutcome& perturbed) 
   if (perturbed.failed) {
     cell += "; ";
     cell += perturbed.failure;
-    cell += " with chip ";
-    cell += std::to_string(perturbed.failed_chip);
+    cell += " with ";
+    cell += perturbed.failed_on.Describe();
     cell += " slow";
   }
   return cell;
@@ -163,8 +163,7 @@ void PrintTable(const Contract& contract, const std::vector<KernelRunReport>& ro
     table.AddRow(std::move(cells));
     if (!r.completed) table.AddNote(r.error);
     if (r.completed && r.functional() && !r.correct()) table.AddNote(r.mismatch);
-    if (p.failed)
-      table.AddNote("with chip " + std::to_string(p.failed_chip) + " slow: " + p.detail);
+    if (p.failed) table.AddNote("with " + p.failed_on.Describe() + " slow: " + p.detail);
   }
   table.Print(std::cout);
 }
@@ -190,15 +189,15 @@ void CheckPerturbOptions(const boost::program_options::variables_map& vm,
     std::string message = "--perturb-factor is ";
     message += base::NumberText(perturb.factor);
     message +=
-        "; give how many times slower the perturbed chip runs, a finite number greater "
-        "than 0 (e.g. 2).";
+        "; give how many times slower the perturbed chip (or link) runs, a finite number "
+        "greater than 0 (e.g. 2).";
     throw UsageError("compare", message);
   }
-  if (!vm.count("perturb") &&
-      (!vm["perturb-factor"].defaulted() || !vm["perturb-seed"].defaulted())) {
+  if (!vm.count("perturb") && (!vm["perturb-factor"].defaulted() ||
+                               !vm["perturb-seed"].defaulted() || vm.count("perturb-links"))) {
     throw UsageError("compare",
-                     "--perturb-factor and --perturb-seed shape the runs of --perturb N; add "
-                     "--perturb N, or leave them out.");
+                     "--perturb-factor, --perturb-seed and --perturb-links shape the runs of "
+                     "--perturb N; add --perturb N, or leave them out.");
   }
 }
 
@@ -237,7 +236,10 @@ int RunCompare(int argc, char** argv) {
       "perturb-factor", po::value(&perturb.factor)->default_value(perturb.factor),
       "how much slower --perturb's chip is")(
       "perturb-seed", po::value(&perturb.seed)->default_value(perturb.seed),
-      "the seed --perturb draws its chips from; the same seed slows the same chips");
+      "the seed --perturb draws its chips from; the same seed slows the same chips")(
+      "perturb-links",
+      "slow one random link direction in each --perturb run (as --slow-link: its bandwidth) "
+      "instead of a chip; the seed draws the links");
   std::vector<std::string> names;
   po::variables_map vm;
   if (!ParseCommandLine("compare", argc, argv, options, -1, names, vm, params)) return 0;
@@ -253,7 +255,15 @@ int RunCompare(int argc, char** argv) {
     throw UsageError("compare", "--topology is required, e.g. --topology v5e-4x4.");
   KernelRunRequest request = common.Request("compare", vm);
   request.params = given;
+  perturb.links = vm.count("perturb-links") > 0;
   CheckPerturbOptions(vm, perturb);
+  const std::vector<Straggler> stragglers = PerturbedStragglers(perturb, request.topology);
+  if (perturb.runs > 0 && stragglers.empty()) {
+    std::string message = "--perturb-links finds no link to slow: ";
+    message += request.topology.name();
+    message += " has no ICI link between chips; drop --perturb-links to slow chips instead.";
+    throw UsageError("compare", message);
+  }
 
   // Refuse before running anything when the entries do not compute the same thing.
   const Contract first =
@@ -263,8 +273,6 @@ int RunCompare(int argc, char** argv) {
 
   std::vector<KernelRunReport> rows;
   std::vector<PerturbOutcome> perturbed;
-  const std::vector<uint32_t> slowed_chips =
-      PerturbedChips(perturb, topologies::ChipCount(request.topology));
   for (const auto& name : entries) {
     request.kernel = name;
     std::string file = name;
@@ -275,15 +283,16 @@ int RunCompare(int argc, char** argv) {
     if (perturb.runs == 0) continue;
     if (isatty(2)) std::cerr << "\rperturbing " << name << "..." << std::flush;
     perturbed.push_back(rows.back().completed
-                            ? Perturb(request, slowed_chips, perturb.factor, rows.back())
+                            ? Perturb(request, stragglers, perturb.factor, rows.back())
                             : PerturbOutcome{});
   }
   if (isatty(2)) std::cerr << "\r\033[K";
   if (perturb.runs > 0) {
-    std::printf("--perturb: %d runs of each entry, one chip %sx slower in each (chips",
-                perturb.runs, base::NumberText(perturb.factor).c_str());
-    for (const uint32_t chip : slowed_chips)
-      std::printf(" %u", chip);
+    const char* what = perturb.links ? "link" : "chip";
+    std::printf("--perturb: %d runs of each entry, one %s %sx slower in each (%ss", perturb.runs,
+                what, base::NumberText(perturb.factor).c_str(), what);
+    for (const Straggler& s : stragglers)
+      std::printf(" %s", s.Name().c_str());
     std::printf(", seed %llu)\n", static_cast<unsigned long long>(perturb.seed));
   }
   PrintTable(first, rows, perturbed);
