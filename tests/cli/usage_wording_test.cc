@@ -65,9 +65,9 @@ INSTANTIATE_TEST_SUITE_P(
         Misuse{"bench all_gather_ring --topology v5e-2x2 --bytes 4K --sweep bytes=4K,8K",
                "--bytes and --sweep both set 'bytes'; drop --bytes"},
         Misuse{"describe --models --chip 0,0",
-               "--models lists the models every topology can choose, so it takes no topology "
-               "or --chip"},
-        Misuse{"describe v5e-2x2 --models", "so it takes no topology or --chip"},
+               "--models lists the models every topology can choose, so it takes no topology, "
+               "--chip, --slices, --slow-chip or --slow-link"},
+        Misuse{"describe v5e-2x2 --models", "so it takes no topology, --chip, --slices"},
         Misuse{"describe v5e-2x2 --topology v5e-2x4",
                "the topology is given twice, as 'v5e-2x2' and as --topology 'v5e-2x4'"},
         Misuse{"run all_gather_ring --topology v5e-2x2 --bytes 4K --wall-limit -1",
