@@ -313,25 +313,22 @@ void BroadcastCost(CostModel& cm, const Stage& st, double bytes) {
 CollectiveCost Estimate(const Mesh& mesh, const CollectiveSpec& spec, const ShapeDtype& x,
                         const std::vector<Stage>& stages) {
   CostModel cm(mesh);
+  // Who meets before the steps: a ppermute only its pairs, each destination signalling its
+  // source (kernels/lax/direct.cc); a broadcast only whom it sends to (BroadcastCost).
+  std::vector<std::pair<int, int>> meet;
   if (spec.kind == Collective::kPpermute) {
-    // A ppermute meets only its pairs: each destination tells its source it is there
-    // (kernels/lax/direct.cc), not every member of the group.
-    std::vector<std::pair<int, int>> meet;
     for (size_t g = 0; g < stages[0].groups->count(); ++g) {
       const std::vector<int>& m = stages[0].groups->group(g);
-      for (const auto& [s, d] : spec.perm) {
+      for (const auto& [s, d] : spec.perm)
         if (s != d) meet.emplace_back(m[static_cast<size_t>(s)], m[static_cast<size_t>(d)]);
-      }
     }
-    cm.Barrier(meet);
-  } else if (spec.kind != Collective::kBroadcast) {  // a broadcast meets only whom it sends to
-    std::vector<std::pair<int, int>> meet;
+  } else if (spec.kind != Collective::kBroadcast) {
     for (const Stage& st : stages) {
-      for (const auto& pair : MeetingPairs(st))
-        meet.push_back(pair);
+      const std::vector<std::pair<int, int>> pairs = MeetingPairs(st);
+      meet.insert(meet.end(), pairs.begin(), pairs.end());
     }
-    cm.Barrier(meet);
   }
+  cm.Barrier(meet);
   const int64_t n = NumElements(x.shape);
   const double esize = static_cast<double>(SizeOf(x.dtype));
   const double bytes = static_cast<double>(n) * esize;
