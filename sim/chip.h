@@ -103,6 +103,13 @@ class Chip : public sc_core::sc_module, public Described {
   void UseMemoryTarget(MemorySpace space, tlm::tlm_base_target_socket_b<>& target,
                        const std::string& model, uint32_t core = 0);
 
+  // Sends what leaves by outgoing link `id` (DMA chunks and semaphore signals) to `target`,
+  // a link model of the user's, instead of the link's own timing. The initiator calls it once
+  // per chunk or signal with ChunkExtension::forward false, then goes on to the router the
+  // link reaches, so the target books the hop and answers; it need not forward. Call before
+  // the simulation starts.
+  void UseLinkTarget(LinkId id, tlm::tlm_base_target_socket_b<>& target);
+
   // Semaphores are the chip's; SliceState keeps them (SliceState::semaphores).
   SemaphoreHandle AddSemaphore(SemaphoreKind kind, const std::string& name);
 
@@ -128,6 +135,7 @@ class Chip : public sc_core::sc_module, public Described {
   std::vector<std::unique_ptr<IciLink>> links_;
   std::vector<std::unique_ptr<sc_core::sc_module>> memory_models_;
   std::vector<tlm::tlm_base_target_socket_b<>*> memory_targets_;  // by MemorySlot
+  std::vector<tlm::tlm_base_target_socket_b<>*> link_targets_;    // by position in links_
 };
 
 }  // namespace tpusim::sim

@@ -9,6 +9,7 @@
 #include "sim/chip.h"
 #include "sim/core_thread.h"
 #include "sim/memory.h"
+#include "sim/router.h"
 #include "sim/slowdown.h"
 #include "sim/tensor_core.h"
 #include "topologies/topology_loader.h"
@@ -170,8 +171,21 @@ void SliceState::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount,
   }
   Touch touch{EventQueue::Now(), issuer, amount, Touch::Kind::kSignal, {}};
   const bool remote = issuer != target.chip;
-  const Picoseconds arrival =
-      EventQueue::Now() + (remote ? RouteLatency(issuer, target.chip) + signal_latency_ : 0);
+  Picoseconds arrival = EventQueue::Now();
+  if (remote) {
+    // Along the route, hop by hop through the links, as a DMA's chunks go; the semaphore
+    // changes the signal latency after the packet reaches the destination's router.
+    ChunkSchedule schedule(arrival, store_and_forward_);
+    const std::string* label = nullptr;
+    if (traced()) {
+      std::string text = "signal: ";
+      text += s.name();
+      label = &Label(text);
+    }
+    chips_[issuer]->router().SendSignal(SignalAddress(target.chip, target.index), schedule,
+                                        options_.book_through_tlm, label);
+    arrival = schedule.arrival() + signal_latency_;
+  }
   if (races_) {
     auto clock = races_->Release(races_->Agent(issuer, issuer_core));
     if (!remote) races_->SignalArrived(target, clock);

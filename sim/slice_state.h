@@ -74,8 +74,9 @@ class SliceState {
   // Throw Error naming `what` when the handle names nothing (freed, never made, off-slice).
   void CheckBuffer(const BufferHandle& b, const char* role, const std::string& what);
   void CheckSemaphore(SemaphoreHandle h, const char* role, const std::string& what);
-  // A signal from `issuer`'s core: arrives after the route's latency and, on another chip,
-  // the signal latency.
+  // A signal from `issuer`'s core: on its own chip at once; on another chip it crosses the
+  // links of its route as a small transaction (Router::SendSignal) and changes the semaphore
+  // the signal latency after it reaches that chip.
   void Signal(ChipId issuer, SemaphoreHandle target, int64_t amount, uint32_t issuer_core = 0);
   // Adds to a semaphore now and wakes the threads waiting on it; traces its counter. One
   // that would pass INT64_MAX fails the run instead (false).
