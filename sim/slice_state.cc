@@ -43,7 +43,6 @@ SliceState::SliceState(const config::Topology& topology, EngineOptions options)
       calendar_(std::make_unique<EventQueue>()),
       semaphores_(torus_.chips()),
       waiters_(torus_.chips()),
-      link_latency_(torus_.links().size(), 0),
       signal_latency_(NanosecondsToTime(topology_.ici().signal_latency_ns())),
       store_and_forward_(topology_.ici().forwarding() == config::IciConfig::STORE_AND_FORWARD) {
   calendar_->Watch(
@@ -204,17 +203,6 @@ void SliceState::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount,
     calendar_->At(arrival,
                   [this, target, amount, touch] { AddToSemaphore(target, amount, &touch); });
   }
-}
-
-Picoseconds SliceState::RouteLatency(ChipId from, ChipId to) const {
-  return RouteLatency(torus_.Route(from, to));
-}
-
-Picoseconds SliceState::RouteLatency(const std::vector<LinkId>& route) const {
-  Picoseconds latency = 0;
-  for (LinkId link : route)
-    latency += link_latency_[link];
-  return latency;
 }
 
 void SliceState::Fail(ErrorKind kind, const std::string& message) {

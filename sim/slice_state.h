@@ -86,11 +86,6 @@ class SliceState {
                                                           const Touch* touch);
   // Where the state every chunk or wake-up touches is made (sim/hot_arena.h).
   HotArena& hot() { return hot_; }
-  // Each link's latency, as the Slice built it; a signal takes the sum over its route.
-  void SetLinkLatency(LinkId link, Picoseconds latency) { link_latency_[link] = latency; }
-  Picoseconds RouteLatency(ChipId from, ChipId to) const;
-  // The same, of a route already built (Torus::Route).
-  Picoseconds RouteLatency(const std::vector<LinkId>& route) const;
   // What a semaphore on another chip takes to change, beyond the hops (ici.signal_latency_ns).
   Picoseconds signal_latency() const { return signal_latency_; }
   // Whether routers take in a whole chunk before passing it on (ici.forwarding).
@@ -141,7 +136,6 @@ class SliceState {
   std::vector<std::vector<CoreThread*>> waiters_;  // by chip
   ThreadBudget thread_budget_{0, 0};               // measured when the run starts
   size_t live_threads_ = 0;
-  std::vector<Picoseconds> link_latency_;  // by LinkId
   Picoseconds signal_latency_;
   bool store_and_forward_;
 

@@ -161,6 +161,80 @@ TEST(SignalRoute, BookingThroughTlmGivesTheSameTimeAndCounts) {
   }
 }
 
+// Records what the model traces, and checks the order the trace wants: on every track,
+// timestamps never go back.
+class RecordingTrace : public traces::TraceSink {
+ public:
+  traces::TrackId AddProcessTrack(std::string_view name, int) override { return Add(name); }
+  traces::TrackId AddTrack(traces::TrackId, std::string_view name, int) override {
+    return Add(name);
+  }
+  traces::TrackId AddCounterTrack(traces::TrackId, std::string_view name, traces::CounterUnit,
+                                  int) override {
+    return Add(name);
+  }
+  void Begin(traces::TrackId track, uint64_t ts, std::string_view, const traces::Args&,
+             traces::FlowId, traces::FlowId) override {
+    At(track, ts);
+  }
+  void End(traces::TrackId track, uint64_t ts) override { At(track, ts); }
+  void Instant(traces::TrackId track, uint64_t ts, std::string_view name, const traces::Args&,
+               traces::FlowId, traces::FlowId) override {
+    At(track, ts);
+    if (name.starts_with("signal")) signals.push_back({names[track - 1], std::string(name)});
+    instants.push_back({std::string(name), ts});
+  }
+  void Counter(traces::TrackId track, uint64_t ts, double) override { At(track, ts); }
+  void Finish() override {}
+
+  std::vector<std::string> names;                            // by track id - 1
+  std::vector<std::pair<std::string, std::string>> signals;  // track, event name
+  std::vector<std::pair<std::string, uint64_t>> instants;    // every instant: name, time
+  int out_of_order = 0;
+
+ private:
+  traces::TrackId Add(std::string_view name) {
+    names.emplace_back(name);
+    last_.push_back(0);
+    return names.size();
+  }
+  void At(traces::TrackId track, uint64_t ts) {
+    if (ts < last_[track - 1]) ++out_of_order;
+    last_[track - 1] = ts;
+  }
+  std::vector<uint64_t> last_;
+};
+
+TEST(SignalRoute, ADmaOfNoBytesSendsItsNoticeAlongTheRouteAsASignal) {
+  // No chunk carries it, so the receive semaphore's notice crosses the links as a signal's
+  // packet: it arrives three hops, the packet and the signal latency after it started.
+  RecordingTrace trace;
+  base::EngineOptions options = TimingOnly();
+  options.trace = &trace;
+  sim::Simulation simulation(Line(4), options);
+  const auto source = simulation.Allocate(0, base::MemorySpace::kHbm, 64, "source");
+  const auto destination = simulation.Allocate(3, base::MemorySpace::kHbm, 64, "destination");
+  const auto received = simulation.AddSemaphore(3, SemaphoreKind::kDma, "received");
+  const auto outcome = simulation.Run([&](CorePort& core) {
+    if (core.chip() != 0) return;
+    base::ByteBox box;
+    box.counts = {0};
+    box.strides = {1};
+    base::DmaRequest request;
+    request.source = {source, box};
+    request.destination = {destination, box};
+    request.recv_semaphore = received;
+    request.label = "empty";
+    core.StartDma(request);
+  });
+  ASSERT_TRUE(outcome.ok) << outcome.error;
+  const Picoseconds packet = TransferTime(sim::kSignalBytes, kLinkBandwidth);
+  EXPECT_THAT(trace.instants, ::testing::Contains(std::pair<std::string, uint64_t>{
+                                  "arrived: empty", 3 * Ns(kHopNs) + packet + Ns(kSignalNs)}));
+  for (ChipId c = 0; c < 3; ++c)
+    EXPECT_EQ(simulation.slice().chip(c).links()[0]->port().signals(), 1u) << "chip " << c;
+}
+
 // A link model of the test's own: it sees every chunk and signal that leaves by the link it
 // is bound to and times them as a link of `bandwidth` and `latency` would.
 class RecordingLink : public sc_core::sc_module {
@@ -271,48 +345,6 @@ TEST_F(ModuleTest, ASignalSentIntoARouterIsForwardedLinkByLinkAndEndsAtTheDestin
   for (int slot = 0; slot < slice.chip(2).memory_count(); ++slot)
     EXPECT_EQ(slice.chip(2).memory_at(slot).port().busy_time(), 0u);
 }
-
-// Records what the model traces, and checks the order the trace wants: on every track,
-// timestamps never go back.
-class RecordingTrace : public traces::TraceSink {
- public:
-  traces::TrackId AddProcessTrack(std::string_view name, int) override { return Add(name); }
-  traces::TrackId AddTrack(traces::TrackId, std::string_view name, int) override {
-    return Add(name);
-  }
-  traces::TrackId AddCounterTrack(traces::TrackId, std::string_view name, traces::CounterUnit,
-                                  int) override {
-    return Add(name);
-  }
-  void Begin(traces::TrackId track, uint64_t ts, std::string_view, const traces::Args&,
-             traces::FlowId, traces::FlowId) override {
-    At(track, ts);
-  }
-  void End(traces::TrackId track, uint64_t ts) override { At(track, ts); }
-  void Instant(traces::TrackId track, uint64_t ts, std::string_view name, const traces::Args&,
-               traces::FlowId, traces::FlowId) override {
-    At(track, ts);
-    if (name.starts_with("signal")) signals.push_back({names[track - 1], std::string(name)});
-  }
-  void Counter(traces::TrackId track, uint64_t ts, double) override { At(track, ts); }
-  void Finish() override {}
-
-  std::vector<std::string> names;                            // by track id - 1
-  std::vector<std::pair<std::string, std::string>> signals;  // track, event name
-  int out_of_order = 0;
-
- private:
-  traces::TrackId Add(std::string_view name) {
-    names.emplace_back(name);
-    last_.push_back(0);
-    return names.size();
-  }
-  void At(traces::TrackId track, uint64_t ts) {
-    if (ts < last_[track - 1]) ++out_of_order;
-    last_[track - 1] = ts;
-  }
-  std::vector<uint64_t> last_;
-};
 
 TEST(SignalRoute, ATracedSignalIsAnInstantOnEveryLinkItCrossesAmongTheChunks) {
   // Chip 0 sends chip 2 a DMA of four chunks and, once its first byte has left, signals
