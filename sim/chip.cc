@@ -80,7 +80,8 @@ Chip::Chip(sc_core::sc_module_name name, SliceState& slice, DmaLedger& ledger, C
       slice_(slice),
       id_(id),
       config_(std::move(config)),
-      tracks_(MakeTracks(slice, id, config_, links)) {
+      tracks_(MakeTracks(slice, id, config_, links)),
+      semaphores_(slice.TakeChipSemaphores(id)) {
   const Torus& torus = slice.torus();
   const uint32_t cores = config_.tensor_cores();
   // Untraced, the ports keep no trace and need no DMA's label once it has landed.
@@ -208,7 +209,7 @@ void Chip::UseLinkTarget(LinkId id, tlm::tlm_base_target_socket_b<>& target) {
 }
 
 SemaphoreHandle Chip::AddSemaphore(SemaphoreKind kind, const std::string& name) {
-  auto& semaphores = slice_.semaphores(id_);
+  auto& semaphores = semaphores_.semaphores;
   semaphores.emplace_back(name, kind);
   Semaphore& s = semaphores.back();
   // Watching a semaphore's value over time is how a user sees who waits for whom; only

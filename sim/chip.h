@@ -110,8 +110,9 @@ class Chip : public sc_core::sc_module, public Described {
   // the simulation starts.
   void UseLinkTarget(LinkId id, tlm::tlm_base_target_socket_b<>& target);
 
-  // Semaphores are the chip's; SliceState keeps them (SliceState::semaphores).
+  // The chip's semaphores and the threads a change wakes (the slice finds them by chip).
   SemaphoreHandle AddSemaphore(SemaphoreKind kind, const std::string& name);
+  ChipSemaphores& semaphores() { return semaphores_; }
 
   std::vector<Parameter> parameters() const override;
 
@@ -128,6 +129,7 @@ class Chip : public sc_core::sc_module, public Described {
   ChipId id_;
   config::ChipConfig config_;
   ChipTracks tracks_;
+  ChipSemaphores& semaphores_;                     // laid out by the slice with every chip's
   std::vector<std::unique_ptr<Memory>> memories_;  // by MemorySlot
   std::vector<std::unique_ptr<TensorCore>> cores_;
   std::unique_ptr<DmaEngine> dma_;

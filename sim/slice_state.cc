@@ -41,16 +41,16 @@ SliceState::SliceState(const config::Topology& topology, EngineOptions options)
       trace_(options_.trace ? options_.trace : &null_trace_),
       watch_(options_),
       calendar_(std::make_unique<EventQueue>()),
-      semaphores_(torus_.chips()),
-      waiters_(torus_.chips()),
+      by_chip_(torus_.chips(), nullptr),
       signal_latency_(NanosecondsToTime(topology_.ici().signal_latency_ns())),
       store_and_forward_(topology_.ici().forwarding() == config::IciConfig::STORE_AND_FORWARD) {
   calendar_->Watch(
       &watch_, [](void* state) { static_cast<SliceState*>(state)->FailOnHostLimit(); }, this);
   CheckSlowdowns(options_, torus_);
-  // Made here, in one go, so that the chips' lists lie together (sim/hot_arena.h).
-  for (auto& waiters : waiters_)
-    waiters.reserve(4);
+  // Made here, in one go, so that the chips' semaphores and waiters lie together
+  // (sim/hot_arena.h).
+  for (auto& chip : by_chip_)
+    chip = &hot_.Make<ChipSemaphores>();
   cores_.reserve(torus_.chips());
   // Timing-only runs move no data, so nothing they do can read stale bytes.
   if (options_.functional && options_.race_check) {
@@ -116,7 +116,7 @@ void SliceState::CheckBuffer(const BufferHandle& b, const char* role, const std:
 }
 
 void SliceState::CheckSemaphore(SemaphoreHandle h, const char* role, const std::string& what) {
-  if (h.chip >= chips() || h.index >= semaphores_[h.chip].size()) {
+  if (h.chip >= chips() || h.index >= semaphores(h.chip).size()) {
     throw Error(ErrorKind::kSemaphoreMisuse,
                 what + ": the semaphore " + role + " does not exist; allocate it as scratch.");
   }
@@ -144,7 +144,7 @@ bool SliceState::AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* 
   }
   if (s.counter_track())
     trace_->Counter(s.counter_track(), EventQueue::Now(), static_cast<double>(s.value()));
-  for (CoreThread* thread : waiters_[h.chip])
+  for (CoreThread* thread : by_chip_[h.chip]->waiters)
     thread->Poke(s);
   return true;
 }

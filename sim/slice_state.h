@@ -2,8 +2,9 @@
 
 // What every module of one slice shares: the options of the run, the torus, the calendar
 // that DMA chunks and signals are scheduled on, the trace, the race detector, the ledger of
-// DMAs, every thread of control, and the run's first failure. The Slice owns it; modules
-// hold a reference, so a test can build one chip's modules on their own.
+// DMAs, every thread of control, and the run's first failure, and where each chip's
+// semaphores are (the chips own them). The Slice owns it; modules hold a reference, so a
+// test can build one chip's modules on their own.
 
 #include <deque>
 #include <memory>
@@ -63,14 +64,15 @@ class SliceState {
   const Chip& chip(ChipId id) const { return *chips_[id]; }
   uint32_t chips() const { return static_cast<uint32_t>(chips_.size()); }
   Memory& memory(const BufferHandle& b);
-  // Semaphores and the threads a change may wake live here, by chip, not in the Chip: the
-  // DMA path touches them for every chunk that lands.
-  std::deque<Semaphore>& semaphores(ChipId chip) { return semaphores_[chip]; }
-  const std::deque<Semaphore>& semaphores(ChipId chip) const { return semaphores_[chip]; }
-  Semaphore& semaphore(SemaphoreHandle h) { return semaphores_[h.chip][h.index]; }
+  // Each chip's semaphores and waiters are its own (ChipSemaphores): a chip takes them when
+  // it is made, before its cores; the slice made them all together and finds them by chip.
+  ChipSemaphores& TakeChipSemaphores(ChipId chip) { return *by_chip_[chip]; }
+  std::deque<Semaphore>& semaphores(ChipId chip) { return by_chip_[chip]->semaphores; }
+  const std::deque<Semaphore>& semaphores(ChipId chip) const { return by_chip_[chip]->semaphores; }
+  Semaphore& semaphore(SemaphoreHandle h) { return by_chip_[h.chip]->semaphores[h.index]; }
   // The chip's threads of control in the order they were made: the core, then its live
   // activities.
-  std::vector<CoreThread*>& waiters(ChipId chip) { return waiters_[chip]; }
+  std::vector<CoreThread*>& waiters(ChipId chip) { return by_chip_[chip]->waiters; }
   // Throw Error naming `what` when the handle names nothing (freed, never made, off-slice).
   void CheckBuffer(const BufferHandle& b, const char* role, const std::string& what);
   void CheckSemaphore(SemaphoreHandle h, const char* role, const std::string& what);
@@ -132,9 +134,8 @@ class SliceState {
   std::unique_ptr<RaceDetector> races_;
   std::vector<traces::TrackId> race_tracks_;  // by chip, added at the first race there
   std::vector<Chip*> chips_;
-  std::vector<std::deque<Semaphore>> semaphores_;  // by chip; stable while kernels add more
-  std::vector<std::vector<CoreThread*>> waiters_;  // by chip
-  ThreadBudget thread_budget_{0, 0};               // measured when the run starts
+  std::vector<ChipSemaphores*> by_chip_;  // each chip's own, by chip
+  ThreadBudget thread_budget_{0, 0};      // measured when the run starts
   size_t live_threads_ = 0;
   Picoseconds signal_latency_;
   bool store_and_forward_;
