@@ -1,6 +1,7 @@
 #include "sim/bandwidth_port.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace tpusim::sim {
 
@@ -41,12 +42,38 @@ void BandwidthPort::Emit(const Busy& busy) {
     pending_.end = busy.end;
     return;
   }
-  if (has_pending_ && trace_) {
-    trace_->Begin(track_, pending_.start, *pending_.label);
-    trace_->End(track_, pending_.end);
-  }
+  if (has_pending_ && trace_) Write(pending_);
   pending_ = busy;
   has_pending_ = true;
+}
+
+void BandwidthPort::Pass(Picoseconds start, const std::string* label) {
+  ++signals_;
+  if (!trace_) return;
+  // Signals are sent in time order but cross their links at different distances from it.
+  auto at = marks_.end();
+  while (at != marks_.begin() + static_cast<std::ptrdiff_t>(marks_head_) && (at - 1)->when > start)
+    --at;
+  marks_.insert(at, Mark{start, label});
+}
+
+void BandwidthPort::WriteMarksBefore(Picoseconds limit) {
+  while (marks_head_ < marks_.size() && marks_[marks_head_].when < limit) {
+    const Mark& mark = marks_[marks_head_++];
+    trace_->Instant(track_, mark.when, mark.label ? *mark.label : std::string_view("signal"));
+  }
+  if (marks_head_ == marks_.size()) {
+    marks_.clear();
+    marks_head_ = 0;
+  }
+}
+
+void BandwidthPort::Write(const Busy& busy) {
+  // A mark at a slice's start goes before it; one inside it, between its ends.
+  WriteMarksBefore(busy.start + 1);
+  trace_->Begin(track_, busy.start, *busy.label);
+  WriteMarksBefore(busy.end);
+  trace_->End(track_, busy.end);
 }
 
 void BandwidthPort::FlushTrace() {
@@ -54,11 +81,9 @@ void BandwidthPort::FlushTrace() {
     Emit(calendar_[i]);
   calendar_.clear();
   head_ = 0;
-  if (has_pending_ && trace_) {
-    trace_->Begin(track_, pending_.start, *pending_.label);
-    trace_->End(track_, pending_.end);
-  }
+  if (has_pending_ && trace_) Write(pending_);
   has_pending_ = false;
+  if (trace_) WriteMarksBefore(std::numeric_limits<Picoseconds>::max());
 }
 
 }  // namespace tpusim::sim

@@ -43,11 +43,17 @@ class BandwidthPort {
   Picoseconds ReserveFor(Picoseconds now, Picoseconds earliest, Picoseconds duration,
                          uint64_t bytes, uint64_t transfer_id, const std::string* label);
 
+  // A semaphore signal's packet crosses at `start` (LinkTiming::BookSignal): counted, and
+  // marked on the trace as an instant named `label`, without holding the port. `start` is
+  // not before the time of the last Reserve (a signal is booked as it is sent).
+  void Pass(Picoseconds start, const std::string* label);
+
   // Writes every interval still held to the trace. Called at the end of a run.
   void FlushTrace();
 
   Picoseconds busy_time() const { return busy_; }
-  uint64_t bytes_moved() const { return bytes_; }
+  uint64_t bytes_moved() const { return bytes_; }  // the DMAs' bytes; signals count apart
+  uint64_t signals() const { return signals_; }
 
  private:
   struct Busy {
@@ -56,8 +62,16 @@ class BandwidthPort {
     uint64_t transfer;
     const std::string* label;  // owned by the transfer, which outlives the run
   };
+  struct Mark {
+    Picoseconds when;
+    const std::string* label;
+  };
   void Retire(Picoseconds now);
   void Emit(const Busy& busy);
+  // Writes `busy` with the signals' marks before and inside it, in time order as the trace
+  // wants them.
+  void Write(const Busy& busy);
+  void WriteMarksBefore(Picoseconds limit);
 
   std::string name_;
   double bytes_per_second_;
@@ -73,6 +87,10 @@ class BandwidthPort {
   mutable Picoseconds last_duration_ = 0;
   Picoseconds busy_ = 0;
   uint64_t bytes_ = 0;
+  uint64_t signals_ = 0;
+  // Signals not yet written, by time: only kept with a trace.
+  std::vector<Mark> marks_;
+  size_t marks_head_ = 0;
 };
 
 }  // namespace tpusim::sim

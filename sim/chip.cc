@@ -1,5 +1,7 @@
 #include "sim/chip.h"
 
+#include <algorithm>
+
 #include "sim/dcn.h"
 #include "sim/dma_engine.h"
 #include "sim/ici_link.h"
@@ -78,7 +80,8 @@ Chip::Chip(sc_core::sc_module_name name, SliceState& slice, DmaLedger& ledger, C
       slice_(slice),
       id_(id),
       config_(std::move(config)),
-      tracks_(MakeTracks(slice, id, config_, links)) {
+      tracks_(MakeTracks(slice, id, config_, links)),
+      semaphores_(slice.TakeChipSemaphores(id)) {
   const Torus& torus = slice.torus();
   const uint32_t cores = config_.tensor_cores();
   // Untraced, the ports keep no trace and need no DMA's label once it has landed.
@@ -181,13 +184,32 @@ void Chip::before_end_of_elaboration() {
       router_->out.bind(memories_[s]->socket);
     }
   }
-  for (auto& link : links_)
+  for (size_t i = 0; i < links_.size(); ++i) {
+    if (i < link_targets_.size() && link_targets_[i]) {
+      router_->out.bind(*link_targets_[i]);
+      continue;
+    }
     // Port to export: the link has no backward path to bind (IciLink::in).
-    static_cast<sc_core::sc_port_b<tlm::tlm_fw_transport_if<>>&>(router_->out).bind(link->in);
+    static_cast<sc_core::sc_port_b<tlm::tlm_fw_transport_if<>>&>(router_->out).bind(links_[i]->in);
+  }
+}
+
+void Chip::UseLinkTarget(LinkId id, tlm::tlm_base_target_socket_b<>& target) {
+  const std::vector<LinkId> links = slice_.torus().LinksFrom(id_);
+  const auto at = std::find(links.begin(), links.end(), id);
+  if (at == links.end()) {
+    std::string message = "link ";
+    message += std::to_string(id);
+    message += " does not leave " + slice_.torus().Describe(id_);
+    message += "; bind a link model on the chip the link leaves (Torus::LinksFrom).";
+    throw Error(ErrorKind::kInvalidArgument, message);
+  }
+  link_targets_.resize(links_.size(), nullptr);
+  link_targets_[static_cast<size_t>(at - links.begin())] = &target;
 }
 
 SemaphoreHandle Chip::AddSemaphore(SemaphoreKind kind, const std::string& name) {
-  auto& semaphores = slice_.semaphores(id_);
+  auto& semaphores = semaphores_.semaphores;
   semaphores.emplace_back(name, kind);
   Semaphore& s = semaphores.back();
   // Watching a semaphore's value over time is how a user sees who waits for whom; only

@@ -103,8 +103,16 @@ class Chip : public sc_core::sc_module, public Described {
   void UseMemoryTarget(MemorySpace space, tlm::tlm_base_target_socket_b<>& target,
                        const std::string& model, uint32_t core = 0);
 
-  // Semaphores are the chip's; SliceState keeps them (SliceState::semaphores).
+  // Sends what leaves by outgoing link `id` (DMA chunks and semaphore signals) to `target`,
+  // a link model of the user's, instead of the link's own timing. The initiator calls it once
+  // per chunk or signal with ChunkExtension::forward false, then goes on to the router the
+  // link reaches, so the target books the hop and answers; it need not forward. Call before
+  // the simulation starts.
+  void UseLinkTarget(LinkId id, tlm::tlm_base_target_socket_b<>& target);
+
+  // The chip's semaphores and the threads a change wakes (the slice finds them by chip).
   SemaphoreHandle AddSemaphore(SemaphoreKind kind, const std::string& name);
+  ChipSemaphores& semaphores() { return semaphores_; }
 
   std::vector<Parameter> parameters() const override;
 
@@ -121,6 +129,7 @@ class Chip : public sc_core::sc_module, public Described {
   ChipId id_;
   config::ChipConfig config_;
   ChipTracks tracks_;
+  ChipSemaphores& semaphores_;                     // laid out by the slice with every chip's
   std::vector<std::unique_ptr<Memory>> memories_;  // by MemorySlot
   std::vector<std::unique_ptr<TensorCore>> cores_;
   std::unique_ptr<DmaEngine> dma_;
@@ -128,6 +137,7 @@ class Chip : public sc_core::sc_module, public Described {
   std::vector<std::unique_ptr<IciLink>> links_;
   std::vector<std::unique_ptr<sc_core::sc_module>> memory_models_;
   std::vector<tlm::tlm_base_target_socket_b<>*> memory_targets_;  // by MemorySlot
+  std::vector<tlm::tlm_base_target_socket_b<>*> link_targets_;    // by position in links_
 };
 
 }  // namespace tpusim::sim

@@ -177,12 +177,27 @@ class ChunkExtension : public tlm::tlm_extension<ChunkExtension> {
   // the chunk reached it.
   bool has_hop_start = false;
   Picoseconds hop_start = 0;
+  // A semaphore signal, not a DMA chunk: one packet of kSignalBytes that crosses the links of
+  // its route as a chunk does and ends at the destination's router, which changes the
+  // semaphore (no memory hop). The model's links let it pass between the chunks booked on
+  // them (LinkTiming::BookSignal); a link model of the user's times it as it sees fit.
+  bool signal = false;
 
   tlm::tlm_extension_base* clone() const override { return new ChunkExtension(*this); }
   void copy_from(const tlm::tlm_extension_base& other) override {
     *this = static_cast<const ChunkExtension&>(other);
   }
 };
+
+// What a semaphore signal occupies on each link it crosses: one small packet (its semaphore's
+// address and the increment, padded as a network packet is; a modelling choice, as no TPU
+// figure is published: docs/time-model.md, "Signals on the route").
+constexpr uint64_t kSignalBytes = 64;
+// A signal's transaction addresses its semaphore: the chip, memory slot 0 and the semaphore's
+// index, so routers steer it by the chip as any chunk.
+inline uint64_t SignalAddress(ChipId chip, uint32_t semaphore) {
+  return MakeAddress(chip, 0, semaphore);
+}
 
 // The model's own targets (a Memory with its bandwidth port, an IciLink) also take a chunk's
 // booking as a direct call: the booking their b_transport does once it has unpacked the
@@ -195,6 +210,11 @@ class ChunkTarget {
   // Books this hop of a chunk of `bytes` into `schedule`.
   virtual void BookChunk(ChunkSchedule& schedule, uint64_t bytes, uint64_t transfer,
                          const std::string* label) = 0;
+  // Books this hop of a semaphore signal of `bytes` (ChunkExtension::signal). Links let it
+  // pass between chunks; any other target books it as a small chunk.
+  virtual void BookSignal(ChunkSchedule& schedule, uint64_t bytes, const std::string* label) {
+    BookChunk(schedule, bytes, 0, label);
+  }
 
  protected:
   ~ChunkTarget() = default;

@@ -32,6 +32,10 @@ class DcnHopTiming final : public ChunkTarget {
     out_.BookChunk(schedule, bytes, transfer, label);
     in_.BookChunk(schedule, bytes, transfer, label);
   }
+  void BookSignal(ChunkSchedule& schedule, uint64_t bytes, const std::string* label) override {
+    out_.BookSignal(schedule, bytes, label);
+    in_.BookSignal(schedule, bytes, label);
+  }
 
  private:
   LinkTiming& out_;

@@ -143,7 +143,6 @@ void DmaDispatcher::Start(const DmaRequest& request, uint32_t core) {
   // The receiver learns of bytes from another chip through its semaphore, a signal's latency
   // after they land.
   t.notify = destination.chip != issuer ? slice_.signal_latency() : 0;
-  t.latency = slice_.RouteLatency(route) + t.notify;
   if (destination.chip != issuer) t.flow = slice_.NewFlow();
   ++slice_.stats().dmas;
   slice_.stats().dma_bytes += t.bytes;
@@ -183,8 +182,16 @@ void DmaDispatcher::Begin(Transfer& t, int channel) {
   if (slice_.traced()) BytesInFlight(static_cast<int64_t>(t.bytes));
   const Picoseconds issued = EventQueue::Now() + issue_latency_;
   if (t.bytes == 0) {
+    // No chunk to carry the notice: it crosses the route as a semaphore signal does.
+    Picoseconds landed = issued;
+    if (destination != id_) {
+      ChunkSchedule notice(issued, slice_.store_and_forward());
+      chip_.router().SendSignal(SignalAddress(destination, t.request.recv_semaphore.index), notice,
+                                t.through_tlm, &t.request.label.str());
+      landed = notice.arrival() + t.notify;
+    }
     Schedule(slice_, issued, kDeparted, t);
-    Schedule(slice_, issued + t.latency, kLanded, t);
+    Schedule(slice_, landed, kLanded, t);
     return;
   }
   if (issue_latency_ == 0) {

@@ -44,7 +44,6 @@ struct Transfer {
   traces::FlowId flow = 0;
   uint64_t source_base = 0;       // global address of the source buffer's first byte
   uint64_t destination_base = 0;  // ... and of the destination buffer's
-  Picoseconds latency = 0;        // of the route and the notice, for an empty DMA
   Picoseconds notify = 0;         // after a chunk lands, until its receive semaphore counts it
   int hops = 0;                   // links on the route
   DmaRequest request;

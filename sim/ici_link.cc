@@ -23,7 +23,11 @@ void IciLink::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& d
     payload.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
     return;
   }
-  booking_.BookChunk(chunk->schedule, payload.get_data_length(), chunk->transfer, chunk->label);
+  if (chunk->signal) [[unlikely]] {
+    booking_.BookSignal(chunk->schedule, payload.get_data_length(), chunk->label);
+  } else {
+    booking_.BookChunk(chunk->schedule, payload.get_data_length(), chunk->transfer, chunk->label);
+  }
   // The next router reads the schedule, not the delay: it is left as it came.
   if (chunk->forward) {
     out->b_transport(payload, delay);

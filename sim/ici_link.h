@@ -6,7 +6,8 @@
 // when the chunk's head can use it), then forwards the transaction to the next router,
 // which the head reaches `latency` after it leaves. DMI and debug transport pass through.
 // A DMA engine that already knows a chunk's path (ChunkExtension::forward false) calls each
-// hop itself, and the link then only books.
+// hop itself, and the link then only books. A semaphore signal crosses the same way, as a
+// small packet that does not wait for the chunks booked here (LinkTiming::BookSignal).
 
 #include <string>
 #include <systemc>

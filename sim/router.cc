@@ -1,6 +1,8 @@
 #include "sim/router.h"
 
 #include <cassert>
+#include <optional>
+#include <string>
 
 #include "sim/chunk.h"
 #include "sim/ici_link.h"
@@ -57,6 +59,11 @@ void Router::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& de
     targets_[output]->b_transport(payload, delay);
     return;
   }
+  if (chunk->signal) [[unlikely]] {  // arrived: the router changes the semaphore, no memory
+    payload.set_response_status(tlm::TLM_OK_RESPONSE);
+    delay = sc_core::sc_time::from_value(chunk->schedule.arrival() - chunk->schedule.now());
+    return;
+  }
   BookMemoryHop(*targets_[output], payload, *chunk);
   delay = sc_core::sc_time::from_value(chunk->schedule.arrival() - chunk->schedule.now());
 }
@@ -74,6 +81,50 @@ void Router::PathTo(uint64_t address, const LinkId* route, std::vector<PathHop>&
     const LinkId link = route[next_link++];
     const size_t output = static_cast<size_t>(at->memories_) + (link - at->first_link_);
     path.push_back(PathHop{at->direct_[output], at->targets_[output]});
+    at = &at->links_[link - at->first_link_]->next();
+  }
+}
+
+void Router::SendSignal(uint64_t address, ChunkSchedule& schedule, bool through_tlm,
+                        const std::string* label) {
+  const ChipId destination = AddressChip(address);
+  // Made only when a hop wants a transaction; it owns its extension.
+  std::optional<tlm::tlm_generic_payload> payload;
+  ChunkExtension* chunk = nullptr;
+  for (Router* at = this; at->chip_ != destination;) {
+    const auto link = static_cast<LinkId>(torus_.NextLink(at->chip_, destination));
+    const size_t output = static_cast<size_t>(at->memories_) + (link - at->first_link_);
+    if (at->direct_[output] && !through_tlm) {
+      at->direct_[output]->BookSignal(schedule, kSignalBytes, label);
+    } else {
+      if (!payload) {
+        payload.emplace();
+        payload->set_command(tlm::TLM_IGNORE_COMMAND);
+        payload->set_address(address);
+        payload->set_data_length(static_cast<unsigned int>(kSignalBytes));
+        chunk = new ChunkExtension;
+        chunk->label = label;
+        chunk->signal = true;
+        chunk->forward = false;  // this router calls every hop itself
+        payload->set_extension(chunk);
+      }
+      chunk->schedule = schedule;
+      payload->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+      at->targets_[output]->b_transport(*payload, delay);
+      if (payload->is_response_error()) {
+        std::string message = "the ";
+        message += torus_.link(link).name;
+        message += " link of " + torus_.Describe(at->chip_);
+        message += " refused a semaphore signal to " + torus_.Describe(destination);
+        message += " (" + payload->get_response_string();
+        message +=
+            "); a link model must accept TLM_IGNORE_COMMAND transactions whose ChunkExtension "
+            "is a signal (sim/chunk.h).";
+        throw Error(ErrorKind::kInvalidArgument, message);
+      }
+      schedule = chunk->schedule;
+    }
     at = &at->links_[link - at->first_link_]->next();
   }
 }

@@ -75,6 +75,13 @@ class Router : public sc_core::sc_module,
   // (Torus::Route to the address's chip): what DMA engines learn once per DMA, so that each
   // chunk goes straight to its hops. Call after elaboration.
   void PathTo(uint64_t address, const LinkId* route, std::vector<PathHop>& path);
+  // Sends a semaphore signal from this chip to `address` (SignalAddress) along its route, hop
+  // by hop, as a DMA engine sends a chunk: the model's own links book it directly, any other
+  // target (or every one, with `through_tlm`) gets a transaction with a ChunkExtension whose
+  // `signal` is set. `schedule` ends with when its head reaches the destination's router.
+  // Throws Error(kInvalidArgument) when a link model refuses it.
+  void SendSignal(uint64_t address, ChunkSchedule& schedule, bool through_tlm,
+                  const std::string* label);
   // The link behind the output of outgoing link `id` (the chip wires it).
   void AttachLink(LinkId id, IciLink& link);
 

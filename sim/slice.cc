@@ -43,7 +43,6 @@ Slice::Slice(sc_core::sc_module_name name, const config::Topology& topology, Eng
     std::vector<LinkSetup> links;
     for (LinkId link : torus.LinksFrom(id)) {
       if (torus.IsDcn(link)) {
-        state_.SetLinkLatency(link, dcn_->latency());
         links.push_back(LinkSetup{link, topology.dcn().nic_bandwidth_bytes_per_s(), dcn_->latency(),
                                   &dcn_->out(id), &dcn_->in(torus.link(link).to)});
         continue;
@@ -54,7 +53,6 @@ Slice::Slice(sc_core::sc_module_name name, const config::Topology& topology, Eng
           link, SlowedLinkBandwidth(state_.options(), torus, link, settings.bandwidth_bytes_per_s),
           latency});
       links.back().d2d = topologies::IsD2dDirection(topology, torus.link(link).name);
-      state_.SetLinkLatency(link, latency);
     }
     chips_.push_back(std::make_unique<Chip>(("chip_" + torus.grid().DescribeCoords(id)).c_str(),
                                             state_, ledger_, id, std::move(configs[id]), links));

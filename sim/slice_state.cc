@@ -9,6 +9,7 @@
 #include "sim/chip.h"
 #include "sim/core_thread.h"
 #include "sim/memory.h"
+#include "sim/router.h"
 #include "sim/slowdown.h"
 #include "sim/tensor_core.h"
 #include "topologies/topology_loader.h"
@@ -40,17 +41,16 @@ SliceState::SliceState(const config::Topology& topology, EngineOptions options)
       trace_(options_.trace ? options_.trace : &null_trace_),
       watch_(options_),
       calendar_(std::make_unique<EventQueue>()),
-      semaphores_(torus_.chips()),
-      waiters_(torus_.chips()),
-      link_latency_(torus_.links().size(), 0),
+      by_chip_(torus_.chips(), nullptr),
       signal_latency_(NanosecondsToTime(topology_.ici().signal_latency_ns())),
       store_and_forward_(topology_.ici().forwarding() == config::IciConfig::STORE_AND_FORWARD) {
   calendar_->Watch(
       &watch_, [](void* state) { static_cast<SliceState*>(state)->FailOnHostLimit(); }, this);
   CheckSlowdowns(options_, torus_);
-  // Made here, in one go, so that the chips' lists lie together (sim/hot_arena.h).
-  for (auto& waiters : waiters_)
-    waiters.reserve(4);
+  // Made here, in one go, so that the chips' semaphores and waiters lie together
+  // (sim/hot_arena.h).
+  for (auto& chip : by_chip_)
+    chip = &hot_.Make<ChipSemaphores>();
   cores_.reserve(torus_.chips());
   // Timing-only runs move no data, so nothing they do can read stale bytes.
   if (options_.functional && options_.race_check) {
@@ -116,7 +116,7 @@ void SliceState::CheckBuffer(const BufferHandle& b, const char* role, const std:
 }
 
 void SliceState::CheckSemaphore(SemaphoreHandle h, const char* role, const std::string& what) {
-  if (h.chip >= chips() || h.index >= semaphores_[h.chip].size()) {
+  if (h.chip >= chips() || h.index >= semaphores(h.chip).size()) {
     throw Error(ErrorKind::kSemaphoreMisuse,
                 what + ": the semaphore " + role + " does not exist; allocate it as scratch.");
   }
@@ -144,7 +144,7 @@ bool SliceState::AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* 
   }
   if (s.counter_track())
     trace_->Counter(s.counter_track(), EventQueue::Now(), static_cast<double>(s.value()));
-  for (CoreThread* thread : waiters_[h.chip])
+  for (CoreThread* thread : by_chip_[h.chip]->waiters)
     thread->Poke(s);
   return true;
 }
@@ -170,8 +170,21 @@ void SliceState::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount,
   }
   Touch touch{EventQueue::Now(), issuer, amount, Touch::Kind::kSignal, {}};
   const bool remote = issuer != target.chip;
-  const Picoseconds arrival =
-      EventQueue::Now() + (remote ? RouteLatency(issuer, target.chip) + signal_latency_ : 0);
+  Picoseconds arrival = EventQueue::Now();
+  if (remote) {
+    // Along the route, hop by hop through the links, as a DMA's chunks go; the semaphore
+    // changes the signal latency after the packet reaches the destination's router.
+    ChunkSchedule schedule(arrival, store_and_forward_);
+    const std::string* label = nullptr;
+    if (traced()) {
+      std::string text = "signal: ";
+      text += s.name();
+      label = &Label(text);
+    }
+    chips_[issuer]->router().SendSignal(SignalAddress(target.chip, target.index), schedule,
+                                        options_.book_through_tlm, label);
+    arrival = schedule.arrival() + signal_latency_;
+  }
   if (races_) {
     auto clock = races_->Release(races_->Agent(issuer, issuer_core));
     if (!remote) races_->SignalArrived(target, clock);
@@ -190,17 +203,6 @@ void SliceState::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount,
     calendar_->At(arrival,
                   [this, target, amount, touch] { AddToSemaphore(target, amount, &touch); });
   }
-}
-
-Picoseconds SliceState::RouteLatency(ChipId from, ChipId to) const {
-  return RouteLatency(torus_.Route(from, to));
-}
-
-Picoseconds SliceState::RouteLatency(const std::vector<LinkId>& route) const {
-  Picoseconds latency = 0;
-  for (LinkId link : route)
-    latency += link_latency_[link];
-  return latency;
 }
 
 void SliceState::Fail(ErrorKind kind, const std::string& message) {

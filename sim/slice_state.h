@@ -2,8 +2,9 @@
 
 // What every module of one slice shares: the options of the run, the torus, the calendar
 // that DMA chunks and signals are scheduled on, the trace, the race detector, the ledger of
-// DMAs, every thread of control, and the run's first failure. The Slice owns it; modules
-// hold a reference, so a test can build one chip's modules on their own.
+// DMAs, every thread of control, and the run's first failure, and where each chip's
+// semaphores are (the chips own them). The Slice owns it; modules hold a reference, so a
+// test can build one chip's modules on their own.
 
 #include <deque>
 #include <memory>
@@ -63,19 +64,21 @@ class SliceState {
   const Chip& chip(ChipId id) const { return *chips_[id]; }
   uint32_t chips() const { return static_cast<uint32_t>(chips_.size()); }
   Memory& memory(const BufferHandle& b);
-  // Semaphores and the threads a change may wake live here, by chip, not in the Chip: the
-  // DMA path touches them for every chunk that lands.
-  std::deque<Semaphore>& semaphores(ChipId chip) { return semaphores_[chip]; }
-  const std::deque<Semaphore>& semaphores(ChipId chip) const { return semaphores_[chip]; }
-  Semaphore& semaphore(SemaphoreHandle h) { return semaphores_[h.chip][h.index]; }
+  // Each chip's semaphores and waiters are its own (ChipSemaphores): a chip takes them when
+  // it is made, before its cores; the slice made them all together and finds them by chip.
+  ChipSemaphores& TakeChipSemaphores(ChipId chip) { return *by_chip_[chip]; }
+  std::deque<Semaphore>& semaphores(ChipId chip) { return by_chip_[chip]->semaphores; }
+  const std::deque<Semaphore>& semaphores(ChipId chip) const { return by_chip_[chip]->semaphores; }
+  Semaphore& semaphore(SemaphoreHandle h) { return by_chip_[h.chip]->semaphores[h.index]; }
   // The chip's threads of control in the order they were made: the core, then its live
   // activities.
-  std::vector<CoreThread*>& waiters(ChipId chip) { return waiters_[chip]; }
+  std::vector<CoreThread*>& waiters(ChipId chip) { return by_chip_[chip]->waiters; }
   // Throw Error naming `what` when the handle names nothing (freed, never made, off-slice).
   void CheckBuffer(const BufferHandle& b, const char* role, const std::string& what);
   void CheckSemaphore(SemaphoreHandle h, const char* role, const std::string& what);
-  // A signal from `issuer`'s core: arrives after the route's latency and, on another chip,
-  // the signal latency.
+  // A signal from `issuer`'s core: on its own chip at once; on another chip it crosses the
+  // links of its route as a small transaction (Router::SendSignal) and changes the semaphore
+  // the signal latency after it reaches that chip.
   void Signal(ChipId issuer, SemaphoreHandle target, int64_t amount, uint32_t issuer_core = 0);
   // Adds to a semaphore now and wakes the threads waiting on it; traces its counter. One
   // that would pass INT64_MAX fails the run instead (false).
@@ -85,11 +88,6 @@ class SliceState {
                                                           const Touch* touch);
   // Where the state every chunk or wake-up touches is made (sim/hot_arena.h).
   HotArena& hot() { return hot_; }
-  // Each link's latency, as the Slice built it; a signal takes the sum over its route.
-  void SetLinkLatency(LinkId link, Picoseconds latency) { link_latency_[link] = latency; }
-  Picoseconds RouteLatency(ChipId from, ChipId to) const;
-  // The same, of a route already built (Torus::Route).
-  Picoseconds RouteLatency(const std::vector<LinkId>& route) const;
   // What a semaphore on another chip takes to change, beyond the hops (ici.signal_latency_ns).
   Picoseconds signal_latency() const { return signal_latency_; }
   // Whether routers take in a whole chunk before passing it on (ici.forwarding).
@@ -136,11 +134,9 @@ class SliceState {
   std::unique_ptr<RaceDetector> races_;
   std::vector<traces::TrackId> race_tracks_;  // by chip, added at the first race there
   std::vector<Chip*> chips_;
-  std::vector<std::deque<Semaphore>> semaphores_;  // by chip; stable while kernels add more
-  std::vector<std::vector<CoreThread*>> waiters_;  // by chip
-  ThreadBudget thread_budget_{0, 0};               // measured when the run starts
+  std::vector<ChipSemaphores*> by_chip_;  // each chip's own, by chip
+  ThreadBudget thread_budget_{0, 0};      // measured when the run starts
   size_t live_threads_ = 0;
-  std::vector<Picoseconds> link_latency_;  // by LinkId
   Picoseconds signal_latency_;
   bool store_and_forward_;
 
