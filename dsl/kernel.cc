@@ -250,7 +250,11 @@ AsyncCopy Kernel::async_copy(const Ref& src, const Ref& dst, const Ref& sem) {
   copy.dst_ = dst;
   copy.recv_sem_ = sem;
   copy.target_device_ = device_id();
-  copy.label_ = "copy " + src.Describe() + " -> " + dst.Describe();
+  std::string label = "copy ";
+  src.AppendDescription(label);
+  label += " -> ";
+  dst.AppendDescription(label);
+  copy.label_ = std::move(label);
   return copy;
 }
 
@@ -267,8 +271,13 @@ AsyncCopy Kernel::async_remote_copy(const Ref& src, const Ref& dst, const Ref& s
   copy.recv_sem_ = recv_sem;
   copy.remote_ = true;
   copy.target_device_ = ResolveDevice(device);
-  copy.label_ = "remote copy " + src.Describe() + " -> device " +
-                std::to_string(copy.target_device_) + " " + dst.Describe();
+  std::string label = "remote copy ";
+  src.AppendDescription(label);
+  label += " -> device ";
+  label += std::to_string(copy.target_device_);
+  label += ' ';
+  dst.AppendDescription(label);
+  copy.label_ = std::move(label);
   return copy;
 }
 

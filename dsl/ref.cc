@@ -25,16 +25,35 @@ const char* MemorySpaceName(MemorySpace space) {
 Ref Ref::Make(int slot, std::string name, Shape shape, DType dtype, MemorySpace space,
               SemaphoreType semaphore_type) {
   Ref ref;
-  ref.name_ = std::move(name);
-  ref.shape_ = std::move(shape);
-  ref.dtype_ = dtype;
-  ref.space_ = space;
-  ref.semaphore_type_ = semaphore_type;
-  ref.binding_.slot = slot;
-  ref.binding_.strides.assign(ref.shape_.size(), 1);
-  for (size_t d = ref.shape_.size(); d-- > 1;)
-    ref.binding_.strides[d - 1] = ref.binding_.strides[d] * ref.shape_[d];
+  Data& d = ref.Mutable();
+  d.name = std::make_shared<const std::string>(std::move(name));
+  d.shape = std::move(shape);
+  d.dtype = dtype;
+  d.space = space;
+  d.semaphore_type = semaphore_type;
+  d.binding.slot = slot;
+  d.binding.strides.assign(d.shape.size(), 1);
+  for (size_t i = d.shape.size(); i-- > 1;)
+    d.binding.strides[i - 1] = d.binding.strides[i] * d.shape[i];
   return ref;
+}
+
+Ref::Data& Ref::Mutable() {
+  if (!data_)
+    data_ = std::make_shared<Data>();
+  else if (data_.use_count() > 1)
+    data_ = std::make_shared<Data>(*data_);
+  return *data_;
+}
+
+const Ref::Data& Ref::EmptyData() {
+  static const Data empty;
+  return empty;
+}
+
+const std::string& Ref::EmptyText() {
+  static const std::string empty;
+  return empty;
 }
 
 namespace {
@@ -72,42 +91,46 @@ void AppendInt(std::string& out, int64_t value) {
 // would clear), tracks the inside of the ref only when a view may run past it, and writes
 // the view's text in one string.
 Ref Ref::Sliced(std::span<const Slice> slices) const {
-  if (slices.size() > shape_.size()) {
+  const Data& in = data();
+  const Shape& shape = in.shape;
+  if (slices.size() > shape.size()) {
     throw Error(ErrorKind::kOutOfBounds,
-                "'" + Describe() + "' has " + std::to_string(shape_.size()) +
+                "'" + Describe() + "' has " + std::to_string(shape.size()) +
                     " dimensions but was indexed with " + std::to_string(slices.size()) + ".");
   }
-  Ref out;
-  out.name_ = name_;
-  out.dtype_ = dtype_;
-  out.space_ = space_;
-  out.semaphore_type_ = semaphore_type_;
-  out.binding_.slot = binding_.slot;
-  out.binding_.offset = binding_.offset;
-  out.binding_.scope_serial = binding_.scope_serial;
-  out.out_of_bounds_views_ = out_of_bounds_views_;
-  out.out_of_bounds_ = out_of_bounds_;
-  out.none_inside_ = none_inside_;
-  out.shape_.reserve(shape_.size());
-  out.binding_.strides.reserve(shape_.size());
-  const bool was_outside = !out_of_bounds_.empty();
+  Ref result;
+  result.data_ = std::make_shared<Data>();
+  Data& out = *result.data_;
+  out.name = in.name;
+  out.dtype = in.dtype;
+  out.space = in.space;
+  out.semaphore_type = in.semaphore_type;
+  out.binding.slot = in.binding.slot;
+  out.binding.offset = in.binding.offset;
+  out.binding.scope_serial = in.binding.scope_serial;
+  out.out_of_bounds_views = in.out_of_bounds_views;
+  out.out_of_bounds = in.out_of_bounds;
+  out.none_inside = in.none_inside;
+  out.shape.reserve(shape.size());
+  out.binding.strides.reserve(shape.size());
+  const bool was_outside = !in.out_of_bounds.empty();
   // Only a ref that is outside already, or may make out-of-bounds views, needs to know
   // which of its indices are inside; any other view past its shape throws.
-  const bool track_inside = was_outside || out_of_bounds_views_;
-  std::string& view = out.view_;
-  view.reserve(view_.size() + 2 + 24 * slices.size());
-  view = view_;
+  const bool track_inside = was_outside || in.out_of_bounds_views;
+  std::string& view = out.view;
+  view.reserve(in.view.size() + 2 + 24 * slices.size());
+  view = in.view;
   view += '[';
-  for (size_t d = 0; d < shape_.size(); ++d) {
+  for (size_t d = 0; d < shape.size(); ++d) {
     // The indices of this dimension inside the ref.
-    const int64_t lo = was_outside ? inside_lo_[d] : 0;
-    const int64_t hi = was_outside ? inside_hi_[d] : shape_[d];
+    const int64_t lo = was_outside ? in.inside_lo[d] : 0;
+    const int64_t hi = was_outside ? in.inside_hi[d] : shape[d];
     if (d >= slices.size()) {
-      out.shape_.push_back(shape_[d]);
-      out.binding_.strides.push_back(binding_.strides[d]);
+      out.shape.push_back(shape[d]);
+      out.binding.strides.push_back(in.binding.strides[d]);
       if (track_inside) {
-        out.inside_lo_.push_back(lo);
-        out.inside_hi_.push_back(hi);
+        out.inside_lo.push_back(lo);
+        out.inside_hi.push_back(hi);
       }
       continue;
     }
@@ -116,81 +139,93 @@ Ref Ref::Sliced(std::span<const Slice> slices) const {
     int64_t end = 0;
     const bool end_fits = !__builtin_add_overflow(s.start, s.size, &end);
     int64_t step = 0;  // s.start elements of this dimension, in elements of the buffer
-    const bool offset_fits = !__builtin_mul_overflow(s.start, binding_.strides[d], &step) &&
-                             !__builtin_add_overflow(out.binding_.offset, step, &step);
-    if (s.start < 0 || s.size < 0 || s.start > shape_[d] - s.size || !end_fits || !offset_fits) {
+    const bool offset_fits = !__builtin_mul_overflow(s.start, in.binding.strides[d], &step) &&
+                             !__builtin_add_overflow(out.binding.offset, step, &step);
+    if (s.start < 0 || s.size < 0 || s.start > shape[d] - s.size || !end_fits || !offset_fits) {
       const std::string error =
-          OutOfBoundsMessage(Describe(), d, shape_[d], s, end_fits, offset_fits);
+          OutOfBoundsMessage(Describe(), d, shape[d], s, end_fits, offset_fits);
       // Only a view whose every index is an int64 can stand for a read of uninitialized
       // memory; the rest is refused in every mode.
-      if (!out_of_bounds_views_ || s.size < 0 || !end_fits || !offset_fits)
+      if (!in.out_of_bounds_views || s.size < 0 || !end_fits || !offset_fits)
         throw Error(ErrorKind::kOutOfBounds, error);
-      if (out.out_of_bounds_.empty()) out.out_of_bounds_ = error;
+      if (out.out_of_bounds.empty()) out.out_of_bounds = error;
     }
-    out.binding_.offset = step;
+    out.binding.offset = step;
     if (d > 0) view += ", ";
     if (s.squeeze) {
       AppendInt(view, s.start);
-      if (track_inside) out.none_inside_ = out.none_inside_ || s.start < lo || s.start >= hi;
+      if (track_inside) out.none_inside = out.none_inside || s.start < lo || s.start >= hi;
     } else {
       view += "ds(";
       AppendInt(view, s.start);
       view += ", ";
       AppendInt(view, s.size);
       view += ')';
-      out.shape_.push_back(s.size);
-      out.binding_.strides.push_back(binding_.strides[d]);
+      out.shape.push_back(s.size);
+      out.binding.strides.push_back(in.binding.strides[d]);
       if (track_inside) {
         // In 128 bits: a start far below 0 would overflow lo - start.
         const auto inside = [&](int64_t index) {
           return static_cast<int64_t>(std::clamp<__int128>(__int128{index} - s.start, 0, s.size));
         };
-        out.inside_lo_.push_back(inside(lo));
-        out.inside_hi_.push_back(inside(hi));
+        out.inside_lo.push_back(inside(lo));
+        out.inside_hi.push_back(inside(hi));
       }
     }
   }
   view += ']';
-  if (out.out_of_bounds_.empty()) {
-    out.inside_lo_.clear();
-    out.inside_hi_.clear();
-    out.none_inside_ = false;
-    return out;
+  if (out.out_of_bounds.empty()) {
+    out.inside_lo.clear();
+    out.inside_hi.clear();
+    out.none_inside = false;
+    return result;
   }
   // A view of an out-of-bounds view may lie inside the ref again.
-  bool inside = !out.none_inside_;
-  for (size_t d = 0; inside && d < out.shape_.size(); ++d)
-    inside = out.inside_lo_[d] == 0 && out.inside_hi_[d] == out.shape_[d];
+  bool inside = !out.none_inside;
+  for (size_t d = 0; inside && d < out.shape.size(); ++d)
+    inside = out.inside_lo[d] == 0 && out.inside_hi[d] == out.shape[d];
   if (inside) {
-    out.out_of_bounds_.clear();
-    out.inside_lo_.clear();
-    out.inside_hi_.clear();
-    out.none_inside_ = false;
+    out.out_of_bounds.clear();
+    out.inside_lo.clear();
+    out.inside_hi.clear();
+    out.none_inside = false;
   }
-  return out;
+  return result;
 }
 
 std::optional<std::pair<Ref, Shape>> Ref::InBoundsPart() const {
-  if (out_of_bounds_.empty()) return std::make_pair(*this, Shape(shape_.size(), 0));
-  if (none_inside_) return std::nullopt;
+  const Data& in = data();
+  if (in.out_of_bounds.empty()) return std::make_pair(*this, Shape(in.shape.size(), 0));
+  if (in.none_inside) return std::nullopt;
+  for (size_t d = 0; d < in.shape.size(); ++d)
+    if (in.inside_lo[d] >= in.inside_hi[d]) return std::nullopt;
   Ref part = *this;
-  part.out_of_bounds_.clear();
-  part.inside_lo_.clear();
-  part.inside_hi_.clear();
-  for (size_t d = 0; d < shape_.size(); ++d) {
-    if (inside_lo_[d] >= inside_hi_[d]) return std::nullopt;
-    part.shape_[d] = inside_hi_[d] - inside_lo_[d];
+  Data& p = part.Mutable();
+  p.out_of_bounds.clear();
+  p.inside_lo.clear();
+  p.inside_hi.clear();
+  for (size_t d = 0; d < in.shape.size(); ++d) {
+    p.shape[d] = in.inside_hi[d] - in.inside_lo[d];
     // The sum lies inside the buffer; its terms may not fit alone (a view far before it).
-    part.binding_.offset = static_cast<int64_t>(static_cast<uint64_t>(part.binding_.offset) +
-                                                static_cast<uint64_t>(inside_lo_[d]) *
-                                                    static_cast<uint64_t>(binding_.strides[d]));
+    p.binding.offset = static_cast<int64_t>(static_cast<uint64_t>(p.binding.offset) +
+                                            static_cast<uint64_t>(in.inside_lo[d]) *
+                                                static_cast<uint64_t>(in.binding.strides[d]));
   }
-  return std::make_pair(part, inside_lo_);
+  return std::make_pair(part, in.inside_lo);
 }
 
 std::string Ref::Describe() const {
-  if (is_semaphore() && !view_.empty()) return name_ + view_;
-  return view_.empty() ? name_ : name_ + ".at" + view_;
+  std::string text;
+  AppendDescription(text);
+  return text;
+}
+
+void Ref::AppendDescription(std::string& out) const {
+  const std::string& view = data().view;
+  out += name();
+  if (view.empty()) return;
+  if (!is_semaphore()) out += ".at";
+  out += view;
 }
 
 }  // namespace tpusim::dsl

@@ -5,6 +5,7 @@
 // is written as the local name of the remote buffer. Slicing with at(...) gives a view.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -37,22 +38,25 @@ inline Slice ds(int64_t start, int64_t size) {
   return Slice(start, size, false);
 }
 
+// A Ref is a handle: its fields live in one immutable block that copies share, so the
+// copies a DMA descriptor keeps (source, destination, semaphores) cost a reference count,
+// not the name, shape and strides again. Only slicing makes a new block.
 class Ref {
  public:
   Ref() = default;
 
-  const Shape& shape() const { return shape_; }
-  DType dtype() const { return dtype_; }
-  MemorySpace memory_space() const { return space_; }
-  SemaphoreType semaphore_type() const { return semaphore_type_; }
-  bool is_semaphore() const { return space_ == MemorySpace::kSemaphore; }
-  const std::string& name() const { return name_; }
-  int64_t size() const { return NumElements(shape_); }
+  const Shape& shape() const { return data().shape; }
+  DType dtype() const { return data().dtype; }
+  MemorySpace memory_space() const { return data().space; }
+  SemaphoreType semaphore_type() const { return data().semaphore_type; }
+  bool is_semaphore() const { return memory_space() == MemorySpace::kSemaphore; }
+  const std::string& name() const { return data().name ? *data().name : EmptyText(); }
+  int64_t size() const { return NumElements(shape()); }
   // Saturates at UINT64_MAX: no buffer that large can be allocated.
   uint64_t nbytes() const {
     uint64_t n = 0;
-    return __builtin_mul_overflow(static_cast<uint64_t>(size()), SizeOf(dtype_), &n) ? ~uint64_t{0}
-                                                                                     : n;
+    return __builtin_mul_overflow(static_cast<uint64_t>(size()), SizeOf(dtype()), &n) ? ~uint64_t{0}
+                                                                                      : n;
   }
 
   // A view: one Slice per leading dimension; dimensions not given are taken whole.
@@ -72,10 +76,12 @@ class Ref {
 
   // "x", "out.at[ds(64, 64)]", "recv_sems[2]": used in errors and trace names.
   std::string Describe() const;
+  // The same, appended to `out`: a DMA's label is built in one string.
+  void AppendDescription(std::string& out) const;
 
   // A view that runs past the shape of the ref it was sliced from: the error that slicing
   // it would have raised; empty for a view inside the ref.
-  const std::string& out_of_bounds() const { return out_of_bounds_; }
+  const std::string& out_of_bounds() const { return data().out_of_bounds; }
   // The part of an out-of-bounds view inside the ref, as a view of its own, and where it
   // starts in this view; nullopt when no element is inside.
   std::optional<std::pair<Ref, Shape>> InBoundsPart() const;
@@ -89,26 +95,38 @@ class Ref {
   };
   static Ref Make(int slot, std::string name, Shape shape, DType dtype, MemorySpace space,
                   SemaphoreType semaphore_type = SemaphoreType::kDma);
-  const Binding& binding() const { return binding_; }
+  const Binding& binding() const { return data().binding; }
   // Slices past the shape of this ref, and of views of it, make out-of-bounds views
   // instead of raising (a buffer ref of a run whose out_of_bounds_reads is kUninitialized).
-  void AllowOutOfBoundsViews(bool allow) { out_of_bounds_views_ = allow && !is_semaphore(); }
-  void MarkScoped(uint64_t serial) { binding_.scope_serial = serial; }
+  void AllowOutOfBoundsViews(bool allow) {
+    const bool views = allow && !is_semaphore();
+    if (views != data().out_of_bounds_views) Mutable().out_of_bounds_views = views;
+  }
+  void MarkScoped(uint64_t serial) { Mutable().binding.scope_serial = serial; }
 
  private:
-  std::string name_;
-  std::string view_;  // the slices applied so far, for Describe()
-  Shape shape_;
-  DType dtype_ = DType::kF32;
-  MemorySpace space_ = MemorySpace::kAny;
-  SemaphoreType semaphore_type_ = SemaphoreType::kDma;
-  Binding binding_;
-  bool out_of_bounds_views_ = false;
-  std::string out_of_bounds_;
-  // Out-of-bounds views: per dimension, the indices [lo, hi) inside the ref; none_inside
-  // when a dropped dimension's index was outside it.
-  Shape inside_lo_, inside_hi_;
-  bool none_inside_ = false;
+  struct Data {
+    std::shared_ptr<const std::string> name;  // the same for every view of a buffer
+    std::string view;                         // the slices applied so far, for Describe()
+    Shape shape;
+    DType dtype = DType::kF32;
+    MemorySpace space = MemorySpace::kAny;
+    SemaphoreType semaphore_type = SemaphoreType::kDma;
+    Binding binding;
+    bool out_of_bounds_views = false;
+    std::string out_of_bounds;
+    // Out-of-bounds views: per dimension, the indices [lo, hi) inside the ref; none_inside
+    // when a dropped dimension's index was outside it.
+    Shape inside_lo, inside_hi;
+    bool none_inside = false;
+  };
+  const Data& data() const { return data_ ? *data_ : EmptyData(); }
+  // The block of this ref alone, copied first when another ref shares it.
+  Data& Mutable();
+  static const Data& EmptyData();
+  static const std::string& EmptyText();
+
+  std::shared_ptr<Data> data_;  // copy-on-write: Mutable() copies a shared block first
 };
 
 }  // namespace tpusim::dsl
