@@ -250,6 +250,7 @@ AsyncCopy Kernel::async_copy(const Ref& src, const Ref& dst, const Ref& sem) {
   copy.dst_ = dst;
   copy.recv_sem_ = sem;
   copy.target_device_ = device_id();
+  copy.nbytes_ = src.nbytes();
   std::string label = "copy ";
   src.AppendDescription(label);
   label += " -> ";
@@ -271,6 +272,7 @@ AsyncCopy Kernel::async_remote_copy(const Ref& src, const Ref& dst, const Ref& s
   copy.recv_sem_ = recv_sem;
   copy.remote_ = true;
   copy.target_device_ = ResolveDevice(device);
+  copy.nbytes_ = src.nbytes();
   std::string label = "remote copy ";
   src.AppendDescription(label);
   label += " -> device ";

@@ -94,7 +94,7 @@ class AsyncCopy {
   void wait();       // local copy: until it lands; remote copy: wait_send then wait_recv
   void wait_send();  // until the bytes have left this device
   void wait_recv();  // until this device's receive semaphore holds this descriptor's bytes
-  uint64_t nbytes() const { return src_.nbytes(); }
+  uint64_t nbytes() const { return nbytes_; }
 
  private:
   friend class Kernel;
@@ -103,6 +103,9 @@ class AsyncCopy {
   Ref src_, dst_, send_sem_, recv_sem_;
   bool remote_ = false;
   int target_device_ = 0;
+  // src_.nbytes(), counted once: the waits read it after the thread was away, and on a pod
+  // the source's shape is no longer in the cache by then.
+  uint64_t nbytes_ = 0;
   base::Label label_;
 };
 

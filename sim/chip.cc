@@ -162,11 +162,20 @@ std::string Chip::DescribeCore(uint32_t core) const {
 }
 
 Chip::~Chip() {
-  // Newest module first, as ~Slice explains.
+  // Newest module first, as ~Slice explains: all of them, in the reverse of the order the
+  // constructor made them. A vector of modules left to its own destructor goes oldest first,
+  // which made every chip's first memory a search through the rest of the slice (3% of a
+  // v5p pod run).
   while (!memory_models_.empty())
     memory_models_.pop_back();
   while (!links_.empty())
     links_.pop_back();
+  router_.reset();
+  dma_.reset();
+  while (!cores_.empty())
+    cores_.pop_back();
+  while (!memories_.empty())
+    memories_.pop_back();
 }
 
 void Chip::UseMemoryTarget(MemorySpace space, tlm::tlm_base_target_socket_b<>& target,

@@ -31,7 +31,7 @@ Transfer& DmaLedger::Add() {
 
 void DmaLedger::CheckWriteRace(Transfer& t, const SliceState& slice) {
   if (t.bytes == 0) return;
-  Writers& writers = writers_[BufferKey(t.request.destination.buffer)];
+  BufferWriters& writers = writers_[BufferKey(t.request.destination.buffer)];
   const ByteBox& box = t.request.destination.box;
   const uint64_t start = box.offset;
   const uint64_t end = box.end();
@@ -58,18 +58,17 @@ void DmaLedger::CheckWriteRace(Transfer& t, const SliceState& slice) {
                     "semaphore) before starting the second, or give each in-flight copy its own "
                     "buffer (N-buffering with capacity semaphores).");
   }
-  writers.by_start.emplace(start, &t);
+  t.writers = &writers;
+  t.writer = writers.by_start.emplace(start, &t);
   writers.widest = std::max(writers.widest, end - start);
 }
 
 void DmaLedger::Landed(Transfer& t) {
   t.landed_all = true;
-  if (t.bytes == 0) return;
-  Writers& writers = writers_[BufferKey(t.request.destination.buffer)];
-  auto it = writers.by_start.lower_bound(t.request.destination.box.offset);
-  while (it->second != &t)
-    ++it;
-  writers.by_start.erase(it);
+  if (!t.writers) return;  // nothing to write (bytes == 0), so never a writer
+  BufferWriters& writers = *t.writers;
+  writers.by_start.erase(t.writer);
+  t.writers = nullptr;
   if (writers.by_start.empty()) writers.widest = 0;
 }
 

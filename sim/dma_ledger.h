@@ -21,6 +21,16 @@ namespace tpusim::sim {
 
 class DmaDispatcher;
 class SliceState;
+struct Transfer;
+
+// The DMAs in flight into one buffer, by the first byte of their destination box, so a new
+// DMA compares itself only with the writers whose bytes can reach its own: those that start
+// less than `widest` bytes before it (a kernel that issues thousands of small copies into
+// one buffer would otherwise compare each with all the others).
+struct BufferWriters {
+  std::multimap<uint64_t, const Transfer*> by_start;
+  uint64_t widest = 0;  // the longest destination span (end - offset) among them
+};
 
 // One DMA from start to landing. What every chunk reads comes first, the request after:
 // on a pod the simulator cycles through thousands of these between two chunks of one.
@@ -53,6 +63,10 @@ struct Transfer {
   // (shared copy-on-write, sim/block_bytes.h), so no byte is copied.
   std::vector<Block> shared;
   bool landed_all = false;  // DmaLedger::Landed has run: no event of it is left
+  // Its entry among the writers of its destination (DmaLedger::CheckWriteRace), so that its
+  // landing removes it without a search: on a pod, the search's tree walk missed the cache.
+  BufferWriters* writers = nullptr;
+  std::multimap<uint64_t, const Transfer*>::iterator writer;
 };
 
 // The DMAs of the slice in start order, with stable addresses: the writers in flight per
@@ -84,15 +98,9 @@ class DmaLedger {
   std::deque<std::unique_ptr<Transfer>> transfers_;
   size_t settled_ = 0;                            // transfers_[0, this) have all landed
   std::vector<std::unique_ptr<Transfer>> spare_;  // trimmed, for Add to reuse
-  // The DMAs in flight into one buffer, by the first byte of their destination box, so a
-  // new DMA compares itself only with the writers whose bytes can reach its own: those that
-  // start less than `widest` bytes before it (a kernel that issues thousands of small copies
-  // into one buffer would otherwise compare each with all the others).
-  struct Writers {
-    std::multimap<uint64_t, const Transfer*> by_start;
-    uint64_t widest = 0;  // the longest destination span (end - offset) among them
-  };
-  std::unordered_map<uint64_t, Writers> writers_;
+  // By buffer (an unordered_map's values keep their addresses, which Transfer::writers
+  // holds).
+  std::unordered_map<uint64_t, BufferWriters> writers_;
 };
 
 // Generic payloads, reused: a chunk acquires one, the router chain books it, it returns.
