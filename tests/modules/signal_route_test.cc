@@ -249,24 +249,28 @@ class RecordingLink : public sc_core::sc_module {
   }
 
   tlm_utils::simple_target_socket<RecordingLink> socket;
-  int chunks = 0;
-  int signals = 0;
-  uint64_t signal_address = 0;
-  unsigned int signal_length = 0;
+  // What the model saw, kept apart from it: RunSignal destroys the model with the slice.
+  struct Seen {
+    int chunks = 0;
+    int signals = 0;
+    uint64_t signal_address = 0;
+    unsigned int signal_length = 0;
+  };
+  std::shared_ptr<Seen> seen = std::make_shared<Seen>();
 
  private:
   void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time&) {
     auto* chunk = payload.get_extension<sim::ChunkExtension>();
     if (!chunk->signal) {
-      ++chunks;
+      ++seen->chunks;
       timing_.BookChunk(chunk->schedule, payload.get_data_length(), chunk->transfer, nullptr);
     } else if (refuse_signals_) {
       payload.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
       return;
     } else {
-      ++signals;
-      signal_address = payload.get_address();
-      signal_length = payload.get_data_length();
+      ++seen->signals;
+      seen->signal_address = payload.get_address();
+      seen->signal_length = payload.get_data_length();
       timing_.BookChunk(chunk->schedule, payload.get_data_length(), 0, nullptr);
     }
     payload.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -278,12 +282,12 @@ class RecordingLink : public sc_core::sc_module {
 
 TEST(SignalRoute, ALinkModelBoundInTheRouteSeesTheSignalAndTimesIt) {
   // Chip 1's x+ link is the test's model: a 5 us link at a tenth of the bandwidth.
-  RecordingLink* model = nullptr;
+  std::shared_ptr<RecordingLink::Seen> model;
   SignalRun run = RunSignal(Line(4), 0, 3, TimingOnly(), [&](SignalRun& r) {
     auto made = std::make_unique<RecordingLink>("test_link", kLinkBandwidth / 10, Ns(5000));
-    model = made.get();
+    model = made->seen;
     r.simulation->slice().chip(1).UseLinkTarget(r.simulation->torus().LinksFrom(1)[0],
-                                                model->socket);
+                                                made->socket);
     r.kept.push_back(std::move(made));
   });
   ASSERT_TRUE(run.outcome.ok) << run.outcome.error;
