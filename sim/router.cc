@@ -61,10 +61,9 @@ void Router::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& de
   }
   if (chunk->signal) [[unlikely]] {  // arrived: the router changes the semaphore, no memory
     payload.set_response_status(tlm::TLM_OK_RESPONSE);
-    delay = sc_core::sc_time::from_value(chunk->schedule.arrival() - chunk->schedule.now());
-    return;
+  } else {
+    BookMemoryHop(*targets_[output], payload, *chunk);
   }
-  BookMemoryHop(*targets_[output], payload, *chunk);
   delay = sc_core::sc_time::from_value(chunk->schedule.arrival() - chunk->schedule.now());
 }
 
