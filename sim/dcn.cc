@@ -49,7 +49,7 @@ void Dcn::AddStats(std::vector<PortStats>& links) const {
     const auto first_chip = static_cast<ChipId>(host * chips_per_host_);
     for (const LinkTiming* port : {out_[host], in_[host]}) {
       links.push_back(PortStats{port->port.name(), first_chip, port->port.busy_time(),
-                                port->port.bytes_moved()});
+                                port->port.bytes_moved(), port->port.signals()});
     }
   }
 }

@@ -205,7 +205,7 @@ RunStats Slice::CollectStats() {
     for (const auto& link : chip->links()) {
       if (link->over_dcn()) continue;  // the NICs below
       stats.links.push_back(PortStats{link->port().name(), chip->id(), link->port().busy_time(),
-                                      link->port().bytes_moved()});
+                                      link->port().bytes_moved(), link->port().signals()});
     }
   }
   if (dcn_) dcn_->AddStats(stats.nics);
@@ -214,7 +214,7 @@ RunStats Slice::CollectStats() {
       Memory& memory = chip->memory_at(s);
       auto& port = memory.port();
       stats.memories.push_back(
-          PortStats{port.name(), chip->id(), port.busy_time(), port.bytes_moved()});
+          PortStats{port.name(), chip->id(), port.busy_time(), port.bytes_moved(), port.signals()});
       stats.unwritten_reads.insert(stats.unwritten_reads.end(), memory.unwritten_reads().begin(),
                                    memory.unwritten_reads().end());
     }
