@@ -32,7 +32,8 @@ struct PortStats {
   std::string name;  // "chip 3 ICI x+", "chip 0 HBM"
   ChipId chip = 0;
   Picoseconds busy = 0;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0;    // the DMAs' bytes (and a core's own HBM traffic on a memory)
+  uint64_t signals = 0;  // semaphore signals and zero-byte DMA notices that crossed a link
 };
 
 struct CoreStats {

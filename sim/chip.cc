@@ -42,7 +42,7 @@ std::string CoreTrackName(const char* base, uint32_t core, uint32_t cores, const
 
 ChipTracks Chip::MakeTracks(SliceState& slice, ChipId id, const config::ChipConfig& config,
                             const std::vector<LinkSetup>& links) {
-  traces::TraceSink& trace = slice.trace();
+  traces::TraceSink& trace = slice.run().trace();
   const Torus& torus = slice.torus();
   const uint32_t cores = config.tensor_cores();
   ChipTracks t;
@@ -85,7 +85,7 @@ Chip::Chip(sc_core::sc_module_name name, SliceState& slice, DmaLedger& ledger, C
   const Torus& torus = slice.torus();
   const uint32_t cores = config_.tensor_cores();
   // Untraced, the ports keep no trace and need no DMA's label once it has landed.
-  traces::TraceSink* trace = slice.traced() ? &slice.trace() : nullptr;
+  traces::TraceSink* trace = slice.run().traced() ? &slice.run().trace() : nullptr;
   const config::MemoryConfig* configs[] = {&config_.hbm(), &config_.vmem(), &config_.smem()};
   const int slots = MemorySlot(MemorySpace::kSmem, cores - 1) + 1;
   memory_targets_.assign(static_cast<size_t>(slots), nullptr);
@@ -101,7 +101,7 @@ Chip::Chip(sc_core::sc_module_name name, SliceState& slice, DmaLedger& ledger, C
         owner + " " + MemorySpaceName(space), configs[s]->bandwidth_bytes_per_s(), trace, track);
     memories_.push_back(std::make_unique<Memory>(CoreModuleName(kMemoryNames[s], core).c_str(), id,
                                                  owner, space, configs[s]->capacity_bytes(),
-                                                 slice.functional(), timing, core));
+                                                 slice.run().functional(), timing, core));
   }
   for (uint32_t c = 0; c < cores; ++c) {
     cores_.push_back(std::make_unique<TensorCore>(CoreModuleName("core", c).c_str(), slice, *this,
@@ -223,11 +223,11 @@ SemaphoreHandle Chip::AddSemaphore(SemaphoreKind kind, const std::string& name) 
   Semaphore& s = semaphores.back();
   // Watching a semaphore's value over time is how a user sees who waits for whom; only
   // worth the tracks when a trace is written.
-  if (slice_.trace_requested()) {
-    s.set_counter_track(slice_.trace().AddCounterTrack(tracks_.chip, std::string("sem ") + name,
-                                                       traces::CounterUnit::kCount,
-                                                       1000 + static_cast<int>(semaphores.size())));
-    slice_.trace().Counter(s.counter_track(), EventQueue::Now(), 0);
+  if (slice_.run().trace_requested()) {
+    s.set_counter_track(slice_.run().trace().AddCounterTrack(
+        tracks_.chip, std::string("sem ") + name, traces::CounterUnit::kCount,
+        1000 + static_cast<int>(semaphores.size())));
+    slice_.run().trace().Counter(s.counter_track(), EventQueue::Now(), 0);
   }
   return SemaphoreHandle{id_, static_cast<uint32_t>(semaphores.size() - 1)};
 }

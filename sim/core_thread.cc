@@ -63,7 +63,7 @@ ChipId CoreThread::chip() const {
   return chip_;
 }
 bool CoreThread::functional() const {
-  return slice_.functional();
+  return slice_.run().functional();
 }
 Picoseconds CoreThread::Now() const {
   return EventQueue::Now() + ahead_;
@@ -107,9 +107,9 @@ void CoreThread::Wait(SemaphoreHandle handle, int64_t amount, WaitKind kind,
   }
   if (s.value() < amount) {
     const Picoseconds since = Now();
-    if (slice_.traced()) {  // the name and arguments cost allocations
-      slice_.trace().Begin(track_, since, std::string(WaitKindName(kind)) + " " + s.name(),
-                           {{"needs", amount}, {"has", s.value()}});
+    if (slice_.run().traced()) {  // the name and arguments cost allocations
+      slice_.run().trace().Begin(track_, since, std::string(WaitKindName(kind)) + " " + s.name(),
+                                 {{"needs", amount}, {"has", s.value()}});
     }
     waiting_ = &s;
     wait_amount_ = amount;
@@ -121,13 +121,13 @@ void CoreThread::Wait(SemaphoreHandle handle, int64_t amount, WaitKind kind,
     }
     waiting_ = nullptr;
     stats_.blocked += Now() - since;
-    slice_.trace().End(track_, Now());
+    slice_.run().trace().End(track_, Now());
   }
-  if (RaceDetector* races = slice_.races())
-    races->Acquire(races->Agent(chip_, core_.index()), handle);
+  if (AccessObserver* observer = slice_.observer())
+    observer->Acquired(chip_, core_.index(), handle);
   s.Take(amount);
   if (s.counter_track())
-    slice_.trace().Counter(s.counter_track(), Now(), static_cast<double>(s.value()));
+    slice_.run().trace().Counter(s.counter_track(), Now(), static_cast<double>(s.value()));
 }
 
 void CoreThread::Signal(SemaphoreHandle handle, int64_t amount) {
@@ -146,9 +146,10 @@ int64_t CoreThread::Read(SemaphoreHandle handle) {
   if (ahead_ == 0) {
     const Picoseconds now = EventQueue::Now();
     const Picoseconds quiet = sc_core::sc_time_to_pending_activity().value();
-    horizon_ = std::min(slice_.options().time_limit, quiet > kNever - now ? kNever : now + quiet);
-    if (slice_.traced())  // the name costs an allocation
-      slice_.trace().Begin(track_, now, "semaphore_read " + s.name());
+    horizon_ =
+        std::min(slice_.run().options().time_limit, quiet > kNever - now ? kNever : now + quiet);
+    if (slice_.run().traced())  // the name costs an allocation
+      slice_.run().trace().Begin(track_, now, "semaphore_read " + s.name());
   }
   polling_ = &s;  // the reports name the semaphore read last
   ++poll_reads_;
@@ -156,8 +157,8 @@ int64_t CoreThread::Read(SemaphoreHandle handle) {
     throw Error(ErrorKind::kDeadlock, SpinReport(slice_, Now()));
   ahead_ += read_cost_;
   // A core that polls until a value arrives has seen what was signalled before it.
-  if (RaceDetector* races = slice_.races(); races && handle.chip == chip_)
-    races->Acquire(races->Agent(chip_, core_.index()), handle);
+  if (AccessObserver* observer = slice_.observer(); observer && handle.chip == chip_)
+    observer->Acquired(chip_, core_.index(), handle);
   return s.value();
 }
 
@@ -211,11 +212,11 @@ void CoreThread::Compute(ComputeUnit unit, uint64_t cycles, std::string_view wha
 }
 
 double CoreThread::Slowdown() const {
-  return ChipSlowdown(slice_.options(), chip_);
+  return ChipSlowdown(slice_.run().options(), chip_);
 }
 
 Picoseconds CoreThread::Slowed(Picoseconds duration, std::string_view what) const {
-  if (chip_ >= slice_.options().chip_slowdown.size()) return duration;
+  if (chip_ >= slice_.run().options().chip_slowdown.size()) return duration;
   const double slowed = static_cast<double>(duration) * Slowdown();
   if (!(slowed < kMaxOpPicoseconds))
     TooLong(slowed, what, base::NumberText(static_cast<double>(duration) * 1e-12) + " s");
@@ -246,7 +247,7 @@ void CoreThread::StartStream(uint64_t bytes, double bytes_per_second, std::strin
   Chip& chip = core_.chip();
   stream_ = std::make_unique<MemoryStream>(
       slice_.calendar(), chip.memory(MemorySpace::kHbm).port(), bytes, bytes_per_second,
-      chip.config().dma().chunk_bytes(), slice_.NewStreamId(), &slice_.Label(what),
+      chip.config().dma().chunk_bytes(), slice_.run().NewStreamId(), &slice_.run().Label(what),
       [this] { streamed_.notify(sc_core::SC_ZERO_TIME); });
   stream_->Start();
 }
@@ -279,15 +280,15 @@ void CoreThread::Occupy(ComputeUnit unit, Picoseconds duration, std::string_view
     track = unit == ComputeUnit::kMxu ? tracks.mxu : tracks.vpu;
   }
   if (cycles > 0) {
-    slice_.trace().Begin(track, Now(), what, {{"cycles", cycles}});
+    slice_.run().trace().Begin(track, Now(), what, {{"cycles", cycles}});
   } else {
-    slice_.trace().Begin(track, Now(), what);
+    slice_.run().trace().Begin(track, Now(), what);
   }
   computing_on_ = track;
   sc_core::wait(sc_core::sc_time::from_value(duration));
   computing_on_ = 0;
   stack_.Announce();
-  slice_.trace().End(track, Now());
+  slice_.run().trace().End(track, Now());
   if (unit == ComputeUnit::kMxu) stats_.mxu_busy += duration;
   if (unit == ComputeUnit::kVpu) stats_.vpu_busy += duration;
 }
@@ -295,15 +296,15 @@ void CoreThread::Occupy(ComputeUnit unit, Picoseconds duration, std::string_view
 void CoreThread::BeginScope(std::string_view name, const ScopeDetails& details) {
   CatchUp();
   if (details.empty()) {
-    slice_.trace().Begin(track_, Now(), name);
+    slice_.run().trace().Begin(track_, Now(), name);
   } else {
     traces::Args args;
     for (const auto& [key, text] : details)
       args.push_back({key, text});
-    slice_.trace().Begin(track_, Now(), name, args);
+    slice_.run().trace().Begin(track_, Now(), name, args);
   }
-  if (RaceDetector* races = slice_.races())
-    races->BeginScope(races->Agent(chip_, core_.index()), name);
+  if (AccessObserver* observer = slice_.observer())
+    observer->BeginScope(chip_, core_.index(), name);
   ++open_scopes_;
 }
 
@@ -313,23 +314,23 @@ void CoreThread::EndScope() {
   WaitOutReads();
   if (open_scopes_ == 0) return;
   --open_scopes_;
-  if (RaceDetector* races = slice_.races()) races->EndScope(races->Agent(chip_, core_.index()));
-  slice_.trace().End(track_, Now());
+  if (AccessObserver* observer = slice_.observer()) observer->EndScope(chip_, core_.index());
+  slice_.run().trace().End(track_, Now());
 }
 
 void CoreThread::Load(const Region& region, void* out, std::string_view what) {
   CatchUp();
   CheckAccess(region, "loaded from", what);
-  if (RaceDetector* races = slice_.races())
-    races->CoreAccess(races->Agent(chip_, core_.index()), region, false, what, Now());
+  if (AccessObserver* observer = slice_.observer())
+    observer->CoreAccess(chip_, core_.index(), region, false, what, Now());
   slice_.memory(region.buffer).Gather(region.buffer.index, region.box, static_cast<uint8_t*>(out));
 }
 
 void CoreThread::Store(const Region& region, const void* in, std::string_view what) {
   CatchUp();
   CheckAccess(region, "stored to", what);
-  if (RaceDetector* races = slice_.races())
-    races->CoreAccess(races->Agent(chip_, core_.index()), region, true, what, Now());
+  if (AccessObserver* observer = slice_.observer())
+    observer->CoreAccess(chip_, core_.index(), region, true, what, Now());
   slice_.memory(region.buffer)
       .Scatter(region.buffer.index, region.box, static_cast<const uint8_t*>(in));
 }
@@ -374,7 +375,7 @@ void CoreThread::Free(BufferHandle buffer) {
   }
   Memory& memory = slice_.memory(buffer);
   core_.chip().dma().ledger().CheckFree(buffer, what, memory.Label(buffer.index));
-  if (RaceDetector* races = slice_.races()) races->Free(buffer);
+  if (AccessObserver* observer = slice_.observer()) observer->Freed(buffer);
   memory.Free(buffer.index);
 }
 
@@ -384,8 +385,8 @@ SemaphoreHandle CoreThread::AddSemaphore(SemaphoreKind kind, const std::string& 
 }
 
 void CoreThread::CatchUp() {
-  if (slice_.watch().Expired()) [[unlikely]]
-    throw Error(slice_.watch().kind(), HostLimitReport(slice_, Now()));
+  if (slice_.run().watch().Expired()) [[unlikely]]
+    throw Error(slice_.run().watch().kind(), HostLimitReport(slice_, Now()));
   poll_reads_ = 0;  // the core does something other than poll
   WaitOutReads();
 }
@@ -397,7 +398,7 @@ void CoreThread::WaitOutReads() {
   sc_core::wait(sc_core::sc_time::from_value(polled));
   stack_.Announce();
   stats_.blocked += polled;  // polling is waiting for a semaphore, as a blocking wait is
-  slice_.trace().End(track_, Now());
+  slice_.run().trace().End(track_, Now());
   polling_ = nullptr;
 }
 

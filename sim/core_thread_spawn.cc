@@ -96,7 +96,7 @@ void CoreThread::Join(ActivityId id) {
   --unjoined_;
   if (child.finished_) return;
   const Picoseconds since = Now();
-  slice_.trace().Begin(track_, since, "join " + child.name_);
+  slice_.run().trace().Begin(track_, since, "join " + child.name_);
   joining_ = &child;
   while (!child.finished_) {
     sc_core::wait(child.done_);
@@ -104,53 +104,55 @@ void CoreThread::Join(ActivityId id) {
   }
   joining_ = nullptr;
   stats_.blocked += Now() - since;
-  slice_.trace().End(track_, Now());
+  slice_.run().trace().End(track_, Now());
 }
 
 void CoreThread::Body(const Engine::CoreProgram& program) {
   stack_ = ThreadStack(TensorCore::kThreadStackBytes);
   started_ = true;
-  slice_.trace().Begin(track_, Now(), root_ ? name_ : slice_.run_name());
+  slice_.run().trace().Begin(track_, Now(), root_ ? name_ : slice_.run().run_name());
   try {
     program(*this);
     if (unjoined_ > 0) {
       throw Error(ErrorKind::kKernelMisuse,
-                  slice_.torus().Describe(chip_) + " ends '" + (root_ ? name_ : slice_.run_name()) +
-                      "' with " + std::to_string(unjoined_) +
+                  slice_.torus().Describe(chip_) + " ends '" +
+                      (root_ ? name_ : slice_.run().run_name()) + "' with " +
+                      std::to_string(unjoined_) +
                       " spawned activities never joined; join every activity you start.");
     }
     CatchUp();  // may meet a host limit, which fails the run like any error
   } catch (const Error& e) {
-    slice_.Fail(e.kind(), e.what());
+    slice_.run().Fail(e.kind(), e.what());
     return;
   } catch (const sc_core::sc_unwind_exception&) {
     throw;  // SystemC is ending this suspended thread (SystemCContext::EndSuspendedThreads)
   } catch (const std::bad_alloc&) {
     // Sizes are checked against host memory before a run; this is the last resort, and it is
     // the host's memory, not a misuse of the kernel.
-    slice_.Fail(ErrorKind::kCapacity,
-                slice_.torus().Describe(chip_) +
-                    ": the simulator ran out of host memory while the kernel ran. Run it "
-                    "timing-only (no payload, the same timing) or choose a smaller size.");
+    slice_.run().Fail(ErrorKind::kCapacity,
+                      slice_.torus().Describe(chip_) +
+                          ": the simulator ran out of host memory while the kernel ran. Run it "
+                          "timing-only (no payload, the same timing) or choose a smaller size.");
     return;
   } catch (const std::exception& e) {
-    slice_.Fail(ErrorKind::kKernelMisuse,
-                slice_.torus().Describe(chip_) + ": the kernel threw an exception: " + e.what());
+    slice_.run().Fail(ErrorKind::kKernelMisuse, slice_.torus().Describe(chip_) +
+                                                    ": the kernel threw an exception: " + e.what());
     return;
   } catch (const abi::__forced_unwind&) {
     throw;  // the host thread is being cancelled: not ours to stop
   } catch (...) {
     // Anything else would escape into SystemC, which reports it raw (E549) and aborts.
-    slice_.Fail(ErrorKind::kKernelMisuse,
-                slice_.torus().Describe(chip_) +
-                    ": the kernel threw an exception that is not a std::exception (e.g. `throw "
-                    "42;`), so it has no message to show. Throw a std::exception such as "
-                    "std::runtime_error(\"what went wrong\") instead.");
+    slice_.run().Fail(
+        ErrorKind::kKernelMisuse,
+        slice_.torus().Describe(chip_) +
+            ": the kernel threw an exception that is not a std::exception (e.g. `throw "
+            "42;`), so it has no message to show. Throw a std::exception such as "
+            "std::runtime_error(\"what went wrong\") instead.");
     return;
   }
   while (open_scopes_ > 0)
     EndScope();
-  slice_.trace().End(track_, Now());
+  slice_.run().trace().End(track_, Now());
   finished_ = true;
   slice_.ReturnThread();
   stats_.finish = Now();
@@ -171,12 +173,12 @@ void CoreThread::Body(const Engine::CoreProgram& program) {
 
 void CoreThread::CloseTrace(Picoseconds now, const std::string& why) {
   if (!started_) return;
-  if (computing_on_) slice_.trace().End(computing_on_, now);  // stopped mid-op
-  if (waiting_ || joining_ || polling_) slice_.trace().End(track_, now);
+  if (computing_on_) slice_.run().trace().End(computing_on_, now);  // stopped mid-op
+  if (waiting_ || joining_ || polling_) slice_.run().trace().End(track_, now);
   while (open_scopes_ > 0)
     EndScope();
-  slice_.trace().Instant(track_, now, why);
-  slice_.trace().End(track_, now);  // the kernel slice
+  slice_.run().trace().Instant(track_, now, why);
+  slice_.run().trace().End(track_, now);  // the kernel slice
 }
 
 }  // namespace tpusim::sim

@@ -11,7 +11,7 @@ Dcn::Dcn(SliceState& slice, const config::Topology& topology)
   const uint32_t hosts = torus.chips() / chips_per_host_;
   const uint32_t hosts_per_slice = hosts / static_cast<uint32_t>(torus.axis_size(0));
   const double bandwidth = topology.dcn().nic_bandwidth_bytes_per_s();
-  traces::TraceSink* trace = slice.traced() ? &slice.trace() : nullptr;
+  traces::TraceSink* trace = slice.run().traced() ? &slice.run().trace() : nullptr;
   traces::TrackId process = 0;
   for (uint32_t host = 0; host < hosts; ++host) {
     const uint32_t slice_index = host / hosts_per_slice;
@@ -49,7 +49,7 @@ void Dcn::AddStats(std::vector<PortStats>& links) const {
     const auto first_chip = static_cast<ChipId>(host * chips_per_host_);
     for (const LinkTiming* port : {out_[host], in_[host]}) {
       links.push_back(PortStats{port->port.name(), first_chip, port->port.busy_time(),
-                                port->port.bytes_moved()});
+                                port->port.bytes_moved(), port->port.signals()});
     }
   }
 }

@@ -118,10 +118,10 @@ void DmaDispatcher::Start(const DmaRequest& request, uint32_t core) {
   Check(request);
   const ChipId issuer = id_;
   const Picoseconds now = EventQueue::Now();
-  RaceDetector* races = slice_.races();
-  const uint32_t race_id = races ? races->StartDma(races->Agent(issuer, core), request, now) : 0;
+  AccessObserver* observer = slice_.observer();
+  const uint32_t observed_id = observer ? observer->DmaStarted(issuer, core, request, now) : 0;
   Transfer& t = ledger_.Add();
-  t.race_id = race_id;
+  t.observed_id = observed_id;
   t.issuer = issuer;
   t.request = request;
   t.bytes = request.source.box.bytes();
@@ -134,7 +134,7 @@ void DmaDispatcher::Start(const DmaRequest& request, uint32_t core) {
   t.destination_dense = BoxIsDense(request.destination.box);
   t.dispatcher = this;
   t.chunk_bytes = chunk_bytes_;
-  t.through_tlm = slice_.options().book_through_tlm;
+  t.through_tlm = slice_.run().options().book_through_tlm;
   const std::vector<LinkId> route = slice_.torus().Route(issuer, destination.chip);
   t.hops = static_cast<int>(route.size());
   Router& router = chip_.router();  // cold, once per DMA
@@ -143,9 +143,9 @@ void DmaDispatcher::Start(const DmaRequest& request, uint32_t core) {
   // The receiver learns of bytes from another chip through its semaphore, a signal's latency
   // after they land.
   t.notify = destination.chip != issuer ? slice_.signal_latency() : 0;
-  if (destination.chip != issuer) t.flow = slice_.NewFlow();
-  ++slice_.stats().dmas;
-  slice_.stats().dma_bytes += t.bytes;
+  if (destination.chip != issuer) t.flow = slice_.run().NewFlow();
+  ++slice_.run().stats().dmas;
+  slice_.run().stats().dma_bytes += t.bytes;
   ledger_.CheckWriteRace(t, slice_);
   queue_.push_back(&t);
   Admit();
@@ -171,25 +171,22 @@ void DmaDispatcher::Admit() {
 void DmaDispatcher::Begin(Transfer& t, int channel) {
   t.channel = channel;
   const ChipId destination = t.request.destination.buffer.chip;
-  if (slice_.traced()) {  // the arguments cost more than the call: skip both untraced
-    slice_.trace().Begin(chip_.tracks().dma_channels[channel], EventQueue::Now(),
-                         t.request.label.str(),
-                         {{"bytes", t.bytes},
-                          {"to", slice_.torus().Describe(destination)},
-                          {"hops", static_cast<int64_t>(t.hops)}},
-                         t.flow);
+  if (slice_.run().traced()) {  // the arguments cost more than the call: skip both untraced
+    slice_.run().trace().Begin(chip_.tracks().dma_channels[channel], EventQueue::Now(),
+                               t.request.label.str(),
+                               {{"bytes", t.bytes},
+                                {"to", slice_.torus().Describe(destination)},
+                                {"hops", static_cast<int64_t>(t.hops)}},
+                               t.flow);
   }
-  if (slice_.traced()) BytesInFlight(static_cast<int64_t>(t.bytes));
+  if (slice_.run().traced()) BytesInFlight(static_cast<int64_t>(t.bytes));
   const Picoseconds issued = EventQueue::Now() + issue_latency_;
   if (t.bytes == 0) {
     // No chunk to carry the notice: it crosses the route as a semaphore signal does.
-    Picoseconds landed = issued;
-    if (destination != id_) {
-      ChunkSchedule notice(issued, slice_.store_and_forward());
-      chip_.router().SendSignal(SignalAddress(destination, t.request.recv_semaphore.index), notice,
-                                t.through_tlm, &t.request.label.str());
-      landed = notice.arrival() + t.notify;
-    }
+    const Picoseconds landed = destination == id_
+                                   ? issued
+                                   : slice_.SendRemoteSignal(id_, t.request.recv_semaphore, issued,
+                                                             &t.request.label.str());
     Schedule(slice_, issued, kDeparted, t);
     Schedule(slice_, landed, kLanded, t);
     return;
@@ -231,13 +228,13 @@ void DmaDispatcher::RunChunkEvent(void* slice_state, uint64_t transfer, uint64_t
         break;
     }
   } catch (const Error& e) {
-    slice.Fail(e.kind(), e.what());
+    slice.run().Fail(e.kind(), e.what());
   } catch (const std::bad_alloc&) {
-    slice.Fail(ErrorKind::kCapacity,
-               "the simulator ran out of host memory while it moved the chunks of DMA '" +
-                   t.request.label.str() +
-                   "'. Run on fewer chips or a smaller size, or on a host with more "
-                   "memory (docs/performance.md says what pod-scale runs take).");
+    slice.run().Fail(ErrorKind::kCapacity,
+                     "the simulator ran out of host memory while it moved the chunks of DMA '" +
+                         t.request.label.str() +
+                         "'. Run on fewer chips or a smaller size, or on a host with more "
+                         "memory (docs/performance.md says what pod-scale runs take).");
   }
 }
 
@@ -362,17 +359,18 @@ void DmaDispatcher::OnDeparted(SliceState& slice, Transfer& t, uint64_t bytes) {
 }
 
 void DmaDispatcher::Departed(Transfer& t) {
-  if (RaceDetector* races = slice_.races())
-    races->DmaSent(t.race_id, t.request.has_send_semaphore ? &t.request.send_semaphore : nullptr);
+  if (AccessObserver* observer = slice_.observer())
+    observer->DmaSent(t.observed_id,
+                      t.request.has_send_semaphore ? &t.request.send_semaphore : nullptr);
   // The payload leaves with its last chunk; the sender may reuse the source after wait_send.
-  if (slice_.functional()) {
+  if (slice_.run().functional()) {
     if (t.bytes > 0 && !ShareBlocksOf(t, false)) {
       t.staging = std::make_unique_for_overwrite<uint8_t[]>(t.bytes);
       MoveBytes(t.request.source, t.source_base, t.staging.get(), false);
     }
   }
-  if (slice_.traced())
-    slice_.trace().End(chip_.tracks().dma_channels[t.channel], EventQueue::Now());
+  if (slice_.run().traced())
+    slice_.run().trace().End(chip_.tracks().dma_channels[t.channel], EventQueue::Now());
   busy_ &= ~(uint64_t{1} << t.channel);
   Admit();
 }
@@ -380,7 +378,7 @@ void DmaDispatcher::Departed(Transfer& t) {
 void DmaDispatcher::OnLanded(SliceState& slice, Transfer& t, uint64_t bytes) {
   t.landed += bytes;
   // Bytes in flight only feed the trace's counter.
-  if (slice.traced()) t.dispatcher->BytesInFlight(-static_cast<int64_t>(bytes));
+  if (slice.run().traced()) t.dispatcher->BytesInFlight(-static_cast<int64_t>(bytes));
   if (t.landed == t.bytes) return t.dispatcher->Landed(t, bytes);
   if (bytes > 0)
     slice.AddToSemaphore(t.request.recv_semaphore, static_cast<int64_t>(bytes), nullptr);
@@ -388,7 +386,7 @@ void DmaDispatcher::OnLanded(SliceState& slice, Transfer& t, uint64_t bytes) {
 
 void DmaDispatcher::Landed(Transfer& t, uint64_t bytes) {
   ledger_.Landed(t);
-  if (slice_.functional()) {
+  if (slice_.run().functional()) {
     if (!t.shared.empty() && !ShareBlocksOf(t, true)) {
       t.staging = std::make_unique_for_overwrite<uint8_t[]>(t.bytes);
       CopyOutBlocks(t.shared, t.bytes, t.staging.get());
@@ -399,13 +397,14 @@ void DmaDispatcher::Landed(Transfer& t, uint64_t bytes) {
     t.shared.clear();
   }
   const ChipId destination = t.request.destination.buffer.chip;
-  if (slice_.traced()) {
-    slice_.trace().Instant(slice_.chip(destination).tracks().dma_arrivals, EventQueue::Now(),
-                           "arrived: " + t.request.label.str(),
-                           {{"bytes", t.bytes}, {"from", slice_.torus().Describe(t.issuer)}}, 0,
-                           t.flow);
+  if (slice_.run().traced()) {
+    slice_.run().trace().Instant(slice_.chip(destination).tracks().dma_arrivals, EventQueue::Now(),
+                                 "arrived: " + t.request.label.str(),
+                                 {{"bytes", t.bytes}, {"from", slice_.torus().Describe(t.issuer)}},
+                                 0, t.flow);
   }
-  if (RaceDetector* races = slice_.races()) races->DmaLanded(t.race_id, t.request.recv_semaphore);
+  if (AccessObserver* observer = slice_.observer())
+    observer->DmaLanded(t.observed_id, t.request.recv_semaphore);
   // Only the last chunk is remembered, so only it builds a Touch.
   const Touch touch{EventQueue::Now(), t.issuer, static_cast<int64_t>(t.bytes),
                     Touch::Kind::kDmaLanded, t.request.label};
@@ -415,8 +414,8 @@ void DmaDispatcher::Landed(Transfer& t, uint64_t bytes) {
 
 void DmaDispatcher::BytesInFlight(int64_t delta) {
   bytes_in_flight_ += delta;
-  slice_.trace().Counter(chip_.tracks().bytes_in_flight, EventQueue::Now(),
-                         static_cast<double>(bytes_in_flight_));
+  slice_.run().trace().Counter(chip_.tracks().bytes_in_flight, EventQueue::Now(),
+                               static_cast<double>(bytes_in_flight_));
 }
 
 }  // namespace tpusim::sim

@@ -50,7 +50,7 @@ struct Transfer {
   bool destination_dense = false;
   int channel = -1;
   ChipId issuer = 0;
-  uint32_t race_id = 0;  // the race detector's name for it
+  uint32_t observed_id = 0;  // the access observer's name for it (sim/access_observer.h)
   traces::FlowId flow = 0;
   uint64_t source_base = 0;       // global address of the source buffer's first byte
   uint64_t destination_base = 0;  // ... and of the destination buffer's

@@ -84,7 +84,7 @@ std::string SpinReport(const SliceState& slice, Picoseconds now) {
 
 std::string TimeLimitReport(const SliceState& slice) {
   std::string report = "the kernel ran past the simulated-time limit of ";
-  report += FormatTime(slice.options().time_limit);
+  report += FormatTime(slice.run().options().time_limit);
   report += " without finishing. Still running or waiting:";
   report += DescribeWaiters(slice);
   report +=
@@ -94,7 +94,7 @@ std::string TimeLimitReport(const SliceState& slice) {
 }
 
 std::string HostLimitReport(const SliceState& slice, Picoseconds now) {
-  const HostWatch& watch = slice.watch();
+  const HostWatch& watch = slice.run().watch();
   const bool interrupted = watch.kind() == ErrorKind::kInterrupted;
   std::string report = interrupted ? "the run stopped on " : "the kernel ran past ";
   report += watch.Limit();
@@ -128,13 +128,14 @@ void CheckSemaphoresAtExit(SliceState& slice) {
   }
   if (problems == 0) return;
   if (problems > 16) text << "\n  ... and " << problems - 16 << " more.";
-  slice.Fail(ErrorKind::kSemaphoreNotZero,
-             std::to_string(problems) +
-                 " semaphore(s) are not zero at kernel exit, but every semaphore must be 0 when "
-                 "the kernel ends:" +
-                 text.str() +
-                 "\n  Wait for every DMA you start (wait_send on the sender, wait_recv on the "
-                 "receiver; DMA semaphores count bytes) and consume every signal.");
+  slice.run().Fail(
+      ErrorKind::kSemaphoreNotZero,
+      std::to_string(problems) +
+          " semaphore(s) are not zero at kernel exit, but every semaphore must be 0 when "
+          "the kernel ends:" +
+          text.str() +
+          "\n  Wait for every DMA you start (wait_send on the sender, wait_recv on the "
+          "receiver; DMA semaphores count bytes) and consume every signal.");
 }
 
 }  // namespace tpusim::sim

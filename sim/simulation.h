@@ -24,7 +24,7 @@ class Simulation final : public Engine {
   const Torus& torus() const { return slice_->torus(); }
 
   const DeviceGrid& grid() const override { return slice_->torus().grid(); }
-  bool functional() const override { return slice_->state().functional(); }
+  bool functional() const override { return slice_->state().run().functional(); }
   BufferHandle Allocate(ChipId chip, MemorySpace space, uint64_t bytes, const std::string& label,
                         Uninitialized fill = {}) override {
     return slice_->Allocate(chip, space, bytes, label, fill);

@@ -10,6 +10,7 @@
 #include "sim/ici_link.h"
 #include "sim/memory.h"
 #include "sim/memory_models.h"
+#include "sim/race_check.h"
 #include "sim/reports.h"
 #include "sim/router.h"
 #include "sim/slowdown.h"
@@ -21,14 +22,14 @@
 namespace tpusim::sim {
 
 Slice::Slice(sc_core::sc_module_name name, const config::Topology& topology, EngineOptions options)
-    : sc_module(name), state_(topology, std::move(options)), ledger_(state_.traced()) {
+    : sc_module(name), state_(topology, std::move(options)), ledger_(state_.run().traced()) {
   const Torus& torus = state_.torus();
   // Every chip's configuration first, so a bad one fails before any module exists.
   std::vector<config::ChipConfig> configs;
   configs.reserve(torus.chips());
   for (ChipId id = 0; id < torus.chips(); ++id) {
     configs.push_back(topologies::ChipAt(topology, torus.CoordsOf(id)));
-    SlowChip(state_.options(), torus, id, configs.back());
+    SlowChip(state_.run().options(), torus, id, configs.back());
     const config::ChipConfig& c = configs.back();
     ModelParameters unused;
     for (const auto& [memory, label] :
@@ -50,7 +51,8 @@ Slice::Slice(sc_core::sc_module_name name, const config::Topology& topology, Eng
       const auto settings = topologies::LinkAt(topology, torus.CoordsOf(id), torus.link(link).name);
       const Picoseconds latency = NanosecondsToTime(settings.latency_ns);
       links.push_back(LinkSetup{
-          link, SlowedLinkBandwidth(state_.options(), torus, link, settings.bandwidth_bytes_per_s),
+          link,
+          SlowedLinkBandwidth(state_.run().options(), torus, link, settings.bandwidth_bytes_per_s),
           latency});
       links.back().d2d = topologies::IsD2dDirection(topology, torus.link(link).name);
     }
@@ -61,6 +63,16 @@ Slice::Slice(sc_core::sc_module_name name, const config::Topology& topology, Eng
   for (auto& chip : chips_) {
     for (const auto& link : chip->links())
       link->Connect(chips_[link->link().to]->router());
+  }
+  // Timing-only runs move no data, so nothing they do can read stale bytes.
+  if (state_.run().functional() && state_.run().options().race_check) {
+    // Each TensorCore is a thread of control with a clock of its own.
+    std::vector<uint32_t> cores;
+    cores.reserve(chips_.size());
+    for (const auto& chip : chips_)
+      cores.push_back(chip->core_count());
+    state_.Observe(std::make_unique<RaceCheck>(
+        cores, [this](const RaceReport& race) { state_.ReportRace(race); }));
   }
 }
 
@@ -118,27 +130,28 @@ SemaphoreHandle Slice::AddSemaphore(ChipId chip, SemaphoreKind kind, const std::
 RunOutcome Slice::Run(const Engine::CoreProgram& program, const std::string& name) {
   if (ran_) throw Error(ErrorKind::kInvalidArgument, "a slice runs once; build a new one.");
   ran_ = true;
-  state_.set_run_name(name);
+  RunContext& run = state_.run();
+  run.set_run_name(name);
   state_.TakeCoreThreads();  // before SystemC makes a stack
   for (auto& chip : chips_)
     chip->core().Start(program);
-  sc_core::sc_start(sc_core::sc_time::from_value(state_.options().time_limit),
+  sc_core::sc_start(sc_core::sc_time::from_value(run.options().time_limit),
                     sc_core::SC_EXIT_ON_STARVATION);
   AnnounceMainStack();
 
-  if (!state_.failed()) {
+  if (!run.failed()) {
     const auto& cores = state_.cores();
     const bool all_finished =
         std::all_of(cores.begin(), cores.end(), [](const CoreThread* c) { return c->finished(); });
     if (!all_finished && sc_core::sc_pending_activity()) {
-      state_.Fail(ErrorKind::kTimeLimit, TimeLimitReport(state_));
+      run.Fail(ErrorKind::kTimeLimit, TimeLimitReport(state_));
     } else if (!all_finished) {
-      state_.Fail(ErrorKind::kDeadlock, DeadlockReport(state_, EventQueue::Now()));
+      run.Fail(ErrorKind::kDeadlock, DeadlockReport(state_, EventQueue::Now()));
     } else {
       CheckSemaphoresAtExit(state_);
     }
   }
-  if (state_.failed()) CloseTraces();
+  if (run.failed()) CloseTraces();
   for (auto& chip : chips_) {
     for (const auto& link : chip->links()) {
       if (!link->over_dcn()) link->port().FlushTrace();
@@ -151,10 +164,10 @@ RunOutcome Slice::Run(const Engine::CoreProgram& program, const std::string& nam
   }
 
   RunOutcome outcome;
-  outcome.ok = !state_.failed();
-  if (state_.failed()) {
-    outcome.error_kind = state_.error_kind();
-    outcome.error = state_.error();
+  outcome.ok = !run.failed();
+  if (run.failed()) {
+    outcome.error_kind = run.error_kind();
+    outcome.error = run.error();
   }
   outcome.stats = CollectStats();
   return outcome;
@@ -162,14 +175,14 @@ RunOutcome Slice::Run(const Engine::CoreProgram& program, const std::string& nam
 
 void Slice::CloseTraces() {
   const Picoseconds now = EventQueue::Now();
-  const std::string why = std::string("FAILED: ") + ErrorKindName(state_.error_kind());
+  const std::string why = std::string("FAILED: ") + ErrorKindName(state_.run().error_kind());
   for (CoreThread* core : state_.cores()) {
     if (!core->finished()) core->CloseTrace(now, why);
   }
   for (auto& activity : state_.activities()) {
     if (!activity->finished()) activity->CloseTrace(now, why);
   }
-  traces::TraceSink& trace = state_.trace();
+  traces::TraceSink& trace = state_.run().trace();
   for (const auto& transfer : ledger_.transfers()) {
     const Transfer& t = *transfer;
     if (t.channel >= 0 && t.sent < t.bytes)
@@ -182,7 +195,7 @@ void Slice::CloseTraces() {
 }
 
 RunStats Slice::CollectStats() {
-  RunStats stats = state_.stats();
+  RunStats stats = state_.run().stats();
   stats.events = state_.calendar().callbacks_run();
   for (const CoreThread* core : state_.cores()) {
     stats.cores.push_back(core->stats());
@@ -192,7 +205,7 @@ RunStats Slice::CollectStats() {
     for (const auto& link : chip->links()) {
       if (link->over_dcn()) continue;  // the NICs below
       stats.links.push_back(PortStats{link->port().name(), chip->id(), link->port().busy_time(),
-                                      link->port().bytes_moved()});
+                                      link->port().bytes_moved(), link->port().signals()});
     }
   }
   if (dcn_) dcn_->AddStats(stats.nics);
@@ -201,7 +214,7 @@ RunStats Slice::CollectStats() {
       Memory& memory = chip->memory_at(s);
       auto& port = memory.port();
       stats.memories.push_back(
-          PortStats{port.name(), chip->id(), port.busy_time(), port.bytes_moved()});
+          PortStats{port.name(), chip->id(), port.busy_time(), port.bytes_moved(), port.signals()});
       stats.unwritten_reads.insert(stats.unwritten_reads.end(), memory.unwritten_reads().begin(),
                                    memory.unwritten_reads().end());
     }

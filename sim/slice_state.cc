@@ -9,10 +9,10 @@
 #include "sim/chip.h"
 #include "sim/core_thread.h"
 #include "sim/memory.h"
+#include "sim/race_detector.h"
 #include "sim/router.h"
 #include "sim/slowdown.h"
 #include "sim/tensor_core.h"
-#include "topologies/topology_loader.h"
 #include "topologies/twist.h"
 
 namespace tpusim::sim {
@@ -33,40 +33,28 @@ std::vector<std::vector<int>> TwistOf(const config::Topology& topology) {
 
 SliceState::SliceState(const config::Topology& topology, EngineOptions options)
     : topology_(topology),
-      options_(std::move(options)),
+      run_(std::move(options)),
       torus_(GridOf(topology_),
              std::vector<bool>(topology_.mesh().wraparound().begin(),
                                topology_.mesh().wraparound().end()),
              TwistOf(topology_), /*slices_over_dcn=*/topology_.has_multislice()),
-      trace_(options_.trace ? options_.trace : &null_trace_),
-      watch_(options_),
       calendar_(std::make_unique<EventQueue>()),
       by_chip_(torus_.chips(), nullptr),
       signal_latency_(NanosecondsToTime(topology_.ici().signal_latency_ns())),
       store_and_forward_(topology_.ici().forwarding() == config::IciConfig::STORE_AND_FORWARD) {
   calendar_->Watch(
-      &watch_, [](void* state) { static_cast<SliceState*>(state)->FailOnHostLimit(); }, this);
-  CheckSlowdowns(options_, torus_);
+      &run_.watch(), [](void* state) { static_cast<SliceState*>(state)->FailOnHostLimit(); }, this);
+  CheckSlowdowns(run_.options(), torus_);
   // Made here, in one go, so that the chips' semaphores and waiters lie together
   // (sim/hot_arena.h).
   for (auto& chip : by_chip_)
     chip = &hot_.Make<ChipSemaphores>();
   cores_.reserve(torus_.chips());
-  // Timing-only runs move no data, so nothing they do can read stale bytes.
-  if (options_.functional && options_.race_check) {
-    // Each TensorCore is a thread of control with a clock of its own.
-    std::vector<uint32_t> cores;
-    cores.reserve(torus_.chips());
-    for (ChipId id = 0; id < torus_.chips(); ++id)
-      cores.push_back(topologies::ChipAt(topology_, torus_.CoordsOf(id)).tensor_cores());
-    races_ = std::make_unique<RaceDetector>(
-        cores, [this](const RaceDetector::Race& race) { ReportRace(race); });
-  }
 }
 
 SliceState::~SliceState() = default;
 
-void SliceState::ReportRace(const RaceDetector::Race& race) {
+void SliceState::ReportRace(const RaceReport& race) {
   const ChipId chip = race.buffer.chip;
   const std::string message = RaceMessage(
       race, [&](ChipId c, uint32_t core) { return chips_[c]->DescribeCore(core); },
@@ -75,14 +63,14 @@ void SliceState::ReportRace(const RaceDetector::Race& race) {
       std::string(MemorySpaceName(race.buffer.space)) + " buffer '" +
           memory(race.buffer).Label(race.buffer.index) + "'");
   // Only the first failure is reported; a later race would write out of time order.
-  if (!failed_ && traced()) {
+  if (!run_.failed() && run_.traced()) {
     // Made at the first race: the DSL reports some without the detector (timing-only runs).
     if (race_tracks_.empty()) race_tracks_.assign(torus_.chips(), 0);
     if (!race_tracks_[chip])
-      race_tracks_[chip] = trace_->AddTrack(chips_[chip]->tracks().chip, "races", 900);
-    for (const RaceDetector::Access* a : {&race.earlier, &race.later}) {
-      trace_->Instant(race_tracks_[chip], a->when, "race: " + a->what,
-                      {{"by", chips_[a->chip]->DescribeCore(a->core)}, {"in", a->where}});
+      race_tracks_[chip] = run_.trace().AddTrack(chips_[chip]->tracks().chip, "races", 900);
+    for (const RaceAccess* a : {&race.earlier, &race.later}) {
+      run_.trace().Instant(race_tracks_[chip], a->when, "race: " + a->what,
+                           {{"by", chips_[a->chip]->DescribeCore(a->core)}, {"in", a->where}});
     }
   }
   throw Error(ErrorKind::kRace, message);
@@ -125,15 +113,15 @@ void SliceState::CheckSemaphore(SemaphoreHandle h, const char* role, const std::
 void SliceState::FailSemaphoreOverflow(SemaphoreHandle h, int64_t amount, const Touch* touch) {
   const Semaphore& s = semaphore(h);
   // Called from threads and from the calendar alike: fail the run, as both can.
-  Fail(ErrorKind::kSemaphoreMisuse,
-       std::string(SemaphoreKindName(s.kind())) + " semaphore '" + s.name() + "' on " +
-           torus_.Describe(h.chip) + " would pass its largest value, " + std::to_string(INT64_MAX) +
-           ": it holds " + std::to_string(s.value()) + " and " +
-           (touch ? touch->Describe() + " from " + torus_.Describe(touch->from)
-                  : std::string("a DMA")) +
-           " adds " + std::to_string(amount) +
-           ". Signal smaller increments, or wait for (consume) what was signalled before "
-           "signalling more.");
+  run_.Fail(ErrorKind::kSemaphoreMisuse,
+            std::string(SemaphoreKindName(s.kind())) + " semaphore '" + s.name() + "' on " +
+                torus_.Describe(h.chip) + " would pass its largest value, " +
+                std::to_string(INT64_MAX) + ": it holds " + std::to_string(s.value()) + " and " +
+                (touch ? touch->Describe() + " from " + torus_.Describe(touch->from)
+                       : std::string("a DMA")) +
+                " adds " + std::to_string(amount) +
+                ". Signal smaller increments, or wait for (consume) what was signalled before "
+                "signalling more.");
 }
 
 bool SliceState::AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch) {
@@ -143,7 +131,7 @@ bool SliceState::AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* 
     return false;
   }
   if (s.counter_track())
-    trace_->Counter(s.counter_track(), EventQueue::Now(), static_cast<double>(s.value()));
+    run_.trace().Counter(s.counter_track(), EventQueue::Now(), static_cast<double>(s.value()));
   for (CoreThread* thread : by_chip_[h.chip]->waiters)
     thread->Poke(s);
   return true;
@@ -172,25 +160,20 @@ void SliceState::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount,
   const bool remote = issuer != target.chip;
   Picoseconds arrival = EventQueue::Now();
   if (remote) {
-    // Along the route, hop by hop through the links, as a DMA's chunks go; the semaphore
-    // changes the signal latency after the packet reaches the destination's router.
-    ChunkSchedule schedule(arrival, store_and_forward_);
     const std::string* label = nullptr;
-    if (traced()) {
+    if (run_.traced()) {
       std::string text = "signal: ";
       text += s.name();
-      label = &Label(text);
+      label = &run_.Label(text);
     }
-    chips_[issuer]->router().SendSignal(SignalAddress(target.chip, target.index), schedule,
-                                        options_.book_through_tlm, label);
-    arrival = schedule.arrival() + signal_latency_;
+    arrival = SendRemoteSignal(issuer, target, arrival, label);
   }
-  if (races_) {
-    auto clock = races_->Release(races_->Agent(issuer, issuer_core));
-    if (!remote) races_->SignalArrived(target, clock);
+  if (observer_) {
+    const uint32_t signal = observer_->SignalSent(issuer, issuer_core);
+    if (!remote) observer_->SignalArrived(signal, target);
     if (remote) {
-      calendar_->At(arrival, [this, target, amount, touch, clock = std::move(clock)] {
-        races_->SignalArrived(target, clock);
+      calendar_->At(arrival, [this, target, amount, touch, signal] {
+        observer_->SignalArrived(signal, target);
         AddToSemaphore(target, amount, &touch);
       });
       return;
@@ -198,23 +181,25 @@ void SliceState::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount,
   }
   if (!remote) {
     // A kernel that signals past the range stops here, not at its next wait.
-    if (!AddToSemaphore(target, amount, &touch)) throw Error(error_kind_, error_);
+    if (!AddToSemaphore(target, amount, &touch)) throw Error(run_.error_kind(), run_.error());
   } else {
     calendar_->At(arrival,
                   [this, target, amount, touch] { AddToSemaphore(target, amount, &touch); });
   }
 }
 
-void SliceState::Fail(ErrorKind kind, const std::string& message) {
-  if (failed_) return;  // the first failure is the cause; later ones are consequences
-  failed_ = true;
-  error_kind_ = kind;
-  error_ = message;
-  sc_core::sc_pause();  // not sc_stop: ending the suspended threads needs one more delta
+Picoseconds SliceState::SendRemoteSignal(ChipId from, SemaphoreHandle target, Picoseconds at,
+                                         const std::string* label) {
+  // Along the route, hop by hop through the links, as a DMA's chunks go; the semaphore
+  // changes the signal latency after the packet reaches the destination's router.
+  ChunkSchedule schedule(at, store_and_forward_);
+  chips_[from]->router().SendSignal(SignalAddress(target.chip, target.index), schedule,
+                                    run_.options().book_through_tlm, label);
+  return schedule.arrival() + signal_latency_;
 }
 
 void SliceState::FailOnHostLimit() {
-  Fail(watch_.kind(), HostLimitReport(*this, EventQueue::Now()));
+  run_.Fail(run_.watch().kind(), HostLimitReport(*this, EventQueue::Now()));
 }
 
 }  // namespace tpusim::sim

@@ -1,29 +1,29 @@
 #pragma once
 
-// What every module of one slice shares: the options of the run, the torus, the calendar
-// that DMA chunks and signals are scheduled on, the trace, the race detector, the ledger of
-// DMAs, every thread of control, and the run's first failure, and where each chip's
-// semaphores are (the chips own them). The Slice owns it; modules hold a reference, so a
-// test can build one chip's modules on their own.
+// What the modules of one slice share about the slice itself: its topology and torus, the
+// calendar that DMA chunks and signals are scheduled on, the chips and where each chip's
+// semaphores are (the chips own them), every thread of control, and the routing facts a
+// signal needs. What belongs to the run as a whole (options, trace, host limits, first
+// failure, stats) is the RunContext it owns (run(), sim/run_context.h). Whoever observes
+// the model's accesses, the race checker when races are checked, is attached here
+// (observer(), sim/access_observer.h); the modules only report to it. The Slice owns the
+// state; modules hold a reference, so a test can build one chip's modules on their own.
 
 #include <deque>
 #include <memory>
-#include <set>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "base/engine.h"
+#include "sim/access_observer.h"
 #include "sim/base_names.h"
 #include "sim/event_queue.h"
-#include "sim/host_watch.h"
 #include "sim/hot_arena.h"
-#include "sim/race_detector.h"
+#include "sim/run_context.h"
 #include "sim/semaphore.h"
 #include "sim/thread_budget.h"
 #include "sim/torus.h"
 #include "topologies/topology.pb.h"
-#include "traces/trace_sink.h"
 
 namespace tpusim::sim {
 
@@ -39,24 +39,20 @@ class SliceState {
   SliceState(const SliceState&) = delete;
   SliceState& operator=(const SliceState&) = delete;
 
+  // The run this slice runs: options, trace, host limits, failure, stats.
+  RunContext& run() { return run_; }
+  const RunContext& run() const { return run_; }
+
   const config::Topology& topology() const { return topology_; }
-  const EngineOptions& options() const { return options_; }
-  bool functional() const { return options_.functional; }
-  // What runs (the kernel's or the program's name): each core's top-level slice.
-  const std::string& run_name() const { return run_name_; }
-  void set_run_name(std::string name) { run_name_ = std::move(name); }
   const Torus& torus() const { return torus_; }
   EventQueue& calendar() { return *calendar_; }
-  HostWatch& watch() { return watch_; }
-  const HostWatch& watch() const { return watch_; }
-  traces::TraceSink& trace() { return *trace_; }
-  // Building trace names and arguments costs allocations; skip it when nothing records.
-  bool traced() const { return trace_ != &null_trace_; }
-  // Whether a trace was asked for at all (semaphore counter tracks are only worth it then).
-  bool trace_requested() const { return options_.trace != nullptr; }
-  // Happens-before checking (functional runs with race_check); null otherwise.
-  RaceDetector* races() { return races_.get(); }
-  [[noreturn]] void ReportRace(const RaceDetector::Race& race);
+  // Who is told of the model's accesses and synchronisations; null when nobody listens
+  // (the Slice attaches the race checker to functional runs with race_check).
+  AccessObserver* observer() { return observer_.get(); }
+  void Observe(std::unique_ptr<AccessObserver> observer) { observer_ = std::move(observer); }
+  // Fails the run with a race found by the race checker or by the DSL, named by chip, core
+  // and buffer, and marks both accesses in the trace. Throws Error(kRace).
+  [[noreturn]] void ReportRace(const RaceReport& race);
 
   // The chips, as the Slice registers them, for lookups by handle.
   void AddChip(Chip& chip) { chips_.push_back(&chip); }
@@ -80,6 +76,12 @@ class SliceState {
   // links of its route as a small transaction (Router::SendSignal) and changes the semaphore
   // the signal latency after it reaches that chip.
   void Signal(ChipId issuer, SemaphoreHandle target, int64_t amount, uint32_t issuer_core = 0);
+  // Sends a signal packet from `from`'s router at `at` along the route to `target`'s chip
+  // (another chip) and returns when the semaphore there can change: the packet's arrival
+  // plus the signal latency. A remote semaphore_signal and a zero-byte DMA's notice both
+  // travel so.
+  Picoseconds SendRemoteSignal(ChipId from, SemaphoreHandle target, Picoseconds at,
+                               const std::string* label);
   // Adds to a semaphore now and wakes the threads waiting on it; traces its counter. One
   // that would pass INT64_MAX fails the run instead (false).
   bool AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch);
@@ -106,32 +108,17 @@ class SliceState {
   std::deque<std::unique_ptr<CoreThread>>& activities() { return activities_; }
   const std::deque<std::unique_ptr<CoreThread>>& activities() const { return activities_; }
 
-  // The first failure of the run stops the simulation; later ones are its consequences.
-  void Fail(ErrorKind kind, const std::string& message);
-  // The run met a limit of its HostWatch: fails it with the watch's kind and report.
+  // The run met a limit of its HostWatch: fails it with the watch's kind and a report of
+  // where each thread of control stood.
   void FailOnHostLimit();
-  bool failed() const { return failed_; }
-  ErrorKind error_kind() const { return error_kind_; }
-  const std::string& error() const { return error_; }
-
-  RunStats& stats() { return stats_; }
-  uint64_t NewFlow() { return next_flow_++; }
-  // A name for a port's trace that lives as long as the run (the ports keep pointers).
-  const std::string& Label(std::string_view text) { return *labels_.emplace(text).first; }
-  // Tells a core's own HBM traffic (sim/memory_stream.h) from DMAs on a port's trace.
-  uint64_t NewStreamId() { return kStreamIds | next_stream_++; }
 
  private:
   HotArena hot_;  // first in, last out: modules and the calendar refer to what it holds
   config::Topology topology_;
-  EngineOptions options_;
-  std::string run_name_ = "kernel";
+  RunContext run_;
   Torus torus_;
-  traces::NullTraceSink null_trace_;
-  traces::TraceSink* trace_;
-  HostWatch watch_;  // after options_, whose interrupt check it keeps a pointer to
   std::unique_ptr<EventQueue> calendar_;
-  std::unique_ptr<RaceDetector> races_;
+  std::unique_ptr<AccessObserver> observer_;
   std::vector<traces::TrackId> race_tracks_;  // by chip, added at the first race there
   std::vector<Chip*> chips_;
   std::vector<ChipSemaphores*> by_chip_;  // each chip's own, by chip
@@ -142,14 +129,6 @@ class SliceState {
 
   std::vector<CoreThread*> cores_;
   std::deque<std::unique_ptr<CoreThread>> activities_;
-  RunStats stats_;
-  uint64_t next_flow_ = 1;
-  static constexpr uint64_t kStreamIds = uint64_t{1} << 63;  // DMAs count up from 1
-  uint64_t next_stream_ = 1;
-  std::set<std::string, std::less<>> labels_;
-  bool failed_ = false;
-  ErrorKind error_kind_ = ErrorKind::kKernelMisuse;
-  std::string error_;
 };
 
 }  // namespace tpusim::sim

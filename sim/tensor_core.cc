@@ -42,7 +42,8 @@ std::pair<size_t, traces::TrackId> TensorCore::TakeActivityTrack(int rank_base) 
   if (free == activity_tracks_.end()) {
     const int n = static_cast<int>(activity_tracks_.size());
     activity_tracks_.emplace_back(
-        slice_.trace().AddTrack(chip_.tracks().chip, "async " + std::to_string(n), rank_base + n),
+        slice_.run().trace().AddTrack(chip_.tracks().chip, "async " + std::to_string(n),
+                                      rank_base + n),
         false);
     free = activity_tracks_.end() - 1;
   }

@@ -105,6 +105,49 @@ TEST(SignalRoute, ARemoteSignalCrossesEachLinkOfItsRouteOnce) {
   }
 }
 
+TEST(SignalRoute, TheRunsLinkStatsCountTheSignalsEachLinkCarried) {
+  SignalRun run = RunSignal(Line(4), 0, 3);
+  ASSERT_TRUE(run.outcome.ok) << run.outcome.error;
+  // The stats say what the ports counted: one signal on each x+ link of chips 0 to 2.
+  std::map<std::string, uint64_t> in_stats;
+  for (const auto& link : run.outcome.stats.links) {
+    if (link.signals > 0)
+      in_stats[std::to_string(link.chip) + ":" + link.name.substr(link.name.rfind(' ') + 1)] =
+          link.signals;
+  }
+  const std::map<std::string, uint64_t> expected = {{"0:x+", 1}, {"1:x+", 1}, {"2:x+", 1}};
+  EXPECT_EQ(in_stats, expected);
+  EXPECT_EQ(in_stats, run.signals);
+  for (const auto& memory : run.outcome.stats.memories)
+    EXPECT_EQ(memory.signals, 0u) << memory.name << ": a signal ends at the router";
+}
+
+TEST(SignalRoute, ASignalAndADmasNoticeAreSentByOneSequence) {
+  // SliceState::SendRemoteSignal is what semaphore_signal and a zero-byte DMA both call: at
+  // any time, it books the route and says when the semaphore changes.
+  for (const bool through_tlm : {false, true}) {
+    base::EngineOptions options = TimingOnly();
+    options.book_through_tlm = through_tlm;
+    sim::Simulation simulation(Line(4), options);
+    const SemaphoreHandle s = simulation.AddSemaphore(3, SemaphoreKind::kRegular, "s");
+    Picoseconds sent = 0, changes = 0;
+    const auto outcome = simulation.Run([&](CorePort& core) {
+      if (core.chip() != 0) return;
+      core.Compute(base::ComputeUnit::kScalar, 1000, "before");
+      sent = core.Now();
+      changes = simulation.slice().state().SendRemoteSignal(0, s, sent, nullptr);
+    });
+    ASSERT_TRUE(outcome.ok) << outcome.error;
+    EXPECT_GT(sent, 0u);
+    const Picoseconds packet = TransferTime(sim::kSignalBytes, kLinkBandwidth);
+    EXPECT_EQ(changes, sent + 3 * Ns(kHopNs) + packet + Ns(kSignalNs)) << through_tlm;
+    uint64_t crossed = 0;
+    for (const auto& link : outcome.stats.links)
+      crossed += link.signals;
+    EXPECT_EQ(crossed, 3u) << through_tlm;
+  }
+}
+
 TEST(SignalRoute, ASlowedLinkOnTheRouteDelaysTheSignalByItsPacketTime) {
   // chip 1's x+ link at a thousandth of its bandwidth: the packet takes 1000x as long on it,
   // and cut through, the slowest hop's packet time is what the route adds:
@@ -147,6 +190,15 @@ TEST(SignalRoute, ASignalToAnotherSlicePaysTheDcnLatency) {
     EXPECT_TRUE(axis != 'x' && axis != 'y') << link;
     EXPECT_EQ(count, 1u) << link;
   }
+  // The run's NIC stats (host 0 out, host 0 in, host 1 out, host 1 in) count it once at
+  // each end, and no ICI link's stats do.
+  ASSERT_EQ(run.outcome.stats.nics.size(), 4u);
+  const std::vector<uint64_t> nics = {
+      run.outcome.stats.nics[0].signals, run.outcome.stats.nics[1].signals,
+      run.outcome.stats.nics[2].signals, run.outcome.stats.nics[3].signals};
+  EXPECT_EQ(nics, (std::vector<uint64_t>{1, 0, 0, 1}));
+  for (const auto& link : run.outcome.stats.links)
+    EXPECT_EQ(link.signals, 0u) << link.name;
 }
 
 TEST(SignalRoute, BookingThroughTlmGivesTheSameTimeAndCounts) {
