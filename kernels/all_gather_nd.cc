@@ -222,7 +222,8 @@ Bound BoundOver(const Mesh& mesh, const Params& params, const std::vector<std::s
   b.formula =
       "max(T_min sum|X_i|/2, max over sub-meshes S of V (N-G_S)/(N G_S W_in(S))), N devices "
       "over the axes, G_S in the sub-mesh, W_in(S) the bandwidth into one of them over the other "
-      "axes; S = {} gives (V/(W_ici N_axes))(N-1)/N";
+      "axes (one link on an axis without wraparound, where T_min counts X_i-1 hops); S = {} gives "
+      "(V/(W_ici N_axes))(N-1)/N";
   return b;
 }
 
