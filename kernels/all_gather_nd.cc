@@ -178,20 +178,23 @@ Workload MakeOver(const Mesh& mesh, const Params& params, const std::string& nam
   return w;
 }
 
-// max(T_min sum|X_i|/2, (V/(W_ici N_axes))(N-1)/N), with W_oneway and T_min (X_i - 1) on an
-// axis without wraparound.
+// The latency term max(T_min sum|X_i|/2) (T_min (X_i - 1) on an axis without wraparound),
+// and a bandwidth term from cuts: the devices of any sub-mesh over a subset S of the axes
+// hold G_S of the N blocks, so the other N - G_S must enter it, over the links of the axes
+// outside S, G_S x sum W_in of them (W_in: both links of a ring, one of a line, as at its
+// end). S = {} is (V/(W_ici N_axes))(N-1)/N, the largest on a torus of equal links; on
+// TPU7x the chip (S = {chiplet}) is: its die-to-die link brings nothing new into the chip.
 Bound BoundOver(const Mesh& mesh, const Params& params, const std::vector<std::string>& axes) {
   double latency = 0;
-  double inbound = 0;  // bytes/s a device can receive over the axes' links
   int devices = 1;
+  std::vector<AxisLinks> links;
   for (const std::string& axis : axes) {
     const AxisLinks a = LinksOf(mesh, axis);
     devices *= a.size;
+    links.push_back(a);
     if (a.size < 2) continue;
-    // With wraparound a ring has X/2 hops to its far side and both links bring data in
-    // (W_ici); a line has X-1 hops and its end chips one inbound link (W_oneway).
+    // With wraparound a ring has X/2 hops to its far side; a line has X-1 hops.
     latency += a.hop_latency_s * (a.wraparound ? a.size / 2.0 : a.size - 1.0);
-    inbound += a.wraparound ? 2 * a.link_bytes_per_s : a.link_bytes_per_s;
   }
   Bound b;
   if (devices < 2) {
@@ -199,10 +202,28 @@ Bound BoundOver(const Mesh& mesh, const Params& params, const std::vector<std::s
     return b;
   }
   const double v = static_cast<double>(params.Bytes("bytes"));
-  b.seconds = std::max(latency, v * (devices - 1) / devices / inbound);
+  const size_t n = links.size();
+  double transfer = 0;
+  for (uint32_t inside = 0; inside + 1 < (uint32_t{1} << n); ++inside) {
+    double group = 1;    // G_S: devices of the sub-mesh over the axes in S
+    double inbound = 0;  // bytes/s into one of its devices over the axes outside S
+    for (size_t i = 0; i < n; ++i) {
+      const AxisLinks& a = links[i];
+      if (inside & (uint32_t{1} << i)) {
+        group *= a.size;
+      } else if (a.size >= 2) {
+        inbound += a.wraparound ? 2 * a.link_bytes_per_s : a.link_bytes_per_s;
+      }
+    }
+    if (inbound > 0)
+      transfer = std::max(transfer, v * (devices - group) / devices / (group * inbound));
+  }
+  b.seconds = std::max(latency, transfer);
   b.formula =
-      "max(T_min sum|X_i|/2, (V/(W_ici N_axes))(N-1)/N), N devices over the axes; W_oneway "
-      "and T_min (X_i-1) on an axis without wraparound";
+      "max(T_min sum|X_i|/2, max over sub-meshes S of V (N-G_S)/(N G_S W_in(S))), N devices "
+      "over the axes, G_S in the sub-mesh, W_in(S) the bandwidth into one of them over the other "
+      "axes (one link on an axis without wraparound, where T_min counts X_i-1 hops); S = {} gives "
+      "(V/(W_ici N_axes))(N-1)/N";
   return b;
 }
 

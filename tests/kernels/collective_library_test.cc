@@ -424,6 +424,42 @@ TEST(AllGatherNd, SemaphoresDoNotGrowWithTheAxes) {
   EXPECT_LT(count({4, 4}), count({4, 4, 4}));  // per axis, not per step
 }
 
+// The bound is a cut: on TPU7x the chip (both chiplets) must take in every block it lacks
+// over its ICI links, however fast its die-to-die link; on a torus of equal links the
+// device's own links bind, as docs/references.md §3 states.
+TEST(AllGatherNd, BoundIsTheTightestCut) {
+  const uint64_t bytes = 64ull << 20;
+  const auto bound_of = [bytes](const dsl::Mesh& mesh) {
+    const kernels::Params args =
+        testing::ParamsFor("all_gather_nd", {{"bytes", bytes}}, /*functional=*/false);
+    return testing::Entry("all_gather_nd").bound(mesh, args).seconds;
+  };
+  const double v = static_cast<double>(bytes);
+
+  const dsl::Mesh tpu7x(topologies::LoadTopology("tpu7x-2x2x2"));
+  const kernels::AxisLinks ici = kernels::LinksOf(tpu7x, "x");
+  const kernels::AxisLinks d2d = kernels::LinksOf(tpu7x, "chiplet");
+  ASSERT_FALSE(ici.wraparound);
+  ASSERT_GT(d2d.link_bytes_per_s, 3 * ici.link_bytes_per_s);  // else the device cut binds
+  // 16 devices, chips of 2, each chiplet with one link on each of x, y and z.
+  const double chip_cut = v * (16 - 2) / 16 / (2 * 3 * ici.link_bytes_per_s);
+  EXPECT_NEAR(bound_of(tpu7x), chip_cut, chip_cut * 1e-12);
+  kernels::Workload w = testing::Entry("all_gather_nd")
+                            .make(tpu7x, testing::ParamsFor("all_gather_nd", {{"bytes", bytes}},
+                                                            /*functional=*/false));
+  dsl::RunOptions options;
+  options.functional = false;
+  const dsl::RunResult result = w.program.Run(w.inputs, options);
+  ASSERT_TRUE(result.ok) << result.error;
+  EXPECT_GE(static_cast<double>(result.time()) * 1e-12, chip_cut);  // a bound holds
+
+  const dsl::Mesh cube(topologies::LoadTopology("v5p-4x4x4"));
+  const kernels::AxisLinks ring = kernels::LinksOf(cube, "x");
+  ASSERT_TRUE(ring.wraparound);
+  const double device_cut = v * (64 - 1) / 64 / (3 * 2 * ring.link_bytes_per_s);
+  EXPECT_NEAR(bound_of(cube), device_cut, device_cut * 1e-12);
+}
+
 TEST(AllGatherNd, RefusesAxesItCannotGatherOver) {
   const dsl::Mesh mesh(topologies::LoadTopology("v4-4x4x4"));
   const auto error_of = [&mesh](const std::string& entry, const kernels::ParamValues& args) {
