@@ -133,6 +133,8 @@ void DmaDispatcher::Start(const DmaRequest& request, uint32_t core) {
   t.source_dense = BoxIsDense(request.source.box);
   t.destination_dense = BoxIsDense(request.destination.box);
   t.dispatcher = this;
+  t.recv_semaphore = &slice_.semaphore(request.recv_semaphore);
+  if (request.has_send_semaphore) t.send_semaphore = &slice_.semaphore(request.send_semaphore);
   t.chunk_bytes = chunk_bytes_;
   t.through_tlm = slice_.options().book_through_tlm;
   const std::vector<LinkId> route = slice_.torus().Route(issuer, destination.chip);
@@ -349,13 +351,15 @@ void DmaDispatcher::MoveBytes(const Region& region, uint64_t base, uint8_t* data
 
 void DmaDispatcher::OnDeparted(SliceState& slice, Transfer& t, uint64_t bytes) {
   t.sent += bytes;
-  if (t.request.has_send_semaphore) {
+  if (t.send_semaphore) {
     if (t.sent == t.bytes) {  // only the last chunk is remembered, so only it builds a Touch
       const Touch touch{EventQueue::Now(), t.issuer, static_cast<int64_t>(t.bytes),
                         Touch::Kind::kDmaSent, t.request.label};
-      slice.AddToSemaphore(t.request.send_semaphore, static_cast<int64_t>(bytes), &touch);
+      slice.AddToSemaphore(*t.send_semaphore, t.request.send_semaphore, static_cast<int64_t>(bytes),
+                           &touch);
     } else {
-      slice.AddToSemaphore(t.request.send_semaphore, static_cast<int64_t>(bytes), nullptr);
+      slice.AddToSemaphore(*t.send_semaphore, t.request.send_semaphore, static_cast<int64_t>(bytes),
+                           nullptr);
     }
   }
   if (t.sent == t.bytes) t.dispatcher->Departed(t);
@@ -383,7 +387,8 @@ void DmaDispatcher::OnLanded(SliceState& slice, Transfer& t, uint64_t bytes) {
   if (slice.traced()) t.dispatcher->BytesInFlight(-static_cast<int64_t>(bytes));
   if (t.landed == t.bytes) return t.dispatcher->Landed(t, bytes);
   if (bytes > 0)
-    slice.AddToSemaphore(t.request.recv_semaphore, static_cast<int64_t>(bytes), nullptr);
+    slice.AddToSemaphore(*t.recv_semaphore, t.request.recv_semaphore, static_cast<int64_t>(bytes),
+                         nullptr);
 }
 
 void DmaDispatcher::Landed(Transfer& t, uint64_t bytes) {
@@ -409,7 +414,8 @@ void DmaDispatcher::Landed(Transfer& t, uint64_t bytes) {
   // Only the last chunk is remembered, so only it builds a Touch.
   const Touch touch{EventQueue::Now(), t.issuer, static_cast<int64_t>(t.bytes),
                     Touch::Kind::kDmaLanded, t.request.label};
-  slice_.AddToSemaphore(t.request.recv_semaphore, static_cast<int64_t>(bytes), &touch);
+  slice_.AddToSemaphore(*t.recv_semaphore, t.request.recv_semaphore, static_cast<int64_t>(bytes),
+                        &touch);
   ledger_.Trim();  // may free `t`
 }
 
