@@ -253,11 +253,21 @@ void DmaDispatcher::ReserveChunk(SliceState& slice, Transfer& t) {
   // The read from the source memory, then the write along the route to the destination. A
   // copy within one memory books its port once, for both.
   const size_t hops = t.path.size();
+  // Each hop's port is a cache miss on a large slice: ask for all of them at once, not one
+  // after another as the bookings reach them.
+  for (size_t i = 0; i < hops; ++i) {
+    const char* port = reinterpret_cast<const char*>(t.path[i].direct);
+    __builtin_prefetch(port);
+    __builtin_prefetch(port + 64);
+    __builtin_prefetch(port + 128);
+  }
+  // Untraced, the ports keep no label (their trace is off), so it is not even read.
+  const std::string* label = slice.traced() ? &t.request.label.str() : nullptr;
   for (size_t i = 0; i < hops; ++i) {
     const PathHop& hop = t.path[i];
     const uint64_t length = i == 0 && t.within_one_memory ? 2 * bytes : bytes;
     if (hop.direct && !t.through_tlm) {
-      hop.direct->BookChunk(schedule, length, t.id, &t.request.label.str());
+      hop.direct->BookChunk(schedule, length, t.id, label);
     } else {
       t.dispatcher->BookThroughTlm(t, i, i > 0 && i + 1 < hops, length, schedule);
     }
