@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 #include <type_traits>
+#include <utility>
 
 namespace tpusim::sim {
 
@@ -21,6 +22,18 @@ class SmallVector {
   SmallVector() = default;
   SmallVector(const SmallVector&) = delete;
   SmallVector& operator=(const SmallVector&) = delete;
+  // Takes the other's heap block, or copies its inline elements; the other is left empty.
+  SmallVector(SmallVector&& other) noexcept { *this = std::move(other); }
+  SmallVector& operator=(SmallVector&& other) noexcept {
+    if (this == &other) return *this;
+    size_ = other.size_;
+    capacity_ = other.capacity_;
+    heap_ = std::move(other.heap_);
+    if (!heap_) std::memcpy(inline_, other.inline_, size_ * sizeof(T));
+    other.size_ = 0;
+    other.capacity_ = N;
+    return *this;
+  }
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
@@ -31,6 +44,10 @@ class SmallVector {
   T& operator[](size_t i) { return data()[i]; }
   const T& operator[](size_t i) const { return data()[i]; }
 
+  void push_back(const T& value) {
+    if (size_ == capacity_) Grow();
+    data()[size_++] = value;
+  }
   // Inserts `value` before `at` (a pointer into this vector, or end()).
   void insert(const T* at, const T& value) {
     const size_t index = static_cast<size_t>(at - data());
