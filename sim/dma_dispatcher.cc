@@ -137,11 +137,11 @@ void DmaDispatcher::Start(const DmaRequest& request, uint32_t core) {
   if (request.has_send_semaphore) t.send_semaphore = &slice_.semaphore(request.send_semaphore);
   t.chunk_bytes = chunk_bytes_;
   t.through_tlm = slice_.options().book_through_tlm;
-  const std::vector<LinkId> route = slice_.torus().Route(issuer, destination.chip);
-  t.hops = static_cast<int>(route.size());
   Router& router = chip_.router();  // cold, once per DMA
   router.PathTo(t.source_base, nullptr, t.path);
-  if (!t.within_one_memory) router.PathTo(t.destination_base, route.data(), t.path);
+  if (!t.within_one_memory) router.PathTo(t.destination_base, nullptr, t.path);
+  // The path is the source memory, the route's links, then the destination memory.
+  t.hops = t.within_one_memory ? 0 : static_cast<int>(t.path.size()) - 2;
   // The receiver learns of bytes from another chip through its semaphore, a signal's latency
   // after they land.
   t.notify = destination.chip != issuer ? slice_.signal_latency() : 0;

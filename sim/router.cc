@@ -78,7 +78,10 @@ void Router::AppendPath(uint64_t address, const LinkId* route, Path& path) {
       path.push_back(PathHop{at->direct_[output], at->targets_[output]});
       return;
     }
-    const LinkId link = route[next_link++];
+    // Without a route, each router takes the next link as a signal does: dimension-ordered
+    // hops agree with the whole route (Torus::NextLink), and none is built per DMA.
+    const LinkId link =
+        route ? route[next_link++] : static_cast<LinkId>(torus_.NextLink(at->chip_, destination));
     const size_t output = static_cast<size_t>(at->memories_) + (link - at->first_link_);
     path.push_back(PathHop{at->direct_[output], at->targets_[output]});
     at = &at->links_[link - at->first_link_]->next();

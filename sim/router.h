@@ -75,7 +75,8 @@ class Router : public sc_core::sc_module,
   int OutputFor(uint64_t address, ChunkExtension* chunk = nullptr) const;
 
   // The targets a transaction to `address` passes, from this router on, following `route`
-  // (Torus::Route to the address's chip): what DMA engines learn once per DMA, so that each
+  // (Torus::Route to the address's chip), or with a null route the links Torus::NextLink
+  // names hop by hop (the same links): what DMA engines learn once per DMA, so that each
   // chunk goes straight to its hops. Call after elaboration.
   void PathTo(uint64_t address, const LinkId* route, std::vector<PathHop>& path);
   // The same into a DMA's own list (Transfer::path), which holds short paths inline.
