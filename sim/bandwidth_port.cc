@@ -10,7 +10,7 @@ Picoseconds BandwidthPort::ReserveFor(Picoseconds now, Picoseconds earliest, Pic
                                       const std::string* label) {
   Retire(now);
   Picoseconds start = earliest;
-  auto it = calendar_.begin() + static_cast<std::ptrdiff_t>(head_);
+  const Busy* it = calendar_.begin() + head_;
   for (; it != calendar_.end(); ++it) {
     if (it->end <= start) continue;
     if (start + duration <= it->start) break;  // fits in the gap before this interval
@@ -30,8 +30,8 @@ void BandwidthPort::Retire(Picoseconds now) {
   if (head_ == calendar_.size()) {
     calendar_.clear();
     head_ = 0;
-  } else if (head_ >= 64 && head_ * 2 >= calendar_.size()) {
-    calendar_.erase(calendar_.begin(), calendar_.begin() + static_cast<std::ptrdiff_t>(head_));
+  } else if (head_ * 2 >= calendar_.size()) {  // moves no more than it retired
+    calendar_.erase_front(head_);
     head_ = 0;
   }
 }

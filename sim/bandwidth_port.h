@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/base_names.h"
+#include "sim/small_vector.h"
 #include "traces/trace_sink.h"
 
 namespace tpusim::sim {
@@ -20,7 +21,7 @@ class BandwidthPort {
  public:
   BandwidthPort(std::string name, double bytes_per_second, traces::TraceSink* trace,
                 traces::TrackId track)
-      : name_(std::move(name)), bytes_per_second_(bytes_per_second), trace_(trace), track_(track) {}
+      : bytes_per_second_(bytes_per_second), trace_(trace), track_(track), name_(std::move(name)) {}
 
   const std::string& name() const { return name_; }
   double bytes_per_second() const { return bytes_per_second_; }
@@ -73,21 +74,23 @@ class BandwidthPort {
   void Write(const Busy& busy);
   void WriteMarksBefore(Picoseconds limit);
 
-  std::string name_;
-  double bytes_per_second_;
-  traces::TraceSink* trace_;
-  traces::TrackId track_;
-  // Sorted, non-overlapping; entries before head_ are retired. A vector with a moving head
-  // (compacted now and then) allocates far less than a deque that empties and refills.
-  std::vector<Busy> calendar_;
+  // What every chunk reads first (the calendar's head inline), the names and the trace's
+  // marks after.
   size_t head_ = 0;
-  Busy pending_{0, 0, 0, nullptr};  // last retired run, merged with the next if contiguous
-  bool has_pending_ = false;
   mutable uint64_t last_bytes_ = 0;
   mutable Picoseconds last_duration_ = 0;
   Picoseconds busy_ = 0;
   uint64_t bytes_ = 0;
+  // Sorted, non-overlapping; entries before head_ are retired. A moving head (compacted now
+  // and then) moves far less than erasing each interval as it ends.
+  SmallVector<Busy, 4> calendar_;
+  Busy pending_{0, 0, 0, nullptr};  // last retired run, merged with the next if contiguous
+  bool has_pending_ = false;
+  double bytes_per_second_;
+  traces::TraceSink* trace_;
+  traces::TrackId track_;
   uint64_t signals_ = 0;
+  std::string name_;
   // Signals not yet written, by time: only kept with a trace.
   std::vector<Mark> marks_;
   size_t marks_head_ = 0;

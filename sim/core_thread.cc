@@ -113,6 +113,7 @@ void CoreThread::Wait(SemaphoreHandle handle, int64_t amount, WaitKind kind,
     }
     waiting_ = &s;
     wait_amount_ = amount;
+    s.AwaitAtLeast(amount);
     wait_kind_ = kind;
     wait_what_ = what;
     while (s.value() < amount) {

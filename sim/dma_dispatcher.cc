@@ -133,13 +133,15 @@ void DmaDispatcher::Start(const DmaRequest& request, uint32_t core) {
   t.source_dense = BoxIsDense(request.source.box);
   t.destination_dense = BoxIsDense(request.destination.box);
   t.dispatcher = this;
+  t.recv_semaphore = &slice_.semaphore(request.recv_semaphore);
+  if (request.has_send_semaphore) t.send_semaphore = &slice_.semaphore(request.send_semaphore);
   t.chunk_bytes = chunk_bytes_;
   t.through_tlm = slice_.run().options().book_through_tlm;
-  const std::vector<LinkId> route = slice_.torus().Route(issuer, destination.chip);
-  t.hops = static_cast<int>(route.size());
   Router& router = chip_.router();  // cold, once per DMA
   router.PathTo(t.source_base, nullptr, t.path);
-  if (!t.within_one_memory) router.PathTo(t.destination_base, route.data(), t.path);
+  if (!t.within_one_memory) router.PathTo(t.destination_base, nullptr, t.path);
+  // The path is the source memory, the route's links, then the destination memory.
+  t.hops = t.within_one_memory ? 0 : static_cast<int>(t.path.size()) - 2;
   // The receiver learns of bytes from another chip through its semaphore, a signal's latency
   // after they land.
   t.notify = destination.chip != issuer ? slice_.signal_latency() : 0;
@@ -248,11 +250,21 @@ void DmaDispatcher::ReserveChunk(SliceState& slice, Transfer& t) {
   // The read from the source memory, then the write along the route to the destination. A
   // copy within one memory books its port once, for both.
   const size_t hops = t.path.size();
+  // Each hop's port is a cache miss on a large slice: ask for all of them at once, not one
+  // after another as the bookings reach them.
+  for (size_t i = 0; i < hops; ++i) {
+    const char* port = reinterpret_cast<const char*>(t.path[i].direct);
+    __builtin_prefetch(port);
+    __builtin_prefetch(port + 64);
+    __builtin_prefetch(port + 128);
+  }
+  // Untraced, the ports keep no label (their trace is off), so it is not even read.
+  const std::string* label = slice.run().traced() ? &t.request.label.str() : nullptr;
   for (size_t i = 0; i < hops; ++i) {
     const PathHop& hop = t.path[i];
     const uint64_t length = i == 0 && t.within_one_memory ? 2 * bytes : bytes;
     if (hop.direct && !t.through_tlm) {
-      hop.direct->BookChunk(schedule, length, t.id, &t.request.label.str());
+      hop.direct->BookChunk(schedule, length, t.id, label);
     } else {
       t.dispatcher->BookThroughTlm(t, i, i > 0 && i + 1 < hops, length, schedule);
     }
@@ -346,13 +358,15 @@ void DmaDispatcher::MoveBytes(const Region& region, uint64_t base, uint8_t* data
 
 void DmaDispatcher::OnDeparted(SliceState& slice, Transfer& t, uint64_t bytes) {
   t.sent += bytes;
-  if (t.request.has_send_semaphore) {
+  if (t.send_semaphore) {
     if (t.sent == t.bytes) {  // only the last chunk is remembered, so only it builds a Touch
       const Touch touch{EventQueue::Now(), t.issuer, static_cast<int64_t>(t.bytes),
                         Touch::Kind::kDmaSent, t.request.label};
-      slice.AddToSemaphore(t.request.send_semaphore, static_cast<int64_t>(bytes), &touch);
+      slice.AddToSemaphore(*t.send_semaphore, t.request.send_semaphore, static_cast<int64_t>(bytes),
+                           &touch);
     } else {
-      slice.AddToSemaphore(t.request.send_semaphore, static_cast<int64_t>(bytes), nullptr);
+      slice.AddToSemaphore(*t.send_semaphore, t.request.send_semaphore, static_cast<int64_t>(bytes),
+                           nullptr);
     }
   }
   if (t.sent == t.bytes) t.dispatcher->Departed(t);
@@ -381,7 +395,8 @@ void DmaDispatcher::OnLanded(SliceState& slice, Transfer& t, uint64_t bytes) {
   if (slice.run().traced()) t.dispatcher->BytesInFlight(-static_cast<int64_t>(bytes));
   if (t.landed == t.bytes) return t.dispatcher->Landed(t, bytes);
   if (bytes > 0)
-    slice.AddToSemaphore(t.request.recv_semaphore, static_cast<int64_t>(bytes), nullptr);
+    slice.AddToSemaphore(*t.recv_semaphore, t.request.recv_semaphore, static_cast<int64_t>(bytes),
+                         nullptr);
 }
 
 void DmaDispatcher::Landed(Transfer& t, uint64_t bytes) {
@@ -408,7 +423,8 @@ void DmaDispatcher::Landed(Transfer& t, uint64_t bytes) {
   // Only the last chunk is remembered, so only it builds a Touch.
   const Touch touch{EventQueue::Now(), t.issuer, static_cast<int64_t>(t.bytes),
                     Touch::Kind::kDmaLanded, t.request.label};
-  slice_.AddToSemaphore(t.request.recv_semaphore, static_cast<int64_t>(bytes), &touch);
+  slice_.AddToSemaphore(*t.recv_semaphore, t.request.recv_semaphore, static_cast<int64_t>(bytes),
+                        &touch);
   ledger_.Trim();  // may free `t`
 }
 

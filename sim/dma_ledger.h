@@ -20,6 +20,7 @@
 namespace tpusim::sim {
 
 class DmaDispatcher;
+class Semaphore;
 class SliceState;
 struct Transfer;
 
@@ -41,9 +42,13 @@ struct Transfer {
   uint64_t chunk_bytes = 0;
   uint64_t id = 0;
   DmaDispatcher* dispatcher = nullptr;  // the issuing chip's
+  // The request's semaphores, found once when it starts (null: no send semaphore). Chips
+  // keep their semaphores in deques, so these stay put while kernels add more.
+  Semaphore* send_semaphore = nullptr;
+  Semaphore* recv_semaphore = nullptr;
   // The hops a chunk books, as the routers give them (Router::PathTo): the source memory,
   // then (unless the copy stays within one memory) the route's links and the destination.
-  std::vector<PathHop> path;
+  SmallVector<PathHop, 4> path;    // inline up to four hops: no heap block to miss per chunk
   bool within_one_memory = false;  // one transaction books the port for read and write
   bool through_tlm = false;        // EngineOptions::book_through_tlm
   bool source_dense = false;       // contiguous boxes: a chunk's address needs no walk

@@ -39,7 +39,7 @@ class LinkTiming final : public ChunkTarget {
  public:
   LinkTiming(std::string name, double bytes_per_second, Picoseconds latency,
              traces::TraceSink* trace, traces::TrackId track)
-      : port(std::move(name), bytes_per_second, trace, track), latency(latency) {}
+      : latency(latency), port(std::move(name), bytes_per_second, trace, track) {}
 
   // ChunkSchedule's link rule, then the link.
   void BookChunk(ChunkSchedule& schedule, uint64_t bytes, uint64_t transfer,
@@ -61,8 +61,8 @@ class LinkTiming final : public ChunkTarget {
     schedule.Record(/*link=*/true, start, start + duration, latency);
   }
 
+  Picoseconds latency;  // before the port, in the cache line a chunk reads first
   BandwidthPort port;
-  Picoseconds latency;
 };
 
 // A target module whose chunks book through a ChunkTarget: a DMA engine that knows a chunk's

@@ -34,7 +34,7 @@ class Semaphore {
  public:
   static constexpr size_t kRecentTouches = 3;
 
-  Semaphore(std::string name, SemaphoreKind kind) : name_(std::move(name)), kind_(kind) {}
+  Semaphore(std::string name, SemaphoreKind kind) : kind_(kind), name_(std::move(name)) {}
 
   const std::string& name() const { return name_; }
   SemaphoreKind kind() const { return kind_; }
@@ -63,15 +63,28 @@ class Semaphore {
   // A wait that found enough: consumes `amount`.
   void Take(int64_t amount) { value_ -= amount; }
 
+  // A thread of control starts waiting for the value to reach `amount`.
+  void AwaitAtLeast(int64_t amount) { wake_at_ = std::min(wake_at_, amount); }
+  // Whether a change may wake a waiter: false while the value is below what every thread
+  // that waits on this semaphore needs, so a chunk that lands before its waiter can go on
+  // costs no look at the chip's threads (on a pod, each a cache miss).
+  bool MayWake() const { return value_ >= wake_at_; }
+  // What the threads still waiting on it need, at the least (INT64_MAX: none waits).
+  void set_wake_at(int64_t amount) { wake_at_ = amount; }
+
   // "last changed by signal from chip 1 (x=1) (+1 at 2.000 us)", for reports.
   std::string DescribeRecent(const DeviceGrid& grid) const;
 
  private:
-  std::string name_;
-  SemaphoreKind kind_;
+  // What every chunk reads first, together at the front (one cache line).
   int64_t value_ = 0;
-  std::vector<Touch> recent_;
+  // No waiter needs less than this (AwaitAtLeast lowers it; SliceState::AddToSemaphore sets
+  // it anew when it looks at the waiters).
+  int64_t wake_at_ = INT64_MAX;
   traces::TrackId counter_track_ = 0;
+  SemaphoreKind kind_;
+  std::string name_;
+  std::vector<Touch> recent_;
 };
 
 class CoreThread;

@@ -124,16 +124,22 @@ void SliceState::FailSemaphoreOverflow(SemaphoreHandle h, int64_t amount, const 
                 "signalling more.");
 }
 
-bool SliceState::AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch) {
-  Semaphore& s = semaphore(h);
+bool SliceState::AddToSemaphore(Semaphore& s, const SemaphoreHandle& h, int64_t amount,
+                                const Touch* touch) {
   if (!s.Add(amount, touch)) [[unlikely]] {
     FailSemaphoreOverflow(h, amount, touch);
     return false;
   }
   if (s.counter_track())
     run_.trace().Counter(s.counter_track(), EventQueue::Now(), static_cast<double>(s.value()));
-  for (CoreThread* thread : by_chip_[h.chip]->waiters)
+  // Below what every waiter needs, no Poke would wake anyone.
+  if (!s.MayWake()) return true;
+  int64_t wake_at = INT64_MAX;
+  for (CoreThread* thread : by_chip_[h.chip]->waiters) {
     thread->Poke(s);
+    if (thread->waiting() == &s) wake_at = std::min(wake_at, thread->wait_amount());
+  }
+  s.set_wake_at(wake_at);
   return true;
 }
 

@@ -84,7 +84,12 @@ class SliceState {
                                const std::string* label);
   // Adds to a semaphore now and wakes the threads waiting on it; traces its counter. One
   // that would pass INT64_MAX fails the run instead (false).
-  bool AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch);
+  bool AddToSemaphore(SemaphoreHandle h, int64_t amount, const Touch* touch) {
+    return AddToSemaphore(semaphore(h), h, amount, touch);
+  }
+  // The same for the semaphore `h` names, already found (a DMA finds its semaphores once, not
+  // per chunk: the lookup walks the chip's deque, a cache miss or two on a pod).
+  bool AddToSemaphore(Semaphore& s, const SemaphoreHandle& h, int64_t amount, const Touch* touch);
   // Its rare path, kept out of line so that the hot one stays lean.
   [[gnu::cold, gnu::noinline]] void FailSemaphoreOverflow(SemaphoreHandle h, int64_t amount,
                                                           const Touch* touch);

@@ -193,6 +193,15 @@ TEST_F(RouterTest, PathToGivesTheLinkModulesOfTheRouteAndTheDestinationMemory) {
         std::vector<sim::PathHop> path;
         slice.chip(from).router().PathTo(sim::MakeAddress(to, space, 0), route.data(), path);
         ASSERT_EQ(path.size(), route.size() + 1) << from << " -> " << to;
+        // Without a route, the routers' own hop-by-hop choice gives the same hops (the DMA
+        // engine's way: it builds no route).
+        std::vector<sim::PathHop> decided;
+        slice.chip(from).router().PathTo(sim::MakeAddress(to, space, 0), nullptr, decided);
+        ASSERT_EQ(decided.size(), path.size()) << from << " -> " << to;
+        for (size_t i = 0; i < path.size(); ++i) {
+          EXPECT_EQ(decided[i].target, path[i].target) << from << " -> " << to << ", hop " << i;
+          EXPECT_EQ(decided[i].direct, path[i].direct) << from << " -> " << to << ", hop " << i;
+        }
         for (size_t i = 0; i < route.size(); ++i) {
           sim::IciLink& link = link_module(route[i]);
           EXPECT_EQ(path[i].target, static_cast<tlm::tlm_fw_transport_if<>*>(&link));
