@@ -1,12 +1,12 @@
 // The CLI's array new/delete: as the library's, except for SystemC's start-up scratch heap.
 //
 // Why: libsystemc's static initialiser builds sc_core::sc_temp_heap, a 3 MiB scratch heap for
-// its bit-vector temporaries (sysc/utils/sc_temporary.h: new char[0x300000], then a memset).
+// its bit-vector temporaries (an sc_byte_heap: new char[0x300000], then a memset).
 // From the allocator, that memset faults in 768 fresh 4 KiB pages: about half the page faults
-// of a 16-chip run and a tenth of its CPU time (docs/performance.md, "Start-up cost"). tpusim
+// of a 16-chip run, and about 0.4 ms of its CPU (docs/performance.md, "Start-up cost"). tpusim
 // never uses SystemC's data types, but the heap is built before main by a library we do not
 // build. Here that one block comes from a mapping the kernel may back with two transparent
-// huge pages (madvise(MADV_HUGEPAGE); the system default only grants them on request): two
+// huge pages (madvise(MADV_HUGEPAGE), which a system in THP's "madvise" mode requires): two
 // faults instead of 768. Its bytes are the same zeros. Where huge pages are off, the block
 // faults in page by page as before. (A MAP_POPULATE mapping saved the traps but not the page
 // allocations, and measured no faster.)
@@ -22,7 +22,7 @@
 
 namespace {
 
-// The size sysc/utils/sc_concatref.cpp gives sc_temp_heap (SystemC 2.3.x).
+// The size SystemC 2.3 gives sc_temp_heap.
 constexpr std::size_t kSystemcScratchBytes = 0x300000;
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 // The block rounded up to whole huge pages.
