@@ -51,7 +51,7 @@ bool IsFloating(DType dtype) {
   return dtype == DType::kBF16 || dtype == DType::kF32 || dtype == DType::kF16;
 }
 
-DType ParseDType(const std::string& name) {
+std::optional<DType> FindDType(const std::string& name) {
   if (name == "bf16" || name == "bfloat16") return DType::kBF16;
   if (name == "f32" || name == "float32") return DType::kF32;
   if (name == "int32" || name == "i32") return DType::kInt32;
@@ -60,14 +60,24 @@ DType ParseDType(const std::string& name) {
   if (name == "uint32" || name == "u32") return DType::kUInt32;
   if (name == "int64" || name == "i64") return DType::kInt64;
   if (name == "f16" || name == "float16") return DType::kF16;
+  return std::nullopt;
+}
+
+DType ParseDType(const std::string& name) {
+  if (const auto dtype = FindDType(name)) return *dtype;
   throw Error(ErrorKind::kInvalidArgument,
               "unknown dtype '" + name + "'; use one of bf16, f32, int32, int8.");
 }
 
-Precision ParsePrecision(const std::string& name) {
+std::optional<Precision> FindPrecision(const std::string& name) {
   if (name == "DEFAULT" || name == "default" || name == "bfloat16") return Precision::kDefault;
   if (name == "HIGH" || name == "high" || name == "bfloat16_3x") return Precision::kHigh;
   if (name == "HIGHEST" || name == "highest" || name == "float32") return Precision::kHighest;
+  return std::nullopt;
+}
+
+Precision ParsePrecision(const std::string& name) {
+  if (const auto precision = FindPrecision(name)) return *precision;
   throw Error(ErrorKind::kInvalidArgument,
               "unknown precision '" + name +
                   "'; use DEFAULT (one bf16 pass), HIGH (three) or HIGHEST (six), as "

@@ -5,6 +5,7 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "base/work.h"
@@ -22,6 +23,8 @@ const char* DTypeName(DType dtype);  // "bf16", "f32", "int32", "int8", "bool", 
 bool IsFloating(DType dtype);        // bf16, f16, f32
 // Throws Error(kInvalidArgument) naming the accepted spellings.
 DType ParseDType(const std::string& name);
+// The same without the error: nullopt for a name that is not a dtype.
+std::optional<DType> FindDType(const std::string& name);
 
 // jax.lax.Precision, as the work a kernel or program describes carries it (base/work.h).
 using Precision = base::Precision;
@@ -29,6 +32,8 @@ const char* PrecisionName(Precision precision);  // "DEFAULT", "HIGH", "HIGHEST"
 // "DEFAULT", "HIGH", "HIGHEST" (also JAX's aliases "bfloat16", "bfloat16_3x", "float32");
 // throws Error(kInvalidArgument) naming the accepted spellings.
 Precision ParsePrecision(const std::string& name);
+// The same without the error: nullopt for a name that is not a precision.
+std::optional<Precision> FindPrecision(const std::string& name);
 
 // How the MXU takes a dot of `operands` (the dtype a dot runs in, after promotion): f16 as
 // bf16 (no f16 path is published), integers beyond int8 on int32's path.

@@ -11,6 +11,7 @@
 #include "base/text.h"
 #include "base/time.h"
 #include "base/work.h"
+#include "dsl/program/op_registry.h"
 
 namespace tpusim::kernels {
 
@@ -219,6 +220,10 @@ void LoadKernelLibrary(const std::string& path) {
   const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
   static std::set<void*> loaded;
   Registry& registry = Registry::Get();
+  // The program-op registry is built when first used (dsl/program/op_registry.h); built now,
+  // the plugin's ops and call targets join it as they register, and a taken name is a clash
+  // of this load.
+  dsl::OpRegistry::Get();
   const size_t kernels_before = registry.Names().size();
   const size_t clashes_before = base::RegistrationClashes().size();
   dlerror();

@@ -23,7 +23,34 @@ const Def& FindNamed(const base::Registry<Def>& defs, const std::string& name,
               unknown + " '" + name + "'; " + known_are + ": " + known + ".");
 }
 
+// The registry once built; until then, the ops and call targets registered so far.
+OpRegistry* built_registry = nullptr;
+struct Waiting {
+  std::vector<OpDef> ops;
+  std::vector<CallTarget> targets;
+};
+Waiting& WaitingRegistrations() {
+  static auto* waiting = new Waiting;
+  return *waiting;
+}
+
 }  // namespace
+
+OpRegistration::OpRegistration(OpDef op) {
+  if (built_registry) {
+    built_registry->Add(std::move(op));
+  } else {
+    WaitingRegistrations().ops.push_back(std::move(op));
+  }
+}
+
+CallTargetRegistration::CallTargetRegistration(CallTarget target) {
+  if (built_registry) {
+    built_registry->AddCallTarget(std::move(target));
+  } else {
+    WaitingRegistrations().targets.push_back(std::move(target));
+  }
+}
 
 OpRegistry& OpRegistry::Get() {
   static OpRegistry* registry = [] {
@@ -36,6 +63,13 @@ OpRegistry& OpRegistry::Get() {
     RegisterIndexingOps(*r);
     RegisterFusionOps(*r);
     RegisterPallasCallOp(*r);
+    Waiting& waiting = WaitingRegistrations();
+    for (OpDef& op : waiting.ops)
+      r->Add(std::move(op));
+    for (CallTarget& target : waiting.targets)
+      r->AddCallTarget(std::move(target));
+    waiting = Waiting{};
+    built_registry = r;
     return r;
   }();
   return *registry;
@@ -156,15 +190,13 @@ std::optional<base::ParamValue> AsParamValue(const Attr& value) {
   return std::nullopt;
 }
 
-// Whether every value of `values` parses with `parse` (ParseDType, ParsePrecision).
-template <typename Parse>
-bool AllParse(const std::vector<std::string>& values, Parse parse) {
-  try {
-    for (const auto& value : values)
-      parse(value);
-  } catch (const Error&) {
-    return false;
-  }
+// Whether every value of `values` is a name `find` knows (FindDType, FindPrecision). Not by
+// catching the Parse functions' errors: AttrSpec::Of runs in static initialisers (kernels'
+// call targets), and a throw there is a start-up cost of every tpusim process.
+template <typename Find>
+bool AllKnown(const std::vector<std::string>& values, Find find) {
+  for (const auto& value : values)
+    if (!find(value)) return false;
   return !values.empty();
 }
 
@@ -229,10 +261,10 @@ AttrSpec AttrSpec::Of(const base::Param& param, const std::string& name) {
       spec.type = AttrType::kFloats;
       break;
     case base::ParamType::kEnum:
-      if (AllParse(param.values(), ParsePrecision)) {
+      if (AllKnown(param.values(), FindPrecision)) {
         spec.type = AttrType::kPrecision;
         from_text = [](const std::string& text) { return Attr(ParsePrecision(text)); };
-      } else if (AllParse(param.values(), ParseDType)) {
+      } else if (AllKnown(param.values(), FindDType)) {
         spec.type = AttrType::kDType;
         from_text = [](const std::string& text) { return Attr(ParseDType(text)); };
       }

@@ -158,14 +158,15 @@ class OpRegistry {
   base::Registry<CallTarget> targets_{"pallas_call target"};
 };
 
+// Ops and call targets register from static initialisers. The registry is built (the ops of
+// the program language, then these) when first asked for, not then, so that a process that
+// runs no program does not pay for it; until then they wait, in the order they registered.
 struct OpRegistration {
-  explicit OpRegistration(OpDef op) { OpRegistry::Get().Add(std::move(op)); }
+  explicit OpRegistration(OpDef op);
 };
 
 struct CallTargetRegistration {
-  explicit CallTargetRegistration(CallTarget target) {
-    OpRegistry::Get().AddCallTarget(std::move(target));
-  }
+  explicit CallTargetRegistration(CallTarget target);
 };
 
 // `attrs` checked against `op`'s schema (OpDef::schema_for, else attributes; an unknown name or a
