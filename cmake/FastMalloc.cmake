@@ -1,6 +1,6 @@
 # jemalloc as the executables' allocator. The model allocates and frees small objects on
 # every DMA (kernel refs, routes, semaphore waiters); glibc's allocator spent a third of a
-# pod-scale run on them (docs/performance.md, "Pod scale: the allocator, one-lattice
+# pod-scale run on them (docs/performance-at-scale.md, "Pod scale: the allocator, one-lattice
 # overlaps and shared labels"). Linking jemalloc into an executable replaces malloc for the
 # whole process, libtpusim included; a shared library cannot do that for its host, so the
 # Python module keeps the interpreter's allocator.

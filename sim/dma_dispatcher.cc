@@ -236,7 +236,7 @@ void DmaDispatcher::RunChunkEvent(void* slice_state, uint64_t transfer, uint64_t
                      "the simulator ran out of host memory while it moved the chunks of DMA '" +
                          t.request.label.str() +
                          "'. Run on fewer chips or a smaller size, or on a host with more "
-                         "memory (docs/performance.md says what pod-scale runs take).");
+                         "memory (docs/performance-at-scale.md says what pod-scale runs take).");
   }
 }
 
