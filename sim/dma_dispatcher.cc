@@ -252,11 +252,13 @@ void DmaDispatcher::ReserveChunk(SliceState& slice, Transfer& t) {
   const size_t hops = t.path.size();
   // Each hop's port is a cache miss on a large slice: ask for all of them at once, not one
   // after another as the bookings reach them.
+  // A hop without a direct port (a user's TLM target) has none to ask for.
   for (size_t i = 0; i < hops; ++i) {
-    const char* port = reinterpret_cast<const char*>(t.path[i].direct);
-    __builtin_prefetch(port);
-    __builtin_prefetch(port + 64);
-    __builtin_prefetch(port + 128);
+    const auto port = reinterpret_cast<uintptr_t>(t.path[i].direct);
+    if (port == 0) continue;
+    __builtin_prefetch(reinterpret_cast<const void*>(port));
+    __builtin_prefetch(reinterpret_cast<const void*>(port + 64));
+    __builtin_prefetch(reinterpret_cast<const void*>(port + 128));
   }
   // Untraced, the ports keep no label (their trace is off), so it is not even read.
   const std::string* label = slice.run().traced() ? &t.request.label.str() : nullptr;

@@ -126,11 +126,12 @@ void EventQueue::RunDue() {
       const Item item = items[i];
       // The next event's object (a DMA's Transfer, say) is likely out of the cache on a
       // large slice: ask for it now, so that its miss overlaps this event's work. A
-      // prefetch never faults, so an `a` that is not an address costs nothing.
+      // prefetch never faults, so an `a` that is not an address costs nothing; the offset is
+      // taken on the integer, as pointer arithmetic on a null `a` would be undefined.
       if (i + 2 < items.size() && items[i + 2].handler != &EventQueue::RunCallback) {
-        const char* next = reinterpret_cast<const char*>(static_cast<uintptr_t>(items[i + 2].a));
-        __builtin_prefetch(next);
-        __builtin_prefetch(next + 64);
+        const auto next = static_cast<uintptr_t>(items[i + 2].a);
+        __builtin_prefetch(reinterpret_cast<const void*>(next));
+        __builtin_prefetch(reinterpret_cast<const void*>(next + 64));
       }
       ++callbacks_run_;
       item.handler(item.context, item.a, item.b);

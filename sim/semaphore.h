@@ -76,7 +76,8 @@ class Semaphore {
   std::string DescribeRecent(const DeviceGrid& grid) const;
 
  private:
-  // What every chunk reads first, together at the front (one cache line).
+  // What every chunk reads first, together at the front (one or two cache lines: a deque
+  // aligns its elements to 8 bytes, not to a line).
   int64_t value_ = 0;
   // No waiter needs less than this (AwaitAtLeast lowers it; SliceState::AddToSemaphore sets
   // it anew when it looks at the waiters).

@@ -163,6 +163,39 @@ TEST(Semaphore, EachSignalServesOneWaitingThreadTheNewestFirst) {
   }
 }
 
+TEST(Semaphore, WaitersForDifferentAmountsEachWakeWhenTheirsHasArrived) {
+  // A semaphore remembers the least any of its waiters needs, and an arrival below it looks
+  // at no thread (Semaphore::MayWake). Chip 0's core waits for 3 from the start; its activity
+  // starts waiting for 2 after the first signal arrived, lowering that least amount. Chip 1
+  // signals 1 each microsecond, five times: the activity takes the first two, the core the
+  // next three.
+  sim::Simulation simulation(testing::MakeTopology({2}, {false}), TimingOnly());
+  const SemaphoreHandle s = simulation.AddSemaphore(0, SemaphoreKind::kRegular, "s");
+  Picoseconds core_woke = 0;
+  Picoseconds activity_woke = 0;
+  const auto outcome = simulation.Run([&](CorePort& core) {
+    if (core.chip() == 1) {
+      for (int i = 0; i < 5; ++i) {
+        core.Signal(s, 1);  // arrives at (i + 1) us and a packet's time
+        Work(core);
+      }
+      return;
+    }
+    const auto activity = core.Spawn("waits for 2", [&](CorePort& port) {
+      Work(port);
+      Work(port);  // 2 us: the first signal is there, the second not yet
+      Wait(port, s, 2);
+      activity_woke = port.Now();
+    });
+    Wait(core, s, 3);
+    core_woke = core.Now();
+    core.Join(activity);
+  });
+  ASSERT_TRUE(outcome.ok) << outcome.error;
+  EXPECT_EQ(activity_woke, 2 * kMicrosecond + kPacket);
+  EXPECT_EQ(core_woke, 5 * kMicrosecond + kPacket);
+}
+
 TEST(Semaphore, ASignalThatArrivesBeforeTheWaitIsKept) {
   sim::Simulation simulation(testing::MakeTopology({2}, {false}), TimingOnly());
   const SemaphoreHandle s = simulation.AddSemaphore(0, SemaphoreKind::kRegular, "s");

@@ -11,8 +11,9 @@
 // faults in page by page as before. (A MAP_POPULATE mapping saved the traps but not the page
 // allocations, and measured no faster.)
 //
-// Only the executable replaces operator new[]: the tests, the Python module and plugins
-// keep the default. Not under the sanitizers, which bring their own allocator.
+// Only the executable replaces operator new[]: the tests and the Python module keep the
+// default (a plugin the CLI loads shares the executable's, which after start-up is the
+// default's behaviour). Not under the sanitizers, which bring their own allocator.
 
 #include <sys/mman.h>
 
