@@ -138,8 +138,8 @@ void DmaDispatcher::Start(const DmaRequest& request, uint32_t core) {
   t.chunk_bytes = chunk_bytes_;
   t.through_tlm = slice_.run().options().book_through_tlm;
   Router& router = chip_.router();  // cold, once per DMA
-  router.PathTo(t.source_base, nullptr, t.path);
-  if (!t.within_one_memory) router.PathTo(t.destination_base, nullptr, t.path);
+  router.PathTo(t.source_base, t.path);
+  if (!t.within_one_memory) router.PathTo(t.destination_base, t.path);
   // The path is the source memory, the route's links, then the destination memory.
   t.hops = t.within_one_memory ? 0 : static_cast<int>(t.path.size()) - 2;
   // The receiver learns of bytes from another chip through its semaphore, a signal's latency

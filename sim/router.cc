@@ -67,10 +67,8 @@ void Router::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& de
   delay = sc_core::sc_time::from_value(chunk->schedule.arrival() - chunk->schedule.now());
 }
 
-template <typename Path>
-void Router::AppendPath(uint64_t address, const LinkId* route, Path& path) {
+void Router::PathTo(uint64_t address, SmallVector<PathHop, 4>& path) {
   Router* at = this;
-  uint32_t next_link = 0;
   while (true) {
     const ChipId destination = AddressChip(address);
     if (destination == at->chip_) {
@@ -78,22 +76,13 @@ void Router::AppendPath(uint64_t address, const LinkId* route, Path& path) {
       path.push_back(PathHop{at->direct_[output], at->targets_[output]});
       return;
     }
-    // Without a route, each router takes the next link as a signal does: dimension-ordered
-    // hops agree with the whole route (Torus::NextLink), and none is built per DMA.
-    const LinkId link =
-        route ? route[next_link++] : static_cast<LinkId>(torus_.NextLink(at->chip_, destination));
+    // Each router takes the next link as a signal does: hop by hop they agree with the whole
+    // route (Torus::NextLink, Torus::Route), and none is built per DMA.
+    const auto link = static_cast<LinkId>(torus_.NextLink(at->chip_, destination));
     const size_t output = static_cast<size_t>(at->memories_) + (link - at->first_link_);
     path.push_back(PathHop{at->direct_[output], at->targets_[output]});
     at = &at->links_[link - at->first_link_]->next();
   }
-}
-
-void Router::PathTo(uint64_t address, const LinkId* route, std::vector<PathHop>& path) {
-  AppendPath(address, route, path);
-}
-
-void Router::PathTo(uint64_t address, const LinkId* route, SmallVector<PathHop, 4>& path) {
-  AppendPath(address, route, path);
 }
 
 void Router::SendSignal(uint64_t address, ChunkSchedule& schedule, bool through_tlm,

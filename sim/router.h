@@ -45,8 +45,6 @@ class Router : public sc_core::sc_module,
   int memories() const { return memories_; }
 
  private:
-  template <typename Path>
-  void AppendPath(uint64_t address, const LinkId* route, Path& path);
   // What every hop reads first, together: each chunk crosses several routers. Sized for the
   // chip's memories and links: up to 6 ICI ones, then a multi-slice chip's DCN ones (Torus).
   std::vector<tlm::tlm_fw_transport_if<>*> targets_;  // out's, once bound
@@ -74,13 +72,11 @@ class Router : public sc_core::sc_module,
   // route takes the route's next link.
   int OutputFor(uint64_t address, ChunkExtension* chunk = nullptr) const;
 
-  // The targets a transaction to `address` passes, from this router on, following `route`
-  // (Torus::Route to the address's chip), or with a null route the links Torus::NextLink
-  // names hop by hop (the same links): what DMA engines learn once per DMA, so that each
-  // chunk goes straight to its hops. Call after elaboration.
-  void PathTo(uint64_t address, const LinkId* route, std::vector<PathHop>& path);
-  // The same into a DMA's own list (Transfer::path), which holds short paths inline.
-  void PathTo(uint64_t address, const LinkId* route, SmallVector<PathHop, 4>& path);
+  // Appends the targets a transaction to `address` passes, from this router on, along the
+  // links Torus::NextLink names hop by hop (the links of Torus::Route): what DMA engines learn
+  // once per DMA, so that each chunk goes straight to its hops. Into a DMA's own list
+  // (Transfer::path), which holds short paths inline. Call after elaboration.
+  void PathTo(uint64_t address, SmallVector<PathHop, 4>& path);
   // Sends a semaphore signal from this chip to `address` (SignalAddress) along its route, hop
   // by hop, as a DMA engine sends a chunk: the model's own links book it directly, any other
   // target (or every one, with `through_tlm`) gets a transaction with a ChunkExtension whose

@@ -43,6 +43,8 @@ class SmallVector {
   const T* end() const { return data() + size_; }
   T& operator[](size_t i) { return data()[i]; }
   const T& operator[](size_t i) const { return data()[i]; }
+  T& back() { return data()[size_ - 1]; }
+  const T& back() const { return data()[size_ - 1]; }
 
   void push_back(const T& value) {
     if (size_ == capacity_) Grow();

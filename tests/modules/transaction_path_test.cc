@@ -81,10 +81,10 @@ Outcome Book(const config::Topology& topology, const std::vector<Chunk>& chunks,
     const std::vector<sim::LinkId> route = slice.torus().Route(c.from, c.to);
     ChunkPayload chunk(source, c.bytes, c.now);
     if (how == Path::kDirect) {
-      std::vector<sim::PathHop> path;
+      sim::SmallVector<sim::PathHop, 4> path;
       sim::Router& router = slice.chip(c.from).router();
-      router.PathTo(source, nullptr, path);
-      router.PathTo(destination, route.data(), path);
+      router.PathTo(source, path);
+      router.PathTo(destination, path);
       for (const sim::PathHop& hop : path)
         hop.direct->BookChunk(chunk.schedule(), c.bytes, 1, nullptr);
     } else {
