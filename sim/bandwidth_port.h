@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/engine.h"
 #include "sim/base_names.h"
 #include "sim/small_vector.h"
 #include "traces/trace_sink.h"
@@ -55,6 +56,8 @@ class BandwidthPort {
   Picoseconds busy_time() const { return busy_; }
   uint64_t bytes_moved() const { return bytes_; }  // the DMAs' bytes; signals count apart
   uint64_t signals() const { return signals_; }
+  // What the run's statistics report of this port, counted for `chip`.
+  PortStats Stats(ChipId chip) const { return PortStats{name_, chip, busy_, bytes_, signals_}; }
 
  private:
   struct Busy {

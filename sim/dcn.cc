@@ -48,8 +48,7 @@ void Dcn::AddStats(std::vector<PortStats>& links) const {
   for (size_t host = 0; host < out_.size(); ++host) {
     const auto first_chip = static_cast<ChipId>(host * chips_per_host_);
     for (const LinkTiming* port : {out_[host], in_[host]}) {
-      links.push_back(PortStats{port->port.name(), first_chip, port->port.busy_time(),
-                                port->port.bytes_moved(), port->port.signals()});
+      links.push_back(port->port.Stats(first_chip));
     }
   }
 }

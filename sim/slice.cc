@@ -204,8 +204,7 @@ RunStats Slice::CollectStats() {
   for (auto& chip : chips_) {
     for (const auto& link : chip->links()) {
       if (link->over_dcn()) continue;  // the NICs below
-      stats.links.push_back(PortStats{link->port().name(), chip->id(), link->port().busy_time(),
-                                      link->port().bytes_moved(), link->port().signals()});
+      stats.links.push_back(link->port().Stats(chip->id()));
     }
   }
   if (dcn_) dcn_->AddStats(stats.nics);
@@ -213,8 +212,7 @@ RunStats Slice::CollectStats() {
     for (int s = 0; s < chip->memory_count(); ++s) {
       Memory& memory = chip->memory_at(s);
       auto& port = memory.port();
-      stats.memories.push_back(
-          PortStats{port.name(), chip->id(), port.busy_time(), port.bytes_moved(), port.signals()});
+      stats.memories.push_back(port.Stats(chip->id()));
       stats.unwritten_reads.insert(stats.unwritten_reads.end(), memory.unwritten_reads().begin(),
                                    memory.unwritten_reads().end());
     }
