@@ -251,6 +251,7 @@ py::list Topologies() {
     py::dict preset;
     preset["name"] = name;
     preset["chips"] = topologies::ChipCount(t);
+    preset["devices"] = topologies::DeviceCount(t);
     preset["shape"] = topologies::ShapeString(t);
     py::list axes, wraparound;
     for (int i = 0; i < t.mesh().shape_size(); ++i) {

@@ -64,9 +64,9 @@ void AddChipletAxis(const std::string& source, config::Topology& topology) {
               "chiplets yet; set mesh.twisted: false or drop chiplets");
   }
   RequireFieldInRange(source,
-                      "chiplets.count (times the mesh's " + std::to_string(ChipCount(topology)) +
+                      "chiplets.count (times the mesh's " + std::to_string(DeviceCount(topology)) +
                           " chips, the device count)",
-                      true, ChipCount(topology) * chiplets.count(), "device_count");
+                      true, DeviceCount(topology) * chiplets.count(), "device_count");
   auto& mesh = *topology.mutable_mesh();
   mesh.add_shape(chiplets.count());
   mesh.add_axis_names(name);

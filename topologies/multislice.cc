@@ -65,7 +65,7 @@ void AddSliceAxis(const std::string& source, config::Topology& topology) {
                     "', which names an axis of the slice's own mesh too; give the slice "
                     "axis another name");
   }
-  const uint64_t slice_chips = ChipCount(topology);
+  const uint64_t slice_chips = DeviceCount(topology);
   const uint32_t per_host = topology.dcn().chips_per_host();
   if (slice_chips % per_host != 0) {
     FailField(source, "dcn.chips_per_host",

@@ -396,11 +396,20 @@ config::Topology LoadTopology(const std::string& name_or_path) {
   return ParseTopology(text, name_or_path);
 }
 
-uint64_t ChipCount(const config::Topology& topology) {
+uint64_t DeviceCount(const config::Topology& topology) {
   uint64_t count = 1;
   for (auto d : topology.mesh().shape())
     count *= d;
   return count;
+}
+
+uint64_t ChipCount(const config::Topology& topology) {
+  const auto& mesh = topology.mesh();
+  const bool chiplet_axis =
+      topology.has_chiplets() && mesh.axis_names_size() > 0 &&
+      mesh.axis_names(mesh.axis_names_size() - 1) == topology.chiplets().axis_name() &&
+      topology.chiplets().count() > 0;
+  return DeviceCount(topology) / (chiplet_axis ? topology.chiplets().count() : 1);
 }
 
 namespace {

@@ -55,7 +55,10 @@ const std::string& PresetText(const std::string& name);  // throws TopologyError
 bool IsPreset(const std::string& name);
 
 // The devices of the loaded mesh (its axes' product): the chips, or on chips of chiplets
-// (config::ChipletConfig) the chiplets.
+// (config::ChipletConfig) the chiplets. The simulator models each device as a chip of its own.
+uint64_t DeviceCount(const config::Topology& topology);
+// The physical chips: the devices, over the devices per chip on chips of chiplets (a
+// TPU7x pod is 9,216 chips and 18,432 devices).
 uint64_t ChipCount(const config::Topology& topology);
 
 // The chip at `coords` as a validated topology describes it: `chip`, with that chip's

@@ -44,7 +44,8 @@ RUN_OPTIONS = {name: (flag, takes_value) for name, flag, takes_value in _core.ru
 class Topology:
     """A slice preset, usable as topology=name."""
     name: str
-    chips: int
+    chips: int  # physical chips
+    devices: int  # JAX devices: the chips, or their chiplets (TPU7x: two per chip)
     shape: str  # "2x4"
     axes: tuple
     wraparound: tuple  # per axis
@@ -64,7 +65,7 @@ class Entry:
 
 def topologies():
     """The slice presets (`tpusim topologies`)."""
-    return [Topology(t["name"], t["chips"], t["shape"], tuple(t["axes"]),
+    return [Topology(t["name"], t["chips"], t["devices"], t["shape"], tuple(t["axes"]),
                      tuple(t["wraparound"]), t["chip"], t["twisted"])
             for t in _core.topologies()]
 

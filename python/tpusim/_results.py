@@ -76,7 +76,8 @@ class Result:
     entry: str
     kind: str  # "kernel" or "program"
     topology: str
-    chips: int
+    chips: int  # physical chips
+    devices: int  # the mesh's devices: the chips, or their chiplets (TPU7x)
     timing_only: bool
     completed: bool
     metrics: Metrics
@@ -100,7 +101,7 @@ class Result:
         report = json.loads(report_json)
         return cls(
             entry=report["kernel"], kind=report["kind"], topology=report["topology"],
-            chips=report["chips"], timing_only=report["timing_only"],
+            chips=report["chips"], devices=report["devices"], timing_only=report["timing_only"],
             completed=report["completed"], metrics=_metrics_from(report),
             ops=[_op(row) for row in report.get("ops", [])],
             collectives=[Collective(**row) for row in report.get("collectives", [])],
@@ -142,7 +143,10 @@ class Result:
 
     def _title(self):
         mode = "timing only" if self.timing_only else "functional"
-        return f"{self.entry} on {self.topology} ({self.chips} chips, {mode})"
+        size = f"{self.chips} chips"
+        if self.devices != self.chips:
+            size += f", {self.devices} devices"
+        return f"{self.entry} on {self.topology} ({size}, {mode})"
 
     def __repr__(self):
         text = [f"<tpusim.Result {self._title()}"]
@@ -173,7 +177,7 @@ class Result:
         ops and collectives as lists of dicts. Outputs are left out (they are arrays)."""
         values = {
             "entry": self.entry, "kind": self.kind, "topology": self.topology,
-            "chips": self.chips, "timing_only": self.timing_only,
+            "chips": self.chips, "devices": self.devices, "timing_only": self.timing_only,
             "completed": self.completed, "error_kind": self.error_kind, "error": self.error,
             "trace": self.trace, "collective_algorithm": self.collective_algorithm,
         }

@@ -64,7 +64,7 @@ TEST(Cli, TopologiesTextPrintsAPresetAsAFile) {
   EXPECT_THAT(r.out, HasSubstr("generation: V5P"));
   EXPECT_THAT(r.out, HasSubstr("shape: [16, 20, 28]"));
   EXPECT_THAT(r.out, HasSubstr("wraparound: [true, true, true]"));
-  EXPECT_EQ(topologies::ChipCount(topologies::ParseTopology(r.out, "printed")), 8960u);
+  EXPECT_EQ(topologies::DeviceCount(topologies::ParseTopology(r.out, "printed")), 8960u);
   const auto bad = RunTpusim("topologies --text v5e-9x9");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_THAT(bad.err,

@@ -106,19 +106,27 @@ TEST(CollectivesCli, TheTraceAnnotatesEachCollective) {
   EXPECT_EQ(annotated, 128);  // every chip of v5e-8x16 runs the kernel
 }
 
-// On chips of chiplets (TPU7x) the mesh counts devices, and the run and compare headers say
-// so; on chips of one device they still say chips.
+// On chips of chiplets (TPU7x) the mesh counts devices, and the run and compare headers give
+// both counts, as the JSON does; on chips of one device they say chips.
 TEST(CollectivesCli, HeadersCountDevicesOnChipsOfChiplets) {
   const auto program = RunTpusim(
       "run lax/all_gather --topology tpu7x-2x2x1 --axis chiplet "
       "--bytes 64K");
   ASSERT_EQ(program.exit_code, 0) << program.out << program.err;
-  EXPECT_THAT(program.out, HasSubstr("lax/all_gather (program) on tpu7x-2x2x1 (8 devices)"));
+  EXPECT_THAT(program.out,
+              HasSubstr("lax/all_gather (program) on tpu7x-2x2x1 (4 chips, 8 devices)"));
   EXPECT_THAT(program.out, HasSubstr("matches the reference on all 8 devices"));
   const auto kernel =
       RunTpusim("run all_gather_ring --topology tpu7x-2x2x1 --axis chiplet --bytes 64K");
   ASSERT_EQ(kernel.exit_code, 0) << kernel.out << kernel.err;
-  EXPECT_THAT(kernel.out, HasSubstr("all_gather_ring on tpu7x-2x2x1 (8 devices), axis 'chiplet'"));
+  EXPECT_THAT(kernel.out,
+              HasSubstr("all_gather_ring on tpu7x-2x2x1 (4 chips, 8 devices), axis 'chiplet'"));
+  const auto json =
+      RunTpusim("run all_gather_ring --topology tpu7x-2x2x1 --axis chiplet --bytes 64K --json");
+  ASSERT_EQ(json.exit_code, 0) << json.out << json.err;
+  const auto j = LastLineJson(json.out);
+  EXPECT_EQ(j["chips"], 4);
+  EXPECT_EQ(j["devices"], 8);
   const auto compare = RunTpusim(
       "compare all_gather_ring all_gather_bidi --topology tpu7x-2x2x1 "
       "--axis chiplet --bytes 64K");
@@ -126,6 +134,11 @@ TEST(CollectivesCli, HeadersCountDevicesOnChipsOfChiplets) {
   EXPECT_THAT(compare.out, HasSubstr("on tpu7x-2x2x1, axis 'chiplet' (2 devices)"));
   const auto chips = RunTpusim("run all_gather_ring --topology v5e-2x2 --axis x --bytes 64K");
   EXPECT_THAT(chips.out, HasSubstr("all_gather_ring on v5e-2x2 (4 chips), axis 'x'"));
+  const auto chips_json =
+      RunTpusim("run all_gather_ring --topology v5e-2x2 --axis x --bytes 64K --json");
+  const auto v5e = LastLineJson(chips_json.out);
+  EXPECT_EQ(v5e["chips"], 4);
+  EXPECT_EQ(v5e["devices"], 4);
 }
 
 }  // namespace

@@ -11,6 +11,10 @@ import tpusim
 def test_topologies_lists_the_presets_with_their_shapes():
     presets = {t.name: t for t in tpusim.topologies()}
     assert presets["v5e-2x4"].chips == 8
+    assert presets["v5e-2x4"].devices == 8
+    # A TPU7x chip is two devices (docs/model.md, "Chiplets").
+    assert presets["tpu7x-16x24x24"].chips == 9216
+    assert presets["tpu7x-16x24x24"].devices == 18432
     assert presets["v5e-2x4"].shape == "2x4"
     assert presets["v5e-2x4"].axes == ("x", "y")
     assert presets["v5p-4x4x8-twisted"].twisted

@@ -50,10 +50,11 @@ TEST(Chiplets, ATpu7xMeshCountsTwoDevicesPerChip) {
   EXPECT_EQ(t.mesh().axis_names(3), "chiplet");
   EXPECT_EQ(t.mesh().shape(3), 2u);
   EXPECT_FALSE(t.mesh().wraparound(3));
-  EXPECT_EQ(ChipCount(t), 8u);
+  EXPECT_EQ(DeviceCount(t), 8u);
+  EXPECT_EQ(ChipCount(t), 4u);
   EXPECT_EQ(dsl::Mesh(t).devices(), 8);
   EXPECT_EQ(dsl::Mesh(t).AxisSize("chiplet"), 2);
-  EXPECT_EQ(ChipCount(LoadTopology("tpu7x-2x2x2")), 16u);
+  EXPECT_EQ(DeviceCount(LoadTopology("tpu7x-2x2x2")), 16u);
   // Each device is one chiplet: one TensorCore, half the chip's HBM (docs/references.md §1).
   const auto chip = ChipAt(t, {0, 0, 0, 1});
   EXPECT_EQ(chip.tensor_cores(), 1u);
@@ -63,7 +64,8 @@ TEST(Chiplets, ATpu7xMeshCountsTwoDevicesPerChip) {
 
 TEST(Chiplets, ThePodIs18432Devices) {
   const auto t = LoadTopology("tpu7x-16x24x24");
-  EXPECT_EQ(ChipCount(t), 18432u);
+  EXPECT_EQ(DeviceCount(t), 18432u);
+  EXPECT_EQ(ChipCount(t), 9216u);
   EXPECT_THAT(t.description(), HasSubstr("9216 chips = 18432 devices"));
 }
 

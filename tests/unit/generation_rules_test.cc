@@ -41,7 +41,8 @@ TEST(Generations, EveryPresetKeepsItsGenerationsRules) {
       // A chip of chiplets is several devices: the mesh ends with the chiplet axis.
       const bool chiplets = rules.chiplets > 1;
       EXPECT_EQ(ShapeString(t), chiplets ? shape + "x" + std::to_string(rules.chiplets) : shape);
-      EXPECT_LE(ChipCount(t), rules.max_chips * rules.chiplets) << name;
+      EXPECT_LE(ChipCount(t), rules.max_chips) << name;
+      EXPECT_EQ(DeviceCount(t), ChipCount(t) * rules.chiplets) << name;
       const std::vector<uint32_t> dims(t.mesh().shape().begin(),
                                        t.mesh().shape().end() - (chiplets ? 1 : 0));
       for (int a = 0; a < static_cast<int>(dims.size()); ++a)
@@ -65,7 +66,7 @@ TEST(Generations, PresetsReachTheFullPods) {
         Case{"v5e-1x1", 1, false}, Case{"v4-2x2x1", 4, false}, Case{"v5p-2x2x2", 8, false},
         Case{"v5e-8x16", 128, true}}) {
     const auto t = LoadTopology(c.name);
-    EXPECT_EQ(ChipCount(t), c.chips) << c.name;
+    EXPECT_EQ(DeviceCount(t), c.chips) << c.name;
     // The chips' last axis (a TPU7x mesh ends with the chiplet axis, which never wraps).
     const int last = t.mesh().shape_size() - (t.has_chiplets() ? 2 : 1);
     EXPECT_EQ(t.mesh().wraparound(last), c.wraps) << c.name;
@@ -147,7 +148,7 @@ TEST(Generations, AChipWithoutAGenerationIsNotChecked) {
   text = Replace(text, "wraparound: [false, false]", "wraparound: [true]");
   const auto t = ParseTopology(text, "ring256.textproto");
   EXPECT_EQ(t.chip().generation(), config::GENERATION_UNSPECIFIED);
-  EXPECT_EQ(ChipCount(t), 256u);
+  EXPECT_EQ(DeviceCount(t), 256u);
   EXPECT_TRUE(t.mesh().wraparound(0));
 }
 

@@ -34,7 +34,7 @@ TEST(Multislice, TheMeshGainsASliceAxisInFront) {
   EXPECT_EQ(t.mesh().shape(1), 2u);
   EXPECT_EQ(t.mesh().axis_names(0), "slice");
   EXPECT_FALSE(t.mesh().wraparound(0));
-  EXPECT_EQ(ChipCount(t), 24u);
+  EXPECT_EQ(DeviceCount(t), 24u);
 }
 
 TEST(Multislice, ALoadedTopologyValidatesAgainUnchanged) {
@@ -48,10 +48,10 @@ TEST(Multislice, ALoadedTopologyValidatesAgainUnchanged) {
 TEST(Multislice, WithSlicesNamesTheCountAndReplacesAnEarlierOne) {
   const auto two = WithSlices(LoadTopology("v5e-4x4"), 2, "v5e-4x4");
   EXPECT_EQ(two.name(), "v5e-4x4-2slices");
-  EXPECT_EQ(ChipCount(two), 32u);
+  EXPECT_EQ(DeviceCount(two), 32u);
   const auto four = WithSlices(two, 4, "v5e-4x4");
   EXPECT_EQ(four.mesh().shape_size(), 3);
-  EXPECT_EQ(ChipCount(four), 64u);
+  EXPECT_EQ(DeviceCount(four), 64u);
 }
 
 TEST(Multislice, AnOverrideNamesAChipWithinASliceAndHoldsInEverySlice) {

@@ -116,11 +116,7 @@ void PrintTable(const Contract& contract, const std::vector<KernelRunReport>& ro
   if (!r0.dtype.empty()) add(r0.dtype);
   std::string where;
   if (r0.axis.empty()) {
-    where.append(" (")
-        .append(std::to_string(r0.chips))
-        .append(" ")
-        .append(r0.devices_word)
-        .append(")");
+    where.append(" (").append(r0.SizeText()).append(")");
   } else {
     where.append(", axis '").append(r0.axis).append("' (");
     where.append(std::to_string(r0.axis_size)).append(" ").append(r0.devices_word);

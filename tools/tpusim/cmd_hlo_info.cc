@@ -63,7 +63,7 @@ int RunHloInfo(int argc, char** argv) {
     // The first preset with as many devices as the module.
     const uint64_t devices = static_cast<uint64_t>(module->num_partitions * module->replica_count);
     for (const std::string& preset : topologies::PresetNames()) {
-      if (topologies::ChipCount(topologies::LoadTopology(preset)) == devices) {
+      if (topologies::DeviceCount(topologies::LoadTopology(preset)) == devices) {
         topology = preset;
         break;
       }

@@ -32,7 +32,7 @@ void PrintDataCheck(const KernelRunReport& r) {
   } else if (!r.functional()) {
     std::cout << "  data             not checked (timing-only run)\n";
   } else if (r.correct()) {
-    std::cout << "  data             matches the reference on all " << r.chips << " "
+    std::cout << "  data             matches the reference on all " << r.devices << " "
               << r.devices_word << "\n";
   } else {
     std::cout << "  data             WRONG: " << r.mismatch << "\n";
@@ -48,7 +48,7 @@ bool PrintFailure(const KernelRunReport& r) {
 
 // Compute kernels: FLOP/s against the MXU peak and the roofline of docs/references.md §1.
 void PrintRooflineSummary(const KernelRunReport& r) {
-  std::cout << r.kernel << " on " << r.topology << " (" << r.chips << " " << r.devices_word
+  std::cout << r.kernel << " on " << r.topology << " (" << r.SizeText()
             << ", each computing independently): " << r.dtype << " [" << r.m << ", " << r.k
             << "] @ [" << r.k << ", " << r.n << "]";
   for (size_t i = 0; i < r.blocks.size(); ++i)
@@ -69,8 +69,7 @@ void PrintRooflineSummary(const KernelRunReport& r) {
 }
 
 void PrintCollectiveSummary(const KernelRunReport& r) {
-  std::cout << r.kernel << " on " << r.topology << " (" << r.chips << " " << r.devices_word
-            << "), ";
+  std::cout << r.kernel << " on " << r.topology << " (" << r.SizeText() << "), ";
   // An entry over several axes (all_gather_nd) names them in its parameters, not here.
   if (!r.axis.empty()) {
     std::cout << "axis '" << r.axis << "' of " << r.axis_size
@@ -90,8 +89,8 @@ void PrintCollectiveSummary(const KernelRunReport& r) {
 
 // Programs: the steps' time, where communication went and the memory the arrays needed.
 void PrintProgramSummary(const KernelRunReport& r) {
-  std::cout << r.kernel << " (program) on " << r.topology << " (" << r.chips << " "
-            << r.devices_word << ")" << (r.functional() ? "" : ", timing only") << "\n";
+  std::cout << r.kernel << " (program) on " << r.topology << " (" << r.SizeText() << ")"
+            << (r.functional() ? "" : ", timing only") << "\n";
   if (!r.contract.empty()) std::cout << "  computes         " << r.contract << "\n";
   if (PrintFailure(r)) return;
   const RunMetrics& m = r.metrics;

@@ -40,7 +40,7 @@ int RunTopologies(int argc, char** argv) {
     }
     if (t.mesh().twisted()) wrap += ", twisted";
     std::printf("%-19s %-7llu %-10s %-10s %-30s %s\n", name.c_str(),
-                static_cast<unsigned long long>(topologies::ChipCount(t)),
+                static_cast<unsigned long long>(topologies::DeviceCount(t)),
                 topologies::ShapeString(t).c_str(), axes.c_str(), wrap.c_str(),
                 t.chip().name().c_str());
   }

@@ -10,6 +10,7 @@
 #include "tools/tpusim/common_options.h"
 #include "tools/tpusim/op_table.h"
 #include "tools/tpusim/run_memory.h"
+#include "topologies/topology_loader.h"
 #include "traces/trace_sink.h"
 
 namespace tpusim::cli {
@@ -26,12 +27,19 @@ nlohmann::ordered_json ChecksJson(const base::RunConfig& config) {
   return j;
 }
 
+std::string KernelRunReport::SizeText() const {
+  std::string text = std::to_string(chips) + " chips";
+  if (devices != chips) text += ", " + std::to_string(devices) + " devices";
+  return text;
+}
+
 nlohmann::ordered_json KernelRunReport::ToJson() const {
   nlohmann::ordered_json j;
   j["kernel"] = kernel;
   j["kind"] = kind;
   j["topology"] = topology;
   j["chips"] = chips;
+  j["devices"] = devices;
   j["axis"] = axis;
   j["axis_size"] = axis_size;
   j["wraparound"] = wraparound;
@@ -338,7 +346,8 @@ KernelRunReport RunKernel(const KernelRunRequest& request) {
   report.kernel = request.kernel;
   report.kind = kernels::EntryKindName(info->kind);
   report.topology = request.topology.name();
-  report.chips = static_cast<uint64_t>(mesh.devices());
+  report.chips = topologies::ChipCount(request.topology);
+  report.devices = static_cast<uint64_t>(mesh.devices());
   if (request.topology.has_chiplets()) report.devices_word = "devices";
   ReportProblem(params, mesh, request.topology, report);
   report.config = request.config;

@@ -45,10 +45,13 @@ struct KernelRunReport {
   std::string kernel;
   std::string kind;  // "kernel" or "program"
   std::string topology;
-  uint64_t chips = 0;  // the mesh's devices: chips, or chiplets where a chip has several
-  // What `chips` counts, as headers say it: "chips", or "devices" on chips of chiplets
+  uint64_t chips = 0;    // physical chips
+  uint64_t devices = 0;  // the mesh's devices: the chips, or their chiplets (TPU7x)
+  // What a device is, as headers say it: "chips", or "devices" on chips of chiplets
   // (TPU7x, config::ChipletConfig), where the mesh counts devices.
   std::string devices_word = "chips";
+  // "8 chips", or "9216 chips, 18432 devices" on chips of chiplets.
+  std::string SizeText() const;
   std::string axis;
   int axis_size = 0;
   bool wraparound = false;

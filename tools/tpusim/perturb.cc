@@ -27,7 +27,7 @@ std::vector<Straggler> LinkDirections(const config::Topology& topology) {
   const auto& mesh = topology.mesh();
   const int axes = mesh.shape_size();
   std::vector<Straggler> links;
-  const uint64_t chips = topologies::ChipCount(topology);
+  const uint64_t chips = topologies::DeviceCount(topology);
   std::vector<int> coords(static_cast<size_t>(axes), 0);
   for (uint64_t chip = 0; chip < chips; ++chip) {
     for (int a = 0; a < axes; ++a) {
@@ -61,7 +61,7 @@ std::vector<Straggler> PerturbedStragglers(const PerturbOptions& options,
       picked.push_back(links[random() % links.size()]);
     return picked;
   }
-  const uint64_t chips = topologies::ChipCount(topology);
+  const uint64_t chips = topologies::DeviceCount(topology);
   for (int i = 0; i < options.runs; ++i)
     picked.push_back(Straggler{static_cast<uint32_t>(random() % chips), ""});
   return picked;

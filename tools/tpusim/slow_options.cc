@@ -88,7 +88,7 @@ std::string ChipText(const std::vector<uint32_t>& chip) {
 uint32_t ChipIndex(const std::string& command, const std::string& flag, const SlowPair& pair,
                    const config::Topology& topology) {
   const auto& mesh = topology.mesh();
-  const uint64_t chips = topologies::ChipCount(topology);
+  const uint64_t chips = topologies::DeviceCount(topology);
   if (pair.chip.size() == 1) {
     if (pair.chip[0] >= chips) {
       throw UsageError(command, flag + " names chip " + std::to_string(pair.chip[0]) +
