@@ -7,35 +7,8 @@
 
 namespace tpusim::dsl {
 
-Mesh::Mesh(config::Topology topology) : topology_(std::move(topology)), grid_(GridOf(topology_)) {}
-
-base::DeviceGrid Mesh::GridOf(const config::Topology& topology) {
-  // The loader bounds the chip count; a topology built in code may not have been loaded.
-  uint64_t devices = 1;
-  std::vector<int> shape;
-  for (auto n : topology.mesh().shape()) {
-    devices *= n;
-    if (n == 0 || devices > topologies::kMaxDevices) {
-      throw Error(ErrorKind::kInvalidArgument,
-                  "mesh shape " + topologies::ShapeString(topology) + " has " +
-                      (n == 0 ? "an axis of length 0"
-                              : "more than the " + std::to_string(topologies::kMaxDevices) +
-                                    " devices a slice may have") +
-                      "; validate the topology with topologies::ValidateTopology.");
-    }
-    shape.push_back(static_cast<int>(n));
-  }
-  if (topology.mesh().axis_names_size() != static_cast<int>(shape.size())) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "mesh shape " + topologies::ShapeString(topology) + " has " +
-                    std::to_string(shape.size()) + " axes but " +
-                    std::to_string(topology.mesh().axis_names_size()) +
-                    " axis names; validate the topology with topologies::ValidateTopology.");
-  }
-  return base::DeviceGrid(std::move(shape),
-                          std::vector<std::string>(topology.mesh().axis_names().begin(),
-                                                   topology.mesh().axis_names().end()));
-}
+Mesh::Mesh(config::Topology topology)
+    : topology_(std::move(topology)), grid_(topologies::DeviceGridOf(topology_)) {}
 
 int Mesh::AxisIndex(const std::string& axis) const {
   if (const int index = grid_.AxisIndex(axis); index >= 0) return index;

@@ -35,8 +35,6 @@ class Mesh {
   std::string Describe() const;  // "Mesh('x': 4, 'y': 4)"
 
  private:
-  static base::DeviceGrid GridOf(const config::Topology& topology);
-
   config::Topology topology_;
   base::DeviceGrid grid_;
 };

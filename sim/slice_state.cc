@@ -13,16 +13,12 @@
 #include "sim/router.h"
 #include "sim/slowdown.h"
 #include "sim/tensor_core.h"
+#include "topologies/topology_loader.h"
 #include "topologies/twist.h"
 
 namespace tpusim::sim {
 
 namespace {
-DeviceGrid GridOf(const config::Topology& topology) {
-  const auto& mesh = topology.mesh();
-  return DeviceGrid(std::vector<int>(mesh.shape().begin(), mesh.shape().end()),
-                    std::vector<std::string>(mesh.axis_names().begin(), mesh.axis_names().end()));
-}
 // Where the twisted wraparound links land (empty for a plain torus).
 std::vector<std::vector<int>> TwistOf(const config::Topology& topology) {
   const auto& mesh = topology.mesh();
@@ -34,7 +30,7 @@ std::vector<std::vector<int>> TwistOf(const config::Topology& topology) {
 SliceState::SliceState(const config::Topology& topology, EngineOptions options)
     : topology_(topology),
       run_(std::move(options)),
-      torus_(GridOf(topology_),
+      torus_(topologies::DeviceGridOf(topology_),
              std::vector<bool>(topology_.mesh().wraparound().begin(),
                                topology_.mesh().wraparound().end()),
              TwistOf(topology_), /*slices_over_dcn=*/topology_.has_multislice()),

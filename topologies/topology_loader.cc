@@ -1,4 +1,5 @@
 #include "topologies/topology_loader.h"
+#include "base/errors.h"
 #include "base/param.h"
 #include "base/text.h"
 #include "topologies/chiplets.h"
@@ -401,6 +402,33 @@ uint64_t DeviceCount(const config::Topology& topology) {
   for (auto d : topology.mesh().shape())
     count *= d;
   return count;
+}
+
+base::DeviceGrid DeviceGridOf(const config::Topology& topology) {
+  // The loader bounds the chip count; a topology built in code may not have been loaded.
+  uint64_t devices = 1;
+  std::vector<int> shape;
+  for (auto n : topology.mesh().shape()) {
+    devices *= n;
+    if (n == 0 || devices > kMaxDevices) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  "mesh shape " + ShapeString(topology) + " has " +
+                      (n == 0 ? "an axis of length 0"
+                              : "more than the " + std::to_string(kMaxDevices) +
+                                    " devices a slice may have") +
+                      "; validate the topology with ValidateTopology.");
+    }
+    shape.push_back(static_cast<int>(n));
+  }
+  if (topology.mesh().axis_names_size() != static_cast<int>(shape.size())) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "mesh shape " + ShapeString(topology) + " has " + std::to_string(shape.size()) +
+                    " axes but " + std::to_string(topology.mesh().axis_names_size()) +
+                    " axis names; validate the topology with ValidateTopology.");
+  }
+  return base::DeviceGrid(std::move(shape),
+                          std::vector<std::string>(topology.mesh().axis_names().begin(),
+                                                   topology.mesh().axis_names().end()));
 }
 
 uint64_t ChipCount(const config::Topology& topology) {

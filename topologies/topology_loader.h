@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/device_grid.h"
 #include "base/param.h"
 #include "topologies/topology.pb.h"
 
@@ -57,6 +58,11 @@ bool IsPreset(const std::string& name);
 // The devices of the loaded mesh (its axes' product): the chips, or on chips of chiplets
 // (config::ChipletConfig) the chiplets. The simulator models each device as a chip of its own.
 uint64_t DeviceCount(const config::Topology& topology);
+// The mesh's devices on a grid: what the DSL's Mesh and the model's Torus hold. Throws
+// Error(kInvalidArgument) for a mesh that validation would refuse (an axis of length 0, more
+// devices than a slice may have, axis names that do not match the axes), as a topology built
+// in code may not have been loaded.
+base::DeviceGrid DeviceGridOf(const config::Topology& topology);
 // The physical chips: the devices, over the devices per chip on chips of chiplets (a
 // TPU7x pod is 9,216 chips and 18,432 devices).
 uint64_t ChipCount(const config::Topology& topology);
