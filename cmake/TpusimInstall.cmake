@@ -12,6 +12,35 @@ install(TARGETS tpusim_library tpusim EXPORT tpusimTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
+# The CLI's RUNPATH: libtpusim relative to the binary ($ORIGIN), in the build tree and once
+# installed next to lib/, wherever either lives. Not CMake's own scheme: it links the build
+# tree's binary with its absolute build RPATH and a ':' appended (room for the install RPATH,
+# which `cmake --install` writes in place), and ld.so reads that empty last entry as the
+# current directory, where it looks for every library the CLI needs, in every hwcaps
+# subdirectory: about 150 failed opens a run (docs/performance.md, "Start-up cost"). So the
+# binary is linked with its build-tree path, padded with '/' (which ld.so ignores at the end
+# of a directory) to the length of the installed one, and install rewrites it in place.
+set(TPUSIM_CLI_INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+get_target_property(cli_dir tpusim BINARY_DIR)
+get_target_property(library_dir tpusim_library BINARY_DIR)
+file(RELATIVE_PATH library_from_cli ${cli_dir} ${library_dir})
+set(TPUSIM_CLI_BUILD_RPATH "$ORIGIN/${library_from_cli}")
+string(LENGTH "${TPUSIM_CLI_INSTALL_RPATH}" install_rpath_length)
+string(LENGTH "${TPUSIM_CLI_BUILD_RPATH}" build_rpath_length)
+if(build_rpath_length LESS install_rpath_length)
+  math(EXPR padding "${install_rpath_length} - ${build_rpath_length}")
+  string(REPEAT "/" ${padding} slashes)
+  string(APPEND TPUSIM_CLI_BUILD_RPATH "${slashes}")
+endif()
+# BUILD_WITH_INSTALL_RPATH turns CMake's rewriting off: the binary is linked with
+# INSTALL_RPATH, here the build tree's, and the rule below rewrites the installed copy.
+set_target_properties(tpusim PROPERTIES
+  BUILD_WITH_INSTALL_RPATH ON
+  INSTALL_RPATH "${TPUSIM_CLI_BUILD_RPATH}")
+install(CODE "file(RPATH_CHANGE
+  FILE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/tpusim\"
+  OLD_RPATH \"${TPUSIM_CLI_BUILD_RPATH}\" NEW_RPATH \"${TPUSIM_CLI_INSTALL_RPATH}\")")
+
 # Everything a kernel's or a host program's #includes reach (the DSL, the registry, the
 # kernel helpers, base/ and the parts of traces/ and topologies/ the DSL headers name).
 # No sim/ or SystemC header is among them.

@@ -52,7 +52,7 @@ config::Topology WithSlices(config::Topology topology, uint32_t slices, const st
 
 // The presets (topologies/generations.h): each generation's file with one of its shapes.
 std::vector<std::string> PresetNames();
-const std::string& PresetText(const std::string& name);  // throws TopologyError if unknown
+std::string PresetText(const std::string& name);  // throws TopologyError if unknown
 bool IsPreset(const std::string& name);
 
 // The devices of the loaded mesh (its axes' product): the chips, or on chips of chiplets

@@ -1,33 +1,40 @@
-// The CLI's array new/delete: as the library's, except for SystemC's start-up scratch heap.
+// The CLI's array new/delete and memset: as the library's, except for SystemC's start-up
+// scratch heap.
 //
 // Why: libsystemc's static initialiser builds sc_core::sc_temp_heap, a 3 MiB scratch heap for
-// its bit-vector temporaries (an sc_byte_heap: new char[0x300000], then a memset).
-// From the allocator, that memset faults in 768 fresh 4 KiB pages: about half the page faults
-// of a 16-chip run, and about 0.4 ms of its CPU (docs/performance.md, "Start-up cost"). tpusim
-// never uses SystemC's data types, but the heap is built before main by a library we do not
-// build. Here that one block comes from a mapping the kernel may back with two transparent
-// huge pages (madvise(MADV_HUGEPAGE), which a system in THP's "madvise" mode requires): two
-// faults instead of 768. Its bytes are the same zeros. Where huge pages are off, the block
-// faults in page by page as before. (A MAP_POPULATE mapping saved the traps but not the page
-// allocations, and measured no faster.)
+// its bit-vector temporaries (an sc_byte_heap: `new char[0x300000]()`, which the compiler
+// turns into operator new[] and a memset of zeros). Zeroing 3 MiB of fresh memory makes the
+// kernel allocate and clear every page of it: 768 page faults with 4 KiB pages, or two 2 MiB
+// huge pages cleared, either way about 7% of a 16-chip run's CPU (docs/performance.md,
+// "Start-up cost"). tpusim never uses SystemC's data types, but the heap is built before main
+// by a library we do not build.
 //
-// Only the executable replaces operator new[]: the tests and the Python module keep the
-// default (a plugin the CLI loads shares the executable's, which after start-up is the
-// default's behaviour). Not under the sanitizers, which bring their own allocator.
+// Here that one block comes from an anonymous mapping of its own, which the kernel hands out
+// zeroed, and that one memset (libsystemc calls memset through its PLT, so the executable's
+// definition below is the one it binds) is skipped: its bytes are already the zeros it would
+// write. No page of the block is touched; if SystemC ever uses the heap, its pages fault in
+// then, zero as promised. Every other memset goes to glibc's, every other array allocation
+// to the allocator.
+//
+// Only the executable does this: the tests and the Python module keep the defaults (a plugin
+// the CLI loads shares the executable's, which after start-up behave as the defaults). Not
+// under the sanitizers, which bring their own allocator and intercept memset themselves.
 
 #include <sys/mman.h>
 
 #include <cstddef>
-#include <cstdint>
 #include <new>
+
+// glibc's memset, by its checking entry point: the same implementation, chosen for this CPU,
+// under a name the compiler does not know as a builtin (a call to "memset" here would be a
+// call to the definition below).
+extern "C" void* GlibcMemsetChecked(void* dest, int value, std::size_t n,
+                                    std::size_t dest_size) __asm__("__memset_chk");
 
 namespace {
 
 // The size SystemC 2.3 gives sc_temp_heap.
 constexpr std::size_t kSystemcScratchBytes = 0x300000;
-constexpr std::size_t kHugePage = std::size_t{2} << 20;
-// The block rounded up to whole huge pages.
-constexpr std::size_t kScratchMapping = (kSystemcScratchBytes + kHugePage - 1) & ~(kHugePage - 1);
 
 // True until this executable's own initialisers run; every shared library's have run by
 // then, SystemC's included. Constant-initialised, so it holds before any of them.
@@ -38,26 +45,9 @@ void* scratch = nullptr;
   libraries_initialising = false;
 }
 
-// kScratchMapping bytes aligned to a huge page, or nullptr.
-void* MapScratch() {
-  const std::size_t reserved = kScratchMapping + kHugePage;
-  void* region =
-      mmap(nullptr, reserved, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (region == MAP_FAILED) return nullptr;
-  const auto start = reinterpret_cast<std::uintptr_t>(region);
-  const std::uintptr_t aligned = (start + kHugePage - 1) & ~std::uintptr_t{kHugePage - 1};
-  // Give back the unaligned head and the tail.
-  if (aligned > start) munmap(region, aligned - start);
-  const std::uintptr_t end = aligned + kScratchMapping;
-  if (start + reserved > end) munmap(reinterpret_cast<void*>(end), start + reserved - end);
-  void* block = reinterpret_cast<void*>(aligned);
-  madvise(block, kScratchMapping, MADV_HUGEPAGE);  // advice: failing it costs only speed
-  return block;
-}
-
 bool ReleaseScratch(void* block) {
   if (block == nullptr || block != scratch) return false;
-  munmap(block, kScratchMapping);
+  munmap(block, kSystemcScratchBytes);
   scratch = nullptr;
   return true;
 }
@@ -66,7 +56,9 @@ bool ReleaseScratch(void* block) {
 
 void* operator new[](std::size_t size) {
   if (size == kSystemcScratchBytes && libraries_initialising && scratch == nullptr) {
-    if (void* block = MapScratch()) return scratch = block;
+    void* block = mmap(nullptr, kSystemcScratchBytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (block != MAP_FAILED) return scratch = block;
   }
   return ::operator new(size);
 }
@@ -77,4 +69,13 @@ void operator delete[](void* block) noexcept {
 
 void operator delete[](void* block, std::size_t size) noexcept {
   if (!ReleaseScratch(block)) ::operator delete(block, size);
+}
+
+extern "C" void* memset(void* dest, int value, std::size_t n) {
+  // The scratch block's one zeroing, while the libraries initialise: a fresh anonymous
+  // mapping is zero already.
+  if (dest == scratch && value == 0 && n == kSystemcScratchBytes && libraries_initialising) {
+    return dest;
+  }
+  return GlibcMemsetChecked(dest, value, n, n);
 }
