@@ -18,5 +18,7 @@ endif()
 function(tpusim_use_fast_malloc target)
   if(TPUSIM_JEMALLOC)
     target_link_libraries(${target} PRIVATE ${TPUSIM_JEMALLOC})
+    # Its options (2 MiB pages for the heap): base/jemalloc_conf.cc says why.
+    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/base/jemalloc_conf.cc)
   endif()
 endfunction()
