@@ -124,14 +124,22 @@ void EventQueue::RunDue() {
       }
       const std::vector<Item>& items = buckets_[index].items;
       const Item item = items[i];
-      // The next event's object (a DMA's Transfer, say) is likely out of the cache on a
-      // large slice: ask for it now, so that its miss overlaps this event's work. A
+      // The object of an event further on (a DMA's Transfer, say) is likely out of the cache
+      // on a large slice: ask for it now, so that its miss overlaps this event's work; then,
+      // nearer, let its hook ask for what the object points to (semaphores, ports). A
       // prefetch never faults, so an `a` that is not an address costs nothing; the offset is
       // taken on the integer, as pointer arithmetic on a null `a` would be undefined.
-      if (i + 2 < items.size() && items[i + 2].handler != &EventQueue::RunCallback) {
-        const auto next = static_cast<uintptr_t>(items[i + 2].a);
+      if (i + kObjectAhead < items.size() &&
+          items[i + kObjectAhead].handler != &EventQueue::RunCallback) {
+        const auto next = static_cast<uintptr_t>(items[i + kObjectAhead].a);
         __builtin_prefetch(reinterpret_cast<const void*>(next));
         __builtin_prefetch(reinterpret_cast<const void*>(next + 64));
+        __builtin_prefetch(reinterpret_cast<const void*>(next + 128));
+      }
+      if (i + kHookAhead < items.size() && items[i + kHookAhead].handler == prefetch_handler_ &&
+          prefetch_handler_ != nullptr) {
+        const Item& near = items[i + kHookAhead];
+        prefetch_(near.context, near.a, near.b);
       }
       ++callbacks_run_;
       item.handler(item.context, item.a, item.b);
