@@ -24,7 +24,8 @@ DmaDispatcher::DmaDispatcher(SliceState& slice, DmaLedger& ledger, Chip& chip, D
       power_of_two_offsets_(slice.topology().chip().generation() == config::V5E &&
                             !slice.topology().allow_nonphysical()) {
   // Every chip's dispatcher sets the same hook; the calendar keeps one.
-  slice.calendar().SetPrefetch(&DmaDispatcher::RunChunkEvent, &DmaDispatcher::PrefetchChunkEvent);
+  slice.calendar().SetPrefetch(&DmaDispatcher::RunChunkEvent, &DmaDispatcher::PrefetchTransfer,
+                               &DmaDispatcher::PrefetchChunkEvent);
 }
 
 // [PL]'s distributed guide: on TPU v5e "devices can only route to a power of 2 offset from
@@ -263,6 +264,19 @@ void PrefetchPorts(const Transfer& t) {
   }
 }
 }  // namespace
+
+void DmaDispatcher::PrefetchTransfer(void*, uint64_t transfer, uint64_t event_and_bytes) {
+  // `transfer` is a live Transfer: a chunk event is scheduled only while its DMA is in flight.
+  const auto& t = *reinterpret_cast<const Transfer*>(static_cast<uintptr_t>(transfer));
+  __builtin_prefetch(&t.sent);
+  __builtin_prefetch(&t.recv_semaphore);
+  const auto event = static_cast<ChunkEvent>(event_and_bytes & 3);
+  if (event == kDepartedThenReserve || event == kReserve) {
+    __builtin_prefetch(&t.path);
+    __builtin_prefetch(&t.within_one_memory);  // after the inline hops
+    __builtin_prefetch(&t.notify);
+  }
+}
 
 void DmaDispatcher::PrefetchChunkEvent(void*, uint64_t transfer, uint64_t event_and_bytes) {
   const auto& t = *reinterpret_cast<const Transfer*>(static_cast<uintptr_t>(transfer));

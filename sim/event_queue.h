@@ -46,13 +46,15 @@ class EventQueue {
     expired_context_ = context;
   }
 
-  // Asks `prefetch(context, a, b)` to prefetch what an event of `handler` will touch, a few
-  // events before it runs (by then the calendar has prefetched its `a`, so the hook can read
-  // through it). One handler may have a hook: the DMA chunk events, which are nearly all of a
-  // large slice's events.
-  void SetPrefetch(Handler handler, Handler prefetch) {
+  // Lets the events of `handler` say what to prefetch before they run: `far(context, a, b)`
+  // a few events ahead, for what it can reach without a load (the object `a` names), and
+  // `near(context, a, b)` nearer, when that object has arrived and can be read for what it
+  // points to. One handler may have hooks: the DMA chunk events, nearly all of a large
+  // slice's events. Any other event's `a` gets two lines prefetched.
+  void SetPrefetch(Handler handler, Handler far, Handler near) {
     prefetch_handler_ = handler;
-    prefetch_ = prefetch;
+    prefetch_far_ = far;
+    prefetch_near_ = near;
   }
 
   uint64_t callbacks_run() const { return callbacks_run_; }
@@ -93,6 +95,8 @@ class EventQueue {
   void Push(const Due& due);
   void Pop();
   static void RunCallback(void* queue, uint64_t slot, uint64_t);
+  // Far ahead of `item`: its hook, or two lines of its object.
+  void PrefetchFar(const Item& item) const;
   void RunDue();
 
   std::vector<Due> heap_;  // a binary min-heap on (when, sequence)
@@ -106,7 +110,8 @@ class EventQueue {
   uint64_t next_sequence_ = 0;
   uint64_t callbacks_run_ = 0;
   Handler prefetch_handler_ = nullptr;
-  Handler prefetch_ = nullptr;
+  Handler prefetch_far_ = nullptr;
+  Handler prefetch_near_ = nullptr;
   HostWatch* watch_ = nullptr;
   void (*on_expired_)(void*) = nullptr;
   void* expired_context_ = nullptr;

@@ -89,13 +89,18 @@ TEST(EventQueue, ManyDistinctTimesRunInTimeThenSchedulingOrder) {
   ExpectRunsInTimeThenSchedulingOrder(5000);
 }
 
-// The prefetch hook (EventQueue::SetPrefetch) is asked about events of its handler only, each
-// at most once and before it runs, and it changes neither what runs nor the order.
+// The prefetch hooks (EventQueue::SetPrefetch) are asked about events of their handler only,
+// each hook at most once per event and before it runs, the far one first; they change neither
+// what runs nor the order.
 struct Hooked {
   std::vector<uint64_t> ran;      // `a` of each event of either handler, as it runs
   std::vector<uint64_t> asked;    // `a` of each event the hook was asked about
   std::vector<bool> asked_early;  // whether that event had not run yet
   std::vector<bool> ran_already;  // by `a`
+  std::vector<bool> far_asked;    // by `a`: the far hook has seen it
+  int far_twice = 0;
+  int far_late = 0;
+  int near_before_far = 0;
 };
 
 void RunHooked(void* self, uint64_t a, uint64_t) {
@@ -106,8 +111,15 @@ void RunHooked(void* self, uint64_t a, uint64_t) {
 void RunOther(void* self, uint64_t a, uint64_t) {
   static_cast<Hooked*>(self)->ran.push_back(a);
 }
+void PrefetchFar(void* self, uint64_t a, uint64_t) {
+  auto& h = *static_cast<Hooked*>(self);
+  if (h.far_asked[a]) ++h.far_twice;
+  if (h.ran_already[a]) ++h.far_late;
+  h.far_asked[a] = true;
+}
 void Prefetch(void* self, uint64_t a, uint64_t) {
   auto& h = *static_cast<Hooked*>(self);
+  if (!h.far_asked[a]) ++h.near_before_far;
   h.asked.push_back(a);
   h.asked_early.push_back(!h.ran_already[a]);
 }
@@ -115,10 +127,11 @@ void Prefetch(void* self, uint64_t a, uint64_t) {
 TEST(EventQueue, PrefetchHookSeesOnlyItsEventsBeforeTheyRun) {
   SystemCContext context;
   EventQueue queue;
-  queue.SetPrefetch(&RunHooked, &Prefetch);
+  queue.SetPrefetch(&RunHooked, &PrefetchFar, &Prefetch);
   Hooked h;
   constexpr uint64_t kEvents = 200;
   h.ran_already.assign(kEvents, false);
+  h.far_asked.assign(kEvents, false);
   // Most events in two large buckets, every third of the other handler; a few alone.
   for (uint64_t a = 0; a < kEvents; ++a) {
     const Picoseconds when = a < 190 ? 1000 * (1 + a % 2) : 5000 + a;
@@ -146,6 +159,11 @@ TEST(EventQueue, PrefetchHookSeesOnlyItsEventsBeforeTheyRun) {
     EXPECT_LE(times_asked[a], 1) << "event " << a;
   // Within a bucket of 95 events, all but the first few are looked at ahead.
   EXPECT_GT(h.asked.size(), 100u);
+  EXPECT_EQ(h.far_twice, 0);
+  EXPECT_EQ(h.far_late, 0);
+  EXPECT_EQ(h.near_before_far, 0);
+  for (uint64_t a = 0; a < kEvents; a += 3)
+    EXPECT_FALSE(h.far_asked[a]) << "another handler's event " << a;
 }
 
 }  // namespace
