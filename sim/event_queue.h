@@ -82,10 +82,11 @@ class EventQueue {
   };
   static constexpr Picoseconds kNoTime = ~Picoseconds{0};
   static constexpr size_t kRecentBuckets = 256;
-  // How far ahead in its bucket the calendar prefetches an event's object (`a`), and how far
-  // ahead it runs the prefetch hook, which reads that object. A symmetric collective on a
-  // large slice puts thousands of events in a bucket, each a miss or two of about 100 ns:
-  // two events ahead was too short for the hook's read of the object to arrive.
+  // How far ahead in its bucket the calendar prefetches an event's object (`a`, or the far
+  // hook), and how far ahead it runs the near hook, which reads that object. A symmetric
+  // collective on 4096 chips puts 8192 events in a bucket, each a few misses: with the
+  // object two events ahead and nothing nearer, its semaphore and ports still missed
+  // (docs/performance-at-scale.md, "Events per second on a large slice").
   static constexpr size_t kObjectAhead = 8;
   static constexpr size_t kHookAhead = 4;
   static bool Before(const Due& x, const Due& y) {
