@@ -58,4 +58,6 @@ function(tpusim_use_fast_malloc target)
       target_link_libraries(${target} PRIVATE ${TPUSIM_JEMALLOC_SHARED})
     endif()
   endif()
+  # Its options (2 MiB pages for the heap): base/jemalloc_conf.cc says why.
+  target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/base/jemalloc_conf.cc)
 endfunction()

@@ -22,7 +22,7 @@ class BandwidthPort {
  public:
   BandwidthPort(std::string name, double bytes_per_second, traces::TraceSink* trace,
                 traces::TrackId track)
-      : bytes_per_second_(bytes_per_second), trace_(trace), track_(track), name_(std::move(name)) {}
+      : trace_(trace), bytes_per_second_(bytes_per_second), track_(track), name_(std::move(name)) {}
 
   const std::string& name() const { return name_; }
   double bytes_per_second() const { return bytes_per_second_; }
@@ -77,20 +77,21 @@ class BandwidthPort {
   void Write(const Busy& busy);
   void WriteMarksBefore(Picoseconds limit);
 
-  // What every chunk reads first (the calendar's head inline), the names and the trace's
-  // marks after.
+  // What every chunk reads first (the retired run Emit merges into, the calendar's head
+  // inline), within the three lines the calendar's look-ahead prefetches
+  // (DmaDispatcher::PrefetchChunkEvent); the names and the trace's marks after.
   size_t head_ = 0;
   mutable uint64_t last_bytes_ = 0;
   mutable Picoseconds last_duration_ = 0;
   Picoseconds busy_ = 0;
   uint64_t bytes_ = 0;
+  Busy pending_{0, 0, 0, nullptr};  // last retired run, merged with the next if contiguous
+  bool has_pending_ = false;
+  traces::TraceSink* trace_;
   // Sorted, non-overlapping; entries before head_ are retired. A moving head (compacted now
   // and then) moves far less than erasing each interval as it ends.
   SmallVector<Busy, 4> calendar_;
-  Busy pending_{0, 0, 0, nullptr};  // last retired run, merged with the next if contiguous
-  bool has_pending_ = false;
   double bytes_per_second_;
-  traces::TraceSink* trace_;
   traces::TrackId track_;
   uint64_t signals_ = 0;
   std::string name_;

@@ -80,7 +80,9 @@ void CoreThread::StartDma(const DmaRequest& request) {
 void CoreThread::Wait(SemaphoreHandle handle, int64_t amount, WaitKind kind,
                       std::string_view what) {
   CatchUp();
-  slice_.CheckSemaphore(handle, "waited on", std::string(what));
+  // The description is built only when the check fails: a string per wait is an allocation.
+  if (handle.chip >= slice_.chips() || handle.index >= slice_.semaphores(handle.chip).size())
+    slice_.CheckSemaphore(handle, "waited on", std::string(what));
   const Torus& torus = slice_.torus();
   if (handle.chip != chip_) {
     throw Error(ErrorKind::kSemaphoreMisuse,

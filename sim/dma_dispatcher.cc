@@ -22,7 +22,11 @@ DmaDispatcher::DmaDispatcher(SliceState& slice, DmaLedger& ledger, Chip& chip, D
       issue_latency_(issue_latency),
       channels_(channels),
       power_of_two_offsets_(slice.topology().chip().generation() == config::V5E &&
-                            !slice.topology().allow_nonphysical()) {}
+                            !slice.topology().allow_nonphysical()) {
+  // Every chip's dispatcher sets the same hook; the calendar keeps one.
+  slice.calendar().SetPrefetch(&DmaDispatcher::RunChunkEvent, &DmaDispatcher::PrefetchTransfer,
+                               &DmaDispatcher::PrefetchChunkEvent);
+}
 
 // [PL]'s distributed guide: on TPU v5e "devices can only route to a power of 2 offset from
 // themselves" (docs/references.md §2). We read the offset per mesh axis and modulo the axis,
@@ -237,6 +241,59 @@ void DmaDispatcher::RunChunkEvent(void* slice_state, uint64_t transfer, uint64_t
                          t.request.label.str() +
                          "'. Run on fewer chips or a smaller size, or on a host with more "
                          "memory (docs/performance-at-scale.md says what pod-scale runs take).");
+  }
+}
+
+namespace {
+// A semaphore's value and wake amount: 16 bytes that a deque's 8-byte alignment may split
+// over two lines.
+void PrefetchSemaphore(const Semaphore* s) {
+  if (s == nullptr) return;
+  const auto at = reinterpret_cast<uintptr_t>(s);
+  __builtin_prefetch(reinterpret_cast<const void*>(at), 1);
+  __builtin_prefetch(reinterpret_cast<const void*>(at + 15), 1);
+}
+// The fields a booking reads lie in a port's first three lines (BandwidthPort, LinkTiming).
+void PrefetchPorts(const Transfer& t) {
+  for (const PathHop& hop : t.path) {
+    const auto port = reinterpret_cast<uintptr_t>(hop.direct);
+    if (port == 0) continue;
+    __builtin_prefetch(reinterpret_cast<const void*>(port), 1);
+    __builtin_prefetch(reinterpret_cast<const void*>(port + 64), 1);
+    __builtin_prefetch(reinterpret_cast<const void*>(port + 128), 1);
+  }
+}
+}  // namespace
+
+void DmaDispatcher::PrefetchTransfer(void*, uint64_t transfer, uint64_t event_and_bytes) {
+  // `transfer` is a live Transfer: a chunk event is scheduled only while its DMA is in flight.
+  const auto& t = *reinterpret_cast<const Transfer*>(static_cast<uintptr_t>(transfer));
+  __builtin_prefetch(&t.sent);
+  __builtin_prefetch(&t.recv_semaphore);
+  const auto event = static_cast<ChunkEvent>(event_and_bytes & 3);
+  if (event == kDepartedThenReserve || event == kReserve) {
+    __builtin_prefetch(&t.path);
+    __builtin_prefetch(&t.within_one_memory);  // after the inline hops
+    __builtin_prefetch(&t.notify);
+  }
+}
+
+void DmaDispatcher::PrefetchChunkEvent(void*, uint64_t transfer, uint64_t event_and_bytes) {
+  const auto& t = *reinterpret_cast<const Transfer*>(static_cast<uintptr_t>(transfer));
+  switch (static_cast<ChunkEvent>(event_and_bytes & 3)) {
+    case kDeparted:
+      PrefetchSemaphore(t.send_semaphore);
+      break;
+    case kDepartedThenReserve:
+      PrefetchSemaphore(t.send_semaphore);
+      PrefetchPorts(t);
+      break;
+    case kReserve:
+      PrefetchPorts(t);
+      break;
+    case kLanded:
+      PrefetchSemaphore(t.recv_semaphore);
+      break;
   }
 }
 

@@ -81,6 +81,13 @@ class DmaDispatcher {
   static void Schedule(SliceState& slice, Picoseconds when, ChunkEvent event, Transfer& t,
                        uint64_t bytes = 0);
   static void RunChunkEvent(void* slice, uint64_t transfer, uint64_t event_and_bytes);
+  // The calendar's prefetch hooks for chunk events (EventQueue::SetPrefetch); they change
+  // nothing. Far ahead, the lines of the Transfer the event reads: the first (counts and
+  // semaphores) for all, the path and the rest of what a booking reads only for an event
+  // that books the next chunk. Nearer, the semaphore the event will count on and, for one
+  // that books, its hops' ports.
+  static void PrefetchTransfer(void* slice, uint64_t transfer, uint64_t event_and_bytes);
+  static void PrefetchChunkEvent(void* slice, uint64_t transfer, uint64_t event_and_bytes);
 
   SliceState& slice_;
   DmaLedger& ledger_;

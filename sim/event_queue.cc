@@ -112,10 +112,23 @@ void EventQueue::RunCallback(void* queue, uint64_t slot, uint64_t) {
   callback();
 }
 
+void EventQueue::PrefetchFar(const Item& item) const {
+  if (item.handler == prefetch_handler_ && prefetch_handler_ != nullptr) {
+    prefetch_far_(item.context, item.a, item.b);
+  } else if (item.handler != &EventQueue::RunCallback) {
+    const auto object = static_cast<uintptr_t>(item.a);
+    __builtin_prefetch(reinterpret_cast<const void*>(object));
+    __builtin_prefetch(reinterpret_cast<const void*>(object + 64));
+  }
+}
+
 void EventQueue::RunDue() {
   const Picoseconds now = Now();
   while (!heap_.empty() && heap_.front().when <= now) {
     const uint32_t index = heap_.front().bucket;
+    // The first events of the bucket have no events before them to be looked ahead from.
+    for (size_t i = 0; i < kObjectAhead && i < buckets_[index].items.size(); ++i)
+      PrefetchFar(buckets_[index].items[i]);
     // Items scheduled for now while the bucket runs join its end and run in this loop.
     for (size_t i = 0; i < buckets_[index].items.size(); ++i) {
       if (watch_ && watch_->Expired()) [[unlikely]] {
@@ -124,14 +137,16 @@ void EventQueue::RunDue() {
       }
       const std::vector<Item>& items = buckets_[index].items;
       const Item item = items[i];
-      // The next event's object (a DMA's Transfer, say) is likely out of the cache on a
-      // large slice: ask for it now, so that its miss overlaps this event's work. A
+      // The object of an event further on (a DMA's Transfer, say) is likely out of the cache
+      // on a large slice: ask for it now, so that its miss overlaps this event's work; then,
+      // nearer, let its hook ask for what the object points to (semaphores, ports). A
       // prefetch never faults, so an `a` that is not an address costs nothing; the offset is
       // taken on the integer, as pointer arithmetic on a null `a` would be undefined.
-      if (i + 2 < items.size() && items[i + 2].handler != &EventQueue::RunCallback) {
-        const auto next = static_cast<uintptr_t>(items[i + 2].a);
-        __builtin_prefetch(reinterpret_cast<const void*>(next));
-        __builtin_prefetch(reinterpret_cast<const void*>(next + 64));
+      if (i + kObjectAhead < items.size()) PrefetchFar(items[i + kObjectAhead]);
+      if (i + kHookAhead < items.size() && items[i + kHookAhead].handler == prefetch_handler_ &&
+          prefetch_handler_ != nullptr) {
+        const Item& near = items[i + kHookAhead];
+        prefetch_near_(near.context, near.a, near.b);
       }
       ++callbacks_run_;
       item.handler(item.context, item.a, item.b);

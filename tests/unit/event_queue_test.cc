@@ -89,5 +89,82 @@ TEST(EventQueue, ManyDistinctTimesRunInTimeThenSchedulingOrder) {
   ExpectRunsInTimeThenSchedulingOrder(5000);
 }
 
+// The prefetch hooks (EventQueue::SetPrefetch) are asked about events of their handler only,
+// each hook at most once per event and before it runs, the far one first; they change neither
+// what runs nor the order.
+struct Hooked {
+  std::vector<uint64_t> ran;      // `a` of each event of either handler, as it runs
+  std::vector<uint64_t> asked;    // `a` of each event the hook was asked about
+  std::vector<bool> asked_early;  // whether that event had not run yet
+  std::vector<bool> ran_already;  // by `a`
+  std::vector<bool> far_asked;    // by `a`: the far hook has seen it
+  int far_twice = 0;
+  int far_late = 0;
+  int near_before_far = 0;
+};
+
+void RunHooked(void* self, uint64_t a, uint64_t) {
+  auto& h = *static_cast<Hooked*>(self);
+  h.ran.push_back(a);
+  h.ran_already[a] = true;
+}
+void RunOther(void* self, uint64_t a, uint64_t) {
+  static_cast<Hooked*>(self)->ran.push_back(a);
+}
+void PrefetchFar(void* self, uint64_t a, uint64_t) {
+  auto& h = *static_cast<Hooked*>(self);
+  if (h.far_asked[a]) ++h.far_twice;
+  if (h.ran_already[a]) ++h.far_late;
+  h.far_asked[a] = true;
+}
+void Prefetch(void* self, uint64_t a, uint64_t) {
+  auto& h = *static_cast<Hooked*>(self);
+  if (!h.far_asked[a]) ++h.near_before_far;
+  h.asked.push_back(a);
+  h.asked_early.push_back(!h.ran_already[a]);
+}
+
+TEST(EventQueue, PrefetchHookSeesOnlyItsEventsBeforeTheyRun) {
+  SystemCContext context;
+  EventQueue queue;
+  queue.SetPrefetch(&RunHooked, &PrefetchFar, &Prefetch);
+  Hooked h;
+  constexpr uint64_t kEvents = 200;
+  h.ran_already.assign(kEvents, false);
+  h.far_asked.assign(kEvents, false);
+  // Most events in two large buckets, every third of the other handler; a few alone.
+  for (uint64_t a = 0; a < kEvents; ++a) {
+    const Picoseconds when = a < 190 ? 1000 * (1 + a % 2) : 5000 + a;
+    queue.At(when, a % 3 == 0 ? &RunOther : &RunHooked, &h, a);
+  }
+  sc_core::sc_start();
+
+  ASSERT_EQ(h.ran.size(), kEvents);
+  // In time order, then in the order scheduled: the evens' bucket, the odds', the rest.
+  std::vector<uint64_t> expected;
+  for (uint64_t parity : {0, 1})
+    for (uint64_t a = parity; a < 190; a += 2)
+      expected.push_back(a);
+  for (uint64_t a = 190; a < kEvents; ++a)
+    expected.push_back(a);
+  EXPECT_EQ(h.ran, expected);
+  ASSERT_FALSE(h.asked.empty());
+  std::vector<int> times_asked(kEvents, 0);
+  for (size_t i = 0; i < h.asked.size(); ++i) {
+    EXPECT_NE(h.asked[i] % 3, 0u) << "the hook was asked about another handler's event";
+    EXPECT_TRUE(h.asked_early[i]) << "event " << h.asked[i] << " had already run";
+    ++times_asked[h.asked[i]];
+  }
+  for (uint64_t a = 0; a < kEvents; ++a)
+    EXPECT_LE(times_asked[a], 1) << "event " << a;
+  // Within a bucket of 95 events, all but the first few are looked at ahead.
+  EXPECT_GT(h.asked.size(), 100u);
+  EXPECT_EQ(h.far_twice, 0);
+  EXPECT_EQ(h.far_late, 0);
+  EXPECT_EQ(h.near_before_far, 0);
+  for (uint64_t a = 0; a < kEvents; a += 3)
+    EXPECT_FALSE(h.far_asked[a]) << "another handler's event " << a;
+}
+
 }  // namespace
 }  // namespace tpusim::sim
