@@ -10,9 +10,11 @@ void BufferWriters::Insert(uint64_t start, uint64_t end, uint64_t id, const Tran
     entries_.push_back(entry);
     return;
   }
-  const auto at =
-      std::partition_point(entries_.begin() + static_cast<std::ptrdiff_t>(head_), entries_.end(),
-                           [&](const Entry& e) { return Before(e, start, id); });
+  // Copies land mostly in the order they started: the oldest writer is at head_.
+  auto at = entries_.begin() + static_cast<std::ptrdiff_t>(head_);
+  if (at == entries_.end() || at->id != id || at->start != start)
+    at = std::partition_point(at, entries_.end(),
+                              [&](const Entry& e) { return Before(e, start, id); });
   // Before every writer: the gap in front of them takes it, when there is one.
   if (at == entries_.begin() + static_cast<std::ptrdiff_t>(head_) && head_ > 0) {
     entries_[--head_] = entry;
@@ -22,9 +24,11 @@ void BufferWriters::Insert(uint64_t start, uint64_t end, uint64_t id, const Tran
 }
 
 void BufferWriters::Remove(uint64_t start, uint64_t id) {
-  const auto at =
-      std::partition_point(entries_.begin() + static_cast<std::ptrdiff_t>(head_), entries_.end(),
-                           [&](const Entry& e) { return Before(e, start, id); });
+  // Copies land mostly in the order they started: the oldest writer is at head_.
+  auto at = entries_.begin() + static_cast<std::ptrdiff_t>(head_);
+  if (at == entries_.end() || at->id != id || at->start != start)
+    at = std::partition_point(at, entries_.end(),
+                              [&](const Entry& e) { return Before(e, start, id); });
   if (at == entries_.end() || at->id != id || !at->writer) return;  // not a writer here
   at->writer = nullptr;
   if (--live_ == 0) {

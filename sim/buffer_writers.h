@@ -35,6 +35,8 @@ class BufferWriters {
     // A writer that starts at or before start - widest ends before `start`.
     if (start >= widest_) {
       const uint64_t before = start - widest_;
+      // Copies issued in address order start past every writer: no search for them.
+      if (entries_.empty() || entries_.back().start <= before) return;
       it = std::partition_point(it, entries_.end(),
                                 [before](const Entry& e) { return e.start <= before; });
     }

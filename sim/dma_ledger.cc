@@ -31,7 +31,12 @@ Transfer& DmaLedger::Add() {
 
 void DmaLedger::CheckWriteRace(Transfer& t, const SliceState& slice) {
   if (t.bytes == 0) return;
-  BufferWriters& writers = writers_[BufferKey(t.request.destination.buffer)];
+  const uint64_t key = BufferKey(t.request.destination.buffer);
+  if (key != last_buffer_ || !last_writers_) {
+    last_writers_ = &writers_[key];
+    last_buffer_ = key;
+  }
+  BufferWriters& writers = *last_writers_;
   const ByteBox& box = t.request.destination.box;
   const uint64_t start = box.offset;
   const uint64_t end = box.end();

@@ -96,6 +96,10 @@ class DmaLedger {
   // By buffer (an unordered_map's values keep their addresses, which Transfer::writers
   // holds).
   std::unordered_map<uint64_t, BufferWriters> writers_;
+  // The buffer the last DMA wrote, and its writers: a kernel's copies mostly go to the
+  // buffer its previous one went to, and the map's lookup was a hash and a miss per DMA.
+  uint64_t last_buffer_ = ~uint64_t{0};
+  BufferWriters* last_writers_ = nullptr;
 };
 
 // Generic payloads, reused: a chunk acquires one, the router chain books it, it returns.
