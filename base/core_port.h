@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/device_grid.h"
+#include "base/inline_vector.h"
 #include "base/time.h"
 #include "base/work.h"
 
@@ -35,8 +36,9 @@ struct BufferHandle {
 // the innermost dimension is contiguous when its stride equals element_bytes.
 struct ByteBox {
   uint64_t offset = 0;
-  std::vector<uint64_t> counts;
-  std::vector<uint64_t> strides;
+  // Inline up to four dimensions: every DMA carries two boxes (base/inline_vector.h).
+  InlineVector<uint64_t, 4> counts;
+  InlineVector<uint64_t, 4> strides;
   uint32_t element_bytes = 1;
 
   // Both saturate at UINT64_MAX, so a box that cannot fit any buffer fails every bounds

@@ -65,6 +65,14 @@ const SlotBinding& BindingOf(const CallLayout& layout, const Ref& ref, int devic
   return slots[slot];
 }
 
+// Where a copy's label is written before it is copied out at its exact size: appended into a
+// new string, it grew two or three times, each a heap block and a copy. A label is built
+// without a yield, so the core threads of one OS thread can share it.
+std::string& LabelScratch() {
+  thread_local std::string scratch;
+  return scratch;
+}
+
 }  // namespace
 
 NamedScope::~NamedScope() {
@@ -191,6 +199,8 @@ base::Region Kernel::Resolve(const Ref& ref, int device) const {
     return __builtin_mul_overflow(static_cast<uint64_t>(elements), esize, &n) ? ~uint64_t{0} : n;
   };
   region.box.offset = bytes(ref.binding().offset);
+  region.box.counts.reserve(ref.shape().size());
+  region.box.strides.reserve(ref.shape().size());
   for (size_t d = 0; d < ref.shape().size(); ++d) {
     region.box.counts.push_back(static_cast<uint64_t>(ref.shape()[d]));
     region.box.strides.push_back(bytes(ref.binding().strides[d]));
@@ -251,11 +261,12 @@ AsyncCopy Kernel::async_copy(const Ref& src, const Ref& dst, const Ref& sem) {
   copy.recv_sem_ = sem;
   copy.target_device_ = device_id();
   copy.nbytes_ = src.nbytes();
-  std::string label = "copy ";
+  std::string& label = LabelScratch();
+  label = "copy ";
   src.AppendDescription(label);
   label += " -> ";
   dst.AppendDescription(label);
-  copy.label_ = std::move(label);
+  copy.label_ = std::string(label);
   return copy;
 }
 
@@ -273,13 +284,14 @@ AsyncCopy Kernel::async_remote_copy(const Ref& src, const Ref& dst, const Ref& s
   copy.remote_ = true;
   copy.target_device_ = ResolveDevice(device);
   copy.nbytes_ = src.nbytes();
-  std::string label = "remote copy ";
+  std::string& label = LabelScratch();
+  label = "remote copy ";
   src.AppendDescription(label);
   label += " -> device ";
   label += std::to_string(copy.target_device_);
   label += ' ';
   dst.AppendDescription(label);
-  copy.label_ = std::move(label);
+  copy.label_ = std::string(label);
   return copy;
 }
 

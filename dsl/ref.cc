@@ -74,10 +74,6 @@ namespace {
          ". Keep start >= 0 and start + size <= " + std::to_string(extent) + ".";
 }
 
-}  // namespace
-
-namespace {
-
 // Appends `value` as std::to_string writes it, without a temporary string.
 void AppendInt(std::string& out, int64_t value) {
   char digits[24];
@@ -88,8 +84,8 @@ void AppendInt(std::string& out, int64_t value) {
 }  // namespace
 
 // Every DMA slices its refs, so this builds the view field by field (no copy of vectors it
-// would clear), tracks the inside of the ref only when a view may run past it, and writes
-// the view's text in one string.
+// would clear), tracks the inside of the ref only when a view may run past it, and keeps
+// the slices as numbers: the view's text is written only when something describes it.
 Ref Ref::Sliced(std::span<const Slice> slices) const {
   const Data& in = data();
   const Shape& shape = in.shape;
@@ -109,28 +105,30 @@ Ref Ref::Sliced(std::span<const Slice> slices) const {
   out.binding.offset = in.binding.offset;
   out.binding.scope_serial = in.binding.scope_serial;
   out.out_of_bounds_views = in.out_of_bounds_views;
-  out.out_of_bounds = in.out_of_bounds;
-  out.none_inside = in.none_inside;
   out.shape.reserve(shape.size());
   out.binding.strides.reserve(shape.size());
-  const bool was_outside = !in.out_of_bounds.empty();
+  const OutOfBounds* was_outside = in.outside.get();
   // Only a ref that is outside already, or may make out-of-bounds views, needs to know
   // which of its indices are inside; any other view past its shape throws.
   const bool track_inside = was_outside || in.out_of_bounds_views;
-  std::string& view = out.view;
-  view.reserve(in.view.size() + 2 + 24 * slices.size());
-  view = in.view;
-  view += '[';
+  OutOfBounds outside;  // this view's, built only when track_inside
+  if (was_outside) {
+    outside.error = was_outside->error;
+    outside.none_inside = was_outside->none_inside;
+  }
+  out.viewed = true;
+  if (in.viewed) out.parent_view = data_;
+  out.view.reserve(slices.size());
   for (size_t d = 0; d < shape.size(); ++d) {
     // The indices of this dimension inside the ref.
-    const int64_t lo = was_outside ? in.inside_lo[d] : 0;
-    const int64_t hi = was_outside ? in.inside_hi[d] : shape[d];
+    const int64_t lo = was_outside ? was_outside->inside_lo[d] : 0;
+    const int64_t hi = was_outside ? was_outside->inside_hi[d] : shape[d];
     if (d >= slices.size()) {
       out.shape.push_back(shape[d]);
       out.binding.strides.push_back(in.binding.strides[d]);
       if (track_inside) {
-        out.inside_lo.push_back(lo);
-        out.inside_hi.push_back(hi);
+        outside.inside_lo.push_back(lo);
+        outside.inside_hi.push_back(hi);
       }
       continue;
     }
@@ -142,25 +140,18 @@ Ref Ref::Sliced(std::span<const Slice> slices) const {
     const bool offset_fits = !__builtin_mul_overflow(s.start, in.binding.strides[d], &step) &&
                              !__builtin_add_overflow(out.binding.offset, step, &step);
     if (s.start < 0 || s.size < 0 || s.start > shape[d] - s.size || !end_fits || !offset_fits) {
-      const std::string error =
-          OutOfBoundsMessage(Describe(), d, shape[d], s, end_fits, offset_fits);
+      std::string error = OutOfBoundsMessage(Describe(), d, shape[d], s, end_fits, offset_fits);
       // Only a view whose every index is an int64 can stand for a read of uninitialized
       // memory; the rest is refused in every mode.
       if (!in.out_of_bounds_views || s.size < 0 || !end_fits || !offset_fits)
         throw Error(ErrorKind::kOutOfBounds, error);
-      if (out.out_of_bounds.empty()) out.out_of_bounds = error;
+      if (outside.error.empty()) outside.error = std::move(error);
     }
     out.binding.offset = step;
-    if (d > 0) view += ", ";
+    out.view.push_back({s.start, s.squeeze ? -1 : s.size});
     if (s.squeeze) {
-      AppendInt(view, s.start);
-      if (track_inside) out.none_inside = out.none_inside || s.start < lo || s.start >= hi;
+      if (track_inside) outside.none_inside = outside.none_inside || s.start < lo || s.start >= hi;
     } else {
-      view += "ds(";
-      AppendInt(view, s.start);
-      view += ", ";
-      AppendInt(view, s.size);
-      view += ')';
       out.shape.push_back(s.size);
       out.binding.strides.push_back(in.binding.strides[d]);
       if (track_inside) {
@@ -168,50 +159,39 @@ Ref Ref::Sliced(std::span<const Slice> slices) const {
         const auto inside = [&](int64_t index) {
           return static_cast<int64_t>(std::clamp<__int128>(__int128{index} - s.start, 0, s.size));
         };
-        out.inside_lo.push_back(inside(lo));
-        out.inside_hi.push_back(inside(hi));
+        outside.inside_lo.push_back(inside(lo));
+        outside.inside_hi.push_back(inside(hi));
       }
     }
   }
-  view += ']';
-  if (out.out_of_bounds.empty()) {
-    out.inside_lo.clear();
-    out.inside_hi.clear();
-    out.none_inside = false;
-    return result;
-  }
+  if (outside.error.empty()) return result;
   // A view of an out-of-bounds view may lie inside the ref again.
-  bool inside = !out.none_inside;
+  bool inside = !outside.none_inside;
   for (size_t d = 0; inside && d < out.shape.size(); ++d)
-    inside = out.inside_lo[d] == 0 && out.inside_hi[d] == out.shape[d];
-  if (inside) {
-    out.out_of_bounds.clear();
-    out.inside_lo.clear();
-    out.inside_hi.clear();
-    out.none_inside = false;
-  }
+    inside = outside.inside_lo[d] == 0 && outside.inside_hi[d] == out.shape[d];
+  if (!inside) out.outside = std::make_shared<const OutOfBounds>(std::move(outside));
   return result;
 }
 
 std::optional<std::pair<Ref, Shape>> Ref::InBoundsPart() const {
   const Data& in = data();
-  if (in.out_of_bounds.empty()) return std::make_pair(*this, Shape(in.shape.size(), 0));
-  if (in.none_inside) return std::nullopt;
+  if (!in.outside) return std::make_pair(*this, Shape(in.shape.size(), 0));
+  const OutOfBounds& outside = *in.outside;
+  if (outside.none_inside) return std::nullopt;
   for (size_t d = 0; d < in.shape.size(); ++d)
-    if (in.inside_lo[d] >= in.inside_hi[d]) return std::nullopt;
+    if (outside.inside_lo[d] >= outside.inside_hi[d]) return std::nullopt;
   Ref part = *this;
   Data& p = part.Mutable();
-  p.out_of_bounds.clear();
-  p.inside_lo.clear();
-  p.inside_hi.clear();
   for (size_t d = 0; d < in.shape.size(); ++d) {
-    p.shape[d] = in.inside_hi[d] - in.inside_lo[d];
+    p.shape[d] = outside.inside_hi[d] - outside.inside_lo[d];
     // The sum lies inside the buffer; its terms may not fit alone (a view far before it).
     p.binding.offset = static_cast<int64_t>(static_cast<uint64_t>(p.binding.offset) +
-                                            static_cast<uint64_t>(in.inside_lo[d]) *
+                                            static_cast<uint64_t>(outside.inside_lo[d]) *
                                                 static_cast<uint64_t>(in.binding.strides[d]));
   }
-  return std::make_pair(part, in.inside_lo);
+  Shape lo = outside.inside_lo;  // before p drops the block that holds it
+  p.outside = nullptr;
+  return std::make_pair(part, std::move(lo));
 }
 
 std::string Ref::Describe() const {
@@ -221,11 +201,30 @@ std::string Ref::Describe() const {
 }
 
 void Ref::AppendDescription(std::string& out) const {
-  const std::string& view = data().view;
   out += name();
-  if (view.empty()) return;
+  if (!data().viewed) return;
   if (!is_semaphore()) out += ".at";
-  out += view;
+  AppendView(data(), out);
+}
+
+// "[ds(64, 64), 3]" per level of slicing, the outermost view's last.
+void Ref::AppendView(const Data& data, std::string& out) {
+  if (data.parent_view) AppendView(*data.parent_view, out);
+  out += '[';
+  for (size_t i = 0; i < data.view.size(); ++i) {
+    const ViewSlice& s = data.view[i];
+    if (i > 0) out += ", ";
+    if (s.size < 0) {
+      AppendInt(out, s.start);
+    } else {
+      out += "ds(";
+      AppendInt(out, s.start);
+      out += ", ";
+      AppendInt(out, s.size);
+      out += ')';
+    }
+  }
+  out += ']';
 }
 
 }  // namespace tpusim::dsl

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/inline_vector.h"
 #include "dsl/array.h"
 #include "dsl/dtype.h"
 
@@ -81,17 +82,20 @@ class Ref {
 
   // A view that runs past the shape of the ref it was sliced from: the error that slicing
   // it would have raised; empty for a view inside the ref.
-  const std::string& out_of_bounds() const { return data().out_of_bounds; }
+  const std::string& out_of_bounds() const {
+    return data().outside ? data().outside->error : EmptyText();
+  }
   // The part of an out-of-bounds view inside the ref, as a view of its own, and where it
   // starts in this view; nullopt when no element is inside.
   std::optional<std::pair<Ref, Shape>> InBoundsPart() const;
 
   // For the DSL's own machinery.
   struct Binding {
-    int slot = -1;                 // operand or scratch slot of the pallas_call
-    int64_t offset = 0;            // elements from the start of the slot's buffer
-    std::vector<int64_t> strides;  // elements, per visible dimension
-    uint64_t scope_serial = 0;     // which AllocateScoped made it; 0: not a scoped buffer
+    int slot = -1;       // operand or scratch slot of the pallas_call
+    int64_t offset = 0;  // elements from the start of the slot's buffer
+    // Elements, per visible dimension; inline for up to four (every DMA slices two refs).
+    base::InlineVector<int64_t, 4> strides;
+    uint64_t scope_serial = 0;  // which AllocateScoped made it; 0: not a scoped buffer
   };
   static Ref Make(int slot, std::string name, Shape shape, DType dtype, MemorySpace space,
                   SemaphoreType semaphore_type = SemaphoreType::kDma);
@@ -105,26 +109,43 @@ class Ref {
   void MarkScoped(uint64_t serial) { Mutable().binding.scope_serial = serial; }
 
  private:
+  // One slice of a view, as its text needs it: size -1 is an index that drops the dimension.
+  struct ViewSlice {
+    int64_t start;  // no initializers: a member type of Ref must be default constructible
+    int64_t size;   // inside Ref's own definition, for InlineVector's check
+  };
+  // A view past the ref's shape: the error slicing it would have raised, and per dimension
+  // the indices [lo, hi) inside the ref; none_inside when a dropped dimension's index was
+  // outside it.
+  struct OutOfBounds {
+    std::string error;
+    Shape inside_lo, inside_hi;
+    bool none_inside = false;
+  };
   struct Data {
     std::shared_ptr<const std::string> name;  // the same for every view of a buffer
-    std::string view;                         // the slices applied so far, for Describe()
+    // The slices applied so far, for Describe(), kept as numbers: most views are never
+    // described (a DMA's label is built from them once), and their text was two heap blocks
+    // per DMA. A view of a view keeps the one it slices, whose text comes first.
+    bool viewed = false;                      // at(...) made it: its text has this level's "[...]"
+    std::shared_ptr<const Data> parent_view;  // when the ref it sliced was a view itself
+    base::InlineVector<ViewSlice, 3> view;
     Shape shape;
     DType dtype = DType::kF32;
     MemorySpace space = MemorySpace::kAny;
     SemaphoreType semaphore_type = SemaphoreType::kDma;
     Binding binding;
     bool out_of_bounds_views = false;
-    std::string out_of_bounds;
-    // Out-of-bounds views: per dimension, the indices [lo, hi) inside the ref; none_inside
-    // when a dropped dimension's index was outside it.
-    Shape inside_lo, inside_hi;
-    bool none_inside = false;
+    // Null for a view inside the ref: the rare rest lives apart, so that the block every
+    // DMA's views make stays small.
+    std::shared_ptr<const OutOfBounds> outside;
   };
   const Data& data() const { return data_ ? *data_ : EmptyData(); }
   // The block of this ref alone, copied first when another ref shares it.
   Data& Mutable();
   static const Data& EmptyData();
   static const std::string& EmptyText();
+  static void AppendView(const Data& data, std::string& out);
 
   std::shared_ptr<Data> data_;  // copy-on-write: Mutable() copies a shared block first
 };

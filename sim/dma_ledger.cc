@@ -31,20 +31,20 @@ Transfer& DmaLedger::Add() {
 
 void DmaLedger::CheckWriteRace(Transfer& t, const SliceState& slice) {
   if (t.bytes == 0) return;
-  BufferWriters& writers = writers_[BufferKey(t.request.destination.buffer)];
+  const uint64_t key = BufferKey(t.request.destination.buffer);
+  if (key != last_buffer_ || !last_writers_) {
+    last_writers_ = &writers_[key];
+    last_buffer_ = key;
+  }
+  BufferWriters& writers = *last_writers_;
   const ByteBox& box = t.request.destination.box;
   const uint64_t start = box.offset;
   const uint64_t end = box.end();
-  // A writer that starts at or before start - widest ends before `start`; one that starts
-  // at or after `end` begins after the box: neither can share a byte with it.
-  auto it = start < writers.widest ? writers.by_start.begin()
-                                   : writers.by_start.upper_bound(start - writers.widest);
   const Transfer* first = nullptr;  // the earliest-started overlapping writer, if any
-  for (; it != writers.by_start.end() && it->first < end; ++it) {
-    const Transfer* other = it->second;
+  writers.ForEachCandidate(start, end, [&](const Transfer* other) {
     if ((!first || other->id < first->id) && BoxesOverlap(other->request.destination.box, box))
       first = other;
-  }
+  });
   if (first) {
     const auto& b = t.request.destination.buffer;
     const Torus& torus = slice.torus();
@@ -59,17 +59,14 @@ void DmaLedger::CheckWriteRace(Transfer& t, const SliceState& slice) {
                     "buffer (N-buffering with capacity semaphores).");
   }
   t.writers = &writers;
-  t.writer = writers.by_start.emplace(start, &t);
-  writers.widest = std::max(writers.widest, end - start);
+  writers.Insert(start, end, t.id, &t);
 }
 
 void DmaLedger::Landed(Transfer& t) {
   t.landed_all = true;
   if (!t.writers) return;  // nothing to write (bytes == 0), so never a writer
-  BufferWriters& writers = *t.writers;
-  writers.by_start.erase(t.writer);
+  t.writers->Remove(t.request.destination.box.offset, t.id);
   t.writers = nullptr;
-  if (writers.by_start.empty()) writers.widest = 0;
 }
 
 void DmaLedger::Trim() {

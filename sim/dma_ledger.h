@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <memory>
 #include <string>
 #include <tlm>
@@ -14,6 +13,7 @@
 
 #include "sim/base_names.h"
 #include "sim/block_bytes.h"
+#include "sim/buffer_writers.h"
 #include "sim/router.h"
 #include "traces/trace_sink.h"
 
@@ -23,15 +23,6 @@ class DmaDispatcher;
 class Semaphore;
 class SliceState;
 struct Transfer;
-
-// The DMAs in flight into one buffer, by the first byte of their destination box, so a new
-// DMA compares itself only with the writers whose bytes can reach its own: those that start
-// less than `widest` bytes before it (a kernel that issues thousands of small copies into
-// one buffer would otherwise compare each with all the others).
-struct BufferWriters {
-  std::multimap<uint64_t, const Transfer*> by_start;
-  uint64_t widest = 0;  // the longest destination span (end - offset) among them
-};
 
 // One DMA from start to landing. What every chunk reads comes first, the request after:
 // on a pod the simulator cycles through thousands of these between two chunks of one.
@@ -68,10 +59,9 @@ struct Transfer {
   // (shared copy-on-write, sim/block_bytes.h), so no byte is copied.
   std::vector<Block> shared;
   bool landed_all = false;  // DmaLedger::Landed has run: no event of it is left
-  // Its entry among the writers of its destination (DmaLedger::CheckWriteRace), so that its
-  // landing removes it without a search: on a pod, the search's tree walk missed the cache.
+  // The writers of its destination it is one of (DmaLedger::CheckWriteRace), so that its
+  // landing finds them without a lookup by buffer; null when it writes nothing.
   BufferWriters* writers = nullptr;
-  std::multimap<uint64_t, const Transfer*>::iterator writer;
 };
 
 // The DMAs of the slice in start order, with stable addresses: the writers in flight per
@@ -106,6 +96,10 @@ class DmaLedger {
   // By buffer (an unordered_map's values keep their addresses, which Transfer::writers
   // holds).
   std::unordered_map<uint64_t, BufferWriters> writers_;
+  // The buffer the last DMA wrote, and its writers: a kernel's copies mostly go to the
+  // buffer its previous one went to, and the map's lookup was a hash and a miss per DMA.
+  uint64_t last_buffer_ = ~uint64_t{0};
+  BufferWriters* last_writers_ = nullptr;
 };
 
 // Generic payloads, reused: a chunk acquires one, the router chain books it, it returns.

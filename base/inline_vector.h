@@ -1,0 +1,108 @@
+#pragma once
+
+// A copyable vector of trivially copyable elements whose first N live inside it, for the
+// few-dimension lists every DMA carries (a ByteBox's counts and strides, a Ref view's
+// strides): as std::vectors they were eight heap blocks per DMA, allocated when the kernel
+// resolved its refs and again when the engine kept the request, then freed. Past N it moves
+// to the heap, as a vector grows. Only the operations those users need.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+namespace tpusim::base {
+
+template <typename T, size_t N>
+class InlineVector {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>);
+  static_assert(N > 0);
+
+ public:
+  using value_type = T;
+
+  InlineVector() = default;
+  InlineVector(std::initializer_list<T> values) { Assign(values.begin(), values.size()); }
+  InlineVector(size_t count, const T& value) { assign(count, value); }
+  InlineVector(const InlineVector& other) { Assign(other.data(), other.size_); }
+  InlineVector& operator=(const InlineVector& other) {
+    if (this != &other) Assign(other.data(), other.size_);
+    return *this;
+  }
+  // Takes the other's heap block, or copies its inline elements; the other is left empty.
+  InlineVector(InlineVector&& other) noexcept { *this = std::move(other); }
+  InlineVector& operator=(InlineVector&& other) noexcept {
+    if (this == &other) return *this;
+    if (other.heap_) {
+      heap_ = std::move(other.heap_);
+      capacity_ = other.capacity_;
+    } else {
+      // Keeps a heap block of its own for reuse. (The min is the size already; it tells the
+      // compiler the copy stays inside inline_.)
+      Assign(other.inline_, std::min<size_t>(other.size_, N));
+    }
+    size_ = other.size_;
+    other.size_ = 0;
+    other.capacity_ = N;
+    return *this;
+  }
+  InlineVector& operator=(std::initializer_list<T> values) {
+    Assign(values.begin(), values.size());
+    return *this;
+  }
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  T* data() { return heap_ ? heap_.get() : inline_; }
+  const T* data() const { return heap_ ? heap_.get() : inline_; }
+  T* begin() { return data(); }
+  T* end() { return data() + size_; }
+  const T* begin() const { return data(); }
+  const T* end() const { return data() + size_; }
+  T& operator[](size_t i) { return data()[i]; }
+  const T& operator[](size_t i) const { return data()[i]; }
+  T& back() { return data()[size_ - 1]; }
+  const T& back() const { return data()[size_ - 1]; }
+
+  void reserve(size_t count) {
+    if (count > capacity_) Grow(count);
+  }
+  void push_back(const T& value) {
+    if (size_ == capacity_) Grow(capacity_ * 2);
+    data()[size_++] = value;
+  }
+  void assign(size_t count, const T& value) {
+    reserve(count);
+    std::fill_n(data(), count, value);
+    size_ = static_cast<uint32_t>(count);
+  }
+  void clear() { size_ = 0; }
+
+  friend bool operator==(const InlineVector& a, const InlineVector& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+
+ private:
+  void Assign(const T* values, size_t count) {
+    reserve(count);
+    if (count > 0) std::memmove(data(), values, count * sizeof(T));
+    size_ = static_cast<uint32_t>(count);
+  }
+  void Grow(size_t capacity) {
+    auto bigger = std::make_unique_for_overwrite<T[]>(capacity);
+    if (size_ > 0) std::memcpy(bigger.get(), data(), size_ * sizeof(T));
+    heap_ = std::move(bigger);
+    capacity_ = static_cast<uint32_t>(capacity);
+  }
+
+  uint32_t size_ = 0;  // 32 bits: a box or view has a few dimensions, never billions
+  uint32_t capacity_ = N;
+  std::unique_ptr<T[]> heap_;  // null while the elements fit inline_
+  T inline_[N] = {};
+};
+
+}  // namespace tpusim::base

@@ -1,0 +1,51 @@
+#include "sim/buffer_writers.h"
+
+namespace tpusim::sim {
+
+void BufferWriters::Insert(uint64_t start, uint64_t end, uint64_t id, const Transfer* writer) {
+  const Entry entry{start, id, writer};
+  widest_ = std::max(widest_, end - start);
+  ++live_;
+  if (entries_.size() == head_ || Before(entries_.back(), start, id)) {
+    entries_.push_back(entry);
+    return;
+  }
+  // Copies land mostly in the order they started: the oldest writer is at head_.
+  auto at = entries_.begin() + static_cast<std::ptrdiff_t>(head_);
+  if (at == entries_.end() || at->id != id || at->start != start)
+    at = std::partition_point(at, entries_.end(),
+                              [&](const Entry& e) { return Before(e, start, id); });
+  // Before every writer: the gap in front of them takes it, when there is one.
+  if (at == entries_.begin() + static_cast<std::ptrdiff_t>(head_) && head_ > 0) {
+    entries_[--head_] = entry;
+    return;
+  }
+  entries_.insert(at, entry);
+}
+
+void BufferWriters::Remove(uint64_t start, uint64_t id) {
+  // Copies land mostly in the order they started: the oldest writer is at head_.
+  auto at = entries_.begin() + static_cast<std::ptrdiff_t>(head_);
+  if (at == entries_.end() || at->id != id || at->start != start)
+    at = std::partition_point(at, entries_.end(),
+                              [&](const Entry& e) { return Before(e, start, id); });
+  if (at == entries_.end() || at->id != id || !at->writer) return;  // not a writer here
+  at->writer = nullptr;
+  if (--live_ == 0) {
+    entries_.clear();
+    head_ = 0;
+    widest_ = 0;
+    return;
+  }
+  while (!entries_[head_].writer)
+    ++head_;
+  // Gaps that outnumber the writers go, all at once: a copy of the live entries after at
+  // least as many removals, so each removal costs a constant on average.
+  const size_t gaps = entries_.size() - live_;
+  if (gaps > 16 && gaps > live_) {
+    std::erase_if(entries_, [](const Entry& e) { return !e.writer; });
+    head_ = 0;
+  }
+}
+
+}  // namespace tpusim::sim
