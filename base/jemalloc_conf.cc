@@ -7,7 +7,8 @@
 // state every chunk touches (ports, transfers, semaphores) is spread over hundreds of MB:
 // with 4 KiB pages most of those accesses also missed the TLB, whose entries cover a few MB,
 // and a page walk cannot be hidden by a prefetch as a cache miss can. With 2 MiB pages the
-// v4-16x16x16 all-gather spends a fifth less CPU (docs/performance-at-scale.md, "Events per
+// v4-16x16x16 all-gather spends a fifth less user time (the kernel's clearing of the huge
+// pages, system time, takes back part of it) (docs/performance-at-scale.md, "Events per
 // second on a large slice: huge pages and a deeper look-ahead"). A small run's peak memory
 // grows by about 5 MB.
 

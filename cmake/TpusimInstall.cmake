@@ -37,9 +37,12 @@ endif()
 set_target_properties(tpusim PROPERTIES
   BUILD_WITH_INSTALL_RPATH ON
   INSTALL_RPATH "${TPUSIM_CLI_BUILD_RPATH}")
-install(CODE "file(RPATH_CHANGE
-  FILE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/tpusim\"
-  OLD_RPATH \"${TPUSIM_CLI_BUILD_RPATH}\" NEW_RPATH \"${TPUSIM_CLI_INSTALL_RPATH}\")")
+# A build that skips RPATHs has none to rewrite.
+if(NOT CMAKE_SKIP_RPATH AND NOT CMAKE_SKIP_INSTALL_RPATH)
+  install(CODE "file(RPATH_CHANGE
+    FILE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/tpusim\"
+    OLD_RPATH \"${TPUSIM_CLI_BUILD_RPATH}\" NEW_RPATH \"${TPUSIM_CLI_INSTALL_RPATH}\")")
+endif()
 
 # Everything a kernel's or a host program's #includes reach (the DSL, the registry, the
 # kernel helpers, base/ and the parts of traces/ and topologies/ the DSL headers name).

@@ -79,7 +79,8 @@ class BandwidthPort {
 
   // What every chunk reads first (the retired run Emit merges into, the calendar's head
   // inline), within the three lines the calendar's look-ahead prefetches
-  // (DmaDispatcher::PrefetchChunkEvent); the names and the trace's marks after.
+  // (DmaDispatcher::PrefetchChunkEvent) as far as the calendar's first entries; the names and
+  // the trace's marks after.
   size_t head_ = 0;
   mutable uint64_t last_bytes_ = 0;
   mutable Picoseconds last_duration_ = 0;

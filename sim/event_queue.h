@@ -50,7 +50,8 @@ class EventQueue {
   // a few events ahead, for what it can reach without a load (the object `a` names), and
   // `near(context, a, b)` nearer, when that object has arrived and can be read for what it
   // points to. One handler may have hooks: the DMA chunk events, nearly all of a large
-  // slice's events. Any other event's `a` gets two lines prefetched.
+  // slice's events. Any other event's `a`, except a callback's, gets two lines
+  // prefetched.
   void SetPrefetch(Handler handler, Handler far, Handler near) {
     prefetch_handler_ = handler;
     prefetch_far_ = far;

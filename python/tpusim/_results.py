@@ -101,7 +101,7 @@ class Result:
         report = json.loads(report_json)
         return cls(
             entry=report["kernel"], kind=report["kind"], topology=report["topology"],
-            chips=report["chips"], devices=report["devices"], timing_only=report["timing_only"],
+            chips=report["chips"], devices=report.get("devices", report["chips"]), timing_only=report["timing_only"],
             completed=report["completed"], metrics=_metrics_from(report),
             ops=[_op(row) for row in report.get("ops", [])],
             collectives=[Collective(**row) for row in report.get("collectives", [])],

@@ -132,6 +132,11 @@ TEST(CollectivesCli, HeadersCountDevicesOnChipsOfChiplets) {
       "--axis chiplet --bytes 64K");
   ASSERT_EQ(compare.exit_code, 0) << compare.out << compare.err;
   EXPECT_THAT(compare.out, HasSubstr("on tpu7x-2x2x1, axis 'chiplet' (2 devices)"));
+  const auto bench = RunTpusim(
+      "bench all_gather_ring --topology tpu7x-2x2x1 --axis chiplet --min-bytes 64K "
+      "--max-bytes 64K --timing-only");
+  ASSERT_EQ(bench.exit_code, 0) << bench.out << bench.err;
+  EXPECT_THAT(bench.out, HasSubstr("on tpu7x-2x2x1 (4 chips, 8 devices)"));
   const auto chips = RunTpusim("run all_gather_ring --topology v5e-2x2 --axis x --bytes 64K");
   EXPECT_THAT(chips.out, HasSubstr("all_gather_ring on v5e-2x2 (4 chips), axis 'x'"));
   const auto chips_json =

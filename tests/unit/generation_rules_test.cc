@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "topologies/generations.h"
 #include "topologies/topology_loader.h"
 #include "topologies/twist.h"
@@ -237,3 +239,17 @@ TEST(TwistRules, AChipOfNoGenerationIsHeldToTheShapeRuleOnly) {
 
 }  // namespace
 }  // namespace tpusim::topologies
+
+// A name is a preset exactly when PresetNames lists it: IsPreset reads the names from the
+// generations' prefixes and shapes without composing any preset's text.
+TEST(Generations, IsPresetAgreesWithTheListOfPresets) {
+  const std::vector<std::string> names = PresetNames();
+  for (const std::string& name : names)
+    EXPECT_TRUE(IsPreset(name)) << name;
+  for (const char* near_miss :
+       {"v5e-4x4-twisted", "v5e-", "v5e4x4", "tpu7x-2x2x1-twisted", "v5p-4x4x8-twisted-twisted",
+        "v5p-4x4x8twisted", "v4-2x2x1x", "", "-", "v5e-4x4 ", "V5E-4x4"}) {
+    EXPECT_FALSE(IsPreset(near_miss)) << near_miss;
+    EXPECT_EQ(std::count(names.begin(), names.end(), near_miss), 0) << near_miss;
+  }
+}

@@ -21,6 +21,7 @@
 #include "tools/tpusim/kernel_run.h"
 #include "tools/tpusim/run_memory.h"
 #include "tools/tpusim/sweep_axis.h"
+#include "topologies/topology_loader.h"
 
 namespace tpusim::cli {
 
@@ -296,7 +297,9 @@ int RunBench(int argc, char** argv) {
   const std::string title =
       "tpusim bench " +
       (entries.size() == 1 ? entries[0] : "of " + std::to_string(entries.size()) + " entries") +
-      " on " + base.topology.name() + " (" + std::to_string(mesh.devices()) + " chips)" + problem;
+      " on " + base.topology.name() + " (" +
+      SizeText(topologies::ChipCount(base.topology), topologies::DeviceCount(base.topology)) + ")" +
+      problem;
   std::cout << "# " << title << (base.config.functional ? ", data checked" : ", timing only")
             << (single ? ", one run of each entry" : ", sweeping " + sweep.param) << "\n";
   for (size_t e = 0; e < entries.size(); ++e) {

@@ -1,4 +1,4 @@
-// tpusim topologies: the presets, with chip count, shape and wraparound; --text NAME prints
+// tpusim topologies: the presets, with device count, shape and wraparound; --text NAME prints
 // one preset's file, to copy and edit.
 
 #include <boost/program_options.hpp>

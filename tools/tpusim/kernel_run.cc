@@ -27,10 +27,14 @@ nlohmann::ordered_json ChecksJson(const base::RunConfig& config) {
   return j;
 }
 
-std::string KernelRunReport::SizeText() const {
+std::string SizeText(uint64_t chips, uint64_t devices) {
   std::string text = std::to_string(chips) + " chips";
   if (devices != chips) text += ", " + std::to_string(devices) + " devices";
   return text;
+}
+
+std::string KernelRunReport::SizeText() const {
+  return cli::SizeText(chips, devices);
 }
 
 nlohmann::ordered_json KernelRunReport::ToJson() const {

@@ -41,6 +41,9 @@ struct KernelRunRequest {
 // "uninitialized_memory": "nan", "out_of_bounds_reads": "raise", "grid_seed": null}.
 nlohmann::ordered_json ChecksJson(const base::RunConfig& config);
 
+// "8 chips", or "9216 chips, 18432 devices" on chips of chiplets.
+std::string SizeText(uint64_t chips, uint64_t devices);
+
 struct KernelRunReport {
   std::string kernel;
   std::string kind;  // "kernel" or "program"

@@ -2,8 +2,8 @@
 // scratch heap.
 //
 // Why: libsystemc's static initialiser builds sc_core::sc_temp_heap, a 3 MiB scratch heap for
-// its bit-vector temporaries (an sc_byte_heap: `new char[0x300000]()`, which the compiler
-// turns into operator new[] and a memset of zeros). Zeroing 3 MiB of fresh memory makes the
+// its bit-vector temporaries (an sc_byte_heap: `new char[0x300000]`, then
+// `std::memset` of it to zeros). Zeroing 3 MiB of fresh memory makes the
 // kernel allocate and clear every page of it: 768 page faults with 4 KiB pages, or two 2 MiB
 // huge pages cleared, either way about 7% of a 16-chip run's CPU (docs/performance.md,
 // "Start-up cost"). tpusim never uses SystemC's data types, but the heap is built before main
