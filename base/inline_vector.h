@@ -27,7 +27,7 @@ class InlineVector {
 
   InlineVector() = default;
   InlineVector(std::initializer_list<T> values) { Assign(values.begin(), values.size()); }
-  InlineVector(size_t count, const T& value) { assign(count, value); }
+  InlineVector(size_t count, T value) { assign(count, value); }
   InlineVector(const InlineVector& other) { Assign(other.data(), other.size_); }
   InlineVector& operator=(const InlineVector& other) {
     if (this != &other) Assign(other.data(), other.size_);
@@ -71,11 +71,12 @@ class InlineVector {
   void reserve(size_t count) {
     if (count > capacity_) Grow(count);
   }
-  void push_back(const T& value) {
+  // The value by copy: it may be one of this vector's own elements, which growing frees.
+  void push_back(T value) {
     if (size_ == capacity_) Grow(capacity_ * 2);
     data()[size_++] = value;
   }
-  void assign(size_t count, const T& value) {
+  void assign(size_t count, T value) {
     reserve(count);
     std::fill_n(data(), count, value);
     size_ = static_cast<uint32_t>(count);

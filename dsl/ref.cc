@@ -117,8 +117,13 @@ Ref Ref::Sliced(std::span<const Slice> slices) const {
     outside.none_inside = was_outside->none_inside;
   }
   out.viewed = true;
-  if (in.viewed) out.parent_view = data_;
-  out.view.reserve(slices.size());
+  if (in.viewed) {
+    out.view.reserve(in.view.size() + 1 + slices.size());
+    out.view = in.view;
+    out.view.push_back({0, kLevelEnd});
+  } else {
+    out.view.reserve(slices.size());
+  }
   for (size_t d = 0; d < shape.size(); ++d) {
     // The indices of this dimension inside the ref.
     const int64_t lo = was_outside ? was_outside->inside_lo[d] : 0;
@@ -189,7 +194,7 @@ std::optional<std::pair<Ref, Shape>> Ref::InBoundsPart() const {
                                             static_cast<uint64_t>(outside.inside_lo[d]) *
                                                 static_cast<uint64_t>(in.binding.strides[d]));
   }
-  Shape lo = outside.inside_lo;  // before p drops the block that holds it
+  Shape lo = outside.inside_lo;  // a copy: the part's block keeps no out-of-bounds fields
   p.outside = nullptr;
   return std::make_pair(part, std::move(lo));
 }
@@ -209,11 +214,17 @@ void Ref::AppendDescription(std::string& out) const {
 
 // "[ds(64, 64), 3]" per level of slicing, the outermost view's last.
 void Ref::AppendView(const Data& data, std::string& out) {
-  if (data.parent_view) AppendView(*data.parent_view, out);
   out += '[';
+  bool first = true;
   for (size_t i = 0; i < data.view.size(); ++i) {
     const ViewSlice& s = data.view[i];
-    if (i > 0) out += ", ";
+    if (s.size == kLevelEnd) {
+      out += "][";
+      first = true;
+      continue;
+    }
+    if (!first) out += ", ";
+    first = false;
     if (s.size < 0) {
       AppendInt(out, s.start);
     } else {

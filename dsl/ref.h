@@ -109,7 +109,9 @@ class Ref {
   void MarkScoped(uint64_t serial) { Mutable().binding.scope_serial = serial; }
 
  private:
-  // One slice of a view, as its text needs it: size -1 is an index that drops the dimension.
+  // One slice of a view, as its text needs it: size -1 is an index that drops the dimension,
+  // size -2 (kLevelEnd) ends one level of slicing ("][" in the text).
+  static constexpr int64_t kLevelEnd = -2;
   struct ViewSlice {
     int64_t start;  // no initializers: a member type of Ref must be default constructible
     int64_t size;   // inside Ref's own definition, for InlineVector's check
@@ -126,9 +128,9 @@ class Ref {
     std::shared_ptr<const std::string> name;  // the same for every view of a buffer
     // The slices applied so far, for Describe(), kept as numbers: most views are never
     // described (a DMA's label is built from them once), and their text was two heap blocks
-    // per DMA. A view of a view keeps the one it slices, whose text comes first.
-    bool viewed = false;                      // at(...) made it: its text has this level's "[...]"
-    std::shared_ptr<const Data> parent_view;  // when the ref it sliced was a view itself
+    // per DMA. A view of a view copies the slices of the one it slices first, so a long
+    // chain of views holds no chain of blocks.
+    bool viewed = false;  // at(...) made it: its text has "[...]" per level of slicing
     base::InlineVector<ViewSlice, 3> view;
     Shape shape;
     DType dtype = DType::kF32;

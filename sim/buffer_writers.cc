@@ -10,17 +10,22 @@ void BufferWriters::Insert(uint64_t start, uint64_t end, uint64_t id, const Tran
     entries_.push_back(entry);
     return;
   }
-  // Copies land mostly in the order they started: the oldest writer is at head_.
-  auto at = entries_.begin() + static_cast<std::ptrdiff_t>(head_);
-  if (at == entries_.end() || at->id != id || at->start != start)
-    at = std::partition_point(at, entries_.end(),
-                              [&](const Entry& e) { return Before(e, start, id); });
-  // Before every writer: the gap in front of them takes it, when there is one.
-  if (at == entries_.begin() + static_cast<std::ptrdiff_t>(head_) && head_ > 0) {
+  const auto head = entries_.begin() + static_cast<std::ptrdiff_t>(head_);
+  // Before every writer (entries_[head_] is one): the gap in front of them takes it. Where
+  // there is none, as many gaps as there are entries are made in front, so copies issued in
+  // descending address order cost a constant each on average, as ascending ones do.
+  if (!Before(*head, start, id)) {
+    if (head_ == 0) {
+      const size_t slack = std::max<size_t>(entries_.size(), 16);
+      entries_.insert(entries_.begin(), slack, Entry{});
+      head_ = slack;
+    }
     entries_[--head_] = entry;
     return;
   }
-  entries_.insert(at, entry);
+  entries_.insert(std::partition_point(head, entries_.end(),
+                                       [&](const Entry& e) { return Before(e, start, id); }),
+                  entry);
 }
 
 void BufferWriters::Remove(uint64_t start, uint64_t id) {
@@ -32,7 +37,12 @@ void BufferWriters::Remove(uint64_t start, uint64_t id) {
   if (at == entries_.end() || at->id != id || !at->writer) return;  // not a writer here
   at->writer = nullptr;
   if (--live_ == 0) {
-    entries_.clear();
+    // A buffer that once had thousands of writers in flight keeps no room for them.
+    if (entries_.capacity() > 64) {
+      entries_ = {};
+    } else {
+      entries_.clear();
+    }
     head_ = 0;
     widest_ = 0;
     return;

@@ -54,8 +54,8 @@ class BufferWriters {
     return a.start < start || (a.start == start && a.id < id);
   }
 
-  std::vector<Entry> entries_;  // by (start, id)
-  size_t head_ = 0;             // entries_[0, head_) are all gaps
+  std::vector<Entry> entries_;  // by (start, id) from head_ on
+  size_t head_ = 0;             // entries_[0, head_) are all gaps; entries_[head_] a writer
   size_t live_ = 0;
   uint64_t widest_ = 0;  // the longest span (end - start) among the writers
 };

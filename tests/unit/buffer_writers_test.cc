@@ -52,12 +52,16 @@ TEST(BufferWritersTest, OffersEveryOverlappingWriterAndNoLandedOne) {
       const uint64_t qstart = rng() % 2048 + (pattern == 1 ? 100000 - next_id * 8 : 0);
       const uint64_t qend = qstart + 1 + rng() % 128;
       std::vector<uint64_t> offered;
-      uint64_t last_start = 0;
+      uint64_t last_start = 0, last_id = 0;
       writers.ForEachCandidate(qstart, qend, [&](const Transfer* w) {
         const uint64_t id = reinterpret_cast<uintptr_t>(w);
         ASSERT_TRUE(live.count(id)) << "writer " << id << " was removed";
-        EXPECT_GE(live[id].start, last_start);  // in order of start
+        // In order of (start, id).
+        EXPECT_TRUE(live[id].start > last_start || (live[id].start == last_start && id > last_id))
+            << "writer " << id << " at " << live[id].start << " after writer " << last_id << " at "
+            << last_start;
         last_start = live[id].start;
+        last_id = id;
         offered.push_back(id);
       });
       for (const auto& [id, span] : live) {

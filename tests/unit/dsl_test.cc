@@ -1,5 +1,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include "base/errors.h"
 #include "dsl/array.h"
@@ -41,6 +42,41 @@ TEST(Ref, SlicingComposesOffsetsAndSqueezes) {
   EXPECT_EQ(v.shape(), (Shape{5}));
   EXPECT_EQ(v.binding().offset, (2 + 1) * 16 + 3);
   EXPECT_EQ(v.Describe(), "buf.at[ds(2, 4)][1, ds(3, 5)]");
+}
+
+// A kernel may narrow one view in a loop: the view of a view of ... keeps its text, and
+// neither describing nor freeing it walks a chain as deep as the loop, which would overflow
+// a small stack (a core's is 512 KiB; this test gives its thread 128 KiB).
+TEST(Ref, AViewSlicedThousandsOfTimesDescribesAndFreesItselfOnASmallStack) {
+  constexpr int kLevels = 4000;
+  struct Outcome {
+    std::string text;
+    Shape shape;
+    int64_t offset = 0;
+  } outcome;
+  auto body = [](void* arg) -> void* {
+    auto* out = static_cast<Outcome*>(arg);
+    Ref v = Ref::Make(0, "buf", {kLevels + 1}, DType::kF32, MemorySpace::kVmem);
+    for (int i = 0; i < kLevels; ++i)
+      v = v.at(ds(1, kLevels - i));
+    out->shape = v.shape();
+    out->offset = v.binding().offset;
+    out->text = v.Describe();
+    return nullptr;  // v, the last of the views, is freed here
+  };
+  pthread_attr_t attr;
+  ASSERT_EQ(pthread_attr_init(&attr), 0);
+  ASSERT_EQ(pthread_attr_setstacksize(&attr, 128 << 10), 0);
+  pthread_t thread;
+  ASSERT_EQ(pthread_create(&thread, &attr, body, &outcome), 0);
+  ASSERT_EQ(pthread_join(thread, nullptr), 0);
+  pthread_attr_destroy(&attr);
+  EXPECT_EQ(outcome.shape, (Shape{1}));
+  EXPECT_EQ(outcome.offset, kLevels);
+  std::string expected = "buf.at";
+  for (int i = 0; i < kLevels; ++i)
+    expected += "[ds(1, " + std::to_string(kLevels - i) + ")]";
+  EXPECT_EQ(outcome.text, expected);
 }
 
 TEST(Ref, OutOfBoundsSliceNamesTheRefAndTheExtent) {
