@@ -237,9 +237,6 @@ TEST(TwistRules, AChipOfNoGenerationIsHeldToTheShapeRuleOnly) {
   EXPECT_TRUE(ParseTopology(text, "g.textproto").mesh().twisted());
 }
 
-}  // namespace
-}  // namespace tpusim::topologies
-
 // A name is a preset exactly when PresetNames lists it: IsPreset reads the names from the
 // generations' prefixes and shapes without composing any preset's text.
 TEST(Generations, IsPresetAgreesWithTheListOfPresets) {
@@ -253,3 +250,6 @@ TEST(Generations, IsPresetAgreesWithTheListOfPresets) {
     EXPECT_EQ(std::count(names.begin(), names.end(), near_miss), 0) << near_miss;
   }
 }
+
+}  // namespace
+}  // namespace tpusim::topologies
