@@ -1,10 +1,12 @@
 #pragma once
 
 // A copyable vector of trivially copyable elements whose first N live inside it, for the
-// few-dimension lists every DMA carries (a ByteBox's counts and strides, a Ref view's
-// strides): as std::vectors they were eight heap blocks per DMA, allocated when the kernel
-// resolved its refs and again when the engine kept the request, then freed. Past N it moves
-// to the heap, as a vector grows. Only the operations those users need.
+// few-element lists every DMA carries or reads: a ByteBox's counts and strides, a Ref view's
+// strides (as std::vectors they were eight heap blocks per DMA, allocated when the kernel
+// resolved its refs and again when the engine kept the request, then freed), a Transfer's
+// hops and a port's calendar (in a heap block of their own each was one more cache miss per
+// chunk on a 4096-chip slice). Past N it moves to the heap, as a vector grows. Only the
+// operations those users need.
 
 #include <algorithm>
 #include <cstddef>
@@ -75,6 +77,21 @@ class InlineVector {
   void push_back(T value) {
     if (size_ == capacity_) Grow(capacity_ * 2);
     data()[size_++] = value;
+  }
+  // Inserts `value` before `at` (a pointer into this vector, or end()).
+  void insert(const T* at, T value) {
+    const size_t index = static_cast<size_t>(at - data());
+    if (size_ == capacity_) Grow(capacity_ * 2);
+    T* d = data();
+    std::memmove(d + index + 1, d + index, (size_ - index) * sizeof(T));
+    d[index] = value;
+    ++size_;
+  }
+  // Drops the first `n` elements.
+  void erase_front(size_t n) {
+    T* d = data();
+    std::memmove(d, d + n, (size_ - n) * sizeof(T));
+    size_ -= static_cast<uint32_t>(n);
   }
   void assign(size_t count, T value) {
     reserve(count);

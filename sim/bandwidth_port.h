@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "base/engine.h"
+#include "base/inline_vector.h"
 #include "sim/base_names.h"
-#include "sim/small_vector.h"
 #include "traces/trace_sink.h"
 
 namespace tpusim::sim {
@@ -91,7 +91,7 @@ class BandwidthPort {
   traces::TraceSink* trace_;
   // Sorted, non-overlapping; entries before head_ are retired. A moving head (compacted now
   // and then) moves far less than erasing each interval as it ends.
-  SmallVector<Busy, 4> calendar_;
+  base::InlineVector<Busy, 4> calendar_;
   double bytes_per_second_;
   traces::TrackId track_;
   uint64_t signals_ = 0;

@@ -39,10 +39,10 @@ struct Transfer {
   Semaphore* recv_semaphore = nullptr;
   // The hops a chunk books, as the routers give them (Router::PathTo): the source memory,
   // then (unless the copy stays within one memory) the route's links and the destination.
-  SmallVector<PathHop, 4> path;    // inline up to four hops: no heap block to miss per chunk
-  bool within_one_memory = false;  // one transaction books the port for read and write
-  bool through_tlm = false;        // EngineOptions::book_through_tlm
-  bool source_dense = false;       // contiguous boxes: a chunk's address needs no walk
+  base::InlineVector<PathHop, 4> path;  // inline up to four hops: no heap block to miss per chunk
+  bool within_one_memory = false;       // one transaction books the port for read and write
+  bool through_tlm = false;             // EngineOptions::book_through_tlm
+  bool source_dense = false;            // contiguous boxes: a chunk's address needs no walk
   bool destination_dense = false;
   int channel = -1;
   ChipId issuer = 0;

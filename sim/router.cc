@@ -67,7 +67,7 @@ void Router::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& de
   delay = sc_core::sc_time::from_value(chunk->schedule.arrival() - chunk->schedule.now());
 }
 
-void Router::PathTo(uint64_t address, SmallVector<PathHop, 4>& path) {
+void Router::PathTo(uint64_t address, base::InlineVector<PathHop, 4>& path) {
   Router* at = this;
   while (true) {
     const ChipId destination = AddressChip(address);

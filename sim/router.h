@@ -14,11 +14,11 @@
 #include <tlm>
 #include <vector>
 
+#include "base/inline_vector.h"
 #include "sim/base_names.h"
 #include "sim/chunk.h"
 #include "sim/loosely_timed.h"
 #include "sim/parameters.h"
-#include "sim/small_vector.h"
 #include "sim/torus.h"
 
 namespace tpusim::sim {
@@ -76,7 +76,7 @@ class Router : public sc_core::sc_module,
   // links Torus::NextLink names hop by hop (the links of Torus::Route): what DMA engines learn
   // once per DMA, so that each chunk goes straight to its hops. Into a DMA's own list
   // (Transfer::path), which holds short paths inline. Call after elaboration.
-  void PathTo(uint64_t address, SmallVector<PathHop, 4>& path);
+  void PathTo(uint64_t address, base::InlineVector<PathHop, 4>& path);
   // Sends a semaphore signal from this chip to `address` (SignalAddress) along its route, hop
   // by hop, as a DMA engine sends a chunk: the model's own links book it directly, any other
   // target (or every one, with `through_tlm`) gets a transaction with a ChunkExtension whose

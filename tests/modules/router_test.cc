@@ -192,7 +192,7 @@ TEST_F(RouterTest, PathToGivesTheLinkModulesOfTheRouteAndTheDestinationMemory) {
         // The routers' hop-by-hop choice (the DMA engine's way: it builds no route) gives
         // the links of the whole route, in order.
         const std::vector<LinkId> route = torus.Route(from, to);
-        sim::SmallVector<sim::PathHop, 4> path;
+        base::InlineVector<sim::PathHop, 4> path;
         slice.chip(from).router().PathTo(sim::MakeAddress(to, space, 0), path);
         ASSERT_EQ(path.size(), route.size() + 1) << from << " -> " << to;
         for (size_t i = 0; i < route.size(); ++i) {

@@ -81,7 +81,7 @@ Outcome Book(const config::Topology& topology, const std::vector<Chunk>& chunks,
     const std::vector<sim::LinkId> route = slice.torus().Route(c.from, c.to);
     ChunkPayload chunk(source, c.bytes, c.now);
     if (how == Path::kDirect) {
-      sim::SmallVector<sim::PathHop, 4> path;
+      base::InlineVector<sim::PathHop, 4> path;
       sim::Router& router = slice.chip(c.from).router();
       router.PathTo(source, path);
       router.PathTo(destination, path);

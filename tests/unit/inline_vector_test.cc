@@ -97,5 +97,75 @@ TEST(InlineVectorTest, AMoveIntoAVectorOnTheHeapKeepsTheInlineElements) {
   EXPECT_EQ(Contents(few), (std::vector<uint64_t>{3}));
 }
 
+// Elements of several fields, inserted anywhere and erased from the front, as a port's
+// calendar is.
+struct Item {
+  uint64_t a = 0;
+  uint32_t b = 0;
+  bool operator==(const Item&) const = default;
+};
+
+template <size_t N>
+std::vector<Item> ItemsOf(const InlineVector<Item, N>& v) {
+  return std::vector<Item>(v.begin(), v.end());
+}
+
+TEST(InlineVectorTest, MatchesAVectorUnderRandomInsertsPushesAndFrontErases) {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    InlineVector<Item, 4> small;
+    std::vector<Item> expected;
+    for (int op = 0; op < 60; ++op) {
+      const Item item{rng(), static_cast<uint32_t>(op)};
+      switch (rng() % 4) {
+        case 0:
+          small.push_back(item);
+          expected.push_back(item);
+          break;
+        case 1: {
+          const size_t at = expected.empty() ? 0 : rng() % (expected.size() + 1);
+          small.insert(small.begin() + at, item);
+          expected.insert(expected.begin() + static_cast<std::ptrdiff_t>(at), item);
+          break;
+        }
+        case 2: {
+          const size_t n = expected.empty() ? 0 : rng() % (expected.size() + 1);
+          small.erase_front(n);
+          expected.erase(expected.begin(), expected.begin() + static_cast<std::ptrdiff_t>(n));
+          break;
+        }
+        default:
+          if (rng() % 8 == 0) {
+            small.clear();
+            expected.clear();
+          }
+      }
+      ASSERT_EQ(small.size(), expected.size());
+      ASSERT_EQ(ItemsOf(small), expected) << "round " << round << ", operation " << op;
+    }
+  }
+}
+
+TEST(InlineVectorTest, AMoveTakesTheElementsInlineOrOnTheHeapAndEmptiesTheSource) {
+  for (size_t count : {size_t{3}, size_t{9}}) {  // inline, then past the 4 inline slots
+    InlineVector<Item, 4> from;
+    std::vector<Item> expected;
+    for (size_t i = 0; i < count; ++i) {
+      from.push_back(Item{i * 10, static_cast<uint32_t>(i)});
+      expected.push_back(Item{i * 10, static_cast<uint32_t>(i)});
+    }
+    InlineVector<Item, 4> to(std::move(from));
+    EXPECT_EQ(ItemsOf(to), expected);
+    EXPECT_TRUE(from.empty());   // NOLINT(bugprone-use-after-move): moved-from is empty
+    from.push_back(Item{1, 1});  // and usable again
+    const std::vector<Item> one = {Item{1, 1}};
+    EXPECT_EQ(ItemsOf(from), one);
+    InlineVector<Item, 4> assigned;
+    assigned = std::move(to);
+    EXPECT_EQ(ItemsOf(assigned), expected);
+    EXPECT_TRUE(to.empty());  // NOLINT(bugprone-use-after-move)
+  }
+}
+
 }  // namespace
 }  // namespace tpusim::base
