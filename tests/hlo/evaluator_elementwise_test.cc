@@ -19,7 +19,6 @@ using ::testing::IsNan;
 using testing::ModuleText;
 using testing::Values;
 
-constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 TEST(ReferenceElementwise, S32ArithmeticWrapsAndDividesLikeXla) {
