@@ -80,9 +80,7 @@ void CoreThread::StartDma(const DmaRequest& request) {
 void CoreThread::Wait(SemaphoreHandle handle, int64_t amount, WaitKind kind,
                       std::string_view what) {
   CatchUp();
-  // The description is built only when the check fails: a string per wait is an allocation.
-  if (handle.chip >= slice_.chips() || handle.index >= slice_.semaphores(handle.chip).size())
-    slice_.CheckSemaphore(handle, "waited on", std::string(what));
+  slice_.CheckSemaphore(handle, "waited on", what);
   const Torus& torus = slice_.torus();
   if (handle.chip != chip_) {
     throw Error(ErrorKind::kSemaphoreMisuse,

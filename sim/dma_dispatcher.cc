@@ -102,8 +102,7 @@ void DmaDispatcher::Check(const DmaRequest& request) {
                     " bytes; source and destination must have the same size.");
   }
   auto check_dma_semaphore = [&](SemaphoreHandle h, ChipId expected_chip, const char* role) {
-    if (h.chip >= torus.chips() || h.index >= slice_.semaphores(h.chip).size())
-      slice_.CheckSemaphore(h, role, what());
+    if (!slice_.HasSemaphore(h)) slice_.CheckSemaphore(h, role, what());  // what(): a string
     const Semaphore& s = slice_.semaphore(h);
     if (h.chip != expected_chip || s.kind() != SemaphoreKind::kDma) {
       throw Error(ErrorKind::kSemaphoreMisuse,

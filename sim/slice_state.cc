@@ -99,10 +99,10 @@ void SliceState::CheckBuffer(const BufferHandle& b, const char* role, const std:
   }
 }
 
-void SliceState::CheckSemaphore(SemaphoreHandle h, const char* role, const std::string& what) {
-  if (h.chip >= chips() || h.index >= semaphores(h.chip).size()) {
-    throw Error(ErrorKind::kSemaphoreMisuse,
-                what + ": the semaphore " + role + " does not exist; allocate it as scratch.");
+void SliceState::CheckSemaphore(SemaphoreHandle h, const char* role, std::string_view what) {
+  if (!HasSemaphore(h)) {
+    throw Error(ErrorKind::kSemaphoreMisuse, std::string(what) + ": the semaphore " + role +
+                                                 " does not exist; allocate it as scratch.");
   }
 }
 

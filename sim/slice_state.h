@@ -12,6 +12,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/engine.h"
@@ -71,7 +72,12 @@ class SliceState {
   std::vector<CoreThread*>& waiters(ChipId chip) { return by_chip_[chip]->waiters; }
   // Throw Error naming `what` when the handle names nothing (freed, never made, off-slice).
   void CheckBuffer(const BufferHandle& b, const char* role, const std::string& what);
-  void CheckSemaphore(SemaphoreHandle h, const char* role, const std::string& what);
+  bool HasSemaphore(SemaphoreHandle h) const {
+    return h.chip < chips() && h.index < semaphores(h.chip).size();
+  }
+  // Throws unless HasSemaphore(h). `what` names the operation; its text is copied only when
+  // the check fails.
+  void CheckSemaphore(SemaphoreHandle h, const char* role, std::string_view what);
   // A signal from `issuer`'s core: on its own chip at once; on another chip it crosses the
   // links of its route as a small transaction (Router::SendSignal) and changes the semaphore
   // the signal latency after it reaches that chip.
