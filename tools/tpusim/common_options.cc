@@ -9,6 +9,7 @@
 #include "base/text.h"
 #include "kernels/lax/algorithm.h"
 #include "tools/tpusim/cli.h"
+#include "tools/tpusim/huge_pages.h"
 #include "tools/tpusim/slow_options.h"
 #include "topologies/topology_loader.h"
 
@@ -174,6 +175,7 @@ KernelRunRequest CommonOptions::Request(const std::string& command, const po::va
 config::Topology CommonOptions::Slice(const std::string& name, const po::variables_map& vm) const {
   config::Topology topology = topologies::LoadTopology(name);
   if (vm.count("slices")) topology = topologies::WithSlices(topology, slices_, name);
+  UseHugePagesFor(topologies::DeviceCount(topology));
   return topology;
 }
 
