@@ -6,7 +6,7 @@
 # Python module keeps the interpreter's allocator.
 # Its position-independent archive where installed, else the shared library: linked into the
 # executable, it is one shared object fewer to map and relocate at start-up, and one fewer in
-# the scope of every symbol lookup ld.so does (docs/performance.md, "Start-up cost"). The
+# the scope of every symbol lookup ld.so does (docs/performance-start-up.md). The
 # executable's malloc and operator new serve every library, as the shared one's did.
 # Not under the sanitizers: ASan brings its own allocator.
 if(NOT TPUSIM_SANITIZE)

@@ -17,7 +17,7 @@ install(TARGETS tpusim_library tpusim EXPORT tpusimTargets
 # tree's binary with its absolute build RPATH and a ':' appended (room for the install RPATH,
 # which `cmake --install` writes in place), and ld.so reads that empty last entry as the
 # current directory, where it looks for every library the CLI needs, in every hwcaps
-# subdirectory: about 150 failed opens a run (docs/performance.md, "Start-up cost"). So the
+# subdirectory: about 150 failed opens a run (docs/performance-start-up.md). So the
 # binary is linked with its build-tree path, padded with '/' (which ld.so ignores at the end
 # of a directory) to the length of the installed one, and install rewrites it in place.
 set(TPUSIM_CLI_INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
