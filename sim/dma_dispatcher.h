@@ -25,6 +25,7 @@
 #include "sim/base_names.h"
 #include "sim/chunk.h"
 #include "sim/dma_ledger.h"
+#include "sim/path_cache.h"
 #include "sim/router.h"
 #include "sim/slice_state.h"
 
@@ -103,6 +104,8 @@ class DmaDispatcher {
   size_t queue_head_ = 0;
   int64_t bytes_in_flight_ = 0;
   PayloadPool payloads_;
+  // Last: read per DMA, a key line and the path's (Start).
+  PathCache paths_;
 };
 
 }  // namespace tpusim::sim
