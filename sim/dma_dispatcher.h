@@ -25,6 +25,7 @@
 #include "sim/base_names.h"
 #include "sim/chunk.h"
 #include "sim/dma_ledger.h"
+#include "sim/dma_semaphore_cache.h"
 #include "sim/path_cache.h"
 #include "sim/router.h"
 #include "sim/slice_state.h"
@@ -50,7 +51,13 @@ class DmaDispatcher {
   void Start(const DmaRequest& request, uint32_t core = 0);
 
  private:
-  void Check(const DmaRequest& request);
+  // The request's semaphores, as Check finds them (send: null without one).
+  struct Semaphores {
+    Semaphore* recv = nullptr;
+    Semaphore* send = nullptr;
+  };
+  // Throws Error naming the first thing wrong with the request (sim/dma_check.cc).
+  Semaphores Check(const DmaRequest& request);
   // v5e routes a Pallas kernel's remote DMA only to a power-of-two offset (docs/model.md).
   void CheckPowerOfTwoOffset(const DmaRequest& request) const;
   void Admit();
@@ -106,6 +113,7 @@ class DmaDispatcher {
   PayloadPool payloads_;
   // Last: read per DMA, a key line and the path's (Start).
   PathCache paths_;
+  DmaSemaphoreCache semaphores_;  // the DMA semaphores Check found, one line per lookup
 };
 
 }  // namespace tpusim::sim
