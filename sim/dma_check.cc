@@ -86,7 +86,7 @@ DmaDispatcher::Semaphores DmaDispatcher::Check(const DmaRequest& request) {
   auto check_dma_semaphore = [&](SemaphoreHandle h, ChipId expected_chip,
                                  const char* role) -> Semaphore* {
     // One checked before exists and counts bytes still; only its chip is the DMA's own.
-    Semaphore* known = semaphores_.Find(h);
+    Semaphore* known = remembered_->semaphores.Find(h);
     if (known && h.chip == expected_chip) return known;
     if (!slice_.HasSemaphore(h)) slice_.CheckSemaphore(h, role, what());  // what(): a string
     Semaphore& s = slice_.semaphore(h);
@@ -96,7 +96,7 @@ DmaDispatcher::Semaphores DmaDispatcher::Check(const DmaRequest& request) {
                       SemaphoreKindName(s.kind()) +
                       " semaphore; DMAs count bytes on SemaphoreType::DMA semaphores.");
     }
-    semaphores_.Remember(h, s);
+    remembered_->semaphores.Remember(h, s);
     return &s;
   };
   Semaphores found;

@@ -52,12 +52,13 @@ void DmaDispatcher::Start(const DmaRequest& request, uint32_t core) {
   t.chunk_bytes = chunk_bytes_;
   t.through_tlm = slice_.run().options().book_through_tlm;
   // The routers are walked only for memories this engine has not sent between lately.
-  t.path = paths_.Find(PathCache::KeyOf(t.source_base, t.destination_base, t.within_one_memory),
-                       [&](PathCache::Path& path) {
-                         Router& router = chip_.router();
-                         router.PathTo(t.source_base, path);
-                         if (!t.within_one_memory) router.PathTo(t.destination_base, path);
-                       });
+  t.path = remembered_->paths.Find(
+      PathCache::KeyOf(t.source_base, t.destination_base, t.within_one_memory),
+      [&](PathCache::Path& path) {
+        Router& router = chip_.router();
+        router.PathTo(t.source_base, path);
+        if (!t.within_one_memory) router.PathTo(t.destination_base, path);
+      });
   // The path is the source memory, the route's links, then the destination memory.
   t.hops = t.within_one_memory ? 0 : static_cast<int>(t.path.size()) - 2;
   // The receiver learns of bytes from another chip through its semaphore, a signal's latency

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <tlm>
 #include <vector>
@@ -111,9 +112,13 @@ class DmaDispatcher {
   size_t queue_head_ = 0;
   int64_t bytes_in_flight_ = 0;
   PayloadPool payloads_;
-  // Last: read per DMA, a key line and the path's (Start).
-  PathCache paths_;
-  DmaSemaphoreCache semaphores_;  // the DMA semaphores Check found, one line per lookup
+  // What the engine remembers of its last DMAs, a line or two read per DMA: kept off the hot
+  // arena, which holds what every chunk reads (sim/hot_arena.h).
+  struct Remembered {
+    PathCache paths;               // Start
+    DmaSemaphoreCache semaphores;  // Check
+  };
+  std::unique_ptr<Remembered> remembered_ = std::make_unique<Remembered>();
 };
 
 }  // namespace tpusim::sim

@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "sim/dma_semaphore_cache.h"
 
@@ -43,8 +44,29 @@ TEST(DmaSemaphoreCache, FindsOnlyWhatWasRememberedForTheSameHandle) {
   EXPECT_LE(found, static_cast<int>(DmaSemaphoreCache::kEntries));
 }
 
+TEST(DmaSemaphoreCache, ASetKeepsTheTwoHandlesUsedLast) {
+  // Three handles of one set.
+  std::vector<SemaphoreHandle> same;
+  for (uint32_t index = 0; same.size() < 3; ++index) {
+    const SemaphoreHandle h{7, index};
+    if (DmaSemaphoreCache::SetOf(h) == DmaSemaphoreCache::SetOf({7, 0})) same.push_back(h);
+  }
+  std::deque<Semaphore> s;
+  for (const char* name : {"s0", "s1", "s2"})
+    s.emplace_back(name, SemaphoreKind::kDma);
+  DmaSemaphoreCache cache;
+  cache.Remember(same[0], s[0]);
+  cache.Remember(same[1], s[1]);
+  EXPECT_EQ(cache.Find(same[0]), &s[0]) << "two fit in a set";
+  // same[0] was used after same[1]: the third takes same[1]'s place.
+  cache.Remember(same[2], s[2]);
+  EXPECT_EQ(cache.Find(same[0]), &s[0]);
+  EXPECT_EQ(cache.Find(same[1]), nullptr);
+  EXPECT_EQ(cache.Find(same[2]), &s[2]);
+}
+
 TEST(DmaSemaphoreCache, AnEmptyEntryAnswersNoHandleEvenTheAllOnesOne) {
-  const DmaSemaphoreCache cache;
+  DmaSemaphoreCache cache;
   EXPECT_EQ(cache.Find({~0u, ~0u}), nullptr);
   EXPECT_EQ(cache.Find({0, 0}), nullptr);
 }
