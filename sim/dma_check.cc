@@ -1,6 +1,7 @@
 #include "sim/dma_dispatcher.h"
 
 #include <bit>
+#include <optional>
 #include <string>
 
 #include "sim/memory.h"
@@ -40,42 +41,51 @@ void DmaDispatcher::CheckPowerOfTwoOffset(const DmaRequest& request) const {
   }
 }
 
-DmaDispatcher::Semaphores DmaDispatcher::Check(const DmaRequest& request) {
+DmaDispatcher::Checked DmaDispatcher::Check(const DmaRequest& request) {
   const ChipId issuer = id_;
   const Torus& torus = slice_.torus();
   // Every DMA passes here, so the description is only built when a check fails.
   const auto what = [&] {
     return "DMA '" + request.label.str() + "' from " + torus.Describe(issuer);
   };
+  // A buffer checked live before is still, unless the slice has freed one since.
+  const uint64_t frees = slice_.buffer_frees();
+  DmaBufferCache& buffers = remembered_->buffers;
   auto check_buffer = [&](const BufferHandle& b, const char* role) {
+    if (const std::optional<DmaBufferCache::Found> known = buffers.Find(b, frees)) return *known;
     if (b.chip >= torus.chips() || !slice_.memory(b).Live(b.index))
       slice_.CheckBuffer(b, role, what());
+    const Memory& memory = slice_.memory(b);
+    const DmaBufferCache::Found found{memory.Size(b.index), memory.Address(b.index, 0)};
+    buffers.Remember(b, frees, found);
+    return found;
   };
-  check_buffer(request.source.buffer, "read");
+  Checked checked;
+  const DmaBufferCache::Found source = check_buffer(request.source.buffer, "read");
   if (request.destination.buffer.chip >= torus.chips()) {
     throw Error(ErrorKind::kKernelMisuse,
                 what() + " targets chip " + std::to_string(request.destination.buffer.chip) +
                     ", which is outside the " + std::to_string(torus.chips()) + "-chip slice.");
   }
-  check_buffer(request.destination.buffer, "written");
+  const DmaBufferCache::Found destination = check_buffer(request.destination.buffer, "written");
   if (request.source.buffer.chip != issuer) {
     throw Error(ErrorKind::kKernelMisuse,
                 what() +
                     " reads from another chip's memory; a DMA reads local memory and may "
                     "write anywhere. Start it on the chip that holds the data.");
   }
-  auto check_bounds = [&](const Region& r, const char* role) {
-    const Memory& memory = slice_.memory(r.buffer);
-    const uint64_t size = memory.Size(r.buffer.index);
+  auto check_bounds = [&](const Region& r, uint64_t size, const char* role) {
     if (r.box.end() > size) {
-      throw Error(ErrorKind::kOutOfBounds, what() + ": its " + role + " region " +
-                                               r.box.DescribeEnd() + " of '" +
-                                               memory.Label(r.buffer.index) + "', which has only " +
-                                               std::to_string(size) + " bytes.");
+      throw Error(ErrorKind::kOutOfBounds,
+                  what() + ": its " + role + " region " + r.box.DescribeEnd() + " of '" +
+                      slice_.memory(r.buffer).Label(r.buffer.index) + "', which has only " +
+                      std::to_string(size) + " bytes.");
     }
   };
-  check_bounds(request.source, "source");
-  check_bounds(request.destination, "destination");
+  check_bounds(request.source, source.size, "source");
+  check_bounds(request.destination, destination.size, "destination");
+  checked.source_base = source.address;
+  checked.destination_base = destination.address;
   if (request.source.box.bytes() != request.destination.box.bytes()) {
     throw Error(ErrorKind::kKernelMisuse,
                 what() + " copies " + std::to_string(request.source.box.bytes()) +
@@ -99,14 +109,13 @@ DmaDispatcher::Semaphores DmaDispatcher::Check(const DmaRequest& request) {
     remembered_->semaphores.Remember(h, s);
     return &s;
   };
-  Semaphores found;
-  found.recv =
+  checked.recv =
       check_dma_semaphore(request.recv_semaphore, request.destination.buffer.chip, "receive");
   if (request.has_send_semaphore)
-    found.send = check_dma_semaphore(request.send_semaphore, issuer, "send");
+    checked.send = check_dma_semaphore(request.send_semaphore, issuer, "send");
   if (power_of_two_offsets_ && !request.xla_collective && request.destination.buffer.chip != issuer)
     CheckPowerOfTwoOffset(request);
-  return found;
+  return checked;
 }
 
 }  // namespace tpusim::sim

@@ -29,7 +29,7 @@ DmaDispatcher::DmaDispatcher(SliceState& slice, DmaLedger& ledger, Chip& chip, D
 }
 
 void DmaDispatcher::Start(const DmaRequest& request, uint32_t core) {
-  const Semaphores semaphores = Check(request);
+  const Checked checked = Check(request);
   const ChipId issuer = id_;
   const Picoseconds now = EventQueue::Now();
   AccessObserver* observer = slice_.observer();
@@ -41,14 +41,14 @@ void DmaDispatcher::Start(const DmaRequest& request, uint32_t core) {
   t.bytes = request.source.box.bytes();
   const BufferHandle& source = request.source.buffer;
   const BufferHandle& destination = request.destination.buffer;
-  t.source_base = slice_.memory(source).Address(source.index, 0);
-  t.destination_base = slice_.memory(destination).Address(destination.index, 0);
+  t.source_base = checked.source_base;
+  t.destination_base = checked.destination_base;
   t.within_one_memory = source.chip == destination.chip && source.space == destination.space;
   t.source_dense = BoxIsDense(request.source.box);
   t.destination_dense = BoxIsDense(request.destination.box);
   t.dispatcher = this;
-  t.recv_semaphore = semaphores.recv;
-  t.send_semaphore = semaphores.send;
+  t.recv_semaphore = checked.recv;
+  t.send_semaphore = checked.send;
   t.chunk_bytes = chunk_bytes_;
   t.through_tlm = slice_.run().options().book_through_tlm;
   // The routers are walked only for memories this engine has not sent between lately.

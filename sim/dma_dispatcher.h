@@ -25,6 +25,7 @@
 
 #include "sim/base_names.h"
 #include "sim/chunk.h"
+#include "sim/dma_buffer_cache.h"
 #include "sim/dma_ledger.h"
 #include "sim/dma_semaphore_cache.h"
 #include "sim/path_cache.h"
@@ -52,13 +53,16 @@ class DmaDispatcher {
   void Start(const DmaRequest& request, uint32_t core = 0);
 
  private:
-  // The request's semaphores, as Check finds them (send: null without one).
-  struct Semaphores {
+  // What Check finds of the request: its semaphores (send: null without one) and the global
+  // addresses of its buffers' first bytes.
+  struct Checked {
     Semaphore* recv = nullptr;
     Semaphore* send = nullptr;
+    uint64_t source_base = 0;
+    uint64_t destination_base = 0;
   };
   // Throws Error naming the first thing wrong with the request (sim/dma_check.cc).
-  Semaphores Check(const DmaRequest& request);
+  Checked Check(const DmaRequest& request);
   // v5e routes a Pallas kernel's remote DMA only to a power-of-two offset (docs/model.md).
   void CheckPowerOfTwoOffset(const DmaRequest& request) const;
   void Admit();
@@ -117,6 +121,7 @@ class DmaDispatcher {
   struct Remembered {
     PathCache paths;               // Start
     DmaSemaphoreCache semaphores;  // Check
+    DmaBufferCache buffers;        // Check and Start
   };
   std::unique_ptr<Remembered> remembered_ = std::make_unique<Remembered>();
 };
