@@ -28,97 +28,8 @@ DmaDispatcher::DmaDispatcher(SliceState& slice, DmaLedger& ledger, Chip& chip, D
                                &DmaDispatcher::PrefetchChunkEvent);
 }
 
-// [PL]'s distributed guide: on TPU v5e "devices can only route to a power of 2 offset from
-// themselves" (docs/references.md §2). We read the offset per mesh axis and modulo the axis,
-// as the guide's own ring examples count it (the last device sends to the first, offset +1):
-// (destination - source) mod n, in either direction round the axis. 0 (the same index) or a
-// power of two one way or the other passes.
-void DmaDispatcher::CheckPowerOfTwoOffset(const DmaRequest& request) const {
-  const Torus& torus = slice_.torus();
-  const ChipId to = request.destination.buffer.chip;
-  const Coords from_at = torus.CoordsOf(id_);
-  const Coords to_at = torus.CoordsOf(to);
-  // The slice axis of a multi-slice topology is the data-center network's, not ICI routing.
-  for (int axis = torus.slices_over_dcn() ? 1 : 0; axis < torus.axes(); ++axis) {
-    const int size = torus.axis_size(axis);
-    const int offset = ((to_at[axis] - from_at[axis]) % size + size) % size;
-    if (offset == 0 || std::has_single_bit(static_cast<unsigned>(offset)) ||
-        std::has_single_bit(static_cast<unsigned>(size - offset)))
-      continue;
-    std::string message = "DMA '" + request.label.str() + "' goes from " + torus.Describe(id_) +
-                          " to " + torus.Describe(to) + ", ";
-    message += "an offset of " + std::to_string(offset);
-    message += " (or -" + std::to_string(size - offset) + ") chips along axis '" +
-               torus.axis_names()[axis] +
-               "', but a TPU v5e chip routes a remote DMA only to a power-of-two offset from "
-               "itself (the Pallas distributed guide, docs/references.md §2). Send it in hops "
-               "of power-of-two offsets, or set allow_nonphysical: true in the topology to "
-               "study a hypothetical machine.";
-    throw Error(ErrorKind::kKernelMisuse, message);
-  }
-}
-
-void DmaDispatcher::Check(const DmaRequest& request) {
-  const ChipId issuer = id_;
-  const Torus& torus = slice_.torus();
-  // Every DMA passes here, so the description is only built when a check fails.
-  const auto what = [&] {
-    return "DMA '" + request.label.str() + "' from " + torus.Describe(issuer);
-  };
-  auto check_buffer = [&](const BufferHandle& b, const char* role) {
-    if (b.chip >= torus.chips() || !slice_.memory(b).Live(b.index))
-      slice_.CheckBuffer(b, role, what());
-  };
-  check_buffer(request.source.buffer, "read");
-  if (request.destination.buffer.chip >= torus.chips()) {
-    throw Error(ErrorKind::kKernelMisuse,
-                what() + " targets chip " + std::to_string(request.destination.buffer.chip) +
-                    ", which is outside the " + std::to_string(torus.chips()) + "-chip slice.");
-  }
-  check_buffer(request.destination.buffer, "written");
-  if (request.source.buffer.chip != issuer) {
-    throw Error(ErrorKind::kKernelMisuse,
-                what() +
-                    " reads from another chip's memory; a DMA reads local memory and may "
-                    "write anywhere. Start it on the chip that holds the data.");
-  }
-  auto check_bounds = [&](const Region& r, const char* role) {
-    const Memory& memory = slice_.memory(r.buffer);
-    const uint64_t size = memory.Size(r.buffer.index);
-    if (r.box.end() > size) {
-      throw Error(ErrorKind::kOutOfBounds, what() + ": its " + role + " region " +
-                                               r.box.DescribeEnd() + " of '" +
-                                               memory.Label(r.buffer.index) + "', which has only " +
-                                               std::to_string(size) + " bytes.");
-    }
-  };
-  check_bounds(request.source, "source");
-  check_bounds(request.destination, "destination");
-  if (request.source.box.bytes() != request.destination.box.bytes()) {
-    throw Error(ErrorKind::kKernelMisuse,
-                what() + " copies " + std::to_string(request.source.box.bytes()) +
-                    " bytes into a destination of " +
-                    std::to_string(request.destination.box.bytes()) +
-                    " bytes; source and destination must have the same size.");
-  }
-  auto check_dma_semaphore = [&](SemaphoreHandle h, ChipId expected_chip, const char* role) {
-    if (!slice_.HasSemaphore(h)) slice_.CheckSemaphore(h, role, what());  // what(): a string
-    const Semaphore& s = slice_.semaphore(h);
-    if (h.chip != expected_chip || s.kind() != SemaphoreKind::kDma) {
-      throw Error(ErrorKind::kSemaphoreMisuse,
-                  what() + ": its " + role + " semaphore '" + s.name() + "' is a " +
-                      SemaphoreKindName(s.kind()) +
-                      " semaphore; DMAs count bytes on SemaphoreType::DMA semaphores.");
-    }
-  };
-  check_dma_semaphore(request.recv_semaphore, request.destination.buffer.chip, "receive");
-  if (request.has_send_semaphore) check_dma_semaphore(request.send_semaphore, issuer, "send");
-  if (power_of_two_offsets_ && !request.xla_collective && request.destination.buffer.chip != issuer)
-    CheckPowerOfTwoOffset(request);
-}
-
 void DmaDispatcher::Start(const DmaRequest& request, uint32_t core) {
-  Check(request);
+  const Checked checked = Check(request);
   const ChipId issuer = id_;
   const Picoseconds now = EventQueue::Now();
   AccessObserver* observer = slice_.observer();
@@ -130,19 +41,24 @@ void DmaDispatcher::Start(const DmaRequest& request, uint32_t core) {
   t.bytes = request.source.box.bytes();
   const BufferHandle& source = request.source.buffer;
   const BufferHandle& destination = request.destination.buffer;
-  t.source_base = slice_.memory(source).Address(source.index, 0);
-  t.destination_base = slice_.memory(destination).Address(destination.index, 0);
+  t.source_base = checked.source_base;
+  t.destination_base = checked.destination_base;
   t.within_one_memory = source.chip == destination.chip && source.space == destination.space;
   t.source_dense = BoxIsDense(request.source.box);
   t.destination_dense = BoxIsDense(request.destination.box);
   t.dispatcher = this;
-  t.recv_semaphore = &slice_.semaphore(request.recv_semaphore);
-  if (request.has_send_semaphore) t.send_semaphore = &slice_.semaphore(request.send_semaphore);
+  t.recv_semaphore = checked.recv;
+  t.send_semaphore = checked.send;
   t.chunk_bytes = chunk_bytes_;
   t.through_tlm = slice_.run().options().book_through_tlm;
-  Router& router = chip_.router();  // cold, once per DMA
-  router.PathTo(t.source_base, t.path);
-  if (!t.within_one_memory) router.PathTo(t.destination_base, t.path);
+  // The routers are walked only for memories this engine has not sent between lately.
+  t.path = remembered_->paths.Find(
+      PathCache::KeyOf(t.source_base, t.destination_base, t.within_one_memory),
+      [&](PathCache::Path& path) {
+        Router& router = chip_.router();
+        router.PathTo(t.source_base, path);
+        if (!t.within_one_memory) router.PathTo(t.destination_base, path);
+      });
   // The path is the source memory, the route's links, then the destination memory.
   t.hops = t.within_one_memory ? 0 : static_cast<int>(t.path.size()) - 2;
   // The receiver learns of bytes from another chip through its semaphore, a signal's latency

@@ -18,13 +18,17 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <tlm>
 #include <vector>
 
 #include "sim/base_names.h"
 #include "sim/chunk.h"
+#include "sim/dma_buffer_cache.h"
 #include "sim/dma_ledger.h"
+#include "sim/dma_semaphore_cache.h"
+#include "sim/path_cache.h"
 #include "sim/router.h"
 #include "sim/slice_state.h"
 
@@ -49,7 +53,16 @@ class DmaDispatcher {
   void Start(const DmaRequest& request, uint32_t core = 0);
 
  private:
-  void Check(const DmaRequest& request);
+  // What Check finds of the request: its semaphores (send: null without one) and the global
+  // addresses of its buffers' first bytes.
+  struct Checked {
+    Semaphore* recv = nullptr;
+    Semaphore* send = nullptr;
+    uint64_t source_base = 0;
+    uint64_t destination_base = 0;
+  };
+  // Throws Error naming the first thing wrong with the request (sim/dma_check.cc).
+  Checked Check(const DmaRequest& request);
   // v5e routes a Pallas kernel's remote DMA only to a power-of-two offset (docs/model.md).
   void CheckPowerOfTwoOffset(const DmaRequest& request) const;
   void Admit();
@@ -103,6 +116,14 @@ class DmaDispatcher {
   size_t queue_head_ = 0;
   int64_t bytes_in_flight_ = 0;
   PayloadPool payloads_;
+  // What the engine remembers of its last DMAs, a line or two read per DMA: kept off the hot
+  // arena, which holds what every chunk reads (sim/hot_arena.h).
+  struct Remembered {
+    PathCache paths;               // Start
+    DmaSemaphoreCache semaphores;  // Check
+    DmaBufferCache buffers;        // Check and Start
+  };
+  std::unique_ptr<Remembered> remembered_ = std::make_unique<Remembered>();
 };
 
 }  // namespace tpusim::sim

@@ -58,6 +58,7 @@ uint32_t Memory::Allocate(uint64_t bytes, const std::string& label, Uninitialize
 }
 
 void Memory::Free(uint32_t index) {
+  if (frees_) ++*frees_;
   Buffer& buffer = buffers_[index];
   if (!buffer.live) return;
   buffer.live = false;

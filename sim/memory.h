@@ -85,6 +85,9 @@ class Memory : public sc_core::sc_module,
   // Throws Error(kCapacity) listing every live allocation when `bytes` does not fit.
   uint32_t Allocate(uint64_t bytes, const std::string& label, Uninitialized fill = {});
   void Free(uint32_t index);
+  // Each Free adds one to `frees` (SliceState::buffer_frees): what others remember of a
+  // buffer holds until then (sim/dma_buffer_cache.h).
+  void CountFreesIn(uint64_t& frees) { frees_ = &frees; }
   bool Live(uint32_t index) const { return index < buffers_.size() && buffers_[index].live; }
   uint64_t Size(uint32_t index) const { return buffers_[index].size; }
   const std::string& Label(uint32_t index) const { return buffers_[index].label; }
@@ -144,6 +147,7 @@ class Memory : public sc_core::sc_module,
   uint64_t capacity_;
   uint64_t allocated_ = 0;
   uint64_t next_base_ = 0;
+  uint64_t* frees_ = nullptr;    // CountFreesIn's
   std::vector<Buffer> buffers_;  // in address order: bases only grow
   mutable std::vector<std::string> unwritten_reads_;
   std::string timing_model_ = "bandwidth";

@@ -87,6 +87,12 @@ void SliceState::TakeActivityThread() {
   ++live_threads_;
 }
 
+void SliceState::AddChip(Chip& chip) {
+  chips_.push_back(&chip);
+  for (int slot = 0; slot < chip.memory_count(); ++slot)
+    chip.memory_at(slot).CountFreesIn(buffer_frees_);
+}
+
 Memory& SliceState::memory(const BufferHandle& b) {
   return chips_[b.chip]->memory(b.space, b.core);
 }

@@ -55,12 +55,16 @@ class SliceState {
   // and buffer, and marks both accesses in the trace. Throws Error(kRace).
   [[noreturn]] void ReportRace(const RaceReport& race);
 
-  // The chips, as the Slice registers them, for lookups by handle.
-  void AddChip(Chip& chip) { chips_.push_back(&chip); }
+  // The chips, as the Slice registers them, for lookups by handle. Their memories count
+  // their frees in buffer_frees().
+  void AddChip(Chip& chip);
   Chip& chip(ChipId id) { return *chips_[id]; }
   const Chip& chip(ChipId id) const { return *chips_[id]; }
   uint32_t chips() const { return static_cast<uint32_t>(chips_.size()); }
   Memory& memory(const BufferHandle& b);
+  // How many buffers the slice's memories have freed: what is known of a live buffer holds
+  // while this stays the same (sim/dma_buffer_cache.h).
+  uint64_t buffer_frees() const { return buffer_frees_; }
   // Each chip's semaphores and waiters are its own (ChipSemaphores): a chip takes them when
   // it is made, before its cores; the slice made them all together and finds them by chip.
   ChipSemaphores& TakeChipSemaphores(ChipId chip) { return *by_chip_[chip]; }
@@ -133,7 +137,8 @@ class SliceState {
   std::vector<traces::TrackId> race_tracks_;  // by chip, added at the first race there
   std::vector<Chip*> chips_;
   std::vector<ChipSemaphores*> by_chip_;  // each chip's own, by chip
-  ThreadBudget thread_budget_{0, 0};      // measured when the run starts
+  uint64_t buffer_frees_ = 0;
+  ThreadBudget thread_budget_{0, 0};  // measured when the run starts
   size_t live_threads_ = 0;
   Picoseconds signal_latency_;
   bool store_and_forward_;

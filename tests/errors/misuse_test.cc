@@ -132,6 +132,73 @@ TEST(Misuse, SimRejectsADmaToAChipOutsideTheSlice) {
                         "4-chip slice."));
 }
 
+// The DMA engine remembers the semaphores it has checked (sim/dma_semaphore_cache.h); a
+// remembered one named by a DMA it does not belong to fails as the first time would: chip
+// 1's receive semaphore for a copy that lands on chip 0.
+TEST(Misuse, SimRejectsAReceiveSemaphoreOfAnotherChipAfterAGoodDmaUsedIt) {
+  sim::Simulation system(testing::MakeTopology({2}, {false}), {});
+  const base::BufferHandle source = system.Allocate(0, base::MemorySpace::kHbm, 4096, "x");
+  const base::BufferHandle local = system.Allocate(0, base::MemorySpace::kHbm, 4096, "y");
+  const base::BufferHandle remote = system.Allocate(1, base::MemorySpace::kHbm, 4096, "y");
+  const base::SemaphoreHandle recv = system.AddSemaphore(1, base::SemaphoreKind::kDma, "recv");
+  int started = 0;
+  const auto outcome = system.Run([&](base::CorePort& core) {
+    if (core.chip() != 0) return;
+    base::DmaRequest request;
+    request.source = {source, {0, {4096}, {1}, 1}};
+    request.destination = {remote, {0, {4096}, {1}, 1}};
+    request.recv_semaphore = recv;
+    request.label = "to chip 1";
+    core.StartDma(request);
+    ++started;
+    request.destination = {local, {0, {4096}, {1}, 1}};
+    request.label = "to chip 0";
+    core.StartDma(request);
+    ++started;
+  });
+  EXPECT_EQ(started, 1) << "the second DMA fails its check";
+  EXPECT_FALSE(outcome.ok);
+  EXPECT_EQ(outcome.error_kind, ErrorKind::kSemaphoreMisuse);
+  EXPECT_THAT(outcome.error,
+              HasSubstr("DMA 'to chip 0' from chip 0 (x=0): its receive semaphore 'recv' is a "
+                        "DMA semaphore"));
+}
+
+// The DMA engine remembers the buffers it has checked (sim/dma_buffer_cache.h) only until
+// a buffer is freed: a DMA into a buffer that an earlier DMA wrote, freed since, fails.
+TEST(Misuse, SimRejectsADmaIntoABufferFreedAfterAnEarlierDmaWroteIt) {
+  sim::Simulation system(testing::MakeTopology({2}, {false}), {});
+  const base::BufferHandle source = system.Allocate(0, base::MemorySpace::kHbm, 4096, "x");
+  const base::BufferHandle target = system.Allocate(1, base::MemorySpace::kHbm, 4096, "y");
+  const base::SemaphoreHandle recv = system.AddSemaphore(1, base::SemaphoreKind::kDma, "recv");
+  const base::SemaphoreHandle done = system.AddSemaphore(0, base::SemaphoreKind::kRegular, "done");
+  int started = 0;
+  const auto outcome = system.Run([&](base::CorePort& core) {
+    base::DmaRequest request;
+    request.source = {source, {0, {4096}, {1}, 1}};
+    request.destination = {target, {0, {4096}, {1}, 1}};
+    request.recv_semaphore = recv;
+    if (core.chip() == 1) {  // waits for the copy, frees its buffer, tells chip 0
+      core.Wait(recv, 4096, base::WaitKind::kDmaRecv, "wait_recv");
+      core.Free(target);
+      core.Signal(done, 1);
+      return;
+    }
+    request.label = "first";
+    core.StartDma(request);
+    ++started;
+    core.Wait(done, 1, base::WaitKind::kSemaphore, "semaphore_wait");
+    request.label = "second";
+    core.StartDma(request);
+    ++started;
+  });
+  EXPECT_EQ(started, 1) << "the second DMA fails its check";
+  EXPECT_FALSE(outcome.ok);
+  EXPECT_EQ(outcome.error_kind, ErrorKind::kKernelMisuse);
+  EXPECT_THAT(outcome.error, HasSubstr("DMA 'second' from chip 0 (x=0): the buffer written does "
+                                       "not exist (freed, or never allocated)."));
+}
+
 // Loads and stores are bounds-checked in the model too, not only by Ref slicing.
 TEST(Misuse, SimRejectsALoadPastTheEndOfItsBuffer) {
   sim::Simulation system(testing::MakeTopology({1}, {false}), {});

@@ -13,11 +13,13 @@
 #include "sim/chunk.h"
 #include "sim/ici_link.h"
 #include "sim/memory.h"
+#include "sim/path_cache.h"
 #include "sim/router.h"
 #include "sim/slice.h"
 #include "sim/torus.h"
 #include "tests/modules/module_support.h"
 #include "tests/support/test_support.h"
+#include "topologies/topology_loader.h"
 
 namespace tpusim::modules {
 namespace {
@@ -213,6 +215,93 @@ TEST_F(RouterTest, PathToGivesTheLinkModulesOfTheRouteAndTheDestinationMemory) {
       }
     }
   }
+}
+
+// A DMA engine remembers its last paths (sim/path_cache.h): whatever it is asked in whatever
+// order, it must give what the routers' own walk gives, on a plain torus, a twisted one and
+// two slices over the DCN; and it walks again only for a pair of memories it has forgotten.
+void ExpectCachedPathsMatchTheWalk(const config::Topology& topology, bool twisted = false) {
+  sim::Slice slice("slice", topology, TimingOnly());
+  Elaborate();
+  const Torus& torus = slice.torus();
+  ASSERT_EQ(torus.twisted(), twisted);
+  const std::vector<MemorySpace> spaces = {MemorySpace::kHbm, MemorySpace::kVmem,
+                                           MemorySpace::kSmem};
+  for (ChipId from = 0; from < torus.chips(); ++from) {
+    Router& router = slice.chip(from).router();
+    sim::PathCache cache;
+    // Twice round every destination and memory, and then back and forth between a few, so
+    // that entries are both found and replaced.
+    std::vector<std::pair<uint64_t, uint64_t>> asks;
+    for (int round = 0; round < 2; ++round) {
+      for (ChipId to = 0; to < torus.chips(); ++to) {
+        for (MemorySpace space : spaces)
+          asks.emplace_back(sim::MakeAddress(from, MemorySpace::kHbm, 128),
+                            sim::MakeAddress(to, space, 64 * to));
+      }
+    }
+    for (int i = 0; i < 20; ++i) {
+      const ChipId to = static_cast<ChipId>((from + 1 + i % 3) % torus.chips());
+      asks.emplace_back(sim::MakeAddress(from, spaces[i % 2], 0),
+                        sim::MakeAddress(to, MemorySpace::kHbm, 0));
+    }
+    for (const auto& [source, destination] : asks) {
+      const bool within = sim::AddressChip(source) == sim::AddressChip(destination) &&
+                          sim::AddressSlot(source) == sim::AddressSlot(destination);
+      int walks = 0;
+      auto walk = [&](sim::PathCache::Path& path) {
+        ++walks;
+        router.PathTo(source, path);
+        if (!within) router.PathTo(destination, path);
+      };
+      const uint64_t key = sim::PathCache::KeyOf(source, destination, within);
+      const sim::PathCache::Path cached = cache.Find(key, walk);
+      sim::PathCache::Path walked;
+      router.PathTo(source, walked);
+      if (!within) router.PathTo(destination, walked);
+      ASSERT_EQ(cached.size(), walked.size()) << from << " -> " << sim::AddressChip(destination);
+      for (size_t h = 0; h < walked.size(); ++h) {
+        EXPECT_EQ(cached[h].target, walked[h].target) << from << ", hop " << h;
+        EXPECT_EQ(cached[h].direct, walked[h].direct) << from << ", hop " << h;
+      }
+      // Asked again at once, it is remembered: no walk.
+      const int before = walks;
+      const sim::PathCache::Path& again = cache.Find(key, walk);
+      EXPECT_EQ(walks, before) << "the path just found is remembered";
+      EXPECT_EQ(again.size(), walked.size());
+    }
+  }
+}
+
+class PathCacheTest : public ModuleTest {};
+
+TEST_F(PathCacheTest, GivesTheRoutersPathsOnAPlainTorus) {
+  ExpectCachedPathsMatchTheWalk(testing::MakeTopology({4, 3}, {true, false}));
+}
+
+TEST_F(PathCacheTest, GivesTheRoutersPathsOnATwistedTorus) {
+  ExpectCachedPathsMatchTheWalk(
+      testing::MakeTopology({2, 2, 4}, {true, true, true},
+                            [](config::Topology& t) { t.mutable_mesh()->set_twisted(true); }),
+      /*twisted=*/true);
+}
+
+TEST_F(PathCacheTest, GivesTheRoutersPathsOverTwoSlices) {
+  ExpectCachedPathsMatchTheWalk(topologies::ParseTopology(
+      topologies::PresetText("v5e-2x4") + "multislice { slices: 2 }", "two.textproto"));
+}
+
+TEST(PathCacheKey, TellsSourcesDestinationsAndCopiesWithinOneMemoryApart) {
+  const uint64_t hbm0 = sim::MakeAddress(0, MemorySpace::kHbm, 0);
+  const uint64_t hbm1 = sim::MakeAddress(1, MemorySpace::kHbm, 0);
+  const uint64_t vmem1 = sim::MakeAddress(1, MemorySpace::kVmem, 0);
+  using sim::PathCache;
+  EXPECT_EQ(PathCache::KeyOf(hbm0, hbm1, false), PathCache::KeyOf(hbm0 + 4096, hbm1 + 512, false))
+      << "offsets within a memory do not change the path";
+  EXPECT_NE(PathCache::KeyOf(hbm0, hbm1, false), PathCache::KeyOf(hbm0, vmem1, false));
+  EXPECT_NE(PathCache::KeyOf(hbm0, hbm1, false), PathCache::KeyOf(hbm1, hbm0, false));
+  EXPECT_NE(PathCache::KeyOf(hbm0, hbm0, true), PathCache::KeyOf(hbm0, hbm0, false));
+  EXPECT_NE(PathCache::KeyOf(hbm0, hbm0, true), PathCache::KeyOf(hbm0, hbm1, false));
 }
 
 }  // namespace
