@@ -53,8 +53,7 @@ DmaDispatcher::Checked DmaDispatcher::Check(const DmaRequest& request) {
   DmaBufferCache& buffers = remembered_->buffers;
   auto check_buffer = [&](const BufferHandle& b, const char* role) {
     if (const std::optional<DmaBufferCache::Found> known = buffers.Find(b, frees)) return *known;
-    if (b.chip >= torus.chips() || !slice_.memory(b).Live(b.index))
-      slice_.CheckBuffer(b, role, what());
+    if (!slice_.BufferExists(b)) slice_.CheckBuffer(b, role, what());
     const Memory& memory = slice_.memory(b);
     const DmaBufferCache::Found found{memory.Size(b.index), memory.Address(b.index, 0)};
     buffers.Remember(b, frees, found);

@@ -97,9 +97,14 @@ Memory& SliceState::memory(const BufferHandle& b) {
   return chips_[b.chip]->memory(b.space, b.core);
 }
 
+bool SliceState::BufferExists(const BufferHandle& b) const {
+  return b.chip < chips() && b.core < chips_[b.chip]->core_count() &&
+         (b.space != MemorySpace::kHbm || b.core == 0) &&
+         chips_[b.chip]->memory(b.space, b.core).Live(b.index);
+}
+
 void SliceState::CheckBuffer(const BufferHandle& b, const char* role, const std::string& what) {
-  if (b.chip >= chips() || b.core >= chips_[b.chip]->core_count() ||
-      (b.space == MemorySpace::kHbm && b.core != 0) || !memory(b).Live(b.index)) {
+  if (!BufferExists(b)) {
     throw Error(ErrorKind::kKernelMisuse,
                 what + ": the buffer " + role + " does not exist (freed, or never allocated).");
   }

@@ -74,7 +74,10 @@ class SliceState {
   // The chip's threads of control in the order they were made: the core, then its live
   // activities.
   std::vector<CoreThread*>& waiters(ChipId chip) { return by_chip_[chip]->waiters; }
-  // Throw Error naming `what` when the handle names nothing (freed, never made, off-slice).
+  // Whether the handle names a live buffer: its chip and core exist, an HBM handle names core
+  // 0 (a chip has one HBM), and the buffer was allocated and not freed.
+  bool BufferExists(const BufferHandle& b) const;
+  // Throw Error naming `what` unless BufferExists(b).
   void CheckBuffer(const BufferHandle& b, const char* role, const std::string& what);
   bool HasSemaphore(SemaphoreHandle h) const {
     return h.chip < chips() && h.index < semaphores(h.chip).size();

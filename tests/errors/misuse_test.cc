@@ -199,6 +199,32 @@ TEST(Misuse, SimRejectsADmaIntoABufferFreedAfterAnEarlierDmaWroteIt) {
                                        "not exist (freed, or never allocated)."));
 }
 
+// A handle whose core the chip does not have names no buffer: the DMA fails its check (it
+// used to index past the chip's memories), and so does an HBM handle naming core 1, though a
+// chip has one HBM and core 0's buffer of that number exists.
+TEST(Misuse, SimRejectsADmaFromABufferOfACoreTheChipDoesNotHave) {
+  for (const base::MemorySpace space : {base::MemorySpace::kVmem, base::MemorySpace::kHbm}) {
+    sim::Simulation system(testing::MakeTopology({2}, {false}), {});
+    base::BufferHandle source = system.Allocate(0, space, 4096, "x");
+    const base::BufferHandle target = system.Allocate(1, base::MemorySpace::kHbm, 4096, "y");
+    const base::SemaphoreHandle recv = system.AddSemaphore(1, base::SemaphoreKind::kDma, "recv");
+    source.core = space == base::MemorySpace::kHbm ? 1 : 7;
+    const auto outcome = system.Run([&](base::CorePort& core) {
+      if (core.chip() != 0) return;
+      base::DmaRequest request;
+      request.source = {source, {0, {4096}, {1}, 1}};
+      request.destination = {target, {0, {4096}, {1}, 1}};
+      request.recv_semaphore = recv;
+      request.label = "from core " + std::to_string(source.core);
+      core.StartDma(request);
+    });
+    EXPECT_FALSE(outcome.ok);
+    EXPECT_EQ(outcome.error_kind, ErrorKind::kKernelMisuse);
+    EXPECT_THAT(outcome.error, HasSubstr("DMA 'from core " + std::to_string(source.core) +
+                                         "' from chip 0 (x=0): the buffer read does not exist"));
+  }
+}
+
 // Loads and stores are bounds-checked in the model too, not only by Ref slicing.
 TEST(Misuse, SimRejectsALoadPastTheEndOfItsBuffer) {
   sim::Simulation system(testing::MakeTopology({1}, {false}), {});
