@@ -302,6 +302,12 @@ TEST(PathCacheKey, TellsSourcesDestinationsAndCopiesWithinOneMemoryApart) {
   EXPECT_NE(PathCache::KeyOf(hbm0, hbm1, false), PathCache::KeyOf(hbm1, hbm0, false));
   EXPECT_NE(PathCache::KeyOf(hbm0, hbm0, true), PathCache::KeyOf(hbm0, hbm0, false));
   EXPECT_NE(PathCache::KeyOf(hbm0, hbm0, true), PathCache::KeyOf(hbm0, hbm1, false));
+  // On a chip of two cores each core's VMEM is a memory of its own, at either end.
+  const uint64_t vmem0 = sim::MakeAddress(0, MemorySpace::kVmem, 0);
+  const uint64_t vmem0_core1 = sim::MakeAddress(0, sim::MemorySlot(MemorySpace::kVmem, 1), 0);
+  const uint64_t vmem1_core1 = sim::MakeAddress(1, sim::MemorySlot(MemorySpace::kVmem, 1), 0);
+  EXPECT_NE(PathCache::KeyOf(vmem0, hbm1, false), PathCache::KeyOf(vmem0_core1, hbm1, false));
+  EXPECT_NE(PathCache::KeyOf(hbm0, vmem1, false), PathCache::KeyOf(hbm0, vmem1_core1, false));
 }
 
 }  // namespace
