@@ -22,7 +22,6 @@
 #include "sim/hot_arena.h"
 #include "sim/run_context.h"
 #include "sim/semaphore.h"
-#include "sim/thread_budget.h"
 #include "sim/torus.h"
 #include "topologies/topology.pb.h"
 
@@ -133,8 +132,7 @@ class SliceState {
   std::vector<traces::TrackId> race_tracks_;  // by chip, added at the first race there
   std::vector<Chip*> chips_;
   std::vector<ChipSemaphores*> by_chip_;  // each chip's own, by chip
-  ThreadBudget thread_budget_{0, 0};      // measured when the run starts
-  size_t live_threads_ = 0;
+  size_t live_threads_ = 0;               // threads of control (ThreadBudget)
   Picoseconds signal_latency_;
   bool store_and_forward_;
 
