@@ -54,6 +54,7 @@ CoreThread::CoreThread(SliceState& slice, TensorCore& core, traces::TrackId trac
     : slice_(slice),
       core_(core),
       chip_(core.chip().id()),
+      core_index_(core.index()),
       track_(track),
       root_(root),
       name_(std::move(name)),
@@ -74,7 +75,7 @@ double CoreThread::clock_hz() const {
 
 void CoreThread::StartDma(const DmaRequest& request) {
   CatchUp();
-  core_.chip().dma().Start(request, core_.index());
+  dma_->Start(request, core_index_);
 }
 
 void CoreThread::Wait(SemaphoreHandle handle, int64_t amount, WaitKind kind,

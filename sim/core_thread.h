@@ -21,6 +21,7 @@
 
 namespace tpusim::sim {
 
+class DmaEngine;
 class SliceState;
 class TensorCore;
 
@@ -124,6 +125,11 @@ class CoreThread final : public CorePort {
   SliceState& slice_;
   TensorCore& core_;
   ChipId chip_;
+  uint32_t core_index_;  // core_'s index
+  // The chip's DMA engine, set when the thread starts (the chip makes it after its cores):
+  // reached through core_ and the chip, a chain of loads that missed the cache on every DMA
+  // of a large slice.
+  DmaEngine* dma_ = nullptr;
   traces::TrackId track_;
   CoreThread* root_;  // the core that spawned this activity; nullptr for the core itself
   std::string name_;  // an activity's name

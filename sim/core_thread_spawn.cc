@@ -46,7 +46,7 @@ int CoreThread::num_cores() const {
 }
 
 int CoreThread::core_index() const {
-  return static_cast<int>(core_.index());
+  return static_cast<int>(core_index_);
 }
 
 // On `core`'s own track when no thread shows there (the other core of a megacore chip, idle
@@ -109,6 +109,7 @@ void CoreThread::Join(ActivityId id) {
 
 void CoreThread::Body(const Engine::CoreProgram& program) {
   stack_ = ThreadStack(TensorCore::kThreadStackBytes);
+  dma_ = &core_.chip().dma();
   started_ = true;
   slice_.run().trace().Begin(track_, Now(), root_ ? name_ : slice_.run().run_name());
   try {
