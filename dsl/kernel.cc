@@ -86,6 +86,8 @@ Kernel::~Kernel() = default;
 Kernel::Kernel(base::CorePort& port, CallLayout& layout, std::vector<int> grid,
                std::string call_name)
     : port_(port),
+      device_(static_cast<int>(port.chip())),
+      core_(port.core_index()),
       layout_(layout),
       grid_(std::move(grid)),
       call_name_(std::move(call_name)),
@@ -130,10 +132,6 @@ int Kernel::axis_index(const std::string& axis) const {
 
 int Kernel::axis_size(const std::string& axis) const {
   return mesh().AxisSize(axis);
-}
-
-int Kernel::device_id() const {
-  return static_cast<int>(port_.chip());
 }
 
 int Kernel::ResolveDevice(const DeviceId& device) const {
@@ -187,7 +185,7 @@ base::Region Kernel::Resolve(const Ref& ref, int device) const {
                     "uninitialized memory, as out_of_bounds_reads 'uninitialized' asks); "
                     "stores, compute results and DMAs must stay inside.");
   }
-  const SlotBinding& slot = BindingOf(layout_, ref, device, port_.core_index());
+  const SlotBinding& slot = BindingOf(layout_, ref, device, core_);
   const uint32_t esize = SizeOf(ref.dtype());
   base::Region region;
   region.buffer = slot.buffer;
@@ -209,7 +207,7 @@ base::Region Kernel::Resolve(const Ref& ref, int device) const {
 }
 
 base::SemaphoreHandle Kernel::ResolveSemaphore(const Ref& sem, int device, const char* role) const {
-  return ResolveSemaphoreOnCore(sem, device, port_.core_index(), role);
+  return ResolveSemaphoreOnCore(sem, device, core_, role);
 }
 
 base::SemaphoreHandle Kernel::ResolveSemaphoreOnCore(const Ref& sem, int device, int core,
@@ -236,6 +234,10 @@ base::SemaphoreHandle Kernel::ResolveSemaphoreOnCore(const Ref& sem, int device,
                                slot.semaphore_base + static_cast<uint32_t>(sem.binding().offset)};
 }
 
+bool Kernel::Fixed(const Ref& sem) const {
+  return static_cast<size_t>(sem.binding().slot) < layout_.slots.size();
+}
+
 void Kernel::CheckCopyOperands(const Ref& src, const Ref& dst) const {
   for (const Ref* r : {&src, &dst}) {
     if (r->is_semaphore()) {
@@ -253,9 +255,11 @@ void Kernel::CheckCopyOperands(const Ref& src, const Ref& dst) const {
 
 AsyncCopy Kernel::async_copy(const Ref& src, const Ref& dst, const Ref& sem) {
   CheckCopyOperands(src, dst);
-  ResolveSemaphore(sem, device_id(), "copy");
+  const base::SemaphoreHandle here = ResolveSemaphore(sem, device_id(), "copy");
   AsyncCopy copy;
   copy.kernel_ = this;
+  copy.recv_here_ = here;
+  copy.recv_fixed_ = Fixed(sem);
   copy.src_ = src;
   copy.dst_ = dst;
   copy.recv_sem_ = sem;
@@ -273,10 +277,14 @@ AsyncCopy Kernel::async_copy(const Ref& src, const Ref& dst, const Ref& sem) {
 AsyncCopy Kernel::async_remote_copy(const Ref& src, const Ref& dst, const Ref& send_sem,
                                     const Ref& recv_sem, const DeviceId& device) {
   CheckCopyOperands(src, dst);
-  ResolveSemaphore(send_sem, device_id(), "send");
-  ResolveSemaphore(recv_sem, device_id(), "receive");
+  const base::SemaphoreHandle send_here = ResolveSemaphore(send_sem, device_id(), "send");
+  const base::SemaphoreHandle recv_here = ResolveSemaphore(recv_sem, device_id(), "receive");
   AsyncCopy copy;
   copy.kernel_ = this;
+  copy.send_here_ = send_here;
+  copy.send_fixed_ = Fixed(send_sem);
+  copy.recv_here_ = recv_here;
+  copy.recv_fixed_ = Fixed(recv_sem);
   copy.src_ = src;
   copy.dst_ = dst;
   copy.send_sem_ = send_sem;
@@ -300,10 +308,15 @@ void AsyncCopy::start() {
   base::DmaRequest request;
   request.source = k.Resolve(src_, k.device_id());
   request.destination = k.Resolve(dst_, target_device_);
-  request.recv_semaphore = k.ResolveSemaphore(recv_sem_, target_device_, "receive");
+  // A remote copy's receive semaphore is the target's: looked up each time, as the target
+  // may not have entered the call yet.
+  request.recv_semaphore = recv_fixed_ && !remote_
+                               ? recv_here_
+                               : k.ResolveSemaphore(recv_sem_, target_device_, "receive");
   if (remote_) {
     request.has_send_semaphore = true;
-    request.send_semaphore = k.ResolveSemaphore(send_sem_, k.device_id(), "send");
+    request.send_semaphore =
+        send_fixed_ ? send_here_ : k.ResolveSemaphore(send_sem_, k.device_id(), "send");
   }
   request.label = label_;
   request.xla_collective = k.layout_.xla_collective;
@@ -317,16 +330,17 @@ void AsyncCopy::wait_send() {
   }
   if (nbytes() == 0) return;
   Kernel& k = *kernel_;
-  k.port_.Wait(k.ResolveSemaphore(send_sem_, k.device_id(), "send"), static_cast<int64_t>(nbytes()),
-               base::WaitKind::kDmaSend, "wait_send");
+  k.port_.Wait(send_fixed_ ? send_here_ : k.ResolveSemaphore(send_sem_, k.device_id(), "send"),
+               static_cast<int64_t>(nbytes()), base::WaitKind::kDmaSend, "wait_send");
 }
 
 void AsyncCopy::wait_recv() {
   if (nbytes() == 0) return;
   Kernel& k = *kernel_;
-  k.port_.Wait(
-      k.ResolveSemaphore(recv_sem_, k.device_id(), "receive"), static_cast<int64_t>(nbytes()),
-      remote_ ? base::WaitKind::kDmaRecv : base::WaitKind::kDma, remote_ ? "wait_recv" : "wait");
+  k.port_.Wait(recv_fixed_ ? recv_here_ : k.ResolveSemaphore(recv_sem_, k.device_id(), "receive"),
+               static_cast<int64_t>(nbytes()),
+               remote_ ? base::WaitKind::kDmaRecv : base::WaitKind::kDma,
+               remote_ ? "wait_recv" : "wait");
 }
 
 void AsyncCopy::wait() {

@@ -106,6 +106,13 @@ class AsyncCopy {
   // src_.nbytes(), counted once: the waits read it after the thread was away, and on a pod
   // the source's shape is no longer in the cache by then.
   uint64_t nbytes_ = 0;
+  // The semaphores' handles on this device, looked up when the descriptor was made: a call's
+  // own semaphores keep theirs for the whole kernel (Kernel::Fixed), so start() and the
+  // waits, which run after the thread was away and find the call's layout out of the cache,
+  // need not look them up again. A scoped semaphore is looked up each time: its scope may
+  // have ended since.
+  base::SemaphoreHandle send_here_, recv_here_;
+  bool send_fixed_ = false, recv_fixed_ = false;
   base::Label label_;
 };
 
@@ -192,7 +199,7 @@ class Kernel {
   // This device's index along a mesh axis, and the axis's size (lax.axis_index / psum(1)).
   int axis_index(const std::string& axis) const;
   int axis_size(const std::string& axis) const;
-  int device_id() const;  // logical id
+  int device_id() const { return device_; }  // logical id
   const Mesh& mesh() const;
 
   AsyncCopy async_copy(const Ref& src, const Ref& dst, const Ref& sem);
@@ -209,7 +216,7 @@ class Kernel {
   // The TensorCore this kernel runs on and how many the device has (jax.lax.axis_index /
   // psum(1) of Pallas's core axis): 2 on a v4 or v5p megacore chip, whose pallas_call splits
   // its leading 'parallel' grid axis over both cores (docs/dsl.md, "Megacore").
-  int core_index() const;
+  int core_index() const { return core_; }
   int num_cores() const;
   void wait(const Ref& sem, int64_t value = 1);
   int64_t semaphore_read(const Ref& sem);
@@ -293,6 +300,10 @@ class Kernel {
     }
   }
   void CheckCopyOperands(const Ref& src, const Ref& dst) const;
+  // Whether `sem`'s handle on this core stays what it is now for the rest of the kernel: a
+  // semaphore of the call's own slots, bound before the kernel starts and never unbound
+  // while it runs (dsl/program/call_instance.cc), unlike a scoped one.
+  bool Fixed(const Ref& sem) const;
   const Refs& Operands() const;
   void CheckOperandCount(size_t bound) const;
   std::string DescribeOperands() const;
@@ -301,6 +312,10 @@ class Kernel {
   void ElementwiseOp(Elementwise op, const Ref& out, const Ref& a, const Ref& b);
 
   base::CorePort& port_;
+  // The port's chip and core, which never change: read on every copy and semaphore op, and
+  // a load each here instead of a virtual call each.
+  int device_;
+  int core_;
   CallLayout& layout_;
   std::vector<int> grid_;
   std::string call_name_;

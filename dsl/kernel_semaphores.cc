@@ -32,10 +32,6 @@ void Kernel::signal(const Ref& sem, int64_t inc, const std::optional<DeviceId>& 
   port_.Signal(ResolveSemaphoreOnCore(sem, target, core_index, "signalled"), inc);
 }
 
-int Kernel::core_index() const {
-  return port_.core_index();
-}
-
 int Kernel::num_cores() const {
   return port_.num_cores();
 }

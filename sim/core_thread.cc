@@ -54,10 +54,13 @@ CoreThread::CoreThread(SliceState& slice, TensorCore& core, traces::TrackId trac
     : slice_(slice),
       core_(core),
       chip_(core.chip().id()),
+      core_index_(core.index()),
       track_(track),
       root_(root),
       name_(std::move(name)),
-      read_cost_(CyclesToTime(kSemaphoreReadCycles, core.clock_hz())) {}
+      read_cost_(CyclesToTime(kSemaphoreReadCycles, core.clock_hz())) {
+  MakeEvents();  // an activity's, spawned while the simulation runs; a core's wait for Body
+}
 
 ChipId CoreThread::chip() const {
   return chip_;
@@ -74,7 +77,7 @@ double CoreThread::clock_hz() const {
 
 void CoreThread::StartDma(const DmaRequest& request) {
   CatchUp();
-  core_.chip().dma().Start(request, core_.index());
+  dma_->Start(request, core_index_);
 }
 
 void CoreThread::Wait(SemaphoreHandle handle, int64_t amount, WaitKind kind,
@@ -117,7 +120,7 @@ void CoreThread::Wait(SemaphoreHandle handle, int64_t amount, WaitKind kind,
     wait_kind_ = kind;
     wait_what_ = what;
     while (s.value() < amount) {
-      sc_core::wait(wake_);
+      sc_core::wait(events_->wake);
       stack_.Announce();
     }
     waiting_ = nullptr;
@@ -249,13 +252,13 @@ void CoreThread::StartStream(uint64_t bytes, double bytes_per_second, std::strin
   stream_ = std::make_unique<MemoryStream>(
       slice_.calendar(), chip.memory(MemorySpace::kHbm).port(), bytes, bytes_per_second,
       chip.config().dma().chunk_bytes(), slice_.run().NewStreamId(), &slice_.run().Label(what),
-      [this] { streamed_.notify(sc_core::SC_ZERO_TIME); });
+      [this] { events_->streamed.notify(sc_core::SC_ZERO_TIME); });
   stream_->Start();
 }
 
 void CoreThread::AwaitStream() {
   while (!stream_->finished()) {
-    sc_core::wait(streamed_);
+    sc_core::wait(events_->streamed);
     stack_.Announce();
   }
   stream_.reset();

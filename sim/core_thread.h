@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <systemc>
@@ -21,6 +22,7 @@
 
 namespace tpusim::sim {
 
+class DmaEngine;
 class SliceState;
 class TensorCore;
 
@@ -75,7 +77,7 @@ class CoreThread final : public CorePort {
   void CloseTrace(Picoseconds now, const std::string& why);
   // Wakes the thread if it waits on `s` and `s` now holds enough.
   void Poke(const Semaphore& s) {
-    if (waiting_ == &s && s.value() >= wait_amount_) wake_.notify(sc_core::SC_ZERO_TIME);
+    if (waiting_ == &s && s.value() >= wait_amount_) events_->wake.notify(sc_core::SC_ZERO_TIME);
   }
 
   bool finished() const { return finished_; }
@@ -124,6 +126,11 @@ class CoreThread final : public CorePort {
   SliceState& slice_;
   TensorCore& core_;
   ChipId chip_;
+  uint32_t core_index_;  // core_'s index
+  // The chip's DMA engine, set when the thread starts (the chip makes it after its cores):
+  // reached through core_ and the chip, a chain of loads that missed the cache on every DMA
+  // of a large slice.
+  DmaEngine* dma_ = nullptr;
   traces::TrackId track_;
   CoreThread* root_;  // the core that spawned this activity; nullptr for the core itself
   std::string name_;  // an activity's name
@@ -133,9 +140,17 @@ class CoreThread final : public CorePort {
   bool joined_ = false;
   const CoreThread* joining_ = nullptr;
   traces::TrackId computing_on_ = 0;  // the MXU/VPU track of a compute in progress
-  sc_core::sc_event done_;            // an activity finished
-  sc_core::sc_event wake_;            // a semaphore it waits on holds enough
-  sc_core::sc_event streamed_;        // its work's HBM traffic is done
+  // Made once the simulation runs (MakeEvents): SystemC names an event made before, with a
+  // generated name, and files it in its object table, three per core thread of a slice.
+  struct Events {
+    sc_core::sc_event done;      // an activity finished
+    sc_core::sc_event wake;      // a semaphore it waits on holds enough
+    sc_core::sc_event streamed;  // its work's HBM traffic is done
+  };
+  void MakeEvents() {
+    if (!events_ && sc_core::sc_is_running()) events_.emplace();
+  }
+  std::optional<Events> events_;
   std::unique_ptr<MemoryStream> stream_;
   ThreadStack stack_;
   Picoseconds read_cost_ = 0;

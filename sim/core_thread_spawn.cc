@@ -46,7 +46,7 @@ int CoreThread::num_cores() const {
 }
 
 int CoreThread::core_index() const {
-  return static_cast<int>(core_.index());
+  return static_cast<int>(core_index_);
 }
 
 // On `core`'s own track when no thread shows there (the other core of a megacore chip, idle
@@ -99,7 +99,7 @@ void CoreThread::Join(ActivityId id) {
   slice_.run().trace().Begin(track_, since, "join " + child.name_);
   joining_ = &child;
   while (!child.finished_) {
-    sc_core::wait(child.done_);
+    sc_core::wait(child.events_->done);
     stack_.Announce();
   }
   joining_ = nullptr;
@@ -109,6 +109,8 @@ void CoreThread::Join(ActivityId id) {
 
 void CoreThread::Body(const Engine::CoreProgram& program) {
   stack_ = ThreadStack(TensorCore::kThreadStackBytes);
+  dma_ = &core_.chip().dma();
+  MakeEvents();
   started_ = true;
   slice_.run().trace().Begin(track_, Now(), root_ ? name_ : slice_.run().run_name());
   try {
@@ -167,7 +169,7 @@ void CoreThread::Body(const Engine::CoreProgram& program) {
     }
     auto& waiters = slice_.waiters(chip_);
     waiters.erase(std::find(waiters.begin(), waiters.end(), this));
-    done_.notify(sc_core::SC_ZERO_TIME);
+    events_->done.notify(sc_core::SC_ZERO_TIME);
   }
 }
 

@@ -13,6 +13,7 @@
 #include "sim/router.h"
 #include "sim/slowdown.h"
 #include "sim/tensor_core.h"
+#include "sim/thread_budget.h"
 #include "topologies/topology_loader.h"
 #include "topologies/twist.h"
 
@@ -73,17 +74,20 @@ void SliceState::ReportRace(const RaceReport& race) {
 }
 
 void SliceState::TakeCoreThreads() {
-  // Measured now, when the inputs and scratch the run starts with are mapped too.
-  thread_budget_ = ThreadBudget::OfThisProcess();
+  // Now, when the inputs and scratch the run starts with are mapped too.
   live_threads_ = torus_.chips();
-  thread_budget_.Check(live_threads_, std::to_string(live_threads_) + " chips, one core each");
+  const ThreadBudget budget = ThreadBudget::ForThisProcess(live_threads_, 0);
+  if (live_threads_ > budget.threads())
+    budget.Check(live_threads_, std::to_string(live_threads_) + " chips, one core each");
 }
 
 void SliceState::TakeActivityThread() {
-  std::string why = std::to_string(torus_.chips()) + " chips' cores and " +
-                    std::to_string(live_threads_ + 1 - torus_.chips()) +
-                    " activities (async ops of a program) in flight";
-  thread_budget_.Check(live_threads_ + 1, why);
+  const ThreadBudget budget = ThreadBudget::ForThisProcess(live_threads_ + 1, live_threads_);
+  if (live_threads_ + 1 > budget.threads()) {
+    budget.Check(live_threads_ + 1, std::to_string(torus_.chips()) + " chips' cores and " +
+                                        std::to_string(live_threads_ + 1 - torus_.chips()) +
+                                        " activities (async ops of a program) in flight");
+  }
   ++live_threads_;
 }
 

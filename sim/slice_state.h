@@ -22,7 +22,6 @@
 #include "sim/hot_arena.h"
 #include "sim/run_context.h"
 #include "sim/semaphore.h"
-#include "sim/thread_budget.h"
 #include "sim/torus.h"
 #include "topologies/topology.pb.h"
 
@@ -141,8 +140,7 @@ class SliceState {
   std::vector<Chip*> chips_;
   std::vector<ChipSemaphores*> by_chip_;  // each chip's own, by chip
   uint64_t buffer_frees_ = 0;
-  ThreadBudget thread_budget_{0, 0};  // measured when the run starts
-  size_t live_threads_ = 0;
+  size_t live_threads_ = 0;               // threads of control (ThreadBudget)
   Picoseconds signal_latency_;
   bool store_and_forward_;
 

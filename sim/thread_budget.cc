@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <limits>
+#include <mutex>
 
 #include "base/errors.h"
 
@@ -24,6 +25,24 @@ ThreadBudget ThreadBudget::OfThisProcess() {
   for (std::string line; std::getline(maps, line);)
     ++in_use;
   return ThreadBudget(limit, in_use);
+}
+
+ThreadBudget ThreadBudget::ForThisProcess(size_t live, size_t own) {
+  // Runs on several OS threads of one process (the Python module's callers) share it.
+  static std::mutex mutex;
+  static ThreadBudgetCache cache(&ThreadBudget::OfThisProcess);
+  const std::lock_guard<std::mutex> lock(mutex);
+  return cache.For(live, own);
+}
+
+ThreadBudget ThreadBudgetCache::For(size_t live, size_t own) {
+  if (measured_ && live <= last_.threads() / 2) return last_;
+  const ThreadBudget now = measure_();
+  const size_t stacks = own * ThreadBudget::kMappingsPerThread;
+  last_ = ThreadBudget(now.max_map_count(), now.in_use() > stacks ? now.in_use() - stacks : 0);
+  measured_ = true;
+  ++measurements_;
+  return last_;
 }
 
 void ThreadBudget::Check(size_t live, const std::string& why) const {

@@ -21,12 +21,19 @@ class ThreadBudget {
 
   // `max_map_count` mappings allowed, `in_use` already taken by the process.
   ThreadBudget(size_t max_map_count, size_t in_use);
-  // This process's limit and use (/proc/sys/vm/max_map_count, /proc/self/maps); no limit
-  // where they cannot be read.
+  // This process's limit and use (/proc/sys/vm/max_map_count, /proc/self/maps), measured
+  // now; no limit where they cannot be read.
   static ThreadBudget OfThisProcess();
+  // The budget for `live` threads at once, `own` of which the run asking has already
+  // started, from the process's last measurement while that is good enough
+  // (ThreadBudgetCache): what a run calls, as a measurement reads every line of
+  // /proc/self/maps.
+  static ThreadBudget ForThisProcess(size_t live, size_t own);
 
   // Threads that fit at once.
   size_t threads() const { return threads_; }
+  size_t max_map_count() const { return max_map_count_; }
+  size_t in_use() const { return in_use_; }
   // Throws Error(kCapacity) when `live` threads at once do not fit; `why` says what needs
   // them ("16384 chips, one core thread each").
   void Check(size_t live, const std::string& why) const;
@@ -35,6 +42,33 @@ class ThreadBudget {
   size_t max_map_count_;
   size_t in_use_;
   size_t threads_;
+};
+
+// A process's budget, measured again only when a run comes near it. Measuring costs the
+// kernel a formatted line per mapping (about 50 us, a twentieth of a small run's host
+// time), and a process's mappings change little from one run to the next. So the last
+// measurement serves while the threads asked for are at most half of those it left room
+// for: the answer is then right unless the process has since mapped more than that many
+// threads' worth of mappings again (at Linux's default limit, over 30,000 mappings, half
+// the limit). A run nearer the limit, and so every run that could be refused, is measured
+// afresh, and its message gives the numbers of that moment.
+class ThreadBudgetCache {
+ public:
+  using Measure = ThreadBudget (*)();
+  explicit ThreadBudgetCache(Measure measure) : measure_(measure) {}
+
+  // As ThreadBudget::ForThisProcess. A measurement taken while `own` threads of the asking
+  // run are alive counts their stacks; they are taken off, so the budget stays one of the
+  // process without the run, as a measurement at the run's start is.
+  ThreadBudget For(size_t live, size_t own);
+  // How often it has measured.
+  size_t measurements() const { return measurements_; }
+
+ private:
+  Measure measure_;
+  bool measured_ = false;
+  ThreadBudget last_{0, 0};
+  size_t measurements_ = 0;
 };
 
 }  // namespace tpusim::sim

@@ -48,5 +48,68 @@ TEST(ThreadBudget, ThisProcessFitsTheLargestSliceACoreEach) {
   EXPECT_GE(ThreadBudget::OfThisProcess().threads(), topologies::kMaxChips);
 }
 
+// What the fake measurement below returns: a process with `fake_in_use` mappings under
+// Linux's default limit.
+size_t fake_in_use = 0;
+ThreadBudget FakeMeasure() {
+  return ThreadBudget(65530, fake_in_use);
+}
+
+TEST(ThreadBudgetCache, ReusesTheLastMeasurementForRunsFarFromTheLimit) {
+  fake_in_use = 200;
+  ThreadBudgetCache cache(&FakeMeasure);
+  EXPECT_EQ(cache.For(16, 0).in_use(), 200u);
+  EXPECT_EQ(cache.measurements(), 1u);
+  // The process maps more; small runs still see the last measurement, and fit.
+  fake_in_use = 300;
+  const ThreadBudget small = cache.For(16, 0);
+  EXPECT_EQ(small.in_use(), 200u);
+  EXPECT_EQ(cache.measurements(), 1u);
+  EXPECT_NO_THROW(small.Check(16, "test"));
+  const size_t half = small.threads() / 2;
+  EXPECT_EQ(cache.For(half, 0).in_use(), 200u);
+  EXPECT_EQ(cache.measurements(), 1u);
+  // Past half of what it left room for: measured afresh.
+  EXPECT_EQ(cache.For(half + 1, 0).in_use(), 300u);
+  EXPECT_EQ(cache.measurements(), 2u);
+}
+
+TEST(ThreadBudgetCache, ARunThatCouldBeRefusedIsMeasuredAfreshAndNamesTheNewUse) {
+  fake_in_use = 200;
+  ThreadBudgetCache cache(&FakeMeasure);
+  cache.For(4, 0);
+  // The process has since mapped almost up to the limit: a large run must not pass on the
+  // old figure.
+  fake_in_use = 60000;
+  const ThreadBudget budget = cache.For(16384, 0);
+  EXPECT_EQ(cache.measurements(), 2u);
+  EXPECT_EQ(budget.threads(), (65530 - 60000 - ThreadBudget::kSpareMappings) / 2);
+  try {
+    budget.Check(16384, "16384 chips, one core each");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCapacity);
+    EXPECT_THAT(e.what(), HasSubstr("60000 of them already in use"));
+  }
+  // And the next small run sees the new figure too.
+  EXPECT_EQ(cache.For(4, 0).in_use(), 60000u);
+}
+
+TEST(ThreadBudgetCache, AMeasurementDuringARunLeavesOutThatRunsOwnStacks) {
+  fake_in_use = 50000;  // past half already: every request measures
+  ThreadBudgetCache cache(&FakeMeasure);
+  // 1000 threads of the run are alive: their 2000 mappings are the run's, not the process's.
+  const ThreadBudget budget = cache.For(5000, 1000);
+  EXPECT_EQ(budget.in_use(), 50000u - 1000 * ThreadBudget::kMappingsPerThread);
+  EXPECT_EQ(cache.measurements(), 1u);
+}
+
+TEST(ThreadBudgetCache, ThisProcessMeasuresOnceForSmallRuns) {
+  const ThreadBudget first = ThreadBudget::ForThisProcess(4, 0);
+  const ThreadBudget again = ThreadBudget::ForThisProcess(4, 0);
+  EXPECT_EQ(again.in_use(), first.in_use());
+  EXPECT_GE(again.threads(), topologies::kMaxChips);
+}
+
 }  // namespace
 }  // namespace tpusim::sim
