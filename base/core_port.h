@@ -14,6 +14,7 @@
 
 #include "base/device_grid.h"
 #include "base/inline_vector.h"
+#include "base/label.h"
 #include "base/time.h"
 #include "base/work.h"
 
@@ -92,25 +93,6 @@ struct SemaphoreHandle {
   ChipId chip = 0;
   uint32_t index = 0;
   bool operator==(const SemaphoreHandle&) const = default;
-};
-
-// A DMA's name, shared by its request, the engine's record of it, the race detector and the
-// semaphores it raised: copying one costs a reference count, not a string. A DMA's name
-// travels that far on every DMA, and a pod-scale run issues millions.
-class Label {
- public:
-  Label() = default;
-  Label(std::string text) : text_(std::make_shared<const std::string>(std::move(text))) {}
-  Label(const char* text) : Label(std::string(text)) {}
-  // Stays valid, at the same address, while any copy of the label lives.
-  const std::string& str() const { return text_ ? *text_ : Empty(); }
-
- private:
-  static const std::string& Empty() {
-    static const std::string empty;
-    return empty;
-  }
-  std::shared_ptr<const std::string> text_;
 };
 
 struct DmaRequest {

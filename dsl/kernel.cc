@@ -3,6 +3,7 @@
 #include "base/core_port.h"
 #include "base/errors.h"
 #include "dsl/call_layout.h"
+#include "dsl/copy_label.h"
 
 namespace tpusim::dsl {
 
@@ -63,14 +64,6 @@ const SlotBinding& BindingOf(const CallLayout& layout, const Ref& ref, int devic
                     "the same scopes in the same order before others copy into them.");
   }
   return slots[slot];
-}
-
-// Where a copy's label is written before it is copied out at its exact size: appended into a
-// new string, it grew two or three times, each a heap block and a copy. A label is built
-// without a yield, so the core threads of one OS thread can share it.
-std::string& LabelScratch() {
-  thread_local std::string scratch;
-  return scratch;
 }
 
 }  // namespace
@@ -265,12 +258,7 @@ AsyncCopy Kernel::async_copy(const Ref& src, const Ref& dst, const Ref& sem) {
   copy.recv_sem_ = sem;
   copy.target_device_ = device_id();
   copy.nbytes_ = src.nbytes();
-  std::string& label = LabelScratch();
-  label = "copy ";
-  src.AppendDescription(label);
-  label += " -> ";
-  dst.AppendDescription(label);
-  copy.label_ = std::string(label);
+  copy.label_ = CopyLabel(src, dst, false, copy.target_device_);
   return copy;
 }
 
@@ -292,14 +280,7 @@ AsyncCopy Kernel::async_remote_copy(const Ref& src, const Ref& dst, const Ref& s
   copy.remote_ = true;
   copy.target_device_ = ResolveDevice(device);
   copy.nbytes_ = src.nbytes();
-  std::string& label = LabelScratch();
-  label = "remote copy ";
-  src.AppendDescription(label);
-  label += " -> device ";
-  label += std::to_string(copy.target_device_);
-  label += ' ';
-  dst.AppendDescription(label);
-  copy.label_ = std::string(label);
+  copy.label_ = CopyLabel(src, dst, true, copy.target_device_);
   return copy;
 }
 

@@ -206,18 +206,17 @@ std::string Ref::Describe() const {
 }
 
 void Ref::AppendDescription(std::string& out) const {
-  out += name();
-  if (!data().viewed) return;
-  if (!is_semaphore()) out += ".at";
-  AppendView(data(), out);
+  AppendDescription(description_parts(), out);
 }
 
-// "[ds(64, 64), 3]" per level of slicing, the outermost view's last.
-void Ref::AppendView(const Data& data, std::string& out) {
+// "name.at[ds(64, 64), 3]", with "[...]" per level of slicing, the outermost view's last.
+void Ref::AppendDescription(const DescriptionParts& parts, std::string& out) {
+  out += parts.name;
+  if (!parts.viewed) return;
+  if (!parts.semaphore) out += ".at";
   out += '[';
   bool first = true;
-  for (size_t i = 0; i < data.view.size(); ++i) {
-    const ViewSlice& s = data.view[i];
+  for (const ViewSlice& s : parts.view) {
     if (s.size == kLevelEnd) {
       out += "][";
       first = true;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -77,8 +78,30 @@ class Ref {
 
   // "x", "out.at[ds(64, 64)]", "recv_sems[2]": used in errors and trace names.
   std::string Describe() const;
-  // The same, appended to `out`: a DMA's label is built in one string.
+  // The same, appended to `out`.
   void AppendDescription(std::string& out) const;
+
+  // One slice of a view, as its text needs it: size -1 is an index that drops the dimension,
+  // size -2 (kLevelEnd) ends one level of slicing ("][" in the text).
+  static constexpr int64_t kLevelEnd = -2;
+  struct ViewSlice {
+    int64_t start;  // no initializers: a member type of Ref must be default constructible
+    int64_t size;   // inside Ref's own definition, for InlineVector's check
+  };
+  // What Describe() is written from, borrowed from the ref: a DMA's label copies these and
+  // writes its text only if something reads it (dsl/copy_label.h).
+  struct DescriptionParts {
+    std::string_view name;
+    bool viewed = false;     // at(...) made it: "[...]" per level of slicing follows the name
+    bool semaphore = false;  // a semaphore's view has no ".at": "recv_sems[2]"
+    std::span<const ViewSlice> view;
+  };
+  DescriptionParts description_parts() const {
+    const Data& d = data();
+    return {name(), d.viewed, is_semaphore(), {d.view.data(), d.view.size()}};
+  }
+  // The text Describe() writes for `parts`, appended to `out`.
+  static void AppendDescription(const DescriptionParts& parts, std::string& out);
 
   // A view that runs past the shape of the ref it was sliced from: the error that slicing
   // it would have raised; empty for a view inside the ref.
@@ -109,13 +132,6 @@ class Ref {
   void MarkScoped(uint64_t serial) { Mutable().binding.scope_serial = serial; }
 
  private:
-  // One slice of a view, as its text needs it: size -1 is an index that drops the dimension,
-  // size -2 (kLevelEnd) ends one level of slicing ("][" in the text).
-  static constexpr int64_t kLevelEnd = -2;
-  struct ViewSlice {
-    int64_t start;  // no initializers: a member type of Ref must be default constructible
-    int64_t size;   // inside Ref's own definition, for InlineVector's check
-  };
   // A view past the ref's shape: the error slicing it would have raised, and per dimension
   // the indices [lo, hi) inside the ref; none_inside when a dropped dimension's index was
   // outside it.
@@ -147,7 +163,6 @@ class Ref {
   Data& Mutable();
   static const Data& EmptyData();
   static const std::string& EmptyText();
-  static void AppendView(const Data& data, std::string& out);
 
   std::shared_ptr<Data> data_;  // copy-on-write: Mutable() copies a shared block first
 };

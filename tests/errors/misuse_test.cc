@@ -96,6 +96,37 @@ TEST(Misuse, UnwaitedDmaLeavesItsSemaphoresNonZero) {
               HasSubstr("chip 1 (x=1) ends its kernel with DMA semaphore 'recv' at 2048"));
 }
 
+// A DMA's label is written only when something reads it (dsl/copy_label.h): the reports
+// that do still name the copy as the kernel wrote it, slices and device included.
+TEST(Misuse, DeadlockNamesTheDmaThatLastRaisedTheSemaphore) {
+  auto program = Program([](Kernel& k, const Refs& r) {
+    if (k.device_id() == 0) {
+      AsyncCopy copy = k.async_remote_copy(r[0].at(ds(0, 512)), r[1].at(ds(512, 512)), r[2], r[3],
+                                           DeviceId::Logical(1));
+      copy.start();
+      copy.wait_send();
+    }
+    if (k.device_id() == 1) {  // waits for two halves; one comes
+      AsyncCopy whole = k.async_remote_copy(r[0], r[1], r[2], r[3], DeviceId::Logical(0));
+      whole.wait_recv();
+    }
+  });
+  auto run = RunExpectingFailure(program, ErrorKind::kDeadlock);
+  EXPECT_THAT(run.result.error,
+              HasSubstr("DMA 'remote copy x.at[ds(0, 512)] -> device 1 out.at[ds(512, 512)]'"));
+}
+
+TEST(Misuse, WaitSendOnALocalCopyNamesTheCopy) {
+  auto program = Program([](Kernel& k, const Refs& r) {
+    AsyncCopy copy = k.async_copy(r[0].at(ds(0, 8)), r[1].at(ds(8, 8)), r[3]);
+    copy.start();
+    copy.wait_send();
+  });
+  auto run = RunExpectingFailure(program, ErrorKind::kSemaphoreMisuse);
+  EXPECT_THAT(run.result.error, HasSubstr("wait_send() on the local copy 'copy x.at[ds(0, 8)] -> "
+                                          "out.at[ds(8, 8)]'; a local copy has one semaphore"));
+}
+
 TEST(Misuse, DeviceOutsideTheMesh) {
   auto program = Program([](Kernel& k, const Refs& r) {
     AsyncCopy copy = k.async_remote_copy(r[0], r[1], r[2], r[3], {{"x", k.axis_index("x") + 1}});
