@@ -47,11 +47,18 @@ base::Uninitialized UninitializedFor(DType dtype, bool zero) {
 
 namespace {
 
-// The binding of `ref` on `device`; scoped slots may be missing or freed there.
-const SlotBinding& BindingOf(const CallLayout& layout, const Ref& ref, int device, int core) {
+// The binding of `ref` on `device`; scoped slots may be missing or freed there. On the
+// kernel's own device and core (`own`) a scoped ref must also be the one its slot holds now:
+// a freed scoped ref's slot is reused by the next AllocateScoped, and the old ref must not
+// reach the new buffer. Other devices number their scopes themselves, so there the slot is
+// all that can be checked.
+const SlotBinding& BindingOf(const CallLayout& layout, const Ref& ref, int device, int core,
+                             bool own) {
   const auto& slots = BindingsOf(layout, device, core);
   const int slot = ref.binding().slot;
-  if (slot < 0 || slot >= static_cast<int>(slots.size()) || !slots[slot].live) {
+  const uint64_t serial = ref.binding().scope_serial;
+  if (slot < 0 || slot >= static_cast<int>(slots.size()) || !slots[slot].live ||
+      (own && serial != 0 && slots[slot].serial != serial)) {
     const std::string d = "device " + std::to_string(device);
     throw Error(ErrorKind::kKernelMisuse,
                 "'" + ref.Describe() + "' does not exist on " + d + " yet or any more: " + d +
@@ -178,7 +185,7 @@ base::Region Kernel::Resolve(const Ref& ref, int device) const {
                     "uninitialized memory, as out_of_bounds_reads 'uninitialized' asks); "
                     "stores, compute results and DMAs must stay inside.");
   }
-  const SlotBinding& slot = BindingOf(layout_, ref, device, core_);
+  const SlotBinding& slot = BindingOf(layout_, ref, device, core_, device == device_id());
   const uint32_t esize = SizeOf(ref.dtype());
   base::Region region;
   region.buffer = slot.buffer;
@@ -222,7 +229,8 @@ base::SemaphoreHandle Kernel::ResolveSemaphoreOnCore(const Ref& sem, int device,
     return base::SemaphoreHandle{static_cast<base::ChipId>(device),
                                  BarrierSemaphoreOf(layout_, device, core)};
   }
-  const SlotBinding& slot = BindingOf(layout_, sem, device, core);
+  const SlotBinding& slot =
+      BindingOf(layout_, sem, device, core, device == device_id() && core == core_);
   return base::SemaphoreHandle{static_cast<base::ChipId>(device),
                                slot.semaphore_base + static_cast<uint32_t>(sem.binding().offset)};
 }

@@ -90,5 +90,46 @@ TEST(DescriptorSemaphores, AStartOnAScopedSemaphoreAfterItsScopeEndedIsRefused) 
   EXPECT_THAT(run.error, HasSubstr("'landed' does not exist on device 0 yet or any more"));
 }
 
+// The scoped slot a freed semaphore held goes to the next AllocateScoped: a wait on the old
+// ref is refused, not a wait on the new semaphore.
+TEST(DescriptorSemaphores, AWaitOnAFreedScopedSemaphoreWhoseSlotWasReusedIsRefused) {
+  const RunResult run = RunOneChip([](Kernel& k, const Refs& r) {
+    const Ref &x = r[0], &buf = r[2];
+    const Ref first =
+        k.AllocateScoped("first", {}, DType::kInt32, MemorySpace::kSemaphore, SemaphoreType::kDma);
+    AsyncCopy in = k.async_copy(x, buf, first);
+    in.start();
+    in.wait();
+    k.FreeScoped(first);
+    const Ref second =
+        k.AllocateScoped("second", {}, DType::kInt32, MemorySpace::kSemaphore, SemaphoreType::kDma);
+    in.start();  // counts on 'first', which is gone, whatever now holds its slot
+    in.wait();
+    k.FreeScoped(second);
+  });
+  EXPECT_FALSE(run.ok);
+  EXPECT_EQ(run.error_kind, ErrorKind::kKernelMisuse) << run.error;
+  EXPECT_THAT(run.error, HasSubstr("'first' does not exist on device 0 yet or any more"));
+}
+
+// The same for a scoped buffer: a copy into a freed one whose slot another took is refused.
+TEST(DescriptorSemaphores, ACopyIntoAFreedScopedBufferWhoseSlotWasReusedIsRefused) {
+  const RunResult run = RunOneChip([](Kernel& k, const Refs& r) {
+    const Ref &x = r[0], &sem = r[3];
+    const Ref first =
+        k.AllocateScoped("first", {8, 128}, DType::kF32, MemorySpace::kVmem, SemaphoreType::kDma);
+    k.FreeScoped(first);
+    const Ref second =
+        k.AllocateScoped("second", {8, 128}, DType::kF32, MemorySpace::kVmem, SemaphoreType::kDma);
+    AsyncCopy in = k.async_copy(x, first, sem);
+    in.start();
+    in.wait();
+    k.FreeScoped(second);
+  });
+  EXPECT_FALSE(run.ok);
+  EXPECT_EQ(run.error_kind, ErrorKind::kKernelMisuse) << run.error;
+  EXPECT_THAT(run.error, HasSubstr("'first' does not exist on device 0 yet or any more"));
+}
+
 }  // namespace
 }  // namespace tpusim
