@@ -74,7 +74,8 @@ void SliceState::ReportRace(const RaceReport& race) {
 }
 
 void SliceState::TakeCoreThreads() {
-  // Now, when the inputs and scratch the run starts with are mapped too.
+  // Now, when the inputs and scratch the run starts with are mapped too; a small run may be
+  // given an earlier run's measurement instead (ThreadBudgetCache says when).
   live_threads_ = torus_.chips();
   const ThreadBudget budget = ThreadBudget::ForThisProcess(live_threads_, 0);
   if (live_threads_ > budget.threads())

@@ -36,7 +36,8 @@ ThreadBudget ThreadBudget::ForThisProcess(size_t live, size_t own) {
 }
 
 ThreadBudget ThreadBudgetCache::For(size_t live, size_t own) {
-  if (measured_ && live <= last_.threads() / 2) return last_;
+  const bool large_start = own == 0 && live >= kAlwaysMeasuredAtStart;
+  if (measured_ && !large_start && live <= last_.threads() / 2) return last_;
   const ThreadBudget now = measure_();
   const size_t stacks = own * ThreadBudget::kMappingsPerThread;
   last_ = ThreadBudget(now.max_map_count(), now.in_use() > stacks ? now.in_use() - stacks : 0);

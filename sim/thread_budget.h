@@ -55,6 +55,11 @@ class ThreadBudget {
 class ThreadBudgetCache {
  public:
   using Measure = ThreadBudget (*)();
+  // A run of this many threads or more is measured at its start whatever the last
+  // measurement left room for: what it maps before its threads (inputs, scratch) is then
+  // counted, and the measurement is small beside such a run. Its activities, asked for
+  // while it runs (own > 0), use the cache as any other.
+  static constexpr size_t kAlwaysMeasuredAtStart = 1024;
   explicit ThreadBudgetCache(Measure measure) : measure_(measure) {}
 
   // As ThreadBudget::ForThisProcess. A measurement taken while `own` threads of the asking

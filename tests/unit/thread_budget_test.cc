@@ -66,11 +66,12 @@ TEST(ThreadBudgetCache, ReusesTheLastMeasurementForRunsFarFromTheLimit) {
   EXPECT_EQ(small.in_use(), 200u);
   EXPECT_EQ(cache.measurements(), 1u);
   EXPECT_NO_THROW(small.Check(16, "test"));
+  // A run's activity (one of its threads alive) up to half of what it left room for too.
   const size_t half = small.threads() / 2;
-  EXPECT_EQ(cache.For(half, 0).in_use(), 200u);
+  EXPECT_EQ(cache.For(half, 1).in_use(), 200u);
   EXPECT_EQ(cache.measurements(), 1u);
-  // Past half of what it left room for: measured afresh.
-  EXPECT_EQ(cache.For(half + 1, 0).in_use(), 300u);
+  // Past half: measured afresh, less the run's own stack and guard page.
+  EXPECT_EQ(cache.For(half + 1, 1).in_use(), 298u);
   EXPECT_EQ(cache.measurements(), 2u);
 }
 
@@ -102,6 +103,22 @@ TEST(ThreadBudgetCache, AMeasurementDuringARunLeavesOutThatRunsOwnStacks) {
   const ThreadBudget budget = cache.For(5000, 1000);
   EXPECT_EQ(budget.in_use(), 50000u - 1000 * ThreadBudget::kMappingsPerThread);
   EXPECT_EQ(cache.measurements(), 1u);
+}
+
+TEST(ThreadBudgetCache, ALargeRunIsMeasuredAtItsStartButNotForItsActivities) {
+  fake_in_use = 200;
+  ThreadBudgetCache cache(&FakeMeasure);
+  cache.For(4, 0);
+  fake_in_use = 260;  // what the large run mapped before its threads
+  const size_t large = ThreadBudgetCache::kAlwaysMeasuredAtStart;
+  EXPECT_EQ(cache.For(large, 0).in_use(), 260u);
+  EXPECT_EQ(cache.measurements(), 2u);
+  // An activity of that run, while its threads live, is served from that measurement.
+  EXPECT_EQ(cache.For(large + 1, large).in_use(), 260u);
+  EXPECT_EQ(cache.measurements(), 2u);
+  // A smaller run below it is still served from the cache.
+  EXPECT_EQ(cache.For(large - 1, 0).in_use(), 260u);
+  EXPECT_EQ(cache.measurements(), 2u);
 }
 
 TEST(ThreadBudgetCache, ThisProcessMeasuresOnceForSmallRuns) {
