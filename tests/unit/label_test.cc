@@ -65,6 +65,20 @@ TEST(CopyLabel, WritesTheTextTheEagerLabelHad) {
   }
 }
 
+// The texts themselves, as reports and traces have always shown them (the test above
+// compares with Describe(), which writes views the same way).
+TEST(CopyLabel, WritesTheseTexts) {
+  Refs r;
+  Ref lax = r.out;
+  lax.AllowOutOfBoundsViews(true);
+  EXPECT_EQ(CopyLabel(r.x.at(3, ds(0, 16)), r.out.at(ds(16, 16)), true, 5).str(),
+            "remote copy x.at[3, ds(0, 16)] -> device 5 out.at[ds(16, 16)]");
+  EXPECT_EQ(CopyLabel(r.x.at(ds(8, 16)).at(2).at(ds(4, 4)), lax.at(ds(-4, 8)), false, 0).str(),
+            "copy x.at[ds(8, 16)][2][ds(4, 4)] -> out.at[ds(-4, 8)]");
+  EXPECT_EQ(CopyLabel(r.sems.at(1), r.unnamed, true, 4095).str(),
+            "remote copy recv_sems[1] -> device 4095 ");
+}
+
 TEST(CopyLabel, WritesItsTextOnTheFirstReadOnlyAtOneAddress) {
   const Refs r;
   const base::Label label = CopyLabel(r.x.at(ds(0, 8)), r.out.at(ds(8, 8)), true, 3);
