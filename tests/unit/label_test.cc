@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/label.h"
@@ -120,6 +121,26 @@ TEST(CopyLabel, ALabelNeverReadIsNeverWritten) {
   EXPECT_EQ(copies[0].str(), "copy out.at[ds(1, 1)] -> out.at[ds(5, 1)]");
   EXPECT_TRUE(labels[1].source()->rendered());
   EXPECT_FALSE(labels[0].source()->rendered());
+}
+
+// Once the process has a second thread the counts are locked adds: two threads copying and
+// dropping one label leave it alive with its text (the sanitizer build would catch a source
+// freed early).
+TEST(Label, TwoThreadsCopyingOneLabelKeepItsCountRight) {
+  const Refs r;
+  const base::Label label = CopyLabel(r.x.at(ds(0, 8)), r.out.at(ds(8, 8)), true, 3);
+  auto churn = [&label] {
+    for (int i = 0; i < 100000; ++i) {
+      base::Label copy = label;
+      base::Label another = copy;
+    }
+  };
+  std::thread other(churn);
+  churn();
+  other.join();
+  const base::Label after = label;
+  EXPECT_EQ(after.source(), label.source());
+  EXPECT_EQ(after.str(), "remote copy x.at[ds(0, 8)] -> device 3 out.at[ds(8, 8)]");
 }
 
 TEST(Label, FromTextIsWrittenAlreadyAndCopiesShareIt) {
