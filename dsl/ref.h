@@ -141,6 +141,10 @@ class Ref {
     bool none_inside = false;
   };
   struct Data {
+    // User-provided, so make_shared<Data>() runs the member initializers only: with the
+    // implicit constructor it first zeroes the whole block (value-initialization), a cost
+    // every view of every DMA paid for fields the initializers set anyway.
+    Data() {}  // NOLINT(modernize-use-equals-default): "= default" would bring the zeroing back
     std::shared_ptr<const std::string> name;  // the same for every view of a buffer
     // The slices applied so far, for Describe(), kept as numbers: most views are never
     // described (a DMA's label is built from them once), and their text was two heap blocks

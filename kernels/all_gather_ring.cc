@@ -32,14 +32,15 @@ KernelFn RingAllGather(std::string axis, int64_t shard, int direction) {
     // Nobody may DMA into a device that has not entered the kernel yet.
     MeetRingNeighbours(k, axis);
 
+    const RingStepSemaphores send_sems(r.send_sems), recv_sems(r.recv_sems);
     for (int step = 0; step < ring.size - 1; ++step) {
       auto scope = k.named_scope("ring step " + std::to_string(step));
-      // Arrived from the neighbour on the other side last step.
-      const int forwarded = ring.index_at(-direction * step);
-      AsyncCopy copy = k.async_remote_copy(
-          slot(forwarded), slot(forwarded), RingStepSemaphore(r.send_sems, step),
-          RingStepSemaphore(r.recv_sems, step),
-          direction > 0 ? ring.right_device() : ring.left_device());
+      // Arrived from the neighbour on the other side last step; it goes to the same slot
+      // of the neighbour's output.
+      const Ref shard = slot(ring.index_at(-direction * step));
+      AsyncCopy copy =
+          k.async_remote_copy(shard, shard, send_sems[step], recv_sems[step],
+                              direction > 0 ? ring.right_device() : ring.left_device());
       copy.start();
       copy.wait_send();
       // The other neighbour's copy of the same size lands on our recv_sems[step % 2].

@@ -30,6 +30,19 @@ constexpr int kStepSemaphores = 2;
 inline dsl::Ref RingStepSemaphore(const dsl::Ref& sems, int step) {
   return sems.at(step % kStepSemaphores);
 }
+// The same, sliced once before a kernel's step loop: each step then picks its entry without
+// making a view (a view is a heap block, and a ring of N chips takes N-1 steps on each).
+class RingStepSemaphores {
+ public:
+  explicit RingStepSemaphores(const dsl::Ref& sems) {
+    for (int i = 0; i < kStepSemaphores; ++i)
+      entries_[i] = RingStepSemaphore(sems, i);
+  }
+  const dsl::Ref& operator[](int step) const { return entries_[step % kStepSemaphores]; }
+
+ private:
+  dsl::Ref entries_[kStepSemaphores];
+};
 
 // The same for kernels in which every device on the ring writes to every other
 // (all-to-all): each device meets all of them.

@@ -44,6 +44,25 @@ TEST(Ref, SlicingComposesOffsetsAndSqueezes) {
   EXPECT_EQ(v.Describe(), "buf.at[ds(2, 4)][1, ds(3, 5)]");
 }
 
+// A view's block is built without zeroing it first (Ref::Data's constructor): every field
+// the slicing does not set must still come from its initializer, not from reused memory.
+TEST(Ref, AViewKeepsTheDefaultsOfFieldsSlicingDoesNotSet) {
+  for (int round = 0; round < 3; ++round) {  // later rounds reuse freed blocks
+    Ref r = Ref::Make(2, "buf", {8, 16}, DType::kBF16, MemorySpace::kVmem);
+    r.MarkScoped(7);
+    const Ref v = r.at(ds(1, 2), 3);
+    EXPECT_EQ(v.out_of_bounds(), "");
+    EXPECT_EQ(v.binding().slot, 2);
+    EXPECT_EQ(v.binding().scope_serial, 7u);
+    EXPECT_EQ(v.binding().strides.size(), 1u);
+    EXPECT_EQ(v.dtype(), DType::kBF16);
+    EXPECT_EQ(v.memory_space(), MemorySpace::kVmem);
+    EXPECT_EQ(v.semaphore_type(), SemaphoreType::kDma);
+    EXPECT_TRUE(v.InBoundsPart().has_value());
+    EXPECT_EQ(v.Describe(), "buf.at[ds(1, 2), 3]");
+  }
+}
+
 // A kernel may narrow one view in a loop: the view of a view of ... keeps its text, and
 // neither describing nor freeing it walks a chain as deep as the loop, which would overflow
 // a small stack (a core's is 512 KiB; this test gives its thread 128 KiB).

@@ -167,5 +167,37 @@ TEST(InlineVectorTest, AMoveTakesTheElementsInlineOrOnTheHeapAndEmptiesTheSource
   }
 }
 
+// Copies between inline vectors take the whole inline array: the copy must still hold
+// exactly the source's elements, not the stale ones past its size (left by erase_front and
+// clear), and a copy into a vector on the heap must keep working there.
+TEST(InlineVectorTest, ACopyHoldsOnlyTheSourceElementsWhateverLiesPastThem) {
+  Small source = {1, 2, 3, 4};
+  source.erase_front(2);  // 3, 4 — with 3, 4 still stored past them
+  const Small copy(source);
+  EXPECT_EQ(Contents(copy), (std::vector<uint64_t>{3, 4}));
+  Small assigned = {9, 9, 9, 9};
+  assigned = source;
+  EXPECT_EQ(Contents(assigned), (std::vector<uint64_t>{3, 4}));
+  assigned.push_back(5);  // the slots past the copied size are free for new elements
+  EXPECT_EQ(Contents(assigned), (std::vector<uint64_t>{3, 4, 5}));
+  EXPECT_EQ(Contents(source), (std::vector<uint64_t>{3, 4}));  // the source is untouched
+  source.clear();
+  assigned = source;
+  EXPECT_TRUE(assigned.empty());
+
+  Small on_heap = {1, 2, 3, 4, 5, 6};  // past the four inline slots
+  on_heap = Small{7, 8};
+  EXPECT_EQ(Contents(on_heap), (std::vector<uint64_t>{7, 8}));
+  const Small small = {10};
+  on_heap = small;
+  EXPECT_EQ(Contents(on_heap), (std::vector<uint64_t>{10}));
+  for (uint64_t i = 0; i < 6; ++i)
+    on_heap.push_back(i);  // grows on its own block again
+  EXPECT_EQ(on_heap.size(), 7u);
+  EXPECT_EQ(on_heap.back(), 5u);
+  const Small heap_copy(on_heap);
+  EXPECT_EQ(Contents(heap_copy), Contents(on_heap));
+}
+
 }  // namespace
 }  // namespace tpusim::base

@@ -12,6 +12,7 @@
 #include "dsl/pallas_call.h"
 #include "dsl/program/context.h"
 #include "dsl/shard_map.h"
+#include "kernels/ring.h"
 #include "tests/support/test_support.h"
 
 namespace tpusim {
@@ -136,6 +137,22 @@ TEST(StartBarrier, ReachesANeighbourStillInThePreviousOp) {
       sum.SetFlat(i, x.GetFlat(i) + x.GetFlat(8 + i));
     EXPECT_TRUE(CompareClose(run.result.outputs[0], sum, 1e-6, 1e-6).equal);
   }
+}
+
+// A ring kernel slices its step semaphores once (kernels/ring.h): each step must still get
+// the entry slicing at that step would give.
+TEST(RingStepSemaphores, PickTheEntrySlicingEachStepWouldGive) {
+  const Ref sems =
+      Ref::Make(3, "recv_sems", {kernels::kStepSemaphores}, DType::kInt32, MemorySpace::kSemaphore);
+  const kernels::RingStepSemaphores picked(sems);
+  for (int step = 0; step < 2 * kernels::kStepSemaphores + 1; ++step) {
+    const Ref sliced = kernels::RingStepSemaphore(sems, step);
+    EXPECT_EQ(picked[step].Describe(), sliced.Describe()) << "step " << step;
+    EXPECT_EQ(picked[step].binding().slot, 3);
+    EXPECT_EQ(picked[step].binding().offset, step % kernels::kStepSemaphores);
+    EXPECT_TRUE(picked[step].shape().empty());
+  }
+  EXPECT_EQ(picked[3].Describe(), "recv_sems[1]");
 }
 
 }  // namespace
