@@ -140,7 +140,7 @@ class SliceState {
   std::vector<Chip*> chips_;
   std::vector<ChipSemaphores*> by_chip_;  // each chip's own, by chip
   uint64_t buffer_frees_ = 0;
-  size_t live_threads_ = 0;               // threads of control (ThreadBudget)
+  size_t live_threads_ = 0;  // threads of control (ThreadBudget)
   Picoseconds signal_latency_;
   bool store_and_forward_;
 

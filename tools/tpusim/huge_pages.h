@@ -6,8 +6,8 @@
 // slice, where the state every chunk touches spans hundreds of MB and 4 KiB pages miss the
 // TLB. On a small one they cost: the kernel clears each 2 MiB page whole at its first touch,
 // though a 16-chip run uses a fraction of each (docs/performance-start-up.md, "Third
-// pass: huge pages only for large slices"). So the tpusim executable starts with them off (defer_huge_pages.cc) and
-// turns them on here for a slice of kHugePageDevices devices or more.
+// pass: huge pages only for large slices"). So the tpusim executable starts with them off
+// (defer_huge_pages.cc) and turns them on here for a slice of kHugePageDevices devices or more.
 
 #include <cstdint>
 

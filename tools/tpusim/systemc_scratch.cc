@@ -6,8 +6,8 @@
 // `std::memset` of it to zeros). Zeroing 3 MiB of fresh memory makes the
 // kernel allocate and clear every page of it: 768 page faults with 4 KiB pages, or two 2 MiB
 // huge pages cleared, either way about 7% of a 16-chip run's CPU
-// (docs/performance-start-up.md). tpusim never uses SystemC's data types, but the heap is built before main
-// by a library we do not build.
+// (docs/performance-start-up.md). tpusim never uses SystemC's data types, but the heap is built
+// before main by a library we do not build.
 //
 // Here that one block comes from an anonymous mapping of its own, which the kernel hands out
 // zeroed, and that one memset (libsystemc calls memset through its PLT, so the executable's
