@@ -62,7 +62,8 @@ check: o2-build
 # Llama-class training step parses and runs timing-only (benchmarks/, when Google
 # Benchmark is installed; printed, not checked). Last, issue 24's pod rows: all_gather_nd
 # over the three axes of the v5p pod (8,960 chips) at 1 GiB in under 5 s and 2 GiB, and over
-# the TPU7x pod (18,432 devices) in under 10 s. Both run even if the first fails. They are
+# the TPU7x pod (18,432 devices) in under 10 s, with no wall limit (a loaded machine can take
+# minutes). Both run even if the first fails. They are
 # not met yet (docs/performance-at-scale.md, "The pod rows in make bench"), so make bench ends by failing
 # on them.
 bench: build
@@ -77,8 +78,8 @@ bench: build
 	@if [ -x $(BUILD)/benchmarks/hlo_step_benchmarks ]; then \
 		$(BUILD)/benchmarks/hlo_step_benchmarks; fi
 	@pods=0; \
-	$(TPUSIM) bench all_gather_nd --topology v5p-16x20x28 --min-bytes 1073748480 --max-bytes 1073748480 --timing-only --max-wall 5 --max-rss 2048 || pods=1; \
-	$(TPUSIM) bench all_gather_nd --topology tpu7x-16x24x24 --min-bytes 1073737728 --max-bytes 1073737728 --timing-only --max-wall 10 || pods=1; \
+	$(TPUSIM) bench all_gather_nd --topology v5p-16x20x28 --min-bytes 1073748480 --max-bytes 1073748480 --timing-only --max-wall 5 --max-rss 2048 --wall-limit 0 || pods=1; \
+	$(TPUSIM) bench all_gather_nd --topology tpu7x-16x24x24 --min-bytes 1073737728 --max-bytes 1073737728 --timing-only --max-wall 10 --wall-limit 0 || pods=1; \
 	exit $$pods
 
 # Issue 25's speed table: tpusim beside ASTRA-sim's analytical backend, when ASTRA_BIN names
