@@ -245,7 +245,10 @@ void ExpectCachedPathsMatchTheWalk(const config::Topology& topology, bool twiste
       asks.emplace_back(sim::MakeAddress(from, spaces[i % 2], 0),
                         sim::MakeAddress(to, MemorySpace::kHbm, 0));
     }
-    for (const auto& [source, destination] : asks) {
+    for (const auto& ask : asks) {
+      // Named copies, not structured bindings: clang before 16 does not let a lambda capture
+      // those.
+      const uint64_t source = ask.first, destination = ask.second;
       const bool within = sim::AddressChip(source) == sim::AddressChip(destination) &&
                           sim::AddressSlot(source) == sim::AddressSlot(destination);
       int walks = 0;
