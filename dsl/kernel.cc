@@ -299,17 +299,25 @@ void AsyncCopy::start() {
   request.destination = k.Resolve(dst_, target_device_);
   // A remote copy's receive semaphore is the target's: looked up each time, as the target
   // may not have entered the call yet.
-  request.recv_semaphore = recv_fixed_ && !remote_
-                               ? recv_here_
-                               : k.ResolveSemaphore(recv_sem_, target_device_, "receive");
+  request.recv_semaphore =
+      remote_ ? k.ResolveSemaphore(recv_sem_, target_device_, "receive") : RecvHere();
   if (remote_) {
     request.has_send_semaphore = true;
-    request.send_semaphore =
-        send_fixed_ ? send_here_ : k.ResolveSemaphore(send_sem_, k.device_id(), "send");
+    request.send_semaphore = SendHere();
   }
   request.label = label_;
   request.xla_collective = k.layout_.xla_collective;
   k.port_.StartDma(request);
+}
+
+base::SemaphoreHandle AsyncCopy::SendHere() const {
+  return send_fixed_ ? send_here_
+                     : kernel_->ResolveSemaphore(send_sem_, kernel_->device_id(), "send");
+}
+
+base::SemaphoreHandle AsyncCopy::RecvHere() const {
+  return recv_fixed_ ? recv_here_
+                     : kernel_->ResolveSemaphore(recv_sem_, kernel_->device_id(), "receive");
 }
 
 void AsyncCopy::wait_send() {
@@ -319,15 +327,13 @@ void AsyncCopy::wait_send() {
   }
   if (nbytes() == 0) return;
   Kernel& k = *kernel_;
-  k.port_.Wait(send_fixed_ ? send_here_ : k.ResolveSemaphore(send_sem_, k.device_id(), "send"),
-               static_cast<int64_t>(nbytes()), base::WaitKind::kDmaSend, "wait_send");
+  k.port_.Wait(SendHere(), static_cast<int64_t>(nbytes()), base::WaitKind::kDmaSend, "wait_send");
 }
 
 void AsyncCopy::wait_recv() {
   if (nbytes() == 0) return;
   Kernel& k = *kernel_;
-  k.port_.Wait(recv_fixed_ ? recv_here_ : k.ResolveSemaphore(recv_sem_, k.device_id(), "receive"),
-               static_cast<int64_t>(nbytes()),
+  k.port_.Wait(RecvHere(), static_cast<int64_t>(nbytes()),
                remote_ ? base::WaitKind::kDmaRecv : base::WaitKind::kDma,
                remote_ ? "wait_recv" : "wait");
 }

@@ -113,6 +113,9 @@ class AsyncCopy {
   // have ended since.
   base::SemaphoreHandle send_here_, recv_here_;
   bool send_fixed_ = false, recv_fixed_ = false;
+  // The send (receive) semaphore on this device: the handle kept above, or looked up now.
+  base::SemaphoreHandle SendHere() const;
+  base::SemaphoreHandle RecvHere() const;
   base::Label label_;
 };
 
