@@ -12,9 +12,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <utility>
 
 #include "sim/base_names.h"
+#include "sim/two_way_sets.h"
 
 namespace tpusim::sim {
 
@@ -30,30 +30,21 @@ class DmaBufferCache {
   // What was remembered of `b` when the slice had freed `frees` buffers, the count it has now;
   // else nothing.
   std::optional<Found> Find(const BufferHandle& b, uint64_t frees) {
-    Set& set = sets_[SetOf(b)];
-    const Key key = KeyOf(b, frees);
-    if (set.entries[0].key == key) return set.entries[0].found;
-    if (set.entries[1].key != key) return std::nullopt;
-    std::swap(set.entries[0], set.entries[1]);  // used last goes first, leaves last
-    return set.entries[0].found;
+    if (const Found* found = sets_.Find(SetOf(b), KeyOf(b, frees))) return *found;
+    return std::nullopt;
   }
   // `b` is live, with `found`, while the slice has freed `frees` buffers. It takes the place
   // of the buffer of its set used longest ago.
   void Remember(const BufferHandle& b, uint64_t frees, Found found) {
-    Set& set = sets_[SetOf(b)];
-    set.entries[1] = set.entries[0];
-    set.entries[0] = {KeyOf(b, frees), found};
+    sets_.Remember(SetOf(b), KeyOf(b, frees), found);
   }
 
-  // The set `b` belongs to: a multiplicative hash of its chip and index spreads neighbours'
-  // buffers, which share indices on chips strides apart.
+  // The set `b` belongs to. Every field counts: neighbours' buffers share indices on chips
+  // strides apart, and each core's VMEM numbers its own.
   static size_t SetOf(const BufferHandle& b) {
-    const uint64_t mixed = (uint64_t{b.chip} << 32 | b.index) ^
-                           (uint64_t{static_cast<uint32_t>(b.space)} << 24) ^
-                           (uint64_t{b.core} << 16);
-    return static_cast<size_t>((mixed * 0x9e3779b97f4a7c15u) >> 60);
+    return Sets::SetOf((uint64_t{b.chip} << 32 | b.index) ^
+                       (uint64_t{static_cast<uint32_t>(b.space)} << 24) ^ (uint64_t{b.core} << 16));
   }
-  static_assert(kSets == 16, "SetOf keeps the hash's top 4 bits");
 
  private:
   struct Key {
@@ -66,15 +57,10 @@ class DmaBufferCache {
     return {uint64_t{b.chip} << 32 | b.index,
             uint64_t{static_cast<uint32_t>(b.space)} << 32 | b.core, frees};
   }
-  struct alignas(64) Entry {  // a line each
-    Key key;
-    Found found;
-  };
-  // A lookup reads the first entry's line, and on a miss there the second's.
-  struct Set {
-    Entry entries[2];
-  };
-  Set sets_[kSets];
+  // A key and its answer fill most of a line: a lookup reads the first way's line, and on a
+  // miss there the second's.
+  using Sets = TwoWaySets<Key, Found, kSets, WayLayout::kLinePerWay>;
+  Sets sets_;
 };
 
 }  // namespace tpusim::sim

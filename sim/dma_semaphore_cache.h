@@ -9,10 +9,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <utility>
 
 #include "sim/base_names.h"
 #include "sim/semaphore.h"
+#include "sim/two_way_sets.h"
 
 namespace tpusim::sim {
 
@@ -24,41 +24,27 @@ class DmaSemaphoreCache {
   static constexpr size_t kEntries = 2 * kSets;
 
   // The set `h` belongs to. Neighbours' chips lie strides apart and their semaphores at the
-  // same indices: a multiplicative hash spreads both over the sets.
-  static size_t SetOf(SemaphoreHandle h) {
-    return static_cast<size_t>((Key(h) * 0x9e3779b97f4a7c15u) >> 59);
-  }
+  // same indices: the hash spreads both over the sets.
+  static size_t SetOf(SemaphoreHandle h) { return Sets::SetOf(KeyOf(h).bits); }
 
   // The semaphore `h` names when it was remembered, else null.
   Semaphore* Find(SemaphoreHandle h) {
-    Set& set = sets_[SetOf(h)];
-    const uint64_t key = Key(h);
-    if (set.keys[0] == key) return set.semaphores[0];
-    if (set.keys[1] != key) return nullptr;
-    // Found second: it goes first, and the other is the one that leaves next.
-    std::swap(set.keys[0], set.keys[1]);
-    std::swap(set.semaphores[0], set.semaphores[1]);
-    return set.semaphores[0];
+    Semaphore** found = sets_.Find(SetOf(h), KeyOf(h));
+    return found ? *found : nullptr;
   }
   // `s`, which `h` names, exists and is a DMA semaphore. It takes the place of the handle of
   // its set used longest ago.
-  void Remember(SemaphoreHandle h, Semaphore& s) {
-    Set& set = sets_[SetOf(h)];
-    set.keys[1] = set.keys[0];
-    set.semaphores[1] = set.semaphores[0];
-    set.keys[0] = Key(h);
-    set.semaphores[0] = &s;
-  }
+  void Remember(SemaphoreHandle h, Semaphore& s) { sets_.Remember(SetOf(h), KeyOf(h), &s); }
 
  private:
-  // Both entries of a set on one cache line: a lookup reads one line.
-  struct alignas(32) Set {
-    uint64_t keys[2] = {~uint64_t{0}, ~uint64_t{0}};  // an empty entry's semaphore is null
-    Semaphore* semaphores[2] = {nullptr, nullptr};
+  struct Key {
+    uint64_t bits = ~uint64_t{0};  // an empty entry's semaphore is null
+    bool operator==(const Key&) const = default;
   };
-  static uint64_t Key(SemaphoreHandle h) { return uint64_t{h.chip} << 32 | h.index; }
-  static_assert(kSets == 32, "SetOf keeps the hash's top 5 bits");
-  Set sets_[kSets];
+  static Key KeyOf(SemaphoreHandle h) { return {uint64_t{h.chip} << 32 | h.index}; }
+  // Both ways of a set on one cache line: a lookup reads one line.
+  using Sets = TwoWaySets<Key, Semaphore*, kSets, WayLayout::kSetPerLine>;
+  Sets sets_;
 };
 
 }  // namespace tpusim::sim
