@@ -43,7 +43,10 @@ void DmaDispatcher::Start(const DmaRequest& request, uint32_t core) {
   const BufferHandle& destination = request.destination.buffer;
   t.source_base = checked.source_base;
   t.destination_base = checked.destination_base;
-  t.within_one_memory = source.chip == destination.chip && source.space == destination.space;
+  // One memory is one chip's space of one core: a copy between the two cores' VMEMs of a
+  // megacore chip reads one port and writes the other (docs/time-model.md).
+  t.within_one_memory = source.chip == destination.chip && source.space == destination.space &&
+                        source.core == destination.core;
   t.source_dense = BoxIsDense(request.source.box);
   t.destination_dense = BoxIsDense(request.destination.box);
   t.dispatcher = this;
