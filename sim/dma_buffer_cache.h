@@ -6,8 +6,10 @@
 // on a pod, and the destination lies on another chip; a kernel copies between the same few
 // buffers over and over. A chip's buffers are numbered in the order they are made and never
 // renumbered, and a live buffer's size and place never change, so what was found stays true
-// until a buffer is freed: each answer holds only while the slice's count of frees
-// (SliceState::buffer_frees) is what it was when the answer was found.
+// until the buffer is freed. A buffer found here is marked (Memory::NoteRemembered), and the
+// slice counts the frees of marked buffers (SliceState::buffer_frees): each answer holds only
+// while that count is what it was when the answer was found. Frees of buffers no engine
+// remembers, as programs free their temporaries after each op, forget nothing.
 
 #include <cstddef>
 #include <cstdint>

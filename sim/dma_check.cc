@@ -48,14 +48,15 @@ DmaDispatcher::Checked DmaDispatcher::Check(const DmaRequest& request) {
   const auto what = [&] {
     return "DMA '" + request.label.str() + "' from " + torus.Describe(issuer);
   };
-  // A buffer checked live before is still, unless the slice has freed one since.
+  // A buffer checked live before is still, unless the slice has freed a remembered one since.
   const uint64_t frees = slice_.buffer_frees();
   DmaBufferCache& buffers = remembered_->buffers;
   auto check_buffer = [&](const BufferHandle& b, const char* role) {
     if (const std::optional<DmaBufferCache::Found> known = buffers.Find(b, frees)) return *known;
     if (!slice_.BufferExists(b)) slice_.CheckBuffer(b, role, what());
-    const Memory& memory = slice_.memory(b);
+    Memory& memory = slice_.memory(b);
     const DmaBufferCache::Found found{memory.Size(b.index), memory.Address(b.index, 0)};
+    memory.NoteRemembered(b.index);  // its free must make every engine forget
     buffers.Remember(b, frees, found);
     return found;
   };

@@ -52,14 +52,14 @@ uint32_t Memory::Allocate(uint64_t bytes, const std::string& label, Uninitialize
                                           " allocations; allocate fewer, larger buffers.");
   }
   allocated_ += bytes;
-  buffers_.push_back(Buffer{label, bytes, next_base_, true, BlockBytes(bytes, fill)});
+  buffers_.push_back(Buffer{label, bytes, next_base_, true, false, BlockBytes(bytes, fill)});
   next_base_ += (bytes + kAlignment - 1) / kAlignment * kAlignment;
   return static_cast<uint32_t>(buffers_.size() - 1);
 }
 
 void Memory::Free(uint32_t index) {
-  if (frees_) ++*frees_;
   Buffer& buffer = buffers_[index];
+  if (buffer.remembered && frees_) ++*frees_;
   if (!buffer.live) return;
   buffer.live = false;
   allocated_ -= buffer.size;

@@ -85,8 +85,11 @@ class Memory : public sc_core::sc_module,
   // Throws Error(kCapacity) listing every live allocation when `bytes` does not fit.
   uint32_t Allocate(uint64_t bytes, const std::string& label, Uninitialized fill = {});
   void Free(uint32_t index);
-  // Each Free adds one to `frees` (SliceState::buffer_frees): what others remember of a
-  // buffer holds until then (sim/dma_buffer_cache.h).
+  // A DMA engine remembers what it found of the buffer (sim/dma_buffer_cache.h), which holds
+  // until the buffer is freed: its Free adds one to `frees` (SliceState::buffer_frees), so
+  // that every engine forgets. Frees of buffers no engine remembers (a program's
+  // temporaries, which no DMA named) leave what the engines remember alone.
+  void NoteRemembered(uint32_t index) { buffers_[index].remembered = true; }
   void CountFreesIn(uint64_t& frees) { frees_ = &frees; }
   bool Live(uint32_t index) const { return index < buffers_.size() && buffers_[index].live; }
   uint64_t Size(uint32_t index) const { return buffers_[index].size; }
@@ -130,6 +133,7 @@ class Memory : public sc_core::sc_module,
     uint64_t size = 0;
     uint64_t base = 0;  // offset in the memory's address space
     bool live = true;
+    bool remembered = false;  // NoteRemembered: its Free counts in frees_
     BlockBytes bytes;
     mutable bool read_unwritten = false;  // noted in unwritten_reads_ (by const reads too)
   };

@@ -61,8 +61,9 @@ class SliceState {
   const Chip& chip(ChipId id) const { return *chips_[id]; }
   uint32_t chips() const { return static_cast<uint32_t>(chips_.size()); }
   Memory& memory(const BufferHandle& b);
-  // How many buffers the slice's memories have freed: what is known of a live buffer holds
-  // while this stays the same (sim/dma_buffer_cache.h).
+  // How many remembered buffers (Memory::NoteRemembered) the slice's memories have freed:
+  // what a DMA engine remembers of a live buffer holds while this stays the same
+  // (sim/dma_buffer_cache.h).
   uint64_t buffer_frees() const { return buffer_frees_; }
   // Each chip's semaphores and waiters are its own (ChipSemaphores): a chip takes them when
   // it is made, before its cores; the slice made them all together and finds them by chip.

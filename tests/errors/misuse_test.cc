@@ -230,6 +230,50 @@ TEST(Misuse, SimRejectsADmaIntoABufferFreedAfterAnEarlierDmaWroteIt) {
                                        "not exist (freed, or never allocated)."));
 }
 
+// A free forgets what the DMA engines remember only when they remember the buffer freed
+// (Memory::NoteRemembered): chip 1 frees a temporary no DMA named, then the buffer the first
+// DMA wrote, and makes a new buffer of its size in the freed space. The second DMA still names
+// the freed buffer, and fails.
+TEST(Misuse, SimRejectsADmaIntoAFreedBufferAfterFreesOfBuffersNoDmaNamed) {
+  sim::Simulation system(testing::MakeTopology({2}, {false}), {});
+  const base::BufferHandle source = system.Allocate(0, base::MemorySpace::kHbm, 4096, "x");
+  const base::BufferHandle target = system.Allocate(1, base::MemorySpace::kHbm, 4096, "y");
+  const base::SemaphoreHandle recv = system.AddSemaphore(1, base::SemaphoreKind::kDma, "recv");
+  const base::SemaphoreHandle done = system.AddSemaphore(0, base::SemaphoreKind::kRegular, "done");
+  int started = 0;
+  const auto outcome = system.Run([&](base::CorePort& core) {
+    base::DmaRequest request;
+    request.source = {source, {0, {4096}, {1}, 1}};
+    request.destination = {target, {0, {4096}, {1}, 1}};
+    request.recv_semaphore = recv;
+    if (core.chip() == 1) {
+      core.Wait(recv, 4096, base::WaitKind::kDmaRecv, "wait_recv");
+      core.Free(core.Allocate(base::MemorySpace::kHbm, 4096, "temporary", {}));
+      core.Free(target);
+      core.Allocate(base::MemorySpace::kHbm, 4096, "reused", {});
+      core.Signal(done, 1);
+      return;
+    }
+    for (const uint64_t half : {0, 1}) {  // each half of the buffer; the second finds the memo
+      request.source.box.offset = request.destination.box.offset = half * 2048;
+      request.source.box.counts = request.destination.box.counts = {2048};
+      request.label = half == 0 ? "first" : "second";
+      core.StartDma(request);
+      ++started;
+    }
+    core.Wait(done, 1, base::WaitKind::kSemaphore, "semaphore_wait");
+    request.label = "after the free";
+    core.StartDma(request);
+    ++started;
+  });
+  EXPECT_EQ(started, 2) << "the third DMA fails its check";
+  EXPECT_FALSE(outcome.ok);
+  EXPECT_EQ(outcome.error_kind, ErrorKind::kKernelMisuse);
+  EXPECT_THAT(outcome.error,
+              HasSubstr("DMA 'after the free' from chip 0 (x=0): the buffer written does not "
+                        "exist (freed, or never allocated)."));
+}
+
 // A handle whose core the chip does not have names no buffer: the DMA fails its check (it
 // used to index past the chip's memories), and so does an HBM handle naming core 1, though a
 // chip has one HBM and core 0's buffer of that number exists.

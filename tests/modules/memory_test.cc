@@ -192,6 +192,25 @@ TEST_F(MemoryTest, RefusesDmiToFreedOrUnknownAddresses) {
   EXPECT_FALSE(at(hbm_.Address(live, 0) + (1 << 20))) << "beyond every buffer";
 }
 
+// What a DMA engine remembers of a buffer holds until that buffer is freed
+// (sim/dma_buffer_cache.h): only the free of a buffer an engine remembers is counted, once.
+TEST_F(MemoryTest, CountsTheFreesOfRememberedBuffersOnly) {
+  uint64_t frees = 0;
+  hbm_.CountFreesIn(frees);
+  const uint32_t temporary = hbm_.Allocate(100, "temporary");
+  const uint32_t remembered = hbm_.Allocate(100, "remembered");
+  hbm_.NoteRemembered(remembered);
+  hbm_.NoteRemembered(remembered);  // by a second engine
+  hbm_.Free(temporary);
+  EXPECT_EQ(frees, 0u) << "no engine remembers the temporary";
+  hbm_.Free(remembered);
+  EXPECT_EQ(frees, 1u);
+  const uint32_t next = hbm_.Allocate(100, "next");
+  EXPECT_NE(next, remembered) << "a new buffer never takes a freed one's number";
+  hbm_.Free(next);
+  EXPECT_EQ(frees, 1u);
+}
+
 TEST_F(MemoryTest, DebugTransportRoundTripsBytes) {
   const uint32_t buffer = hbm_.Allocate(256, "buffer");
   std::vector<uint8_t> in = {1, 2, 3, 4, 5, 6, 7, 8};
