@@ -6,7 +6,7 @@
 // may be in the second way: the set of a key is picked by a multiplicative hash, which spreads
 // the handles of neighbouring chips (the same indices on chips strides apart) over the sets.
 //
-// Where the two ways lie is the memo's choice (`Layout`): a line each when a key and its value
+// Where the two ways lie is the memo's choice (`kLayout`): a line each when a key and its value
 // fill most of a line (the buffer memo), or both in one line when they are small (the
 // semaphore memo). A default-made Key must match no key a memo asks for: it marks an empty way.
 
@@ -25,8 +25,8 @@ enum class WayLayout {
 
 template <typename Key, typename Value, size_t kSets, WayLayout kLayout>
 class TwoWaySets {
-  static_assert(std::has_single_bit(kSets),
-                "a hash keeps whole top bits: sets come in powers of 2");
+  static_assert(std::has_single_bit(kSets) && kSets >= 2,
+                "SetOf keeps 1 to 63 whole top bits of the hash: sets come in powers of 2");
 
  public:
   static constexpr size_t kEntries = 2 * kSets;
