@@ -5,10 +5,36 @@
 
 namespace tpusim::sim {
 
+void BandwidthPort::Retire(Picoseconds now) {
+  const Busy* calendar = calendar_.data();
+  const size_t size = calendar_.size();
+  size_t head = head_;
+  // Untraced, a retired interval only leaves the calendar: Emit keeps runs for the trace.
+  if (trace_) {
+    for (; head < size && calendar[head].end <= now; ++head)
+      Emit(calendar[head]);
+  } else {
+    while (head < size && calendar[head].end <= now)
+      ++head;
+  }
+  if (head == size) {
+    calendar_.clear();
+    head = 0;
+  }
+  head_ = head;
+}
+
 Picoseconds BandwidthPort::ReserveFor(Picoseconds now, Picoseconds earliest, Picoseconds duration,
                                       uint64_t bytes, uint64_t transfer_id,
                                       const std::string* label) {
   Retire(now);
+  // Retired intervals leave the calendar's front only when it is full and they are at least
+  // half of it, so the moves stay no more than the intervals retired, and a calendar of a
+  // few intervals (most ports) never moves at all.
+  if (calendar_.size() == calendar_.capacity() && head_ * 2 >= calendar_.size()) {
+    calendar_.erase_front(head_);
+    head_ = 0;
+  }
   Picoseconds start = earliest;
   const Busy* it = calendar_.begin() + head_;
   for (; it != calendar_.end(); ++it) {
@@ -20,20 +46,6 @@ Picoseconds BandwidthPort::ReserveFor(Picoseconds now, Picoseconds earliest, Pic
   busy_ += duration;
   bytes_ += bytes;
   return start;
-}
-
-void BandwidthPort::Retire(Picoseconds now) {
-  while (head_ < calendar_.size() && calendar_[head_].end <= now) {
-    Emit(calendar_[head_]);
-    ++head_;
-  }
-  if (head_ == calendar_.size()) {
-    calendar_.clear();
-    head_ = 0;
-  } else if (head_ * 2 >= calendar_.size()) {  // moves no more than it retired
-    calendar_.erase_front(head_);
-    head_ = 0;
-  }
 }
 
 void BandwidthPort::Emit(const Busy& busy) {

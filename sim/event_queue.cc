@@ -25,7 +25,8 @@ EventQueue::~EventQueue() {
 }
 
 Picoseconds EventQueue::Now() {
-  return sc_core::sc_time_stamp().value();
+  // sc_time_stamp() is a call into SystemC's library for what its simcontext keeps inline.
+  return sc_core::sc_get_curr_simcontext()->time_stamp().value();
 }
 
 void EventQueue::Push(const Due& due) {
@@ -74,8 +75,8 @@ EventQueue::Bucket& EventQueue::BucketFor(Picoseconds when) {
   return bucket;
 }
 
-void EventQueue::At(Picoseconds when, Handler handler, void* context, uint64_t a, uint64_t b) {
-  const Picoseconds now = Now();
+void EventQueue::AtFrom(Picoseconds now, Picoseconds when, Handler handler, void* context,
+                        uint64_t a, uint64_t b) {
   if (when < now) when = now;
   const bool earliest = heap_.empty() || when < heap_.front().when;
   BucketFor(when).items.push_back(Item{handler, context, a, b});

@@ -34,7 +34,13 @@ class EventQueue {
 
   // Runs `handler(context, a, b)` at absolute time `when` (>= Now()). Events due at the
   // same time run in the order they were scheduled, so runs are deterministic.
-  void At(Picoseconds when, Handler handler, void* context, uint64_t a = 0, uint64_t b = 0);
+  void At(Picoseconds when, Handler handler, void* context, uint64_t a = 0, uint64_t b = 0) {
+    AtFrom(Now(), when, handler, context, a, b);
+  }
+  // The same, for a caller that knows the time is `now` (Now() is a call into SystemC): a
+  // DMA chunk's booking schedules two or three events at once.
+  void AtFrom(Picoseconds now, Picoseconds when, Handler handler, void* context, uint64_t a = 0,
+              uint64_t b = 0);
   // The same for any callable.
   void At(Picoseconds when, Callback callback);
 
