@@ -5,49 +5,6 @@
 
 namespace tpusim::sim {
 
-void BandwidthPort::Retire(Picoseconds now) {
-  const Busy* calendar = calendar_.data();
-  const size_t size = calendar_.size();
-  size_t head = head_;
-  // Untraced, a retired interval only leaves the calendar: Emit keeps runs for the trace.
-  if (trace_) {
-    for (; head < size && calendar[head].end <= now; ++head)
-      Emit(calendar[head]);
-  } else {
-    while (head < size && calendar[head].end <= now)
-      ++head;
-  }
-  if (head == size) {
-    calendar_.clear();
-    head = 0;
-  }
-  head_ = head;
-}
-
-Picoseconds BandwidthPort::ReserveFor(Picoseconds now, Picoseconds earliest, Picoseconds duration,
-                                      uint64_t bytes, uint64_t transfer_id,
-                                      const std::string* label) {
-  Retire(now);
-  // Retired intervals leave the calendar's front only when it is full and they are at least
-  // half of it, so the moves stay no more than the intervals retired, and a calendar of a
-  // few intervals (most ports) never moves at all.
-  if (calendar_.size() == calendar_.capacity() && head_ * 2 >= calendar_.size()) {
-    calendar_.erase_front(head_);
-    head_ = 0;
-  }
-  Picoseconds start = earliest;
-  const Busy* it = calendar_.begin() + head_;
-  for (; it != calendar_.end(); ++it) {
-    if (it->end <= start) continue;
-    if (start + duration <= it->start) break;  // fits in the gap before this interval
-    start = std::max(start, it->end);
-  }
-  calendar_.insert(it, Busy{start, start + duration, transfer_id, label});
-  busy_ += duration;
-  bytes_ += bytes;
-  return start;
-}
-
 void BandwidthPort::Emit(const Busy& busy) {
   if (busy.end == busy.start) return;
   if (has_pending_ && pending_.end == busy.start && pending_.transfer == busy.transfer) {
