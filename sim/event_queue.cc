@@ -60,7 +60,7 @@ void EventQueue::Pop() {
 }
 
 EventQueue::Bucket& EventQueue::BucketFor(Picoseconds when) {
-  uint32_t& recent = recent_[(when ^ (when >> 13) ^ (when >> 29)) % kRecentBuckets];
+  uint32_t& recent = recent_[RecentSlot(when)];
   if (recent < buckets_.size() && buckets_[recent].when == when) return buckets_[recent];
   if (free_buckets_.empty()) {
     recent = static_cast<uint32_t>(buckets_.size());
@@ -75,8 +75,8 @@ EventQueue::Bucket& EventQueue::BucketFor(Picoseconds when) {
   return bucket;
 }
 
-void EventQueue::AtFrom(Picoseconds now, Picoseconds when, Handler handler, void* context,
-                        uint64_t a, uint64_t b) {
+void EventQueue::AtNewTime(Picoseconds now, Picoseconds when, Handler handler, void* context,
+                           uint64_t a, uint64_t b) {
   if (when < now) when = now;
   const bool earliest = heap_.empty() || when < heap_.front().when;
   BucketFor(when).items.push_back(Item{handler, context, a, b});
