@@ -28,6 +28,12 @@ DmaDispatcher::DmaDispatcher(SliceState& slice, DmaLedger& ledger, Chip& chip, D
                                &DmaDispatcher::PrefetchChunkEvent);
 }
 
+inline void DmaDispatcher::Schedule(SliceState& slice, Picoseconds now, Picoseconds when,
+                                    ChunkEvent event, Transfer& t, uint64_t bytes) {
+  slice.calendar().AtFrom(now, when, &DmaDispatcher::RunChunkEvent, &slice,
+                          reinterpret_cast<uintptr_t>(&t), bytes << 2 | event);
+}
+
 void DmaDispatcher::Start(const DmaRequest& request, uint32_t core) {
   const Checked checked = Check(request);
   const ChipId issuer = id_;
@@ -118,12 +124,6 @@ void DmaDispatcher::Begin(Transfer& t, int channel) {
   } else {
     Schedule(slice_, now, issued, kReserve, t);
   }
-}
-
-void DmaDispatcher::Schedule(SliceState& slice, Picoseconds now, Picoseconds when, ChunkEvent event,
-                             Transfer& t, uint64_t bytes) {
-  slice.calendar().AtFrom(now, when, &DmaDispatcher::RunChunkEvent, &slice,
-                          reinterpret_cast<uintptr_t>(&t), bytes << 2 | event);
 }
 
 void DmaDispatcher::RunChunkEvent(void* slice_state, uint64_t transfer, uint64_t event_and_bytes) {

@@ -113,7 +113,7 @@ void EventQueue::RunCallback(void* queue, uint64_t slot, uint64_t) {
   callback();
 }
 
-void EventQueue::PrefetchFar(const Item& item) const {
+inline void EventQueue::PrefetchFar(const Item& item) const {
   if (item.handler == prefetch_handler_ && prefetch_handler_ != nullptr) {
     prefetch_far_(item.context, item.a, item.b);
   } else if (item.handler != &EventQueue::RunCallback) {
