@@ -332,7 +332,7 @@ void DmaDispatcher::MoveBytes(const Region& region, uint64_t base, uint8_t* data
   });
 }
 
-void DmaDispatcher::OnDeparted(SliceState& slice, Transfer& t, uint64_t bytes) {
+inline void DmaDispatcher::OnDeparted(SliceState& slice, Transfer& t, uint64_t bytes) {
   t.sent += bytes;
   if (t.send_semaphore) {
     if (t.sent == t.bytes) {  // only the last chunk is remembered, so only it builds a Touch
@@ -365,7 +365,7 @@ void DmaDispatcher::Departed(Transfer& t) {
   Admit();
 }
 
-void DmaDispatcher::OnLanded(SliceState& slice, Transfer& t, uint64_t bytes) {
+inline void DmaDispatcher::OnLanded(SliceState& slice, Transfer& t, uint64_t bytes) {
   t.landed += bytes;
   // Bytes in flight only feed the trace's counter.
   if (slice.run().traced()) t.dispatcher->BytesInFlight(-static_cast<int64_t>(bytes));
