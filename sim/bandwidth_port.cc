@@ -5,37 +5,6 @@
 
 namespace tpusim::sim {
 
-Picoseconds BandwidthPort::ReserveFor(Picoseconds now, Picoseconds earliest, Picoseconds duration,
-                                      uint64_t bytes, uint64_t transfer_id,
-                                      const std::string* label) {
-  Retire(now);
-  Picoseconds start = earliest;
-  const Busy* it = calendar_.begin() + head_;
-  for (; it != calendar_.end(); ++it) {
-    if (it->end <= start) continue;
-    if (start + duration <= it->start) break;  // fits in the gap before this interval
-    start = std::max(start, it->end);
-  }
-  calendar_.insert(it, Busy{start, start + duration, transfer_id, label});
-  busy_ += duration;
-  bytes_ += bytes;
-  return start;
-}
-
-void BandwidthPort::Retire(Picoseconds now) {
-  while (head_ < calendar_.size() && calendar_[head_].end <= now) {
-    Emit(calendar_[head_]);
-    ++head_;
-  }
-  if (head_ == calendar_.size()) {
-    calendar_.clear();
-    head_ = 0;
-  } else if (head_ * 2 >= calendar_.size()) {  // moves no more than it retired
-    calendar_.erase_front(head_);
-    head_ = 0;
-  }
-}
-
 void BandwidthPort::Emit(const Busy& busy) {
   if (busy.end == busy.start) return;
   if (has_pending_ && pending_.end == busy.start && pending_.transfer == busy.transfer) {

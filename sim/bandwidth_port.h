@@ -7,6 +7,7 @@
 // multi-hop chunk does not leave idle holes on the links it waited for. Past intervals go
 // to the trace as one slice per run of chunks from the same DMA.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -42,6 +43,8 @@ class BandwidthPort {
     return ReserveFor(now, earliest, Duration(bytes), bytes, transfer_id, label);
   }
   // The same for a duration a timing model computed (row misses, say) instead of the rate.
+  // Inline (below): every chunk books two or three ports, and the call (seven arguments,
+  // one on the stack) was a fifth of a booking's instructions.
   Picoseconds ReserveFor(Picoseconds now, Picoseconds earliest, Picoseconds duration,
                          uint64_t bytes, uint64_t transfer_id, const std::string* label);
 
@@ -70,7 +73,9 @@ class BandwidthPort {
     Picoseconds when;
     const std::string* label;
   };
-  void Retire(Picoseconds now);
+  // Inlined into ReserveFor, its one caller: the loop is a few instructions, and a call per
+  // booking saves and restores as many registers again.
+  [[gnu::always_inline]] void Retire(Picoseconds now);
   void Emit(const Busy& busy);
   // Writes `busy` with the signals' marks before and inside it, in time order as the trace
   // wants them.
@@ -100,5 +105,48 @@ class BandwidthPort {
   std::vector<Mark> marks_;
   size_t marks_head_ = 0;
 };
+
+inline void BandwidthPort::Retire(Picoseconds now) {
+  const Busy* calendar = calendar_.data();
+  const size_t size = calendar_.size();
+  size_t head = head_;
+  // Untraced, a retired interval only leaves the calendar: Emit keeps runs for the trace.
+  if (trace_) {
+    for (; head < size && calendar[head].end <= now; ++head)
+      Emit(calendar[head]);
+  } else {
+    while (head < size && calendar[head].end <= now)
+      ++head;
+  }
+  if (head == size) {
+    calendar_.clear();
+    head = 0;
+  }
+  head_ = head;
+}
+
+inline Picoseconds BandwidthPort::ReserveFor(Picoseconds now, Picoseconds earliest,
+                                             Picoseconds duration, uint64_t bytes,
+                                             uint64_t transfer_id, const std::string* label) {
+  Retire(now);
+  // Retired intervals leave the calendar's front only when it is full and they are at least
+  // half of it, so the moves stay no more than the intervals retired, and a calendar of a
+  // few intervals (most ports) never moves at all.
+  if (calendar_.size() == calendar_.capacity() && head_ * 2 >= calendar_.size()) {
+    calendar_.erase_front(head_);
+    head_ = 0;
+  }
+  Picoseconds start = earliest;
+  const Busy* it = calendar_.begin() + head_;
+  for (; it != calendar_.end(); ++it) {
+    if (it->end <= start) continue;
+    if (start + duration <= it->start) break;  // fits in the gap before this interval
+    start = std::max(start, it->end);
+  }
+  calendar_.insert(it, Busy{start, start + duration, transfer_id, label});
+  busy_ += duration;
+  bytes_ += bytes;
+  return start;
+}
 
 }  // namespace tpusim::sim

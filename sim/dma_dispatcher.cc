@@ -28,6 +28,12 @@ DmaDispatcher::DmaDispatcher(SliceState& slice, DmaLedger& ledger, Chip& chip, D
                                &DmaDispatcher::PrefetchChunkEvent);
 }
 
+inline void DmaDispatcher::Schedule(SliceState& slice, Picoseconds now, Picoseconds when,
+                                    ChunkEvent event, Transfer& t, uint64_t bytes) {
+  slice.calendar().AtFrom(now, when, &DmaDispatcher::RunChunkEvent, &slice,
+                          reinterpret_cast<uintptr_t>(&t), bytes << 2 | event);
+}
+
 void DmaDispatcher::Start(const DmaRequest& request, uint32_t core) {
   const Checked checked = Check(request);
   const ChipId issuer = id_;
@@ -104,28 +110,23 @@ void DmaDispatcher::Begin(Transfer& t, int channel) {
                                t.flow);
   }
   if (slice_.run().traced()) BytesInFlight(static_cast<int64_t>(t.bytes));
-  const Picoseconds issued = EventQueue::Now() + issue_latency_;
+  const Picoseconds now = EventQueue::Now();
+  const Picoseconds issued = now + issue_latency_;
   if (t.bytes == 0) {
     // No chunk to carry the notice: it crosses the route as a semaphore signal does.
     const Picoseconds landed = destination == id_
                                    ? issued
                                    : slice_.SendRemoteSignal(id_, t.request.recv_semaphore, issued,
                                                              &t.request.label.str());
-    Schedule(slice_, issued, kDeparted, t);
-    Schedule(slice_, landed, kLanded, t);
+    Schedule(slice_, now, issued, kDeparted, t);
+    Schedule(slice_, now, landed, kLanded, t);
     return;
   }
   if (issue_latency_ == 0) {
     ReserveChunk(slice_, t);
   } else {
-    Schedule(slice_, issued, kReserve, t);
+    Schedule(slice_, now, issued, kReserve, t);
   }
-}
-
-void DmaDispatcher::Schedule(SliceState& slice, Picoseconds when, ChunkEvent event, Transfer& t,
-                             uint64_t bytes) {
-  slice.calendar().At(when, &DmaDispatcher::RunChunkEvent, &slice, reinterpret_cast<uintptr_t>(&t),
-                      bytes << 2 | event);
 }
 
 void DmaDispatcher::RunChunkEvent(void* slice_state, uint64_t transfer, uint64_t event_and_bytes) {
@@ -249,10 +250,11 @@ void DmaDispatcher::ReserveChunk(SliceState& slice, Transfer& t) {
   const Picoseconds departure = schedule.departure();
   const Picoseconds pace = schedule.pace();
   const bool more = t.sent + bytes < t.bytes;
-  Schedule(slice, departure, more && pace == departure ? kDepartedThenReserve : kDeparted, t,
+  const Picoseconds now = schedule.now();
+  Schedule(slice, now, departure, more && pace == departure ? kDepartedThenReserve : kDeparted, t,
            bytes);
-  if (more && pace != departure) Schedule(slice, pace, kReserve, t);
-  Schedule(slice, schedule.arrival() + t.notify, kLanded, t, bytes);
+  if (more && pace != departure) Schedule(slice, now, pace, kReserve, t);
+  Schedule(slice, now, schedule.arrival() + t.notify, kLanded, t, bytes);
 }
 
 void DmaDispatcher::BookThroughTlm(Transfer& t, size_t hop, bool link, uint64_t bytes,
@@ -333,7 +335,7 @@ void DmaDispatcher::MoveBytes(const Region& region, uint64_t base, uint8_t* data
   });
 }
 
-void DmaDispatcher::OnDeparted(SliceState& slice, Transfer& t, uint64_t bytes) {
+inline void DmaDispatcher::OnDeparted(SliceState& slice, Transfer& t, uint64_t bytes) {
   t.sent += bytes;
   if (t.send_semaphore) {
     if (t.sent == t.bytes) {  // only the last chunk is remembered, so only it builds a Touch
@@ -366,7 +368,7 @@ void DmaDispatcher::Departed(Transfer& t) {
   Admit();
 }
 
-void DmaDispatcher::OnLanded(SliceState& slice, Transfer& t, uint64_t bytes) {
+inline void DmaDispatcher::OnLanded(SliceState& slice, Transfer& t, uint64_t bytes) {
   t.landed += bytes;
   // Bytes in flight only feed the trace's counter.
   if (slice.run().traced()) t.dispatcher->BytesInFlight(-static_cast<int64_t>(bytes));

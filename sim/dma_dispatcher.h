@@ -75,8 +75,9 @@ class DmaDispatcher {
   void BookThroughTlm(Transfer& t, size_t hop, bool link, uint64_t bytes, ChunkSchedule& schedule);
   // Where the byte `sent` bytes into the DMA lies, on the source or the destination side.
   static uint64_t ChunkAddress(uint64_t base, const ByteBox& box, bool dense, uint64_t sent);
-  static void OnDeparted(SliceState& slice, Transfer& t, uint64_t bytes);
-  static void OnLanded(SliceState& slice, Transfer& t, uint64_t bytes);
+  // Inlined into RunChunkEvent, their one caller, as nearly every event is one of them.
+  [[gnu::always_inline]] static void OnDeparted(SliceState& slice, Transfer& t, uint64_t bytes);
+  [[gnu::always_inline]] static void OnLanded(SliceState& slice, Transfer& t, uint64_t bytes);
   // The last chunk has left: the channel is free, and the bytes leave the source.
   void Departed(Transfer& t);
   // The last chunk (of `bytes`) has landed.
@@ -91,8 +92,9 @@ class DmaDispatcher {
 
   // Chunk events go to the calendar as a plain function and two integers (no allocation).
   enum ChunkEvent : uint64_t { kDeparted, kDepartedThenReserve, kReserve, kLanded };
-  static void Schedule(SliceState& slice, Picoseconds when, ChunkEvent event, Transfer& t,
-                       uint64_t bytes = 0);
+  // Inlined: a chunk's booking schedules two or three events.
+  [[gnu::always_inline]] static void Schedule(SliceState& slice, Picoseconds now, Picoseconds when,
+                                              ChunkEvent event, Transfer& t, uint64_t bytes = 0);
   static void RunChunkEvent(void* slice, uint64_t transfer, uint64_t event_and_bytes);
   // The calendar's prefetch hooks for chunk events (EventQueue::SetPrefetch); they change
   // nothing. Far ahead, the lines of the Transfer the event reads: the first (counts and

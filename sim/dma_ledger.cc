@@ -19,11 +19,7 @@ Transfer& DmaLedger::Add() {
     // request and appends the path into it.
     t = std::move(spare_.back());
     spare_.pop_back();
-    Transfer fresh;
-    fresh.path = std::move(t->path);
-    fresh.path.clear();
-    fresh.request = std::move(t->request);
-    *t = std::move(fresh);
+    t->Reuse();
   }
   t->id = ++started_;
   return *transfers_.emplace_back(std::move(t));

@@ -62,6 +62,29 @@ struct Transfer {
   // The writers of its destination it is one of (DmaLedger::CheckWriteRace), so that its
   // landing finds them without a lookup by buffer; null when it writes nothing.
   BufferWriters* writers = nullptr;
+
+  // Every field as a new Transfer has it, but the path and the request keep their storage
+  // (Start assigns the request whole and appends the path). Field by field: building a new
+  // Transfer and moving it in constructed and moved a DmaRequest twice per DMA. A field
+  // added above is reset here too.
+  void Reuse() {
+    sent = landed = bytes = chunk_bytes = id = 0;
+    dispatcher = nullptr;
+    send_semaphore = recv_semaphore = nullptr;
+    path.clear();
+    within_one_memory = through_tlm = source_dense = destination_dense = false;
+    channel = -1;
+    issuer = 0;
+    observed_id = 0;
+    flow = 0;
+    source_base = destination_base = 0;
+    notify = 0;
+    hops = 0;
+    staging.reset();
+    shared.clear();
+    landed_all = false;
+    writers = nullptr;
+  }
 };
 
 // The DMAs of the slice in start order, with stable addresses: the writers in flight per

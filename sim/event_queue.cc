@@ -25,7 +25,8 @@ EventQueue::~EventQueue() {
 }
 
 Picoseconds EventQueue::Now() {
-  return sc_core::sc_time_stamp().value();
+  // sc_time_stamp() is a call into SystemC's library for what its simcontext keeps inline.
+  return sc_core::sc_get_curr_simcontext()->time_stamp().value();
 }
 
 void EventQueue::Push(const Due& due) {
@@ -59,7 +60,7 @@ void EventQueue::Pop() {
 }
 
 EventQueue::Bucket& EventQueue::BucketFor(Picoseconds when) {
-  uint32_t& recent = recent_[(when ^ (when >> 13) ^ (when >> 29)) % kRecentBuckets];
+  uint32_t& recent = recent_[RecentSlot(when)];
   if (recent < buckets_.size() && buckets_[recent].when == when) return buckets_[recent];
   if (free_buckets_.empty()) {
     recent = static_cast<uint32_t>(buckets_.size());
@@ -74,8 +75,8 @@ EventQueue::Bucket& EventQueue::BucketFor(Picoseconds when) {
   return bucket;
 }
 
-void EventQueue::At(Picoseconds when, Handler handler, void* context, uint64_t a, uint64_t b) {
-  const Picoseconds now = Now();
+void EventQueue::AtNewTime(Picoseconds now, Picoseconds when, Handler handler, void* context,
+                           uint64_t a, uint64_t b) {
   if (when < now) when = now;
   const bool earliest = heap_.empty() || when < heap_.front().when;
   BucketFor(when).items.push_back(Item{handler, context, a, b});
@@ -112,7 +113,7 @@ void EventQueue::RunCallback(void* queue, uint64_t slot, uint64_t) {
   callback();
 }
 
-void EventQueue::PrefetchFar(const Item& item) const {
+inline void EventQueue::PrefetchFar(const Item& item) const {
   if (item.handler == prefetch_handler_ && prefetch_handler_ != nullptr) {
     prefetch_far_(item.context, item.a, item.b);
   } else if (item.handler != &EventQueue::RunCallback) {

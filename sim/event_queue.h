@@ -34,7 +34,23 @@ class EventQueue {
 
   // Runs `handler(context, a, b)` at absolute time `when` (>= Now()). Events due at the
   // same time run in the order they were scheduled, so runs are deterministic.
-  void At(Picoseconds when, Handler handler, void* context, uint64_t a = 0, uint64_t b = 0);
+  void At(Picoseconds when, Handler handler, void* context, uint64_t a = 0, uint64_t b = 0) {
+    AtFrom(Now(), when, handler, context, a, b);
+  }
+  // The same, for a caller that knows the time is `now` (Now() is a call into SystemC): a
+  // DMA chunk's booking schedules two or three events at once.
+  void AtFrom(Picoseconds now, Picoseconds when, Handler handler, void* context, uint64_t a = 0,
+              uint64_t b = 0) {
+    // Most events join a bucket that exists (a symmetric collective's chips all book at the
+    // same instants): inline, that is a lookup and an append. Such a bucket is on the heap,
+    // so the event is not the earliest and the kernel needs no new notification.
+    const uint32_t recent = recent_[RecentSlot(when)];
+    if (when >= now && recent < buckets_.size() && buckets_[recent].when == when) {
+      buckets_[recent].items.push_back(Item{handler, context, a, b});
+      return;
+    }
+    AtNewTime(now, when, handler, context, a, b);
+  }
   // The same for any callable.
   void At(Picoseconds when, Callback callback);
 
@@ -93,12 +109,19 @@ class EventQueue {
   static bool Before(const Due& x, const Due& y) {
     return x.when != y.when ? x.when < y.when : x.sequence < y.sequence;
   }
+  static size_t RecentSlot(Picoseconds when) {
+    return (when ^ (when >> 13) ^ (when >> 29)) % kRecentBuckets;
+  }
   Bucket& BucketFor(Picoseconds when);
+  // AtFrom when `when` has no bucket among the recent ones (or is past).
+  void AtNewTime(Picoseconds now, Picoseconds when, Handler handler, void* context, uint64_t a,
+                 uint64_t b);
   void Push(const Due& due);
   void Pop();
   static void RunCallback(void* queue, uint64_t slot, uint64_t);
   // Far ahead of `item`: its hook, or two lines of its object.
-  void PrefetchFar(const Item& item) const;
+  // Inlined into RunDue, which calls it once per event.
+  [[gnu::always_inline]] void PrefetchFar(const Item& item) const;
   void RunDue();
 
   std::vector<Due> heap_;  // a binary min-heap on (when, sequence)
