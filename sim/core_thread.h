@@ -77,7 +77,10 @@ class CoreThread final : public CorePort {
   void CloseTrace(Picoseconds now, const std::string& why);
   // Wakes the thread if it waits on `s` and `s` now holds enough.
   void Poke(const Semaphore& s) {
-    if (waiting_ == &s && s.value() >= wait_amount_) events_->wake.notify(sc_core::SC_ZERO_TIME);
+    if (waiting_ == &s && s.value() >= wait_amount_) {
+      events_->wake.notify(sc_core::SC_ZERO_TIME);
+      PrefetchResume();
+    }
   }
 
   bool finished() const { return finished_; }
@@ -158,6 +161,21 @@ class CoreThread final : public CorePort {
   Picoseconds horizon_ = 0;  // no event anywhere before this time (while ahead_ > 0)
   const Semaphore* polling_ = nullptr;
   uint64_t poll_reads_ = 0;  // since the core last did anything else
+  // Asks for what the thread reads first when it resumes from Wait, once it is made
+  // runnable: the top of its stack (the coroutine switch pops its registers there, and the
+  // frames of Wait and its callers lie above) and its own state. On a pod every other
+  // chip's work has run since the thread blocked, so each of these is a miss, and the
+  // threads woken in one delta cycle run one after another: asked for here, the misses
+  // overlap the calendar's other events and the other threads' work.
+  void PrefetchResume() const {
+    for (int line = -kResumeLinesBelow; line < kResumeLinesAbove; ++line)
+      __builtin_prefetch(resume_frame_ + line * 64);
+    __builtin_prefetch(this);  // the vtable: the DSL reaches Wait through CorePort
+    __builtin_prefetch(&waiting_);
+  }
+  static constexpr int kResumeLinesBelow = 8, kResumeLinesAbove = 4;
+  // Wait's frame while the thread is blocked in it (set whenever waiting_ is).
+  const char* resume_frame_ = nullptr;
   const Semaphore* waiting_ = nullptr;
   int64_t wait_amount_ = 0;
   WaitKind wait_kind_ = WaitKind::kSemaphore;
