@@ -116,7 +116,7 @@ void CoreThread::Wait(SemaphoreHandle handle, int64_t amount, WaitKind kind,
     }
     waiting_ = &s;
     wait_amount_ = amount;
-    resume_frame_ = static_cast<const char*>(__builtin_frame_address(0));
+    RecordResumePoint();
     s.AwaitAtLeast(amount);
     wait_kind_ = kind;
     wait_what_ = what;

@@ -162,20 +162,33 @@ class CoreThread final : public CorePort {
   const Semaphore* polling_ = nullptr;
   uint64_t poll_reads_ = 0;  // since the core last did anything else
   // Asks for what the thread reads first when it resumes from Wait, once it is made
-  // runnable: the top of its stack (the coroutine switch pops its registers there, and the
-  // frames of Wait and its callers lie above) and its own state. On a pod every other
-  // chip's work has run since the thread blocked, so each of these is a miss, and the
-  // threads woken in one delta cycle run one after another: asked for here, the misses
-  // overlap the calendar's other events and the other threads' work.
+  // runnable: on a pod every other chip's work has run since it blocked, so each is a miss,
+  // and asked for here the misses overlap the calendar's other events and the other
+  // threads' work. What it reads: the coroutine switch's saved registers and the SystemC
+  // frames just below Wait's stack pointer, Wait's saved registers and return address at its
+  // frame, and its own vtable (the DSL calls it through CorePort) and wait state. Seven
+  // lines: more stall the calendar on the core's few outstanding misses.
   void PrefetchResume() const {
-    for (int line = -kResumeLinesBelow; line < kResumeLinesAbove; ++line)
-      __builtin_prefetch(resume_frame_ + line * 64);
-    __builtin_prefetch(this);  // the vtable: the DSL reaches Wait through CorePort
+    __builtin_prefetch(resume_sp_ - 0x88);
+    __builtin_prefetch(resume_sp_ - 0x48);
+    __builtin_prefetch(resume_sp_ - 0x08);
+    __builtin_prefetch(resume_frame_ - 0x30);
+    __builtin_prefetch(resume_frame_ + 0x10);
+    __builtin_prefetch(this);
     __builtin_prefetch(&waiting_);
   }
-  static constexpr int kResumeLinesBelow = 8, kResumeLinesAbove = 4;
-  // Wait's frame while the thread is blocked in it (set whenever waiting_ is).
+  // Wait's stack pointer and frame while the thread is blocked in it (set whenever waiting_
+  // is): RecordResumePoint.
+  const char* resume_sp_ = nullptr;
   const char* resume_frame_ = nullptr;
+  [[gnu::always_inline]] void RecordResumePoint() {
+    resume_frame_ = static_cast<const char*>(__builtin_frame_address(0));
+#if defined(__x86_64__)
+    asm("mov %%rsp, %0" : "=r"(resume_sp_));
+#else
+    resume_sp_ = resume_frame_;
+#endif
+  }
   const Semaphore* waiting_ = nullptr;
   int64_t wait_amount_ = 0;
   WaitKind wait_kind_ = WaitKind::kSemaphore;
