@@ -259,6 +259,7 @@ AsyncCopy Kernel::async_copy(const Ref& src, const Ref& dst, const Ref& sem) {
   const base::SemaphoreHandle here = ResolveSemaphore(sem, device_id(), "copy");
   AsyncCopy copy;
   copy.kernel_ = this;
+  copy.port_ = &port_;
   copy.recv_here_ = here;
   copy.recv_fixed_ = Fixed(sem);
   copy.src_ = src;
@@ -277,6 +278,7 @@ AsyncCopy Kernel::async_remote_copy(const Ref& src, const Ref& dst, const Ref& s
   const base::SemaphoreHandle recv_here = ResolveSemaphore(recv_sem, device_id(), "receive");
   AsyncCopy copy;
   copy.kernel_ = this;
+  copy.port_ = &port_;
   copy.send_here_ = send_here;
   copy.send_fixed_ = Fixed(send_sem);
   copy.recv_here_ = recv_here;
@@ -326,16 +328,14 @@ void AsyncCopy::wait_send() {
                                                  "'; a local copy has one semaphore: use wait().");
   }
   if (nbytes() == 0) return;
-  Kernel& k = *kernel_;
-  k.port_.Wait(SendHere(), static_cast<int64_t>(nbytes()), base::WaitKind::kDmaSend, "wait_send");
+  port_->Wait(SendHere(), static_cast<int64_t>(nbytes()), base::WaitKind::kDmaSend, "wait_send");
 }
 
 void AsyncCopy::wait_recv() {
   if (nbytes() == 0) return;
-  Kernel& k = *kernel_;
-  k.port_.Wait(RecvHere(), static_cast<int64_t>(nbytes()),
-               remote_ ? base::WaitKind::kDmaRecv : base::WaitKind::kDma,
-               remote_ ? "wait_recv" : "wait");
+  port_->Wait(RecvHere(), static_cast<int64_t>(nbytes()),
+              remote_ ? base::WaitKind::kDmaRecv : base::WaitKind::kDma,
+              remote_ ? "wait_recv" : "wait");
 }
 
 void AsyncCopy::wait() {

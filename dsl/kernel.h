@@ -100,6 +100,9 @@ class AsyncCopy {
   friend class Kernel;
   AsyncCopy() = default;
   Kernel* kernel_ = nullptr;
+  // The kernel's port, kept here: a wait resumes after the thread was away, and on a pod the
+  // Kernel object is out of the cache by then (a miss the waits need not take).
+  base::CorePort* port_ = nullptr;
   Ref src_, dst_, send_sem_, recv_sem_;
   bool remote_ = false;
   int target_device_ = 0;

@@ -12,6 +12,7 @@
 // all_gather_2d is the same kernel over two axes, named as before.
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 
 #include "base/errors.h"
@@ -101,9 +102,17 @@ KernelFn AllGatherNd(std::vector<std::string> axes, int64_t block) {
     for (const Ring& ring : rings)
       steps += ring.size - 1;
     const std::string scope_name = std::to_string(n) + "-D step ";
+    // Each share's semaphores for its current phase, sliced when it enters the phase: per
+    // DMA they were two views (two heap blocks) made and freed again, a cache miss each on
+    // a pod. phase_of says which phase a share's entries are for (-1: none yet).
+    std::vector<std::array<Ref, 2 * kStepSemaphores>> share_sems(shares.size());
+    std::vector<int> phase_of(shares.size(), -1);
+    std::vector<Slice> region(static_cast<size_t>(n + 1), Slice(0, 0, false));
+    std::vector<AsyncCopy> copies;
+    copies.reserve(shares.size());
     for (int step = 0; step < steps; ++step) {
       auto scope = k.named_scope(scope_name + std::to_string(step));
-      std::vector<AsyncCopy> copies;
+      copies.clear();
       for (size_t s = 0; s < shares.size(); ++s) {
         const Share& share = shares[s];
         if (share.size == 0) continue;
@@ -112,7 +121,6 @@ KernelFn AllGatherNd(std::vector<std::string> axes, int64_t block) {
         const Ring& ring = rings[static_cast<size_t>(axis)];
         // The blocks that reached this device after at.step hops along `axis` move on: whole
         // along the axes this share has finished, this device's own line along the others.
-        std::vector<Slice> region(static_cast<size_t>(n + 1), Slice(0, 0, false));
         for (int done = 0; done <= n - 1; ++done) {
           const int a = (share.first_axis + done) % n;
           const auto extent = static_cast<int64_t>(rings[static_cast<size_t>(a)].size);
@@ -126,10 +134,18 @@ KernelFn AllGatherNd(std::vector<std::string> axes, int64_t block) {
         // a new neighbour's shard is not ordered after the old one's. Within a phase, steps
         // take turns on two, as on a ring (kernels/ring.h).
         const int parity = at.step % kStepSemaphores;
-        const auto slot = static_cast<int64_t>(s);
+        std::array<Ref, 2 * kStepSemaphores>& sems = share_sems[s];
+        if (phase_of[s] != at.phase) {
+          phase_of[s] = at.phase;
+          const auto slot = static_cast<int64_t>(s);
+          for (int p = 0; p < kStepSemaphores; ++p) {
+            sems[static_cast<size_t>(2 * p)] = send_sems.at(slot, at.phase, p);
+            sems[static_cast<size_t>(2 * p + 1)] = recv_sems.at(slot, at.phase, p);
+          }
+        }
         copies.push_back(
-            k.async_remote_copy(moving, moving, send_sems.at(slot, at.phase, parity),
-                                recv_sems.at(slot, at.phase, parity),
+            k.async_remote_copy(moving, moving, sems[static_cast<size_t>(2 * parity)],
+                                sems[static_cast<size_t>(2 * parity + 1)],
                                 share.direction > 0 ? ring.right_device() : ring.left_device()));
         copies.back().start();
       }

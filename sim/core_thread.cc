@@ -116,6 +116,7 @@ void CoreThread::Wait(SemaphoreHandle handle, int64_t amount, WaitKind kind,
     }
     waiting_ = &s;
     wait_amount_ = amount;
+    RecordResumePoint();
     s.AwaitAtLeast(amount);
     wait_kind_ = kind;
     wait_what_ = what;

@@ -15,19 +15,19 @@ std::string Touch::Describe() const {
 }
 
 std::string Semaphore::DescribeRecent(const DeviceGrid& grid) const {
-  if (recent_.empty() && value_ != 0) {
+  if (recent_count_ == 0 && value_ != 0) {
     // Only a DMA's last chunk is remembered, so a value with no history came from chunks
     // of DMAs still landing.
     return "it holds " + std::to_string(value_) +
            " from the first chunks of DMAs still landing into it; no DMA into it has finished "
            "and nothing has signalled it yet";
   }
-  if (recent_.empty()) return "nothing has signalled it or sent data to it yet";
+  if (recent_count_ == 0) return "nothing has signalled it or sent data to it yet";
   std::string text = "last changed by";
-  for (auto it = recent_.rbegin(); it != recent_.rend(); ++it) {
-    text += (it == recent_.rbegin() ? " " : "; ") + it->Describe() + " from " +
-            grid.Describe(it->from) + " (+" + std::to_string(it->amount) + " at " +
-            FormatTime(it->when) + ")";
+  for (size_t i = 0; i < recent_count_; ++i) {
+    const Touch& t = recent(i);
+    text += (i == 0 ? " " : "; ") + t.Describe() + " from " + grid.Describe(t.from) + " (+" +
+            std::to_string(t.amount) + " at " + FormatTime(t.when) + ")";
   }
   return text;
 }

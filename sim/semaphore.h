@@ -39,8 +39,12 @@ class Semaphore {
   const std::string& name() const { return name_; }
   SemaphoreKind kind() const { return kind_; }
   int64_t value() const { return value_; }
-  // Newest last, at most kRecentTouches; no allocation until used.
-  const std::vector<Touch>& recent() const { return recent_; }
+  // How many touches it remembers (at most kRecentTouches), and the i-th newest (0: the
+  // newest).
+  size_t recent_count() const { return recent_count_; }
+  const Touch& recent(size_t i) const {
+    return recent_[(recent_next_ + kRecentTouches - 1 - i) % kRecentTouches];
+  }
   traces::TrackId counter_track() const { return counter_track_; }
   void set_counter_track(traces::TrackId track) { counter_track_ = track; }
 
@@ -50,13 +54,10 @@ class Semaphore {
     int64_t sum = 0;
     if (__builtin_add_overflow(value_, amount, &sum)) return false;
     value_ = sum;
-    if (touch) {
-      if (recent_.size() < kRecentTouches) {
-        recent_.push_back(*touch);
-      } else {  // the oldest's strings are reused: no allocation per DMA once full
-        std::rotate(recent_.begin(), recent_.begin() + 1, recent_.end());
-        recent_.back() = *touch;
-      }
+    if (touch) {  // over the oldest; a chunk of the DMA that wrote it copies no label
+      recent_[recent_next_] = *touch;
+      recent_next_ = static_cast<uint8_t>((recent_next_ + 1) % kRecentTouches);
+      if (recent_count_ < kRecentTouches) ++recent_count_;
     }
     return true;
   }
@@ -84,8 +85,12 @@ class Semaphore {
   int64_t wake_at_ = INT64_MAX;
   traces::TrackId counter_track_ = 0;
   SemaphoreKind kind_;
+  // Where the next touch goes, and how many there are.
+  uint8_t recent_next_ = 0, recent_count_ = 0;
   std::string name_;
-  std::vector<Touch> recent_;
+  // A ring inside the semaphore: a vector of them was a heap block that every chunk's touch
+  // reached through the semaphore, a second cache miss on a pod, and moved all three.
+  Touch recent_[kRecentTouches];
 };
 
 class CoreThread;
