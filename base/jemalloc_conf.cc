@@ -8,7 +8,7 @@
 // with 4 KiB pages most of those accesses also missed the TLB, whose entries cover a few MB,
 // and a page walk cannot be hidden by a prefetch as a cache miss can. With 2 MiB pages the
 // v4-16x16x16 all-gather spends a fifth less user time (the kernel's clearing of the huge
-// pages, system time, takes back part of it) (docs/performance-at-scale.md, "Events per
+// pages, system time, takes back part of it) (docs/performance-large-slices.md, "Events per
 // second on a large slice: huge pages and a deeper look-ahead"). On a small slice that
 // clearing costs more than the pages save, so the tpusim executable keeps them off until it
 // knows the slice is large (tools/tpusim/huge_pages.h).

@@ -7,7 +7,7 @@
 // Most DMAs' names are never read: only errors, race and deadlock reports and the trace
 // show them. So a label may be lazy: made of a source that keeps what its text is written
 // from (the DSL's copies keep their refs' names and slices, dsl/copy_label.h) and writes
-// the text on the first str(). docs/performance-at-scale.md says what that saves.
+// the text on the first str(). docs/performance-large-slices.md says what that saves.
 
 #include <atomic>
 #include <cstdint>

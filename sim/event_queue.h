@@ -103,7 +103,7 @@ class EventQueue {
   // hook), and how far ahead it runs the near hook, which reads that object. A symmetric
   // collective on 4096 chips puts 8192 events in a bucket, each a few misses: with the
   // object two events ahead and nothing nearer, its semaphore and ports still missed
-  // (docs/performance-at-scale.md, "Events per second on a large slice").
+  // (docs/performance-large-slices.md, "Events per second on a large slice").
   static constexpr size_t kObjectAhead = 8;
   static constexpr size_t kHookAhead = 4;
   static bool Before(const Due& x, const Due& y) {
