@@ -49,6 +49,10 @@ tpusim whose kernels register themselves; run, compare, bench and list then know
 the parameters ENTRY declares, each a flag (--bytes, --chunk-bytes, ...).
 )";
 
+bool IsLoadOption(const std::string& arg) {
+  return arg == "--load" || arg.rfind("--load=", 0) == 0;
+}
+
 // Takes every `--load PATH` / `--load=PATH` out of argv (every command accepts it, so no
 // command parses it) and returns the paths in order.
 std::vector<std::string> TakeLoadOptions(int& argc, char** argv) {
@@ -56,13 +60,13 @@ std::vector<std::string> TakeLoadOptions(int& argc, char** argv) {
   int kept = 0;
   for (int i = 0; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--load") {
+    if (!IsLoadOption(arg)) {
+      argv[kept++] = argv[i];
+    } else if (arg == "--load") {
       if (i + 1 >= argc) throw UsageError("", "--load needs the path of a shared library.");
       paths.push_back(argv[++i]);
-    } else if (arg.rfind("--load=", 0) == 0) {
-      paths.push_back(arg.substr(7));
     } else {
-      argv[kept++] = argv[i];
+      paths.push_back(arg.substr(7));
     }
   }
   argc = kept;
@@ -119,6 +123,12 @@ void RequireWritten(std::ostream& out, const std::string& destination) {
 
 const std::vector<std::string>& LoadedLibraries() {
   return loaded_libraries;
+}
+
+bool AsksToLoad(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (IsLoadOption(argv[i])) return true;
+  return false;
 }
 
 int Dispatch(int argc, char** argv) {
