@@ -9,6 +9,7 @@
 #include <iostream>
 #include <new>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/errors.h"
@@ -49,8 +50,9 @@ tpusim whose kernels register themselves; run, compare, bench and list then know
 the parameters ENTRY declares, each a flag (--bytes, --chunk-bytes, ...).
 )";
 
-bool IsLoadOption(const std::string& arg) {
-  return arg == "--load" || arg.rfind("--load=", 0) == 0;
+// Allocation-free: AsksToLoad runs before the process's initialisers (static_main.cc).
+bool IsLoadOption(std::string_view arg) {
+  return arg == "--load" || arg.starts_with("--load=");
 }
 
 // Takes every `--load PATH` / `--load=PATH` out of argv (every command accepts it, so no

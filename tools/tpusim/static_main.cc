@@ -6,10 +6,16 @@
 // targets in that library's one Registry (cmake/TpusimLibrary.cmake). Loaded here, it would
 // bring the shared library in as well: its registrations would land in the library's copy of
 // the registry, which this executable's commands never read, beside a second protobuf. The
-// shared-linked CLI has one copy of everything, the plugin's included. So before anything
-// else, a command line with --load (wherever Main would find it) re-executes that CLI with
-// the same arguments; it runs the whole command, and its exit status is tpusim's. It never
-// hands over again, and the child processes of its runs (sweep points) are its own.
+// shared-linked CLI has one copy of everything, the plugin's included. So a command line with
+// --load (wherever Main would find it) re-executes that CLI with the same arguments; it runs
+// the whole command, and its exit status is tpusim's. It never hands over again, and the
+// child processes of its runs (sweep points) are its own.
+//
+// The hand-over happens from .preinit_array, before any initialiser of this executable or of
+// its libraries has run (SystemC's, protobuf's and the kernels' registrations: half the start
+// of a run that is about to be replaced), so it allocates nothing and writes no message. If
+// the helper cannot be started there, sc_main tries again, with every initialiser done, and
+// explains the failure.
 
 #include <unistd.h>
 
@@ -23,25 +29,48 @@
 namespace {
 
 // The shared-linked CLI: TPUSIM_PLUGIN_HOST_FROM_CLI (set by the build, the same relative
-// path installed and in the build tree) from the directory of this executable.
-std::string PluginHostPath() {
-  char self[4096];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return "";
-  std::string path(self, static_cast<std::size_t>(n));
-  path.erase(path.rfind('/') + 1);
-  path += TPUSIM_PLUGIN_HOST_FROM_CLI;
-  return path;
+// path installed and in the build tree) from the directory of this executable. False when
+// the path does not fit.
+bool PluginHostPath(char (&path)[4096]) {
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path);
+  if (n <= 0 || n >= static_cast<ssize_t>(sizeof path)) return false;
+  path[n] = '\0';
+  char* slash = std::strrchr(path, '/');
+  constexpr std::size_t kTail = sizeof TPUSIM_PLUGIN_HOST_FROM_CLI;  // with its '\0'
+  if (slash == nullptr || static_cast<std::size_t>(slash + 1 - path) + kTail > sizeof path)
+    return false;
+  std::memcpy(slash + 1, TPUSIM_PLUGIN_HOST_FROM_CLI, kTail);
+  return true;
 }
 
+// Returns only when the helper could not be started, with errno saying why.
+void ExecPluginHost(char** argv, char (&host)[4096]) {
+  if (PluginHostPath(host)) {
+    execv(host, argv);
+  } else {
+    host[0] = '\0';
+    errno = ENAMETOOLONG;
+  }
+}
+
+void HandOverEarly(int argc, char** argv, char** /*envp*/) {
+  if (!tpusim::cli::AsksToLoad(argc, argv)) return;
+  char host[4096];
+  ExecPluginHost(argv, host);
+}
+
+[[gnu::used,
+  gnu::section(".preinit_array")]] void (*const hand_over_early)(int, char**,
+                                                                 char**) = &HandOverEarly;
+
 int RunPluginHost(char** argv) {
-  const std::string host = PluginHostPath();
-  if (!host.empty()) execv(host.c_str(), argv);
-  // Only reached when the helper could not be started.
+  char host[4096];
+  ExecPluginHost(argv, host);
   const int error = errno;
   std::cerr << "tpusim: --load runs plugins in tpusim's shared-library build, which should "
                "be at "
-            << (host.empty() ? std::string(TPUSIM_PLUGIN_HOST_FROM_CLI) + " beside tpusim" : host)
+            << (host[0] != '\0' ? std::string(host)
+                                : std::string(TPUSIM_PLUGIN_HOST_FROM_CLI) + " beside tpusim")
             << ", and it could not be started (" << std::strerror(error)
             << "); install tpusim with `cmake --install`, which installs both.\n";
   return 1;
