@@ -58,6 +58,10 @@ function(tpusim_use_fast_malloc target)
       target_link_libraries(${target} PRIVATE ${TPUSIM_JEMALLOC_SHARED})
     endif()
   endif()
-  # Its options (2 MiB pages for the heap): base/jemalloc_conf.cc says why.
-  target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/base/jemalloc_conf.cc)
+  # Its options (2 MiB pages for the heap): base/jemalloc_conf.cc says why. Compiled once
+  # for every executable that links jemalloc.
+  if(NOT TARGET tpusim_jemalloc_conf)
+    add_library(tpusim_jemalloc_conf OBJECT ${PROJECT_SOURCE_DIR}/base/jemalloc_conf.cc)
+  endif()
+  target_link_libraries(${target} PRIVATE tpusim_jemalloc_conf)
 endfunction()

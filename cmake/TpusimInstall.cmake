@@ -11,17 +11,29 @@ set(TPUSIM_INSTALL_TOPOLOGIESDIR ${CMAKE_INSTALL_DATADIR}/tpusim/topologies)
 install(TARGETS tpusim_library tpusim EXPORT tpusimTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The shared-linked CLI that runs plugins for the `tpusim` executable, where that one links
+# libtpusim in (tools/tpusim/CMakeLists.txt). A helper, not part of the package's API.
+set(TPUSIM_SHARED_CLI_DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(NOT TPUSIM_SHARED_CLI STREQUAL "tpusim")
+  set(TPUSIM_SHARED_CLI_DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/tpusim)
+  install(TARGETS ${TPUSIM_SHARED_CLI} RUNTIME DESTINATION ${TPUSIM_SHARED_CLI_DESTINATION})
+endif()
 
-# The CLI's RUNPATH: libtpusim relative to the binary ($ORIGIN), in the build tree and once
-# installed next to lib/, wherever either lives. Not CMake's own scheme: it links the build
+# The shared-linked CLI's RUNPATH: libtpusim relative to the binary ($ORIGIN), in the build
+# tree and once installed, wherever either lives. Not CMake's own scheme: it links the build
 # tree's binary with its absolute build RPATH and a ':' appended (room for the install RPATH,
 # which `cmake --install` writes in place), and ld.so reads that empty last entry as the
 # current directory, where it looks for every library the CLI needs, in every hwcaps
 # subdirectory: about 150 failed opens a run (docs/performance-start-up.md). So the
 # binary is linked with its build-tree path, padded with '/' (which ld.so ignores at the end
 # of a directory) to the length of the installed one, and install rewrites it in place.
-set(TPUSIM_CLI_INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
-get_target_property(cli_dir tpusim BINARY_DIR)
+file(RELATIVE_PATH library_from_installed_cli /PREFIX/${TPUSIM_SHARED_CLI_DESTINATION}
+     /PREFIX/${CMAKE_INSTALL_LIBDIR})
+set(TPUSIM_CLI_INSTALL_RPATH "$ORIGIN/${library_from_installed_cli}")
+get_target_property(cli_dir ${TPUSIM_SHARED_CLI} RUNTIME_OUTPUT_DIRECTORY)
+if(NOT cli_dir)
+  get_target_property(cli_dir ${TPUSIM_SHARED_CLI} BINARY_DIR)
+endif()
 get_target_property(library_dir tpusim_library BINARY_DIR)
 file(RELATIVE_PATH library_from_cli ${cli_dir} ${library_dir})
 set(TPUSIM_CLI_BUILD_RPATH "$ORIGIN/${library_from_cli}")
@@ -34,13 +46,13 @@ if(build_rpath_length LESS install_rpath_length)
 endif()
 # BUILD_WITH_INSTALL_RPATH turns CMake's rewriting off: the binary is linked with
 # INSTALL_RPATH, here the build tree's, and the rule below rewrites the installed copy.
-set_target_properties(tpusim PROPERTIES
+set_target_properties(${TPUSIM_SHARED_CLI} PROPERTIES
   BUILD_WITH_INSTALL_RPATH ON
   INSTALL_RPATH "${TPUSIM_CLI_BUILD_RPATH}")
 # A build that skips RPATHs has none to rewrite.
 if(NOT CMAKE_SKIP_RPATH AND NOT CMAKE_SKIP_INSTALL_RPATH)
   install(CODE "file(RPATH_CHANGE
-    FILE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/tpusim\"
+    FILE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${TPUSIM_SHARED_CLI_DESTINATION}/tpusim\"
     OLD_RPATH \"${TPUSIM_CLI_BUILD_RPATH}\" NEW_RPATH \"${TPUSIM_CLI_INSTALL_RPATH}\")")
 endif()
 

@@ -11,6 +11,11 @@ include(GNUInstallDirs)
 # would register where the CLI never looks.
 # Executables and plugins link this target, never the layer OBJECT libraries as well: that
 # would put a second copy of the registry and of the protobuf descriptors in the process.
+# The one exception is the `tpusim` executable, which links the layers' objects instead of
+# this library (never both), and hands every run that loads a plugin to a CLI linked with
+# this library (tools/tpusim/CMakeLists.txt says why and how).
+set(TPUSIM_LAYERS tpusim_topologies tpusim_traces tpusim_base tpusim_sim tpusim_dsl
+    tpusim_kernels tpusim_programs tpusim_hlo tpusim_hlo_run tpusim_hlo_reference)
 add_library(tpusim_library SHARED)
 set_target_properties(tpusim_library PROPERTIES
   OUTPUT_NAME tpusim
@@ -19,9 +24,7 @@ set_target_properties(tpusim_library PROPERTIES
   # Pre-1.0: a minor release may break the ABI.
   SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
 # Object libraries linked directly contribute their objects.
-target_link_libraries(tpusim_library PRIVATE
-  tpusim_topologies tpusim_traces tpusim_base tpusim_sim tpusim_dsl tpusim_kernels tpusim_programs
-  tpusim_hlo tpusim_hlo_run tpusim_hlo_reference)
+target_link_libraries(tpusim_library PRIVATE ${TPUSIM_LAYERS})
 # What the public headers need (dsl/dtype.h uses Eigen; topology.pb.h protobuf). SystemC is
 # a link dependency only: no public header includes it.
 target_link_libraries(tpusim_library PUBLIC protobuf::libprotobuf Eigen3::Eigen
@@ -52,3 +55,12 @@ target_link_options(tpusim_library PRIVATE
   LINKER:-Bsymbolic-functions)
 target_link_libraries(tpusim_library PRIVATE ${CMAKE_DL_LIBS})  # dlopen, for plugins
 add_library(tpusim::tpusim ALIAS tpusim_library)
+
+# What compiling and linking against the layers' objects needs, without the library: for the
+# `tpusim` executable, which links the objects themselves (TPUSIM_LINKS_LAYERS below). Their
+# objects come only from a direct link; this carries their usage requirements.
+add_library(tpusim_layers INTERFACE)
+target_link_libraries(tpusim_layers INTERFACE ${TPUSIM_LAYERS} Eigen3::Eigen PkgConfig::SYSTEMC
+                      nlohmann_json::nlohmann_json ${CMAKE_DL_LIBS})
+target_include_directories(tpusim_layers INTERFACE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
+target_compile_features(tpusim_layers INTERFACE cxx_std_20)

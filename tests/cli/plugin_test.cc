@@ -147,6 +147,42 @@ TEST(Plugin, AModelOrCallTargetWithATakenNameFailsTheLoadNamingEach) {
   EXPECT_THAT(r.err, ::testing::Not(HasSubstr("terminate")));
 }
 
+#ifdef TPUSIM_PLUGIN_HOST
+// `tpusim` links libtpusim's objects and protobuf's archive (tools/tpusim/CMakeLists.txt says
+// why), and hands a run that loads a plugin to the shared-linked CLI, which the tests above
+// exercise through it. ld.so lists what each would load, without running it.
+TEST(Plugin, TheCliLoadsNeitherLibtpusimNorLibprotobufButItsPluginHostDoes) {
+  const auto cli = testing::RunShell("LD_TRACE_LOADED_OBJECTS=1 " TPUSIM_BINARY);
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_THAT(cli.out, HasSubstr("libsystemc"));
+  EXPECT_THAT(cli.out, ::testing::Not(HasSubstr("libtpusim")));
+  EXPECT_THAT(cli.out, ::testing::Not(HasSubstr("libprotobuf")));
+  const auto host = testing::RunShell("LD_TRACE_LOADED_OBJECTS=1 " TPUSIM_PLUGIN_HOST);
+  ASSERT_EQ(host.exit_code, 0) << host.err;
+  EXPECT_THAT(host.out, HasSubstr("libtpusim"));
+}
+
+// A `tpusim` copied without its helper runs what needs no plugin, and a --load says which
+// file it needed and how to get it.
+TEST(Plugin, ACliWithoutItsPluginHostNamesTheMissingFile) {
+  const std::string bin = testing::TempPath("cli_alone/bin");
+  std::filesystem::create_directories(bin);
+  std::filesystem::copy_file(TPUSIM_BINARY, bin + "/tpusim",
+                             std::filesystem::copy_options::overwrite_existing);
+  const auto alone = testing::RunShell(bin + "/tpusim list");
+  EXPECT_EQ(alone.exit_code, 0) << alone.err;
+  EXPECT_THAT(alone.out, HasSubstr("all_gather_ring"));
+  const auto r = testing::RunShell(bin + "/tpusim list --load " + kPlugin);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("tpusim: --load runs plugins in tpusim's shared-library build, "
+                               "which should be at " +
+                               bin +
+                               "/" TPUSIM_PLUGIN_HOST_FROM_CLI
+                               ", and it could not be started (No such file or directory); "
+                               "install tpusim with `cmake --install`, which installs both."));
+}
+#endif
+
 TEST(Version, PrintsTheProjectVersionAndGitRevision) {
   const auto r = RunTpusim("--version");
   ASSERT_EQ(r.exit_code, 0) << r.err;

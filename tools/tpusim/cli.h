@@ -59,6 +59,10 @@ bool ParseOnly();
 
 // The --load libraries of this process, in order: runs in child processes load them too.
 const std::vector<std::string>& LoadedLibraries();
+// Whether the command line asks to --load a library (as Main reads it): the `tpusim`
+// executable with libtpusim linked in hands such runs to the shared-linked CLI
+// (tools/tpusim/static_main.cc). It allocates nothing and needs no initialiser to have run.
+bool AsksToLoad(int argc, char** argv);
 
 int RunTopologies(int argc, char** argv);
 int RunDescribe(int argc, char** argv);

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <new>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/errors.h"
@@ -49,6 +50,11 @@ tpusim whose kernels register themselves; run, compare, bench and list then know
 the parameters ENTRY declares, each a flag (--bytes, --chunk-bytes, ...).
 )";
 
+// Allocation-free: AsksToLoad runs before the process's initialisers (static_main.cc).
+bool IsLoadOption(std::string_view arg) {
+  return arg == "--load" || arg.starts_with("--load=");
+}
+
 // Takes every `--load PATH` / `--load=PATH` out of argv (every command accepts it, so no
 // command parses it) and returns the paths in order.
 std::vector<std::string> TakeLoadOptions(int& argc, char** argv) {
@@ -56,13 +62,13 @@ std::vector<std::string> TakeLoadOptions(int& argc, char** argv) {
   int kept = 0;
   for (int i = 0; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--load") {
+    if (!IsLoadOption(arg)) {
+      argv[kept++] = argv[i];
+    } else if (arg == "--load") {
       if (i + 1 >= argc) throw UsageError("", "--load needs the path of a shared library.");
       paths.push_back(argv[++i]);
-    } else if (arg.rfind("--load=", 0) == 0) {
-      paths.push_back(arg.substr(7));
     } else {
-      argv[kept++] = argv[i];
+      paths.push_back(arg.substr(7));
     }
   }
   argc = kept;
@@ -119,6 +125,12 @@ void RequireWritten(std::ostream& out, const std::string& destination) {
 
 const std::vector<std::string>& LoadedLibraries() {
   return loaded_libraries;
+}
+
+bool AsksToLoad(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (IsLoadOption(argv[i])) return true;
+  return false;
 }
 
 int Dispatch(int argc, char** argv) {
