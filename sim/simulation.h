@@ -45,6 +45,7 @@ class Simulation final : public Engine {
   }
   using Engine::Run;
   RunOutcome Run(const CoreProgram& program, const std::string& name) override;
+  void LeaveForExit() override { context_.Leave(); }
 
  private:
   SystemCContext context_;  // first in, last out: every SystemC object of the run lives in it
