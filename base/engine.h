@@ -98,6 +98,11 @@ class Engine {
   // program's) names each core's top-level slice on the trace and its errors.
   virtual RunOutcome Run(const CoreProgram& program, const std::string& name) = 0;
   RunOutcome Run(const CoreProgram& program) { return Run(program, "kernel"); }
+
+  // For a caller that keeps this engine until its process ends and never destroys it
+  // (RunConfig::leave_model_at_exit): gives back what the engine holds of the host thread, so
+  // that another engine can be built and run on it, without taking the model apart.
+  virtual void LeaveForExit() {}
 };
 
 // The SystemC model of `topology` (sim/). Throws Error(kInvalidArgument) for a topology

@@ -14,6 +14,13 @@ namespace tpusim::dsl {
 
 namespace {
 
+// The engines of runs with RunConfig::leave_model_at_exit, never destroyed: held from a
+// pointer that is never freed, so they stay reachable and exit does not destroy them.
+std::vector<std::unique_ptr<base::Engine>>& ModelsLeftAtExit() {
+  static auto* models = new std::vector<std::unique_ptr<base::Engine>>();
+  return *models;
+}
+
 // "'x'", "'x' and 'y'".
 std::string AxesText(const std::vector<std::string>& axes) {
   std::string text;
@@ -246,7 +253,7 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const base::RunConfig&
   // A kernel's BlockSpecs fail here, before the run, as they always have.
   if (call_) CallInstance(mesh_, *call_, in_blocks);
 
-  const std::unique_ptr<base::Engine> engine = base::BuildEngine(mesh_.topology(), config);
+  std::unique_ptr<base::Engine> engine = base::BuildEngine(mesh_.topology(), config);
   ProgramRun run(mesh_, *engine, config);
 
   std::vector<std::vector<Value>> device_inputs(mesh_.devices());
@@ -337,6 +344,10 @@ RunResult ShardMap::Run(const std::vector<Array>& inputs, const base::RunConfig&
     }
   }
   run.Detach();
+  if (config.leave_model_at_exit) {
+    engine->LeaveForExit();
+    ModelsLeftAtExit().push_back(std::move(engine));
+  }
   return result;
 }
 

@@ -2,7 +2,8 @@
 
 // base::Engine on the SystemC model: a fresh SystemC context with one Slice built in it.
 // Each run owns its context, so many runs in one process (compare, bench, tests) neither
-// share state nor leak: the slice's modules go first, then the context.
+// share state nor leak: the slice's modules go first, then the context. `tpusim run`, whose
+// process ends after its one run, leaves its Simulation instead (LeaveForExit).
 
 #include <memory>
 
@@ -45,6 +46,7 @@ class Simulation final : public Engine {
   }
   using Engine::Run;
   RunOutcome Run(const CoreProgram& program, const std::string& name) override;
+  void LeaveForExit() override { context_.Leave(); }
 
  private:
   SystemCContext context_;  // first in, last out: every SystemC object of the run lives in it

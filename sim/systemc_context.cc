@@ -141,7 +141,18 @@ SystemCContext::SystemCContext() {
 }
 
 SystemCContext::~SystemCContext() {
+  if (left_) return;
   delete context_;
+  if (sc_core::sc_curr_simcontext == context_) {
+    sc_core::sc_curr_simcontext = BaseContext();
+    sc_core::sc_default_global_context = BaseContext();
+  }
+  ReleaseOwnership();
+}
+
+void SystemCContext::Leave() {
+  if (left_) return;
+  left_ = true;
   if (sc_core::sc_curr_simcontext == context_) {
     sc_core::sc_curr_simcontext = BaseContext();
     sc_core::sc_default_global_context = BaseContext();

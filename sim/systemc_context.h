@@ -40,8 +40,15 @@ class SystemCContext {
   // while what their frames point at is alive.
   void EndSuspendedThreads();
 
+  // The base context becomes current again and this thread's hold on SystemC is given back,
+  // as by the destructor, but the context and every object in it stay: for a run whose
+  // model is never destroyed (base::Engine::LeaveForExit). The destructor then frees
+  // nothing, since the context may still hold objects.
+  void Leave();
+
  private:
   sc_core::sc_simcontext* context_;
+  bool left_ = false;
 };
 
 // Where a SystemC thread's stack lies, and telling ASan which stack runs now. Both are

@@ -5,6 +5,7 @@
 #include "topologies/chiplets.h"
 #include "topologies/generations.h"
 #include "topologies/multislice.h"
+#include "topologies/parse_targets.h"
 #include "topologies/twist.h"
 
 #include <google/protobuf/io/tokenizer.h>
@@ -348,6 +349,7 @@ void ValidateTopology(config::Topology& topology, const std::string& source) {
 
 config::Topology ParseTopology(const std::string& text, const std::string& source) {
   config::Topology topology;
+  MakeParseTargets(topology);
   google::protobuf::TextFormat::Parser parser;
   CollectParseErrors errors(source);
   parser.RecordErrorsTo(&errors);

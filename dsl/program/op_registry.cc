@@ -26,7 +26,11 @@ const Def& FindNamed(const base::Registry<Def>& defs, const std::string& name,
 // The registry once built; until then, the ops and call targets registered so far.
 OpRegistry* built_registry = nullptr;
 struct Waiting {
-  std::vector<OpDef> ops;
+  struct Op {
+    OpDef op;
+    OpDef (*make)() = nullptr;  // when set, `op` is empty: make() makes it
+  };
+  std::vector<Op> ops;
   std::vector<CallTarget> targets;
 };
 Waiting& WaitingRegistrations() {
@@ -40,7 +44,15 @@ OpRegistration::OpRegistration(OpDef op) {
   if (built_registry) {
     built_registry->Add(std::move(op));
   } else {
-    WaitingRegistrations().ops.push_back(std::move(op));
+    WaitingRegistrations().ops.push_back({std::move(op)});
+  }
+}
+
+OpRegistration::OpRegistration(OpDef (*make)()) {
+  if (built_registry) {
+    built_registry->Add(make());
+  } else {
+    WaitingRegistrations().ops.push_back({OpDef{}, make});
   }
 }
 
@@ -64,8 +76,8 @@ OpRegistry& OpRegistry::Get() {
     RegisterFusionOps(*r);
     RegisterPallasCallOp(*r);
     Waiting& waiting = WaitingRegistrations();
-    for (OpDef& op : waiting.ops)
-      r->Add(std::move(op));
+    for (Waiting::Op& op : waiting.ops)
+      r->Add(op.make ? op.make() : std::move(op.op));
     for (CallTarget& target : waiting.targets)
       r->AddCallTarget(std::move(target));
     waiting = Waiting{};

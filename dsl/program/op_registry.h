@@ -163,6 +163,10 @@ class OpRegistry {
 // runs no program does not pay for it; until then they wait, in the order they registered.
 struct OpRegistration {
   explicit OpRegistration(OpDef op);
+  // The op made by `make` when the registry is built: its definition (attributes, defaults,
+  // descriptions) is not even composed in a process that runs no program, where composing
+  // the library's collectives was a sixth of the static initialisers' own work.
+  explicit OpRegistration(OpDef (*make)());
 };
 
 struct CallTargetRegistration {

@@ -144,45 +144,60 @@ dsl::AttrSpec Tiled() {
           .Default(false));
 }
 
-const dsl::OpRegistration all_gather_op(CollectiveOp(
-    "all_gather", Collective::kAllGather, "every device's x along `axis` (lax.all_gather)",
-    {AxisName(),
-     dsl::AttrSpec::Of(base::Param::Int("axis", "where the gathered dimension goes").Default(0)),
-     Tiled()}));
-const dsl::OpRegistration psum_op(CollectiveOp("psum", Collective::kPsum,
-                                               "the sum of x over the named axes (lax.psum)",
-                                               {AxisNames("sum")}));
-const dsl::OpRegistration pmax_op(CollectiveOp("pmax", Collective::kPsum,
-                                               "the maximum of x over the named axes (lax.pmax)",
-                                               {AxisNames("take the maximum")}, Reduction::kMax));
-const dsl::OpRegistration pmin_op(CollectiveOp("pmin", Collective::kPsum,
-                                               "the minimum of x over the named axes (lax.pmin)",
-                                               {AxisNames("take the minimum")}, Reduction::kMin));
-const dsl::OpRegistration pmean_op(CollectiveOp("pmean", Collective::kPsum,
-                                                "the mean of x over the named axes (lax.pmean)",
-                                                {AxisNames("average")}, Reduction::kSum, true));
-const dsl::OpRegistration psum_scatter_op(CollectiveOp(
-    "psum_scatter", Collective::kPsumScatter,
-    "the sum of x over the axis, each device keeping its block (lax.psum_scatter)",
-    {AxisName(),
-     dsl::AttrSpec::Of(
-         base::Param::Int("scatter_dimension", "the dimension split between devices").Default(0)),
-     Tiled()}));
-const dsl::OpRegistration ppermute_op(CollectiveOp(
-    "ppermute", Collective::kPpermute, "x sent along (source, destination) pairs (lax.ppermute)",
-    {AxisName(),
-     dsl::AttrSpec::Of(base::Param::IntPairs("perm", "(source, destination) axis indices"))}));
-const dsl::OpRegistration all_to_all_op(CollectiveOp(
-    "all_to_all", Collective::kAllToAll,
-    "x split along split_axis, chunk j sent to device j, joined along concat_axis "
-    "(lax.all_to_all)",
-    {AxisName(), dsl::AttrSpec::Of(base::Param::Int("split_axis", "the dimension to split")),
-     dsl::AttrSpec::Of(base::Param::Int("concat_axis", "the dimension to join along")), Tiled()}));
-const dsl::OpRegistration collective_broadcast_op(CollectiveOp(
-    "collective_broadcast", Collective::kBroadcast,
-    "the x of the first device of each group (or of the axis), on every device of it (XLA's "
-    "collective-broadcast)",
-    {AxisName()}));
+// Made when the program-op registry is built (dsl/program/op_registry.h), not before main.
+const dsl::OpRegistration all_gather_op(+[] {
+  return CollectiveOp(
+      "all_gather", Collective::kAllGather, "every device's x along `axis` (lax.all_gather)",
+      {AxisName(),
+       dsl::AttrSpec::Of(base::Param::Int("axis", "where the gathered dimension goes").Default(0)),
+       Tiled()});
+});
+const dsl::OpRegistration psum_op(+[] {
+  return CollectiveOp("psum", Collective::kPsum, "the sum of x over the named axes (lax.psum)",
+                      {AxisNames("sum")});
+});
+const dsl::OpRegistration pmax_op(+[] {
+  return CollectiveOp("pmax", Collective::kPsum, "the maximum of x over the named axes (lax.pmax)",
+                      {AxisNames("take the maximum")}, Reduction::kMax);
+});
+const dsl::OpRegistration pmin_op(+[] {
+  return CollectiveOp("pmin", Collective::kPsum, "the minimum of x over the named axes (lax.pmin)",
+                      {AxisNames("take the minimum")}, Reduction::kMin);
+});
+const dsl::OpRegistration pmean_op(+[] {
+  return CollectiveOp("pmean", Collective::kPsum, "the mean of x over the named axes (lax.pmean)",
+                      {AxisNames("average")}, Reduction::kSum, true);
+});
+const dsl::OpRegistration psum_scatter_op(+[] {
+  return CollectiveOp(
+      "psum_scatter", Collective::kPsumScatter,
+      "the sum of x over the axis, each device keeping its block (lax.psum_scatter)",
+      {AxisName(),
+       dsl::AttrSpec::Of(
+           base::Param::Int("scatter_dimension", "the dimension split between devices").Default(0)),
+       Tiled()});
+});
+const dsl::OpRegistration ppermute_op(+[] {
+  return CollectiveOp(
+      "ppermute", Collective::kPpermute, "x sent along (source, destination) pairs (lax.ppermute)",
+      {AxisName(),
+       dsl::AttrSpec::Of(base::Param::IntPairs("perm", "(source, destination) axis indices"))});
+});
+const dsl::OpRegistration all_to_all_op(+[] {
+  return CollectiveOp(
+      "all_to_all", Collective::kAllToAll,
+      "x split along split_axis, chunk j sent to device j, joined along concat_axis "
+      "(lax.all_to_all)",
+      {AxisName(), dsl::AttrSpec::Of(base::Param::Int("split_axis", "the dimension to split")),
+       dsl::AttrSpec::Of(base::Param::Int("concat_axis", "the dimension to join along")), Tiled()});
+});
+const dsl::OpRegistration collective_broadcast_op(+[] {
+  return CollectiveOp(
+      "collective_broadcast", Collective::kBroadcast,
+      "the x of the first device of each group (or of the axis), on every device of it (XLA's "
+      "collective-broadcast)",
+      {AxisName()});
+});
 
 }  // namespace
 }  // namespace tpusim::kernels::lax

@@ -169,6 +169,7 @@ int RunRun(int argc, char** argv) {
   request.trace_path = trace;
   info.Bind(request.params);  // every value checked before anything runs
   if (ParseOnly()) return 0;
+  request.config.leave_model_at_exit = true;  // one run, then the process ends
   const KernelRunReport report = RunKernel(request);
 
   PrintSummary(report, vm.count("ops") > 0);
