@@ -79,7 +79,7 @@ struct RunConfig {
   std::string collective_algorithm;
   // The process ends soon after this run (the CLI's `run`): the model is left for the
   // operating system to reclaim instead of being taken apart module by module, which was
-  // 2.4% of a 16-chip run's instructions (docs/performance-start-up.md, "Fourth pass"). It
+  // 2.4% of a 16-chip run's instructions (docs/performance-start-up.md, "Fifth pass"). It
   // stays reachable, so a leak checker does not report it. Only for a caller that runs once.
   bool leave_model_at_exit = false;
 };

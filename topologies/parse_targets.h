@@ -2,7 +2,7 @@
 
 // Where protobuf's TextFormat parser puts a topology's sub-messages: made before the parse,
 // so that the parse does not ask protobuf for their prototypes (docs/performance-start-up.md,
-// "Fourth pass").
+// "Fifth pass").
 
 #include "topologies/topology.pb.h"
 
