@@ -1,5 +1,8 @@
 #include "dsl/kernel.h"
 
+#include <algorithm>
+#include <span>
+
 #include "base/core_port.h"
 #include "base/errors.h"
 #include "dsl/call_layout.h"
@@ -197,10 +200,11 @@ base::Region Kernel::Resolve(const Ref& ref, int device) const {
     return __builtin_mul_overflow(static_cast<uint64_t>(elements), esize, &n) ? ~uint64_t{0} : n;
   };
   region.box.offset = bytes(ref.binding().offset);
-  region.box.counts.reserve(ref.shape().size());
-  region.box.strides.reserve(ref.shape().size());
-  for (size_t d = 0; d < ref.shape().size(); ++d) {
-    region.box.counts.push_back(static_cast<uint64_t>(ref.shape()[d]));
+  const std::span<const int64_t> dims = ref.dims();
+  region.box.counts.reserve(dims.size());
+  region.box.strides.reserve(dims.size());
+  for (size_t d = 0; d < dims.size(); ++d) {
+    region.box.counts.push_back(static_cast<uint64_t>(dims[d]));
     region.box.strides.push_back(bytes(ref.binding().strides[d]));
   }
   return region;
@@ -217,7 +221,7 @@ base::SemaphoreHandle Kernel::ResolveSemaphoreOnCore(const Ref& sem, int device,
                 std::string("the ") + role + " semaphore '" + sem.Describe() + "' is a " +
                     MemorySpaceName(sem.memory_space()) + " buffer, not a semaphore.");
   }
-  if (!sem.shape().empty()) {
+  if (!sem.dims().empty()) {
     throw Error(ErrorKind::kSemaphoreMisuse,
                 std::string("the ") + role + " semaphore '" + sem.Describe() + "' is an array of " +
                     std::to_string(sem.size()) + " semaphores; pick one with " + sem.name() +
@@ -246,7 +250,8 @@ void Kernel::CheckCopyOperands(const Ref& src, const Ref& dst) const {
                   "'" + r->Describe() + "' is a semaphore; a copy moves data between buffers.");
     }
   }
-  if (src.dtype() != dst.dtype() || src.shape() != dst.shape()) {
+  const std::span<const int64_t> from = src.dims(), to = dst.dims();
+  if (src.dtype() != dst.dtype() || !std::equal(from.begin(), from.end(), to.begin(), to.end())) {
     throw Error(ErrorKind::kKernelMisuse,
                 "a copy from '" + src.Describe() + "' (" + TypeString(src.dtype(), src.shape()) +
                     ") to '" + dst.Describe() + "' (" + TypeString(dst.dtype(), dst.shape()) +
