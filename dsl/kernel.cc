@@ -55,25 +55,50 @@ namespace {
 // a freed scoped ref's slot is reused by the next AllocateScoped, and the old ref must not
 // reach the new buffer. Other devices number their scopes themselves, so there the slot is
 // all that can be checked.
+// Out of line and cold, as the other errors of a DMA's lookups: with the messages inline,
+// every lookup paid for the stack frame they need.
+[[gnu::cold, gnu::noinline]] void ThrowMissingSlot(const Ref& ref, int device) {
+  const std::string d = "device " + std::to_string(device);
+  throw Error(ErrorKind::kKernelMisuse,
+              "'" + ref.Describe() + "' does not exist on " + d + " yet or any more: " + d +
+                  " has not entered this pallas_call yet (a missing start barrier: signal "
+                  "each peer's barrier_semaphore and wait for theirs before copying to "
+                  "them), or has left it, or the buffer lives in a run_scoped or pipeline "
+                  "scope that " +
+                  d +
+                  " has not opened or has closed. Every device must open "
+                  "the same scopes in the same order before others copy into them.");
+}
+
 const SlotBinding& BindingOf(const CallLayout& layout, const Ref& ref, int device, int core,
                              bool own) {
   const auto& slots = BindingsOf(layout, device, core);
   const int slot = ref.binding().slot;
   const uint64_t serial = ref.binding().scope_serial;
   if (slot < 0 || slot >= static_cast<int>(slots.size()) || !slots[slot].live ||
-      (own && serial != 0 && slots[slot].serial != serial)) {
-    const std::string d = "device " + std::to_string(device);
-    throw Error(ErrorKind::kKernelMisuse,
-                "'" + ref.Describe() + "' does not exist on " + d + " yet or any more: " + d +
-                    " has not entered this pallas_call yet (a missing start barrier: signal "
-                    "each peer's barrier_semaphore and wait for theirs before copying to "
-                    "them), or has left it, or the buffer lives in a run_scoped or pipeline "
-                    "scope that " +
-                    d +
-                    " has not opened or has closed. Every device must open "
-                    "the same scopes in the same order before others copy into them.");
-  }
+      (own && serial != 0 && slots[slot].serial != serial))
+    ThrowMissingSlot(ref, device);
   return slots[slot];
+}
+
+[[gnu::cold, gnu::noinline]] void ThrowOutOfBoundsAccess(const Ref& ref) {
+  throw Error(ErrorKind::kOutOfBounds,
+              ref.out_of_bounds() +
+                  " Only a read may run past the shape (its elements outside read as "
+                  "uninitialized memory, as out_of_bounds_reads 'uninitialized' asks); "
+                  "stores, compute results and DMAs must stay inside.");
+}
+
+[[gnu::cold, gnu::noinline]] void ThrowNotOneSemaphore(const Ref& sem, const char* role) {
+  if (!sem.is_semaphore()) {
+    throw Error(ErrorKind::kSemaphoreMisuse,
+                std::string("the ") + role + " semaphore '" + sem.Describe() + "' is a " +
+                    MemorySpaceName(sem.memory_space()) + " buffer, not a semaphore.");
+  }
+  throw Error(ErrorKind::kSemaphoreMisuse,
+              std::string("the ") + role + " semaphore '" + sem.Describe() + "' is an array of " +
+                  std::to_string(sem.size()) + " semaphores; pick one with " + sem.name() +
+                  ".at(i).");
 }
 
 }  // namespace
@@ -181,13 +206,7 @@ int Kernel::ResolveDevice(const DeviceId& device) const {
 }
 
 base::Region Kernel::Resolve(const Ref& ref, int device) const {
-  if (!ref.out_of_bounds().empty()) {
-    throw Error(ErrorKind::kOutOfBounds,
-                ref.out_of_bounds() +
-                    " Only a read may run past the shape (its elements outside read as "
-                    "uninitialized memory, as out_of_bounds_reads 'uninitialized' asks); "
-                    "stores, compute results and DMAs must stay inside.");
-  }
+  if (!ref.out_of_bounds().empty()) ThrowOutOfBoundsAccess(ref);
   const SlotBinding& slot = BindingOf(layout_, ref, device, core_, device == device_id());
   const uint32_t esize = SizeOf(ref.dtype());
   base::Region region;
@@ -200,12 +219,16 @@ base::Region Kernel::Resolve(const Ref& ref, int device) const {
     return __builtin_mul_overflow(static_cast<uint64_t>(elements), esize, &n) ? ~uint64_t{0} : n;
   };
   region.box.offset = bytes(ref.binding().offset);
+  // Written in place: every DMA resolves two regions.
   const std::span<const int64_t> dims = ref.dims();
-  region.box.counts.reserve(dims.size());
-  region.box.strides.reserve(dims.size());
+  const int64_t* strides = ref.binding().strides.data();
+  region.box.counts.resize_for_overwrite(dims.size());
+  region.box.strides.resize_for_overwrite(dims.size());
+  uint64_t* counts = region.box.counts.data();
+  uint64_t* byte_strides = region.box.strides.data();
   for (size_t d = 0; d < dims.size(); ++d) {
-    region.box.counts.push_back(static_cast<uint64_t>(dims[d]));
-    region.box.strides.push_back(bytes(ref.binding().strides[d]));
+    counts[d] = static_cast<uint64_t>(dims[d]);
+    byte_strides[d] = bytes(strides[d]);
   }
   return region;
 }
@@ -216,17 +239,7 @@ base::SemaphoreHandle Kernel::ResolveSemaphore(const Ref& sem, int device, const
 
 base::SemaphoreHandle Kernel::ResolveSemaphoreOnCore(const Ref& sem, int device, int core,
                                                      const char* role) const {
-  if (!sem.is_semaphore()) {
-    throw Error(ErrorKind::kSemaphoreMisuse,
-                std::string("the ") + role + " semaphore '" + sem.Describe() + "' is a " +
-                    MemorySpaceName(sem.memory_space()) + " buffer, not a semaphore.");
-  }
-  if (!sem.dims().empty()) {
-    throw Error(ErrorKind::kSemaphoreMisuse,
-                std::string("the ") + role + " semaphore '" + sem.Describe() + "' is an array of " +
-                    std::to_string(sem.size()) + " semaphores; pick one with " + sem.name() +
-                    ".at(i).");
-  }
+  if (!sem.is_semaphore() || !sem.dims().empty()) ThrowNotOneSemaphore(sem, role);
   // The barrier semaphore belongs to the collective_id, not to the call: it exists on a
   // device that has not entered the call yet. Each core has its own.
   if (layout_.barrier_slot >= 0 && sem.binding().slot == layout_.barrier_slot) {
@@ -272,7 +285,6 @@ AsyncCopy Kernel::async_copy(const Ref& src, const Ref& dst, const Ref& sem) {
   copy.recv_sem_ = sem;
   copy.target_device_ = device_id();
   copy.nbytes_ = src.nbytes();
-  copy.label_ = CopyLabel(src, dst, false, copy.target_device_);
   return copy;
 }
 
@@ -295,7 +307,6 @@ AsyncCopy Kernel::async_remote_copy(const Ref& src, const Ref& dst, const Ref& s
   copy.remote_ = true;
   copy.target_device_ = ResolveDevice(device);
   copy.nbytes_ = src.nbytes();
-  copy.label_ = CopyLabel(src, dst, true, copy.target_device_);
   return copy;
 }
 
@@ -312,9 +323,14 @@ void AsyncCopy::start() {
     request.has_send_semaphore = true;
     request.send_semaphore = SendHere();
   }
-  request.label = label_;
+  request.label = label();
   request.xla_collective = k.layout_.xla_collective;
   k.port_.StartDma(request);
+}
+
+const base::Label& AsyncCopy::label() {
+  if (!label_.source()) label_ = CopyLabel(src_, dst_, remote_, target_device_);
+  return label_;
 }
 
 base::SemaphoreHandle AsyncCopy::SendHere() const {
@@ -329,7 +345,7 @@ base::SemaphoreHandle AsyncCopy::RecvHere() const {
 
 void AsyncCopy::wait_send() {
   if (!remote_) {
-    throw Error(ErrorKind::kSemaphoreMisuse, "wait_send() on the local copy '" + label_.str() +
+    throw Error(ErrorKind::kSemaphoreMisuse, "wait_send() on the local copy '" + label().str() +
                                                  "'; a local copy has one semaphore: use wait().");
   }
   if (nbytes() == 0) return;

@@ -93,7 +93,8 @@ Ref::Data& Ref::Mutable() {
 // addresses, as keys: a freed block's address may come back as another's.
 class Ref::ViewCache {
  public:
-  static constexpr size_t kEntries = 256;
+  static constexpr int kEntriesLog2 = 8;
+  static constexpr size_t kEntries = size_t{1} << kEntriesLog2;
   struct Entry {
     uint64_t parent = 0;         // the sliced block's view_cache_id; 0: empty
     uint32_t count = 0;          // slices given
@@ -108,15 +109,17 @@ class Ref::ViewCache {
     return false;
 #endif
   }
-  // The entry for `slices` of `parent`: the view when it holds it, or the one to replace.
+  // The entry for `slices` of `parent`: the view when it holds it (hit), or the one to
+  // replace with it.
   static Entry& Find(const Data& parent, std::span<const Slice> slices, bool& hit) {
     if (parent.view_cache_id == 0) parent.view_cache_id = ++next_id_;
-    uint64_t h = parent.view_cache_id * 0x9e3779b97f4a7c15ull;
+    const uint64_t id = parent.view_cache_id;
+    uint64_t h = id;
     for (const Slice& s : slices)
-      h = (h ^ static_cast<uint64_t>(s.start) ^ (static_cast<uint64_t>(Size(s)) << 32)) *
-          0x9e3779b97f4a7c15ull;
-    Entry& e = table_[(h >> 56) % kEntries];
-    hit = e.parent == parent.view_cache_id && e.count == slices.size();
+      h = (h + static_cast<uint64_t>(s.start)) * 0x9e3779b97f4a7c15ull +
+          static_cast<uint64_t>(Size(s));
+    Entry& e = table_[(h * 0x9e3779b97f4a7c15ull) >> (64 - kEntriesLog2)];
+    hit = e.parent == id && e.count == slices.size();
     for (size_t d = 0; hit && d < slices.size(); ++d)
       hit = e.key[d].start == slices[d].start && e.key[d].size == Size(slices[d]);
     return e;
@@ -177,25 +180,31 @@ void AppendInt(std::string& out, int64_t value) {
 
 }  // namespace
 
-// Every DMA slices its refs, so the common case (a view inside a ref that raises on a slice
-// past its shape) writes its one block's arrays in one pass, with no check of their
-// capacity per element, and keeps the slices as numbers: the view's text is written only
-// when something describes it. Anything else, errors included, takes the general path.
+// Every DMA slices its refs: most views are found in the cache, the rest made by MakeView.
+// A view that raises is never kept.
 Ref Ref::Sliced(std::span<const Slice> slices) const {
+  if (!data_ || slices.size() > kInlineRank || !ViewCache::Usable()) return MakeView(slices);
+  bool hit = false;
+  ViewCache::Entry& entry = ViewCache::Find(*data_, slices, hit);
+  Ref view;
+  if (hit) {
+    view.data_ = entry.view;
+  } else {
+    view = MakeView(slices);
+    ViewCache::Store(entry, *data_, slices, view.data_);
+  }
+  return view;
+}
+
+// The common case (a view inside a ref that raises on a slice past its shape) writes its
+// one block's arrays in one pass, with no check of their capacity per element, and keeps
+// the slices as numbers: the view's text is written only when something describes it.
+// Anything else, errors included, takes the general path.
+Ref Ref::MakeView(std::span<const Slice> slices) const {
   const Data& in = data();
   const size_t rank = in.dims.size();
   if (in.outside || in.out_of_bounds_views || slices.size() > rank)
     return SlicedTrackingInside(slices);
-  ViewCache::Entry* cached = nullptr;
-  if (data_ && slices.size() <= kInlineRank && ViewCache::Usable()) {
-    bool hit = false;
-    cached = &ViewCache::Find(in, slices, hit);
-    if (hit) {
-      Ref view;
-      view.data_ = cached->view;
-      return view;
-    }
-  }
   Ref result;
   result.data_ = std::make_shared<Data>();
   Data& out = *result.data_;
@@ -246,7 +255,6 @@ Ref Ref::Sliced(std::span<const Slice> slices) const {
   out.dims.resize_for_overwrite(kept);
   out.binding.strides.resize_for_overwrite(kept);
   out.binding.offset = offset;
-  if (cached) ViewCache::Store(*cached, in, slices, result.data_);
   return result;
 }
 

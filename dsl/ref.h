@@ -194,7 +194,9 @@ class Ref {
     std::shared_ptr<const OutOfBounds> outside;
   };
   const Data& data() const { return data_ ? *data_ : EmptyData(); }
-  // Sliced's general case: views of refs that may run past their shape, and errors.
+  // A new view (Sliced finds the views it made before in its cache).
+  Ref MakeView(std::span<const Slice> slices) const;
+  // MakeView's general case: views of refs that may run past their shape, and errors.
   Ref SlicedTrackingInside(std::span<const Slice> slices) const;
   // shape() the first time: the vector of dims(), kept in the block.
   const Shape& ShapeVector() const;
