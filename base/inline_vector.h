@@ -101,6 +101,13 @@ class InlineVector {
     size_ = static_cast<uint32_t>(count);
   }
   void clear() { size_ = 0; }
+  // Sets the size, keeping the first elements; elements past the old size are left as the
+  // storage holds them (to be overwritten: e.g. through data() after a resize to the most
+  // a loop may write, then a resize to what it wrote).
+  void resize_for_overwrite(size_t count) {
+    reserve(count);
+    size_ = static_cast<uint32_t>(count);
+  }
 
   friend bool operator==(const InlineVector& a, const InlineVector& b) {
     return std::equal(a.begin(), a.end(), b.begin(), b.end());

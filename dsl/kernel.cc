@@ -1,26 +1,14 @@
 #include "dsl/kernel.h"
 
+#include <algorithm>
+#include <span>
+
 #include "base/core_port.h"
 #include "base/errors.h"
 #include "dsl/call_layout.h"
 #include "dsl/copy_label.h"
 
 namespace tpusim::dsl {
-
-std::string DeviceId::Describe() const {
-  if (logical_ >= 0) return "device " + std::to_string(logical_);
-  std::string s;
-  if (by_axes_) {
-    s = "{";
-    for (size_t i = 0; i < axes_.size(); ++i)
-      s += (i ? ", '" : "'") + axes_[i].first + "': " + std::to_string(axes_[i].second);
-    return s + "}";
-  }
-  s = "(";
-  for (size_t i = 0; i < coords_.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(coords_[i]);
-  return s + ")";
-}
 
 base::Uninitialized UninitializedFor(DType dtype, bool zero) {
   if (zero) return {};
@@ -52,25 +40,50 @@ namespace {
 // a freed scoped ref's slot is reused by the next AllocateScoped, and the old ref must not
 // reach the new buffer. Other devices number their scopes themselves, so there the slot is
 // all that can be checked.
+// Out of line and cold, as the other errors of a DMA's lookups: with the messages inline,
+// every lookup paid for the stack frame they need.
+[[gnu::cold, gnu::noinline]] void ThrowMissingSlot(const Ref& ref, int device) {
+  const std::string d = "device " + std::to_string(device);
+  throw Error(ErrorKind::kKernelMisuse,
+              "'" + ref.Describe() + "' does not exist on " + d + " yet or any more: " + d +
+                  " has not entered this pallas_call yet (a missing start barrier: signal "
+                  "each peer's barrier_semaphore and wait for theirs before copying to "
+                  "them), or has left it, or the buffer lives in a run_scoped or pipeline "
+                  "scope that " +
+                  d +
+                  " has not opened or has closed. Every device must open "
+                  "the same scopes in the same order before others copy into them.");
+}
+
 const SlotBinding& BindingOf(const CallLayout& layout, const Ref& ref, int device, int core,
                              bool own) {
   const auto& slots = BindingsOf(layout, device, core);
   const int slot = ref.binding().slot;
   const uint64_t serial = ref.binding().scope_serial;
   if (slot < 0 || slot >= static_cast<int>(slots.size()) || !slots[slot].live ||
-      (own && serial != 0 && slots[slot].serial != serial)) {
-    const std::string d = "device " + std::to_string(device);
-    throw Error(ErrorKind::kKernelMisuse,
-                "'" + ref.Describe() + "' does not exist on " + d + " yet or any more: " + d +
-                    " has not entered this pallas_call yet (a missing start barrier: signal "
-                    "each peer's barrier_semaphore and wait for theirs before copying to "
-                    "them), or has left it, or the buffer lives in a run_scoped or pipeline "
-                    "scope that " +
-                    d +
-                    " has not opened or has closed. Every device must open "
-                    "the same scopes in the same order before others copy into them.");
-  }
+      (own && serial != 0 && slots[slot].serial != serial))
+    ThrowMissingSlot(ref, device);
   return slots[slot];
+}
+
+[[gnu::cold, gnu::noinline]] void ThrowOutOfBoundsAccess(const Ref& ref) {
+  throw Error(ErrorKind::kOutOfBounds,
+              ref.out_of_bounds() +
+                  " Only a read may run past the shape (its elements outside read as "
+                  "uninitialized memory, as out_of_bounds_reads 'uninitialized' asks); "
+                  "stores, compute results and DMAs must stay inside.");
+}
+
+[[gnu::cold, gnu::noinline]] void ThrowNotOneSemaphore(const Ref& sem, const char* role) {
+  if (!sem.is_semaphore()) {
+    throw Error(ErrorKind::kSemaphoreMisuse,
+                std::string("the ") + role + " semaphore '" + sem.Describe() + "' is a " +
+                    MemorySpaceName(sem.memory_space()) + " buffer, not a semaphore.");
+  }
+  throw Error(ErrorKind::kSemaphoreMisuse,
+              std::string("the ") + role + " semaphore '" + sem.Describe() + "' is an array of " +
+                  std::to_string(sem.size()) + " semaphores; pick one with " + sem.name() +
+                  ".at(i).");
 }
 
 }  // namespace
@@ -134,57 +147,8 @@ int Kernel::axis_size(const std::string& axis) const {
   return mesh().AxisSize(axis);
 }
 
-int Kernel::ResolveDevice(const DeviceId& device) const {
-  const Mesh& m = mesh();
-  if (device.logical_ >= 0) {
-    if (device.logical_ >= m.devices()) {
-      throw Error(ErrorKind::kKernelMisuse, "device id " + device.Describe() + " is outside " +
-                                                m.Describe() + ", which has " +
-                                                std::to_string(m.devices()) + " devices (0 to " +
-                                                std::to_string(m.devices() - 1) + ").");
-    }
-    return device.logical_;
-  }
-  std::vector<int> coords = device.by_axes_ ? m.CoordsOf(device_id()) : device.coords_;
-  if (device.by_axes_) {
-    std::vector<bool> given(coords.size(), false);
-    for (const auto& [axis, index] : device.axes_) {
-      const int a = m.AxisIndex(axis);
-      if (given[a]) {
-        throw Error(ErrorKind::kKernelMisuse,
-                    "device id " + device.Describe() + " names axis '" + axis +
-                        "' twice; give each axis once (the axes it leaves out keep this "
-                        "device's index).");
-      }
-      given[a] = true;
-      coords[a] = index;
-    }
-  } else if (coords.size() != m.shape().size()) {
-    throw Error(ErrorKind::kKernelMisuse, "device id " + device.Describe() + " has " +
-                                              std::to_string(coords.size()) + " coordinates, but " +
-                                              m.Describe() + " has " +
-                                              std::to_string(m.shape().size()) +
-                                              " axes; give one per axis or use {axis: index}.");
-  }
-  for (size_t a = 0; a < coords.size(); ++a) {
-    if (coords[a] < 0 || coords[a] >= m.shape()[a]) {
-      throw Error(ErrorKind::kKernelMisuse,
-                  "device id " + device.Describe() + " is outside " + m.Describe() + ": axis '" +
-                      m.axis_names()[a] + "' has indices 0 to " + std::to_string(m.shape()[a] - 1) +
-                      ". Wrap ring neighbours with % axis_size.");
-    }
-  }
-  return m.DeviceAt(coords);
-}
-
 base::Region Kernel::Resolve(const Ref& ref, int device) const {
-  if (!ref.out_of_bounds().empty()) {
-    throw Error(ErrorKind::kOutOfBounds,
-                ref.out_of_bounds() +
-                    " Only a read may run past the shape (its elements outside read as "
-                    "uninitialized memory, as out_of_bounds_reads 'uninitialized' asks); "
-                    "stores, compute results and DMAs must stay inside.");
-  }
+  if (!ref.out_of_bounds().empty()) ThrowOutOfBoundsAccess(ref);
   const SlotBinding& slot = BindingOf(layout_, ref, device, core_, device == device_id());
   const uint32_t esize = SizeOf(ref.dtype());
   base::Region region;
@@ -197,11 +161,16 @@ base::Region Kernel::Resolve(const Ref& ref, int device) const {
     return __builtin_mul_overflow(static_cast<uint64_t>(elements), esize, &n) ? ~uint64_t{0} : n;
   };
   region.box.offset = bytes(ref.binding().offset);
-  region.box.counts.reserve(ref.shape().size());
-  region.box.strides.reserve(ref.shape().size());
-  for (size_t d = 0; d < ref.shape().size(); ++d) {
-    region.box.counts.push_back(static_cast<uint64_t>(ref.shape()[d]));
-    region.box.strides.push_back(bytes(ref.binding().strides[d]));
+  // Written in place: every DMA resolves two regions.
+  const std::span<const int64_t> dims = ref.dims();
+  const int64_t* strides = ref.binding().strides.data();
+  region.box.counts.resize_for_overwrite(dims.size());
+  region.box.strides.resize_for_overwrite(dims.size());
+  uint64_t* counts = region.box.counts.data();
+  uint64_t* byte_strides = region.box.strides.data();
+  for (size_t d = 0; d < dims.size(); ++d) {
+    counts[d] = static_cast<uint64_t>(dims[d]);
+    byte_strides[d] = bytes(strides[d]);
   }
   return region;
 }
@@ -212,17 +181,7 @@ base::SemaphoreHandle Kernel::ResolveSemaphore(const Ref& sem, int device, const
 
 base::SemaphoreHandle Kernel::ResolveSemaphoreOnCore(const Ref& sem, int device, int core,
                                                      const char* role) const {
-  if (!sem.is_semaphore()) {
-    throw Error(ErrorKind::kSemaphoreMisuse,
-                std::string("the ") + role + " semaphore '" + sem.Describe() + "' is a " +
-                    MemorySpaceName(sem.memory_space()) + " buffer, not a semaphore.");
-  }
-  if (!sem.shape().empty()) {
-    throw Error(ErrorKind::kSemaphoreMisuse,
-                std::string("the ") + role + " semaphore '" + sem.Describe() + "' is an array of " +
-                    std::to_string(sem.size()) + " semaphores; pick one with " + sem.name() +
-                    ".at(i).");
-  }
+  if (!sem.is_semaphore() || !sem.dims().empty()) ThrowNotOneSemaphore(sem, role);
   // The barrier semaphore belongs to the collective_id, not to the call: it exists on a
   // device that has not entered the call yet. Each core has its own.
   if (layout_.barrier_slot >= 0 && sem.binding().slot == layout_.barrier_slot) {
@@ -246,7 +205,8 @@ void Kernel::CheckCopyOperands(const Ref& src, const Ref& dst) const {
                   "'" + r->Describe() + "' is a semaphore; a copy moves data between buffers.");
     }
   }
-  if (src.dtype() != dst.dtype() || src.shape() != dst.shape()) {
+  const std::span<const int64_t> from = src.dims(), to = dst.dims();
+  if (src.dtype() != dst.dtype() || !std::equal(from.begin(), from.end(), to.begin(), to.end())) {
     throw Error(ErrorKind::kKernelMisuse,
                 "a copy from '" + src.Describe() + "' (" + TypeString(src.dtype(), src.shape()) +
                     ") to '" + dst.Describe() + "' (" + TypeString(dst.dtype(), dst.shape()) +
@@ -267,7 +227,6 @@ AsyncCopy Kernel::async_copy(const Ref& src, const Ref& dst, const Ref& sem) {
   copy.recv_sem_ = sem;
   copy.target_device_ = device_id();
   copy.nbytes_ = src.nbytes();
-  copy.label_ = CopyLabel(src, dst, false, copy.target_device_);
   return copy;
 }
 
@@ -290,7 +249,6 @@ AsyncCopy Kernel::async_remote_copy(const Ref& src, const Ref& dst, const Ref& s
   copy.remote_ = true;
   copy.target_device_ = ResolveDevice(device);
   copy.nbytes_ = src.nbytes();
-  copy.label_ = CopyLabel(src, dst, true, copy.target_device_);
   return copy;
 }
 
@@ -307,9 +265,14 @@ void AsyncCopy::start() {
     request.has_send_semaphore = true;
     request.send_semaphore = SendHere();
   }
-  request.label = label_;
+  request.label = label();
   request.xla_collective = k.layout_.xla_collective;
   k.port_.StartDma(request);
+}
+
+const base::Label& AsyncCopy::label() {
+  if (!label_.source()) label_ = CopyLabel(src_, dst_, remote_, target_device_);
+  return label_;
 }
 
 base::SemaphoreHandle AsyncCopy::SendHere() const {
@@ -324,7 +287,7 @@ base::SemaphoreHandle AsyncCopy::RecvHere() const {
 
 void AsyncCopy::wait_send() {
   if (!remote_) {
-    throw Error(ErrorKind::kSemaphoreMisuse, "wait_send() on the local copy '" + label_.str() +
+    throw Error(ErrorKind::kSemaphoreMisuse, "wait_send() on the local copy '" + label().str() +
                                                  "'; a local copy has one semaphore: use wait().");
   }
   if (nbytes() == 0) return;

@@ -119,6 +119,9 @@ class AsyncCopy {
   // The send (receive) semaphore on this device: the handle kept above, or looked up now.
   base::SemaphoreHandle SendHere() const;
   base::SemaphoreHandle RecvHere() const;
+  // The DMA's name, made the first time it is needed (start(), an error): a descriptor
+  // made only to wait on (a ring's receiver side) never makes one.
+  const base::Label& label();
   base::Label label_;
 };
 

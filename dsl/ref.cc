@@ -3,6 +3,11 @@
 #include <algorithm>
 #include <charconv>
 
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>  // glibc's __libc_single_threaded
+#define TPUSIM_REF_HAVE_SINGLE_THREADED 1
+#endif
+
 #include "base/errors.h"
 #include "base/text.h"
 
@@ -27,15 +32,44 @@ Ref Ref::Make(int slot, std::string name, Shape shape, DType dtype, MemorySpace 
   Ref ref;
   Data& d = ref.Mutable();
   d.name = std::make_shared<const std::string>(std::move(name));
-  d.shape = std::move(shape);
+  d.dims.reserve(shape.size());
+  for (const int64_t extent : shape)
+    d.dims.push_back(extent);
   d.dtype = dtype;
   d.space = space;
   d.semaphore_type = semaphore_type;
   d.binding.slot = slot;
-  d.binding.strides.assign(d.shape.size(), 1);
-  for (size_t i = d.shape.size(); i-- > 1;)
-    d.binding.strides[i - 1] = d.binding.strides[i] * d.shape[i];
+  d.binding.strides.assign(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;)
+    d.binding.strides[i - 1] = d.binding.strides[i] * shape[i];
+  // An operand's or scratch buffer's shape is read by kernels (shape()) again and again:
+  // its vector is the one it was made with.
+  d.shape_vector.store(new Shape(std::move(shape)), std::memory_order_release);
   return ref;
+}
+
+Ref::Data::Data(const Data& other)
+    : name(other.name),
+      viewed(other.viewed),
+      view(other.view),
+      dims(other.dims),
+      dtype(other.dtype),
+      space(other.space),
+      semaphore_type(other.semaphore_type),
+      binding(other.binding),
+      out_of_bounds_views(other.out_of_bounds_views),
+      outside(other.outside) {}
+
+const Shape& Ref::ShapeVector() const {
+  const Data& d = data();
+  static const Shape kNoDims;
+  if (d.dims.empty()) return kNoDims;  // a scalar, or one semaphore of an array
+  const Shape* made = new Shape(d.dims.begin(), d.dims.end());
+  const Shape* expected = nullptr;
+  if (d.shape_vector.compare_exchange_strong(expected, made, std::memory_order_acq_rel))
+    return *made;
+  delete made;  // another thread made it first
+  return *expected;
 }
 
 Ref::Data& Ref::Mutable() {
@@ -43,8 +77,71 @@ Ref::Data& Ref::Mutable() {
     data_ = std::make_shared<Data>();
   else if (data_.use_count() > 1)
     data_ = std::make_shared<Data>(*data_);
+  data_->view_cache_id = 0;  // changed in place: views cached under its old id are stale
   return *data_;
 }
+
+// Kernels slice the same refs the same way step after step (a ring's slot [parity][chunk],
+// its semaphores), on every device: the call's operand and scratch refs are shared by all
+// of them. So the views made last are kept, by the block they slice and the slices, and
+// the same view again is one more reference to the same block: no allocation, no free. A
+// view is immutable (a change copies it first, Mutable), so sharing it is safe. Direct-mapped
+// over kEntries views, which it keeps alive until another view takes the entry.
+//
+// Used only while the process has one host thread (like base::Label's counts), since the
+// table is shared; a process with more threads makes every view anew. Blocks have ids, not
+// addresses, as keys: a freed block's address may come back as another's.
+class Ref::ViewCache {
+ public:
+  static constexpr int kEntriesLog2 = 8;
+  static constexpr size_t kEntries = size_t{1} << kEntriesLog2;
+  struct Entry {
+    uint64_t parent = 0;         // the sliced block's view_cache_id; 0: empty
+    uint32_t count = 0;          // slices given
+    ViewSlice key[kInlineRank];  // {start, size}, size -1 for an index
+    std::shared_ptr<Data> view;
+  };
+
+  static bool Usable() {
+#if TPUSIM_REF_HAVE_SINGLE_THREADED
+    return __libc_single_threaded != 0;
+#else
+    return false;
+#endif
+  }
+  // The entry for `slices` of `parent`: the view when it holds it (hit), or the one to
+  // replace with it.
+  static Entry& Find(const Data& parent, std::span<const Slice> slices, bool& hit) {
+    if (parent.view_cache_id == 0) parent.view_cache_id = ++next_id_;
+    const uint64_t id = parent.view_cache_id;
+    uint64_t h = id;
+    for (const Slice& s : slices)
+      h = (h + static_cast<uint64_t>(s.start)) * 0x9e3779b97f4a7c15ull +
+          static_cast<uint64_t>(Size(s));
+    Entry& e = table_[(h * 0x9e3779b97f4a7c15ull) >> (64 - kEntriesLog2)];
+    hit = e.parent == id && e.count == slices.size();
+    for (size_t d = 0; hit && d < slices.size(); ++d)
+      hit = e.key[d].start == slices[d].start && e.key[d].size == Size(slices[d]);
+    return e;
+  }
+  static void Store(Entry& e, const Data& parent, std::span<const Slice> slices,
+                    const std::shared_ptr<Data>& view) {
+    e.parent = parent.view_cache_id;
+    e.count = static_cast<uint32_t>(slices.size());
+    for (size_t d = 0; d < slices.size(); ++d)
+      e.key[d] = {slices[d].start, Size(slices[d])};
+    e.view = view;
+  }
+
+ private:
+  static int64_t Size(const Slice& s) {
+    return s.squeeze ? -1 : s.size;
+  }
+  static uint64_t next_id_;
+  static Entry table_[kEntries];
+};
+uint64_t Ref::ViewCache::next_id_ = 0;
+Ref::ViewCache::Entry Ref::ViewCache::table_[Ref::ViewCache::kEntries];
 
 const Ref::Data& Ref::EmptyData() {
   static const Data empty;
@@ -83,16 +180,94 @@ void AppendInt(std::string& out, int64_t value) {
 
 }  // namespace
 
-// Every DMA slices its refs, so this builds the view field by field (no copy of vectors it
-// would clear), tracks the inside of the ref only when a view may run past it, and keeps
-// the slices as numbers: the view's text is written only when something describes it.
+// Every DMA slices its refs: most views are found in the cache, the rest made by MakeView.
+// A view that raises is never kept.
 Ref Ref::Sliced(std::span<const Slice> slices) const {
+  if (!data_ || slices.size() > kInlineRank || !ViewCache::Usable()) return MakeView(slices);
+  bool hit = false;
+  ViewCache::Entry& entry = ViewCache::Find(*data_, slices, hit);
+  Ref view;
+  if (hit) {
+    view.data_ = entry.view;
+  } else {
+    view = MakeView(slices);
+    ViewCache::Store(entry, *data_, slices, view.data_);
+  }
+  return view;
+}
+
+// The common case (a view inside a ref that raises on a slice past its shape) writes its
+// one block's arrays in one pass, with no check of their capacity per element, and keeps
+// the slices as numbers: the view's text is written only when something describes it.
+// Anything else, errors included, takes the general path.
+Ref Ref::MakeView(std::span<const Slice> slices) const {
   const Data& in = data();
-  const Shape& shape = in.shape;
-  if (slices.size() > shape.size()) {
-    throw Error(ErrorKind::kOutOfBounds,
-                "'" + Describe() + "' has " + std::to_string(shape.size()) +
-                    " dimensions but was indexed with " + std::to_string(slices.size()) + ".");
+  const size_t rank = in.dims.size();
+  if (in.outside || in.out_of_bounds_views || slices.size() > rank)
+    return SlicedTrackingInside(slices);
+  Ref result;
+  result.data_ = std::make_shared<Data>();
+  Data& out = *result.data_;
+  out.name = in.name;
+  out.dtype = in.dtype;
+  out.space = in.space;
+  out.semaphore_type = in.semaphore_type;
+  out.binding.slot = in.binding.slot;
+  out.binding.scope_serial = in.binding.scope_serial;
+  out.viewed = true;
+  // At most `rank` extents and strides; the squeezed dimensions are dropped below.
+  out.dims.resize_for_overwrite(rank);
+  out.binding.strides.resize_for_overwrite(rank);
+  int64_t* dims = out.dims.data();
+  int64_t* strides = out.binding.strides.data();
+  const int64_t* shape = in.dims.data();
+  const int64_t* in_strides = in.binding.strides.data();
+  size_t level = 0;  // where this level's slices start in the view
+  if (in.viewed) {
+    level = in.view.size() + 1;
+    out.view.resize_for_overwrite(level + slices.size());
+    std::copy(in.view.begin(), in.view.end(), out.view.data());
+    out.view[level - 1] = {0, kLevelEnd};
+  } else {
+    out.view.resize_for_overwrite(slices.size());
+  }
+  ViewSlice* view = out.view.data() + level;
+  int64_t offset = in.binding.offset;
+  size_t kept = 0;
+  for (size_t d = 0; d < slices.size(); ++d) {
+    const Slice& s = slices[d];
+    // start + size <= extent, both >= 0, so the end fits in int64 too.
+    int64_t step = 0;
+    if (s.start < 0 || s.size < 0 || s.start > shape[d] - s.size ||
+        __builtin_mul_overflow(s.start, in_strides[d], &step) ||
+        __builtin_add_overflow(offset, step, &offset))
+      return SlicedTrackingInside(slices);  // raises
+    view[d] = {s.start, s.squeeze ? -1 : s.size};
+    if (!s.squeeze) {
+      dims[kept] = s.size;
+      strides[kept++] = in_strides[d];
+    }
+  }
+  for (size_t d = slices.size(); d < rank; ++d) {
+    dims[kept] = shape[d];
+    strides[kept++] = in_strides[d];
+  }
+  out.dims.resize_for_overwrite(kept);
+  out.binding.strides.resize_for_overwrite(kept);
+  out.binding.offset = offset;
+  return result;
+}
+
+// The general case: a ref that is out of bounds already, or may make out-of-bounds views,
+// tracks which of its indices are inside; for any other ref it raises the error of a slice
+// past its shape (Sliced calls it for that).
+Ref Ref::SlicedTrackingInside(std::span<const Slice> slices) const {
+  const Data& in = data();
+  const size_t rank = in.dims.size();
+  if (slices.size() > rank) {
+    throw Error(ErrorKind::kOutOfBounds, "'" + Describe() + "' has " + std::to_string(rank) +
+                                             " dimensions but was indexed with " +
+                                             std::to_string(slices.size()) + ".");
   }
   Ref result;
   result.data_ = std::make_shared<Data>();
@@ -105,8 +280,10 @@ Ref Ref::Sliced(std::span<const Slice> slices) const {
   out.binding.offset = in.binding.offset;
   out.binding.scope_serial = in.binding.scope_serial;
   out.out_of_bounds_views = in.out_of_bounds_views;
-  out.shape.reserve(shape.size());
-  out.binding.strides.reserve(shape.size());
+  out.dims.reserve(rank);
+  out.binding.strides.reserve(rank);
+  const int64_t* shape = in.dims.data();
+  const int64_t* strides = in.binding.strides.data();
   const OutOfBounds* was_outside = in.outside.get();
   // Only a ref that is outside already, or may make out-of-bounds views, needs to know
   // which of its indices are inside; any other view past its shape throws.
@@ -124,13 +301,13 @@ Ref Ref::Sliced(std::span<const Slice> slices) const {
   } else {
     out.view.reserve(slices.size());
   }
-  for (size_t d = 0; d < shape.size(); ++d) {
+  for (size_t d = 0; d < rank; ++d) {
     // The indices of this dimension inside the ref.
     const int64_t lo = was_outside ? was_outside->inside_lo[d] : 0;
     const int64_t hi = was_outside ? was_outside->inside_hi[d] : shape[d];
     if (d >= slices.size()) {
-      out.shape.push_back(shape[d]);
-      out.binding.strides.push_back(in.binding.strides[d]);
+      out.dims.push_back(shape[d]);
+      out.binding.strides.push_back(strides[d]);
       if (track_inside) {
         outside.inside_lo.push_back(lo);
         outside.inside_hi.push_back(hi);
@@ -142,7 +319,7 @@ Ref Ref::Sliced(std::span<const Slice> slices) const {
     int64_t end = 0;
     const bool end_fits = !__builtin_add_overflow(s.start, s.size, &end);
     int64_t step = 0;  // s.start elements of this dimension, in elements of the buffer
-    const bool offset_fits = !__builtin_mul_overflow(s.start, in.binding.strides[d], &step) &&
+    const bool offset_fits = !__builtin_mul_overflow(s.start, strides[d], &step) &&
                              !__builtin_add_overflow(out.binding.offset, step, &step);
     if (s.start < 0 || s.size < 0 || s.start > shape[d] - s.size || !end_fits || !offset_fits) {
       std::string error = OutOfBoundsMessage(Describe(), d, shape[d], s, end_fits, offset_fits);
@@ -157,8 +334,8 @@ Ref Ref::Sliced(std::span<const Slice> slices) const {
     if (s.squeeze) {
       if (track_inside) outside.none_inside = outside.none_inside || s.start < lo || s.start >= hi;
     } else {
-      out.shape.push_back(s.size);
-      out.binding.strides.push_back(in.binding.strides[d]);
+      out.dims.push_back(s.size);
+      out.binding.strides.push_back(strides[d]);
       if (track_inside) {
         // In 128 bits: a start far below 0 would overflow lo - start.
         const auto inside = [&](int64_t index) {
@@ -172,23 +349,24 @@ Ref Ref::Sliced(std::span<const Slice> slices) const {
   if (outside.error.empty()) return result;
   // A view of an out-of-bounds view may lie inside the ref again.
   bool inside = !outside.none_inside;
-  for (size_t d = 0; inside && d < out.shape.size(); ++d)
-    inside = outside.inside_lo[d] == 0 && outside.inside_hi[d] == out.shape[d];
+  for (size_t d = 0; inside && d < out.dims.size(); ++d)
+    inside = outside.inside_lo[d] == 0 && outside.inside_hi[d] == out.dims[d];
   if (!inside) out.outside = std::make_shared<const OutOfBounds>(std::move(outside));
   return result;
 }
 
 std::optional<std::pair<Ref, Shape>> Ref::InBoundsPart() const {
   const Data& in = data();
-  if (!in.outside) return std::make_pair(*this, Shape(in.shape.size(), 0));
+  const size_t rank = in.dims.size();
+  if (!in.outside) return std::make_pair(*this, Shape(rank, 0));
   const OutOfBounds& outside = *in.outside;
   if (outside.none_inside) return std::nullopt;
-  for (size_t d = 0; d < in.shape.size(); ++d)
+  for (size_t d = 0; d < rank; ++d)
     if (outside.inside_lo[d] >= outside.inside_hi[d]) return std::nullopt;
   Ref part = *this;
-  Data& p = part.Mutable();
-  for (size_t d = 0; d < in.shape.size(); ++d) {
-    p.shape[d] = outside.inside_hi[d] - outside.inside_lo[d];
+  Data& p = part.Mutable();  // a copy of the shared block: no shape vector yet
+  for (size_t d = 0; d < rank; ++d) {
+    p.dims[d] = outside.inside_hi[d] - outside.inside_lo[d];
     // The sum lies inside the buffer; its terms may not fit alone (a view far before it).
     p.binding.offset = static_cast<int64_t>(static_cast<uint64_t>(p.binding.offset) +
                                             static_cast<uint64_t>(outside.inside_lo[d]) *

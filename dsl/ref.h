@@ -4,6 +4,7 @@
 // do: the same Ref means the same buffer on every device, so a remote copy's destination
 // is written as the local name of the remote buffer. Slicing with at(...) gives a view.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -47,13 +48,30 @@ class Ref {
  public:
   Ref() = default;
 
-  const Shape& shape() const { return data().shape; }
+  // The shape as a std::vector. A view keeps its shape inline (dims()) and builds this
+  // vector the first time something asks for it, so a DMA's views, which only the DSL reads,
+  // cost no vector.
+  const Shape& shape() const {
+    const Shape* vector = data().shape_vector.load(std::memory_order_acquire);
+    return vector ? *vector : ShapeVector();
+  }
+  // A view of up to kInlineRank dimensions (and kInlineViewSlices slices, over all its
+  // levels) is one heap block; past that its arrays spill to blocks of their own.
+  static constexpr size_t kInlineRank = 4;
+  static constexpr size_t kInlineViewSlices = 6;  // a view of a view of rank 2 still fits
+  // The same extents without a vector: valid while the ref (or a copy of it) lives.
+  std::span<const int64_t> dims() const { return {data().dims.data(), data().dims.size()}; }
   DType dtype() const { return data().dtype; }
   MemorySpace memory_space() const { return data().space; }
   SemaphoreType semaphore_type() const { return data().semaphore_type; }
   bool is_semaphore() const { return memory_space() == MemorySpace::kSemaphore; }
   const std::string& name() const { return data().name ? *data().name : EmptyText(); }
-  int64_t size() const { return NumElements(shape()); }
+  int64_t size() const {
+    int64_t n = 1;
+    for (const int64_t d : dims())
+      if (d < 0 || __builtin_mul_overflow(n, d, &n)) return NumElements(shape());  // throws
+    return n;
+  }
   // Saturates at UINT64_MAX: no buffer that large can be allocated.
   uint64_t nbytes() const {
     uint64_t n = 0;
@@ -140,19 +158,32 @@ class Ref {
     Shape inside_lo, inside_hi;
     bool none_inside = false;
   };
+  // A view's block is the one heap block slicing makes: its extents, strides and slices
+  // live inline (kInlineRank). As std::vectors (and a view of four slices) they were two or
+  // three more blocks per view, each allocated and freed for every DMA a kernel issues.
   struct Data {
     // User-provided, so make_shared<Data>() runs the member initializers only: with the
     // implicit constructor it first zeroes the whole block (value-initialization), a cost
     // every view of every DMA paid for fields the initializers set anyway.
     Data() {}  // NOLINT(modernize-use-equals-default): "= default" would bring the zeroing back
+    // A copy (Mutable) builds its own shape vector when asked: the fields may change.
+    Data(const Data& other);
+    Data& operator=(const Data&) = delete;
+    ~Data() { delete shape_vector.load(std::memory_order_relaxed); }
     std::shared_ptr<const std::string> name;  // the same for every view of a buffer
     // The slices applied so far, for Describe(), kept as numbers: most views are never
     // described (a DMA's label is built from them once), and their text was two heap blocks
     // per DMA. A view of a view copies the slices of the one it slices first, so a long
     // chain of views holds no chain of blocks.
     bool viewed = false;  // at(...) made it: its text has "[...]" per level of slicing
-    base::InlineVector<ViewSlice, 3> view;
-    Shape shape;
+    base::InlineVector<ViewSlice, kInlineViewSlices> view;
+    base::InlineVector<int64_t, kInlineRank> dims;  // the shape
+    // shape()'s vector: made by Make, or on first use (atomically: copies of a ref on
+    // other host threads share the block).
+    mutable std::atomic<const Shape*> shape_vector{nullptr};
+    // This block's name in the view cache (ViewCache, dsl/ref.cc); 0 until it is sliced.
+    // Never that of another block, and reset when the block changes (Mutable).
+    mutable uint64_t view_cache_id = 0;
     DType dtype = DType::kF32;
     MemorySpace space = MemorySpace::kAny;
     SemaphoreType semaphore_type = SemaphoreType::kDma;
@@ -163,8 +194,15 @@ class Ref {
     std::shared_ptr<const OutOfBounds> outside;
   };
   const Data& data() const { return data_ ? *data_ : EmptyData(); }
+  // A new view (Sliced finds the views it made before in its cache).
+  Ref MakeView(std::span<const Slice> slices) const;
+  // MakeView's general case: views of refs that may run past their shape, and errors.
+  Ref SlicedTrackingInside(std::span<const Slice> slices) const;
+  // shape() the first time: the vector of dims(), kept in the block.
+  const Shape& ShapeVector() const;
   // The block of this ref alone, copied first when another ref shares it.
   Data& Mutable();
+  class ViewCache;
   static const Data& EmptyData();
   static const std::string& EmptyText();
 

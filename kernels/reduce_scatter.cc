@@ -280,8 +280,12 @@ void RingReducer::Step() {
   const Message& m = messages_[consumed_];
   const int64_t parity = m.step % 2;
   const int64_t next_parity = 1 - parity;
-  auto scope = k_.named_scope((direction_ > 0 ? "rightward step " : "leftward step ") +
-                              std::to_string(m.t) + " chunk " + std::to_string(m.j));
+  // Built in one string: a chain of + made a temporary per term, each step and chunk.
+  std::string name = direction_ > 0 ? "rightward step " : "leftward step ";
+  name += std::to_string(m.t);
+  name += " chunk ";
+  name += std::to_string(m.j);
+  auto scope = k_.named_scope(name);
   // Our own descriptor of the same size: the neighbour's copy lands on our semaphore.
   AsyncCopy incoming =
       k_.async_remote_copy(Slot(recv_buf_, m), Slot(recv_buf_, m), send_sems_.at(parity, m.j),

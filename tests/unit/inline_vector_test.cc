@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <utility>
@@ -26,7 +27,7 @@ TEST(InlineVectorTest, MatchesAVectorUnderRandomOperations) {
     Small small;
     std::vector<uint64_t> expected;
     for (int op = 0; op < 40; ++op) {
-      switch (rng() % 7) {
+      switch (rng() % 8) {
         case 0:
         case 1:
         case 2: {
@@ -62,6 +63,17 @@ TEST(InlineVectorTest, MatchesAVectorUnderRandomOperations) {
           small.clear();
           expected.clear();
           break;
+        case 7: {  // resized, inline or onto the heap, then the new elements written
+          const size_t count = rng() % 9;
+          const size_t kept = std::min(count, expected.size());
+          small.resize_for_overwrite(count);
+          expected.resize(count);
+          for (size_t i = kept; i < count; ++i) {
+            expected[i] = rng();
+            small.data()[i] = expected[i];
+          }
+          break;
+        }
       }
       ASSERT_EQ(Contents(small), expected) << "round " << round << ", op " << op;
       ASSERT_EQ(small.size(), expected.size());
