@@ -171,6 +171,18 @@ namespace {
          ". Keep start >= 0 and start + size <= " + std::to_string(extent) + ".";
 }
 
+// What a view keeps of the ref it views: its name, types and buffer slot. (A template over
+// Ref's private block type, which the members that call it name.)
+template <typename Data>
+void KeepOfTheViewed(const Data& in, Data& out) {
+  out.name = in.name;
+  out.dtype = in.dtype;
+  out.space = in.space;
+  out.semaphore_type = in.semaphore_type;
+  out.binding.slot = in.binding.slot;
+  out.binding.scope_serial = in.binding.scope_serial;
+}
+
 // Appends `value` as std::to_string writes it, without a temporary string.
 void AppendInt(std::string& out, int64_t value) {
   char digits[24];
@@ -208,12 +220,7 @@ Ref Ref::MakeView(std::span<const Slice> slices) const {
   Ref result;
   result.data_ = std::make_shared<Data>();
   Data& out = *result.data_;
-  out.name = in.name;
-  out.dtype = in.dtype;
-  out.space = in.space;
-  out.semaphore_type = in.semaphore_type;
-  out.binding.slot = in.binding.slot;
-  out.binding.scope_serial = in.binding.scope_serial;
+  KeepOfTheViewed(in, out);
   out.viewed = true;
   // At most `rank` extents and strides; the squeezed dimensions are dropped below.
   out.dims.resize_for_overwrite(rank);
@@ -272,13 +279,8 @@ Ref Ref::SlicedTrackingInside(std::span<const Slice> slices) const {
   Ref result;
   result.data_ = std::make_shared<Data>();
   Data& out = *result.data_;
-  out.name = in.name;
-  out.dtype = in.dtype;
-  out.space = in.space;
-  out.semaphore_type = in.semaphore_type;
-  out.binding.slot = in.binding.slot;
+  KeepOfTheViewed(in, out);
   out.binding.offset = in.binding.offset;
-  out.binding.scope_serial = in.binding.scope_serial;
   out.out_of_bounds_views = in.out_of_bounds_views;
   out.dims.reserve(rank);
   out.binding.strides.reserve(rank);
