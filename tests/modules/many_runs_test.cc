@@ -3,8 +3,9 @@
 // go with it. The resident set after 100 runs stays within 8 MiB of what it was after 20,
 // which is after the allocator, the code and every lazily made table have settled.
 // malloc_trim before each reading hands glibc's freed heap back, so what is counted is what is
-// live (jemalloc, which the test binaries link, returns it on its own schedule). Its huge
-// pages are off for this binary (tests/CMakeLists.txt).
+// live. jemalloc, which the test binaries link, keeps freed pages for its next allocations
+// (base/jemalloc_conf.cc), so there a leak shows as a heap that outgrows the runs' peak. Its
+// huge pages are off for this binary (tests/CMakeLists.txt).
 
 #include <malloc.h>
 #include <unistd.h>
