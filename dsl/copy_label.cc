@@ -8,9 +8,10 @@ namespace tpusim::dsl {
 
 namespace {
 
-// One allocation: this header, then both refs' slices, then both names' characters. Any
-// ref's block (about 250 bytes, and the name's) would outlive the DMA in every semaphore's
-// last touches, where the text it replaces took about 130 bytes; this takes about 100.
+// One allocation: this header, then both refs' slices, then both names' characters.
+// Holding the refs instead would keep both their blocks (128 bytes each for a view of one
+// dimension, and the name's) alive through every semaphore's last touches of the DMA, where
+// the text it replaces took about 130 bytes; this takes about 100.
 class CopyLabelSource final : public base::LabelSource {
  public:
   static const CopyLabelSource* Make(const Ref::DescriptionParts& src,

@@ -163,7 +163,7 @@ base::Region Kernel::Resolve(const Ref& ref, int device) const {
   region.box.offset = bytes(ref.binding().offset);
   // Written in place: every DMA resolves two regions.
   const std::span<const int64_t> dims = ref.dims();
-  const int64_t* strides = ref.binding().strides.data();
+  const int64_t* strides = ref.strides().data();
   region.box.counts.resize_for_overwrite(dims.size());
   region.box.strides.resize_for_overwrite(dims.size());
   uint64_t* counts = region.box.counts.data();

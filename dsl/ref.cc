@@ -3,10 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
-#if __has_include(<sys/single_threaded.h>)
-#include <sys/single_threaded.h>  // glibc's __libc_single_threaded
-#define TPUSIM_REF_HAVE_SINGLE_THREADED 1
-#endif
+#include <cstring>
+#include <new>
 
 #include "base/errors.h"
 #include "base/text.h"
@@ -30,54 +28,57 @@ const char* MemorySpaceName(MemorySpace space) {
 Ref Ref::Make(int slot, std::string name, Shape shape, DType dtype, MemorySpace space,
               SemaphoreType semaphore_type) {
   Ref ref;
-  Data& d = ref.Mutable();
+  ref.data_ = New(shape.size(), 0);
+  Data& d = *ref.data_;
   d.name = std::make_shared<const std::string>(std::move(name));
-  d.dims.reserve(shape.size());
-  for (const int64_t extent : shape)
-    d.dims.push_back(extent);
-  d.dtype = dtype;
-  d.space = space;
-  d.semaphore_type = semaphore_type;
+  std::copy(shape.begin(), shape.end(), d.dims());
+  d.dtype = static_cast<uint8_t>(dtype);
+  d.space = static_cast<uint8_t>(space);
+  d.semaphore_type = static_cast<uint8_t>(semaphore_type);
   d.binding.slot = slot;
-  d.binding.strides.assign(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;)
-    d.binding.strides[i - 1] = d.binding.strides[i] * shape[i];
+  int64_t* strides = d.strides();
+  for (size_t i = shape.size(); i-- > 0;)
+    strides[i] = i + 1 == shape.size() ? 1 : strides[i + 1] * shape[i + 1];
   // An operand's or scratch buffer's shape is read by kernels (shape()) again and again:
   // its vector is the one it was made with.
-  d.shape_vector.store(new Shape(std::move(shape)), std::memory_order_release);
+  d.fresh.shape_vector.store(new Shape(std::move(shape)), std::memory_order_release);
   return ref;
 }
 
-Ref::Data::Data(const Data& other)
-    : name(other.name),
-      viewed(other.viewed),
-      view(other.view),
-      dims(other.dims),
-      dtype(other.dtype),
-      space(other.space),
-      semaphore_type(other.semaphore_type),
-      binding(other.binding),
-      out_of_bounds_views(other.out_of_bounds_views),
-      outside(other.outside) {}
+Ref::Data* Ref::Copy(const Data& original) {
+  Data* copy = new (::operator new(Data::Bytes(original.rank, original.view_size))) Data(original);
+  std::memcpy(copy->dims(), original.dims(),
+              Data::Bytes(original.rank, original.view_size) - sizeof(Data));
+  return copy;
+}
+
+void Ref::Delete(Data* d) noexcept {
+  const size_t bytes = Data::Bytes(d->rank, d->view_size);
+  d->~Data();
+  ::operator delete(d, bytes);  // sized: the allocator need not look the block up
+}
 
 const Shape& Ref::ShapeVector() const {
   const Data& d = data();
   static const Shape kNoDims;
-  if (d.dims.empty()) return kNoDims;  // a scalar, or one semaphore of an array
-  const Shape* made = new Shape(d.dims.begin(), d.dims.end());
+  if (d.rank == 0) return kNoDims;  // a scalar, or one semaphore of an array
+  const Shape* made = new Shape(d.dims(), d.dims() + d.rank);
   const Shape* expected = nullptr;
-  if (d.shape_vector.compare_exchange_strong(expected, made, std::memory_order_acq_rel))
+  if (d.fresh.shape_vector.compare_exchange_strong(expected, made, std::memory_order_acq_rel))
     return *made;
   delete made;  // another thread made it first
   return *expected;
 }
 
 Ref::Data& Ref::Mutable() {
-  if (!data_)
-    data_ = std::make_shared<Data>();
-  else if (data_.use_count() > 1)
-    data_ = std::make_shared<Data>(*data_);
-  data_->view_cache_id = 0;  // changed in place: views cached under its old id are stale
+  if (!data_) {
+    data_ = New(0, 0);
+  } else if (data_->fresh.references.load(std::memory_order_acquire) > 1) {
+    Data* copy = Copy(*data_);
+    Release(data_);
+    data_ = copy;
+  }
+  data_->fresh.view_cache_id = 0;  // changed in place: views cached under its old id are stale
   return *data_;
 }
 
@@ -95,48 +96,47 @@ class Ref::ViewCache {
  public:
   static constexpr int kEntriesLog2 = 8;
   static constexpr size_t kEntries = size_t{1} << kEntriesLog2;
+  static constexpr size_t kKeySlices = 4;  // views of more slices are not kept
   struct Entry {
-    uint64_t parent = 0;         // the sliced block's view_cache_id; 0: empty
-    uint32_t count = 0;          // slices given
-    ViewSlice key[kInlineRank];  // {start, size}, size -1 for an index
-    std::shared_ptr<Data> view;
+    Entry() = default;
+    Entry(const Entry&) = delete;
+    Entry& operator=(const Entry&) = delete;
+    ~Entry() { Release(view); }
+    uint64_t parent = 0;        // the sliced block's view_cache_id; 0: empty
+    uint32_t count = 0;         // slices given
+    ViewSlice key[kKeySlices];  // as the view keeps them (ViewSliceOf)
+    Data* view = nullptr;       // one reference
   };
 
-  static bool Usable() {
-#if TPUSIM_REF_HAVE_SINGLE_THREADED
-    return __libc_single_threaded != 0;
-#else
-    return false;
-#endif
-  }
+  static bool Usable() { return SingleThreaded(); }
   // The entry for `slices` of `parent`: the view when it holds it (hit), or the one to
   // replace with it.
   static Entry& Find(const Data& parent, std::span<const Slice> slices, bool& hit) {
-    if (parent.view_cache_id == 0) parent.view_cache_id = ++next_id_;
-    const uint64_t id = parent.view_cache_id;
+    if (parent.fresh.view_cache_id == 0) parent.fresh.view_cache_id = ++next_id_;
+    const uint64_t id = parent.fresh.view_cache_id;
     uint64_t h = id;
     for (const Slice& s : slices)
       h = (h + static_cast<uint64_t>(s.start)) * 0x9e3779b97f4a7c15ull +
-          static_cast<uint64_t>(Size(s));
+          static_cast<uint64_t>(ViewSliceOf(s).size);
     Entry& e = table_[(h * 0x9e3779b97f4a7c15ull) >> (64 - kEntriesLog2)];
     hit = e.parent == id && e.count == slices.size();
-    for (size_t d = 0; hit && d < slices.size(); ++d)
-      hit = e.key[d].start == slices[d].start && e.key[d].size == Size(slices[d]);
+    for (size_t d = 0; hit && d < slices.size(); ++d) {
+      const ViewSlice key = ViewSliceOf(slices[d]);
+      hit = e.key[d].start == key.start && e.key[d].size == key.size;
+    }
     return e;
   }
-  static void Store(Entry& e, const Data& parent, std::span<const Slice> slices,
-                    const std::shared_ptr<Data>& view) {
-    e.parent = parent.view_cache_id;
+  static void Store(Entry& e, const Data& parent, std::span<const Slice> slices, Data* view) {
+    e.parent = parent.fresh.view_cache_id;
     e.count = static_cast<uint32_t>(slices.size());
     for (size_t d = 0; d < slices.size(); ++d)
-      e.key[d] = {slices[d].start, Size(slices[d])};
+      e.key[d] = ViewSliceOf(slices[d]);
+    Acquire(view);
+    Release(e.view);
     e.view = view;
   }
 
  private:
-  static int64_t Size(const Slice& s) {
-    return s.squeeze ? -1 : s.size;
-  }
   static uint64_t next_id_;
   static Entry table_[kEntries];
 };
@@ -195,12 +195,14 @@ void AppendInt(std::string& out, int64_t value) {
 // Every DMA slices its refs: most views are found in the cache, the rest made by MakeView.
 // A view that raises is never kept.
 Ref Ref::Sliced(std::span<const Slice> slices) const {
-  if (!data_ || slices.size() > kInlineRank || !ViewCache::Usable()) return MakeView(slices);
+  if (!data_ || slices.size() > ViewCache::kKeySlices || !ViewCache::Usable())
+    return MakeView(slices);
   bool hit = false;
   ViewCache::Entry& entry = ViewCache::Find(*data_, slices, hit);
   Ref view;
   if (hit) {
     view.data_ = entry.view;
+    Acquire(view.data_);
   } else {
     view = MakeView(slices);
     ViewCache::Store(entry, *data_, slices, view.data_);
@@ -208,37 +210,43 @@ Ref Ref::Sliced(std::span<const Slice> slices) const {
   return view;
 }
 
+namespace {
+
+// The extents a view of `rank` dimensions keeps: those the slices' indices do not drop.
+size_t KeptRank(size_t rank, std::span<const Slice> slices) {
+  for (const Slice& s : slices)
+    rank -= s.squeeze ? 1 : 0;
+  return rank;
+}
+
+}  // namespace
+
 // The common case (a view inside a ref that raises on a slice past its shape) writes its
 // one block's arrays in one pass, with no check of their capacity per element, and keeps
 // the slices as numbers: the view's text is written only when something describes it.
 // Anything else, errors included, takes the general path.
 Ref Ref::MakeView(std::span<const Slice> slices) const {
   const Data& in = data();
-  const size_t rank = in.dims.size();
+  const size_t rank = in.rank;
   if (in.outside || in.out_of_bounds_views || slices.size() > rank)
     return SlicedTrackingInside(slices);
+  // The view's own slices follow those of the view it slices, after a level's end.
+  const size_t level = in.viewed ? in.view_size + 1 : 0;
   Ref result;
-  result.data_ = std::make_shared<Data>();
+  result.data_ = New(KeptRank(rank, slices), level + slices.size());
   Data& out = *result.data_;
   KeepOfTheViewed(in, out);
   out.viewed = true;
-  // At most `rank` extents and strides; the squeezed dimensions are dropped below.
-  out.dims.resize_for_overwrite(rank);
-  out.binding.strides.resize_for_overwrite(rank);
-  int64_t* dims = out.dims.data();
-  int64_t* strides = out.binding.strides.data();
-  const int64_t* shape = in.dims.data();
-  const int64_t* in_strides = in.binding.strides.data();
-  size_t level = 0;  // where this level's slices start in the view
+  int64_t* dims = out.dims();
+  int64_t* strides = out.strides();
+  const int64_t* shape = in.dims();
+  const int64_t* in_strides = in.strides();
+  ViewSlice* view = out.view();
   if (in.viewed) {
-    level = in.view.size() + 1;
-    out.view.resize_for_overwrite(level + slices.size());
-    std::copy(in.view.begin(), in.view.end(), out.view.data());
-    out.view[level - 1] = {0, kLevelEnd};
-  } else {
-    out.view.resize_for_overwrite(slices.size());
+    std::copy(in.view(), in.view() + in.view_size, view);
+    view[level - 1] = {0, kLevelEnd};
+    view += level;
   }
-  ViewSlice* view = out.view.data() + level;
   int64_t offset = in.binding.offset;
   size_t kept = 0;
   for (size_t d = 0; d < slices.size(); ++d) {
@@ -249,7 +257,7 @@ Ref Ref::MakeView(std::span<const Slice> slices) const {
         __builtin_mul_overflow(s.start, in_strides[d], &step) ||
         __builtin_add_overflow(offset, step, &offset))
       return SlicedTrackingInside(slices);  // raises
-    view[d] = {s.start, s.squeeze ? -1 : s.size};
+    view[d] = ViewSliceOf(s);
     if (!s.squeeze) {
       dims[kept] = s.size;
       strides[kept++] = in_strides[d];
@@ -259,8 +267,6 @@ Ref Ref::MakeView(std::span<const Slice> slices) const {
     dims[kept] = shape[d];
     strides[kept++] = in_strides[d];
   }
-  out.dims.resize_for_overwrite(kept);
-  out.binding.strides.resize_for_overwrite(kept);
   out.binding.offset = offset;
   return result;
 }
@@ -270,22 +276,24 @@ Ref Ref::MakeView(std::span<const Slice> slices) const {
 // past its shape (Sliced calls it for that).
 Ref Ref::SlicedTrackingInside(std::span<const Slice> slices) const {
   const Data& in = data();
-  const size_t rank = in.dims.size();
+  const size_t rank = in.rank;
   if (slices.size() > rank) {
     throw Error(ErrorKind::kOutOfBounds, "'" + Describe() + "' has " + std::to_string(rank) +
                                              " dimensions but was indexed with " +
                                              std::to_string(slices.size()) + ".");
   }
+  const size_t level = in.viewed ? in.view_size + 1 : 0;
   Ref result;
-  result.data_ = std::make_shared<Data>();
+  result.data_ = New(KeptRank(rank, slices), level + slices.size());
   Data& out = *result.data_;
   KeepOfTheViewed(in, out);
   out.binding.offset = in.binding.offset;
   out.out_of_bounds_views = in.out_of_bounds_views;
-  out.dims.reserve(rank);
-  out.binding.strides.reserve(rank);
-  const int64_t* shape = in.dims.data();
-  const int64_t* strides = in.binding.strides.data();
+  int64_t* out_dims = out.dims();
+  int64_t* out_strides = out.strides();
+  size_t kept = 0;
+  const int64_t* shape = in.dims();
+  const int64_t* strides = in.strides();
   const OutOfBounds* was_outside = in.outside.get();
   // Only a ref that is outside already, or may make out-of-bounds views, needs to know
   // which of its indices are inside; any other view past its shape throws.
@@ -296,20 +304,19 @@ Ref Ref::SlicedTrackingInside(std::span<const Slice> slices) const {
     outside.none_inside = was_outside->none_inside;
   }
   out.viewed = true;
+  ViewSlice* view = out.view();
   if (in.viewed) {
-    out.view.reserve(in.view.size() + 1 + slices.size());
-    out.view = in.view;
-    out.view.push_back({0, kLevelEnd});
-  } else {
-    out.view.reserve(slices.size());
+    std::copy(in.view(), in.view() + in.view_size, view);
+    view[level - 1] = {0, kLevelEnd};
+    view += level;
   }
   for (size_t d = 0; d < rank; ++d) {
     // The indices of this dimension inside the ref.
     const int64_t lo = was_outside ? was_outside->inside_lo[d] : 0;
     const int64_t hi = was_outside ? was_outside->inside_hi[d] : shape[d];
     if (d >= slices.size()) {
-      out.dims.push_back(shape[d]);
-      out.binding.strides.push_back(strides[d]);
+      out_dims[kept] = shape[d];
+      out_strides[kept++] = strides[d];
       if (track_inside) {
         outside.inside_lo.push_back(lo);
         outside.inside_hi.push_back(hi);
@@ -332,12 +339,12 @@ Ref Ref::SlicedTrackingInside(std::span<const Slice> slices) const {
       if (outside.error.empty()) outside.error = std::move(error);
     }
     out.binding.offset = step;
-    out.view.push_back({s.start, s.squeeze ? -1 : s.size});
+    view[d] = ViewSliceOf(s);
     if (s.squeeze) {
       if (track_inside) outside.none_inside = outside.none_inside || s.start < lo || s.start >= hi;
     } else {
-      out.dims.push_back(s.size);
-      out.binding.strides.push_back(strides[d]);
+      out_dims[kept] = s.size;
+      out_strides[kept++] = strides[d];
       if (track_inside) {
         // In 128 bits: a start far below 0 would overflow lo - start.
         const auto inside = [&](int64_t index) {
@@ -351,15 +358,15 @@ Ref Ref::SlicedTrackingInside(std::span<const Slice> slices) const {
   if (outside.error.empty()) return result;
   // A view of an out-of-bounds view may lie inside the ref again.
   bool inside = !outside.none_inside;
-  for (size_t d = 0; inside && d < out.dims.size(); ++d)
-    inside = outside.inside_lo[d] == 0 && outside.inside_hi[d] == out.dims[d];
+  for (size_t d = 0; inside && d < out.rank; ++d)
+    inside = outside.inside_lo[d] == 0 && outside.inside_hi[d] == out_dims[d];
   if (!inside) out.outside = std::make_shared<const OutOfBounds>(std::move(outside));
   return result;
 }
 
 std::optional<std::pair<Ref, Shape>> Ref::InBoundsPart() const {
   const Data& in = data();
-  const size_t rank = in.dims.size();
+  const size_t rank = in.rank;
   if (!in.outside) return std::make_pair(*this, Shape(rank, 0));
   const OutOfBounds& outside = *in.outside;
   if (outside.none_inside) return std::nullopt;
@@ -368,11 +375,11 @@ std::optional<std::pair<Ref, Shape>> Ref::InBoundsPart() const {
   Ref part = *this;
   Data& p = part.Mutable();  // a copy of the shared block: no shape vector yet
   for (size_t d = 0; d < rank; ++d) {
-    p.dims[d] = outside.inside_hi[d] - outside.inside_lo[d];
+    p.dims()[d] = outside.inside_hi[d] - outside.inside_lo[d];
     // The sum lies inside the buffer; its terms may not fit alone (a view far before it).
     p.binding.offset = static_cast<int64_t>(static_cast<uint64_t>(p.binding.offset) +
                                             static_cast<uint64_t>(outside.inside_lo[d]) *
-                                                static_cast<uint64_t>(in.binding.strides[d]));
+                                                static_cast<uint64_t>(in.strides()[d]));
   }
   Shape lo = outside.inside_lo;  // a copy: the part's block keeps no out-of-bounds fields
   p.outside = nullptr;

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
@@ -14,7 +15,11 @@
 #include <utility>
 #include <vector>
 
-#include "base/inline_vector.h"
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>  // glibc's __libc_single_threaded
+#define TPUSIM_REF_HAVE_SINGLE_THREADED 1
+#endif
+
 #include "dsl/array.h"
 #include "dsl/dtype.h"
 
@@ -47,23 +52,32 @@ inline Slice ds(int64_t start, int64_t size) {
 class Ref {
  public:
   Ref() = default;
+  Ref(const Ref& other) noexcept : data_(other.data_) { Acquire(data_); }
+  Ref(Ref&& other) noexcept : data_(std::exchange(other.data_, nullptr)) {}
+  Ref& operator=(const Ref& other) noexcept {
+    Ref copy(other);
+    std::swap(data_, copy.data_);
+    return *this;
+  }
+  Ref& operator=(Ref&& other) noexcept {
+    Ref taken(std::move(other));
+    std::swap(data_, taken.data_);
+    return *this;
+  }
+  ~Ref() { Release(data_); }
 
-  // The shape as a std::vector. A view keeps its shape inline (dims()) and builds this
+  // The shape as a std::vector. A view keeps its shape in its block (dims()) and builds this
   // vector the first time something asks for it, so a DMA's views, which only the DSL reads,
   // cost no vector.
   const Shape& shape() const {
-    const Shape* vector = data().shape_vector.load(std::memory_order_acquire);
+    const Shape* vector = data().fresh.shape_vector.load(std::memory_order_acquire);
     return vector ? *vector : ShapeVector();
   }
-  // A view of up to kInlineRank dimensions (and kInlineViewSlices slices, over all its
-  // levels) is one heap block; past that its arrays spill to blocks of their own.
-  static constexpr size_t kInlineRank = 4;
-  static constexpr size_t kInlineViewSlices = 6;  // a view of a view of rank 2 still fits
   // The same extents without a vector: valid while the ref (or a copy of it) lives.
-  std::span<const int64_t> dims() const { return {data().dims.data(), data().dims.size()}; }
-  DType dtype() const { return data().dtype; }
-  MemorySpace memory_space() const { return data().space; }
-  SemaphoreType semaphore_type() const { return data().semaphore_type; }
+  std::span<const int64_t> dims() const { return {data().dims(), data().rank}; }
+  DType dtype() const { return static_cast<DType>(data().dtype); }
+  MemorySpace memory_space() const { return static_cast<MemorySpace>(data().space); }
+  SemaphoreType semaphore_type() const { return static_cast<SemaphoreType>(data().semaphore_type); }
   bool is_semaphore() const { return memory_space() == MemorySpace::kSemaphore; }
   const std::string& name() const { return data().name ? *data().name : EmptyText(); }
   int64_t size() const {
@@ -103,8 +117,8 @@ class Ref {
   // size -2 (kLevelEnd) ends one level of slicing ("][" in the text).
   static constexpr int64_t kLevelEnd = -2;
   struct ViewSlice {
-    int64_t start;  // no initializers: a member type of Ref must be default constructible
-    int64_t size;   // inside Ref's own definition, for InlineVector's check
+    int64_t start;
+    int64_t size;
   };
   // What Describe() is written from, borrowed from the ref: a DMA's label copies these and
   // writes its text only if something reads it (dsl/copy_label.h).
@@ -116,7 +130,7 @@ class Ref {
   };
   DescriptionParts description_parts() const {
     const Data& d = data();
-    return {name(), d.viewed, is_semaphore(), {d.view.data(), d.view.size()}};
+    return {name(), d.viewed, is_semaphore(), {d.view(), d.view_size}};
   }
   // The text Describe() writes for `parts`, appended to `out`.
   static void AppendDescription(const DescriptionParts& parts, std::string& out);
@@ -132,15 +146,15 @@ class Ref {
 
   // For the DSL's own machinery.
   struct Binding {
-    int slot = -1;       // operand or scratch slot of the pallas_call
-    int64_t offset = 0;  // elements from the start of the slot's buffer
-    // Elements, per visible dimension; inline for up to four (every DMA slices two refs).
-    base::InlineVector<int64_t, 4> strides;
+    int slot = -1;              // operand or scratch slot of the pallas_call
+    int64_t offset = 0;         // elements from the start of the slot's buffer
     uint64_t scope_serial = 0;  // which AllocateScoped made it; 0: not a scoped buffer
   };
   static Ref Make(int slot, std::string name, Shape shape, DType dtype, MemorySpace space,
                   SemaphoreType semaphore_type = SemaphoreType::kDma);
   const Binding& binding() const { return data().binding; }
+  // Elements between neighbours, per visible dimension (as dims()).
+  std::span<const int64_t> strides() const { return {data().strides(), data().rank}; }
   // Slices past the shape of this ref, and of views of it, make out-of-bounds views
   // instead of raising (a buffer ref of a run whose out_of_bounds_reads is kUninitialized).
   void AllowOutOfBoundsViews(bool allow) {
@@ -158,42 +172,109 @@ class Ref {
     Shape inside_lo, inside_hi;
     bool none_inside = false;
   };
-  // A view's block is the one heap block slicing makes: its extents, strides and slices
-  // live inline (kInlineRank). As std::vectors (and a view of four slices) they were two or
-  // three more blocks per view, each allocated and freed for every DMA a kernel issues.
+  // What a copy of a block (Mutable) does not take: the copy is made to be changed, so
+  // what was derived from the original, shape()'s vector and its name in the view cache,
+  // starts afresh, and the copy has one reference, its maker's.
+  struct Fresh {
+    Fresh() = default;
+    Fresh(const Fresh& /*original*/) noexcept {}
+    Fresh& operator=(const Fresh&) = delete;
+    ~Fresh() { delete shape_vector.load(std::memory_order_relaxed); }
+    // shape()'s vector: made by Make, or on first use (atomically: copies of a ref on
+    // other host threads share the block).
+    mutable std::atomic<const Shape*> shape_vector{nullptr};
+    // This block's name in the view cache (ViewCache, dsl/ref.cc); 0 until it is sliced.
+    // Never that of another block.
+    mutable uint64_t view_cache_id = 0;
+    mutable std::atomic<uint32_t> references{1};  // the Refs holding the block
+  };
+  // A ref's one heap block, sized to it: the fields below, then its extents and strides
+  // (rank of each) and its view's slices (view_size), in that order: a one-dimensional
+  // view of one slice is 128 bytes. As std::vectors the arrays were two or three more
+  // blocks per view, each allocated and freed for every DMA a kernel issues; inline, for
+  // four dimensions and six slices, a block three times that size, which a kernel holding
+  // thousands of DMAs' views at once paid in fresh pages (docs/performance-kernel-side.md).
   struct Data {
-    // User-provided, so make_shared<Data>() runs the member initializers only: with the
-    // implicit constructor it first zeroes the whole block (value-initialization), a cost
-    // every view of every DMA paid for fields the initializers set anyway.
-    Data() {}  // NOLINT(modernize-use-equals-default): "= default" would bring the zeroing back
-    // A copy (Mutable) builds its own shape vector when asked: the fields may change.
-    Data(const Data& other);
+    Data() = default;  // made by New: default-initialized, the arrays written by the maker
+    Data(const Data&) = default;  // the fields: Copy adds the arrays
     Data& operator=(const Data&) = delete;
-    ~Data() { delete shape_vector.load(std::memory_order_relaxed); }
-    std::shared_ptr<const std::string> name;  // the same for every view of a buffer
+    Fresh fresh;
+    uint32_t rank = 0;       // dims() and strides()
+    uint32_t view_size = 0;  // view()
+    // The enums in a byte each, which keeps a one-dimensional view in 128 bytes.
+    uint8_t dtype = static_cast<uint8_t>(DType::kF32);
+    uint8_t space = static_cast<uint8_t>(MemorySpace::kAny);
+    uint8_t semaphore_type = static_cast<uint8_t>(SemaphoreType::kDma);
     // The slices applied so far, for Describe(), kept as numbers: most views are never
     // described (a DMA's label is built from them once), and their text was two heap blocks
     // per DMA. A view of a view copies the slices of the one it slices first, so a long
     // chain of views holds no chain of blocks.
     bool viewed = false;  // at(...) made it: its text has "[...]" per level of slicing
-    base::InlineVector<ViewSlice, kInlineViewSlices> view;
-    base::InlineVector<int64_t, kInlineRank> dims;  // the shape
-    // shape()'s vector: made by Make, or on first use (atomically: copies of a ref on
-    // other host threads share the block).
-    mutable std::atomic<const Shape*> shape_vector{nullptr};
-    // This block's name in the view cache (ViewCache, dsl/ref.cc); 0 until it is sliced.
-    // Never that of another block, and reset when the block changes (Mutable).
-    mutable uint64_t view_cache_id = 0;
-    DType dtype = DType::kF32;
-    MemorySpace space = MemorySpace::kAny;
-    SemaphoreType semaphore_type = SemaphoreType::kDma;
-    Binding binding;
     bool out_of_bounds_views = false;
+    Binding binding;
+    std::shared_ptr<const std::string> name;  // the same for every view of a buffer
     // Null for a view inside the ref: the rare rest lives apart, so that the block every
     // DMA's views make stays small.
     std::shared_ptr<const OutOfBounds> outside;
+
+    int64_t* dims() { return reinterpret_cast<int64_t*>(this + 1); }
+    const int64_t* dims() const { return reinterpret_cast<const int64_t*>(this + 1); }
+    int64_t* strides() { return dims() + rank; }
+    const int64_t* strides() const { return dims() + rank; }
+    ViewSlice* view() { return reinterpret_cast<ViewSlice*>(strides() + rank); }
+    const ViewSlice* view() const { return reinterpret_cast<const ViewSlice*>(strides() + rank); }
+    static size_t Bytes(size_t rank, size_t view_size) {
+      return sizeof(Data) + 2 * rank * sizeof(int64_t) + view_size * sizeof(ViewSlice);
+    }
   };
-  const Data& data() const { return data_ ? *data_ : EmptyData(); }
+  static_assert(sizeof(ViewSlice) == 2 * sizeof(int64_t) && alignof(Data) == alignof(int64_t));
+  // A block with room for `rank` extents and strides and `view_size` slices, the arrays
+  // unwritten; one reference.
+  static Data* New(size_t rank, size_t view_size) {
+    Data* d = new (::operator new(Data::Bytes(rank, view_size))) Data;  // not zeroed
+    d->rank = static_cast<uint32_t>(rank);
+    d->view_size = static_cast<uint32_t>(view_size);
+    return d;
+  }
+  // The same fields and arrays, in a block of its own.
+  static Data* Copy(const Data& original);
+  static void Acquire(const Data* d) noexcept {
+    if (!d) return;
+    auto& n = d->fresh.references;
+    if (SingleThreaded())
+      n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    else
+      n.fetch_add(1, std::memory_order_relaxed);
+  }
+  static void Release(Data* d) noexcept {
+    if (!d) return;
+    auto& n = d->fresh.references;
+    uint32_t was = 0;
+    if (SingleThreaded()) {
+      was = n.load(std::memory_order_relaxed);
+      n.store(was - 1, std::memory_order_relaxed);
+    } else {
+      was = n.fetch_sub(1, std::memory_order_acq_rel);
+    }
+    if (was == 1) Delete(d);
+  }
+  static void Delete(Data* d) noexcept;
+  // As std::shared_ptr counts in libstdc++ (and base::Label): plain adds while the process
+  // has one host thread (a simulation runs on one), locked ones once it has more.
+  static bool SingleThreaded() {
+#if TPUSIM_REF_HAVE_SINGLE_THREADED
+    return __libc_single_threaded != 0;
+#else
+    return false;
+#endif
+  }
+  const Data& data() const {
+    return data_ ? *data_ : EmptyData();
+  }
+  // A slice as a view keeps it (and the view cache's key): an index's size is -1.
+  static ViewSlice ViewSliceOf(const Slice& s) {
+    return {s.start, s.squeeze ? -1 : s.size};
+  }
   // A new view (Sliced finds the views it made before in its cache).
   Ref MakeView(std::span<const Slice> slices) const;
   // MakeView's general case: views of refs that may run past their shape, and errors.
@@ -206,7 +287,7 @@ class Ref {
   static const Data& EmptyData();
   static const std::string& EmptyText();
 
-  std::shared_ptr<Data> data_;  // copy-on-write: Mutable() copies a shared block first
+  Data* data_ = nullptr;  // copy-on-write: Mutable() copies a shared block first
 };
 
 }  // namespace tpusim::dsl

@@ -1,5 +1,6 @@
 #include "kernels/lax/views.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "base/errors.h"
@@ -34,7 +35,7 @@ Ref IndexDim(const Ref& ref, int dim, int64_t index) {
 Ref Reshape(const Ref& operand, const Shape& shape) {
   const Ref whole = Ref::Make(operand.binding().slot, operand.name(), operand.shape(),
                               operand.dtype(), operand.memory_space(), operand.semaphore_type());
-  if (operand.binding().offset != 0 || operand.binding().strides != whole.binding().strides ||
+  if (operand.binding().offset != 0 || !std::ranges::equal(operand.strides(), whole.strides()) ||
       NumElements(shape) > operand.size()) {
     throw Error(ErrorKind::kKernelMisuse, "cannot view '" + operand.Describe() + "' as " +
                                               ShapeString(shape) +

@@ -54,7 +54,7 @@ TEST(Ref, AViewKeepsTheDefaultsOfFieldsSlicingDoesNotSet) {
     EXPECT_EQ(v.out_of_bounds(), "");
     EXPECT_EQ(v.binding().slot, 2);
     EXPECT_EQ(v.binding().scope_serial, 7u);
-    EXPECT_EQ(v.binding().strides.size(), 1u);
+    EXPECT_EQ(v.strides().size(), 1u);
     EXPECT_EQ(v.dtype(), DType::kBF16);
     EXPECT_EQ(v.memory_space(), MemorySpace::kVmem);
     EXPECT_EQ(v.semaphore_type(), SemaphoreType::kDma);

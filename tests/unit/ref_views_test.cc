@@ -1,11 +1,12 @@
-// dsl/ref.h: a view keeps its extents, strides and slices inline (and on the heap past
-// Ref::kInlineRank dimensions), builds shape()'s vector only when asked, and is shared when
-// the same ref is sliced the same way again (Ref::ViewCache, dsl/ref.cc), but never after
-// the ref it slices has changed.
+// dsl/ref.h: a view keeps its extents, strides and slices in its one block, sized to its
+// rank and slices, builds shape()'s vector only when asked, and is shared when the same ref
+// is sliced the same way again (Ref::ViewCache, dsl/ref.cc), but never after the ref it
+// slices has changed.
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "base/errors.h"
@@ -18,11 +19,10 @@ std::vector<int64_t> Dims(const Ref& r) {
   return std::vector<int64_t>(r.dims().begin(), r.dims().end());
 }
 std::vector<int64_t> Strides(const Ref& r) {
-  return std::vector<int64_t>(r.binding().strides.begin(), r.binding().strides.end());
+  return std::vector<int64_t>(r.strides().begin(), r.strides().end());
 }
 
-TEST(RefViews, MoreDimensionsThanFitInlineKeepTheirShapeStridesAndText) {
-  static_assert(Ref::kInlineRank < 6);
+TEST(RefViews, ManyDimensionsKeepTheirShapeStridesAndText) {
   const Ref r = Ref::Make(0, "big", {2, 3, 4, 5, 6, 7}, DType::kF32, MemorySpace::kVmem);
   EXPECT_EQ(Strides(r), (std::vector<int64_t>{2520, 840, 210, 42, 7, 1}));
   const Ref v = r.at(1, ds(1, 2), ds(0, 4), 2, ds(1, 3), ds(0, 7));
@@ -32,7 +32,7 @@ TEST(RefViews, MoreDimensionsThanFitInlineKeepTheirShapeStridesAndText) {
   EXPECT_EQ(v.binding().offset, 2520 + 840 + 2 * 42 + 7);
   EXPECT_EQ(v.size(), 2 * 4 * 3 * 7);
   EXPECT_EQ(v.Describe(), "big.at[1, ds(1, 2), ds(0, 4), 2, ds(1, 3), ds(0, 7)]");
-  // Views of views: their slices outgrow the inline ones.
+  // Views of views: each level's slices follow those of the view it slices.
   const Ref w = v.at(1, ds(1, 3)).at(ds(1, 2), 2).at(1, 5);
   EXPECT_TRUE(w.shape().empty());
   EXPECT_EQ(w.size(), 1);
@@ -89,6 +89,39 @@ TEST(RefViews, ARefChangedAfterSlicingMakesFreshViews) {
   view.MarkScoped(5);
   EXPECT_EQ(view.binding().scope_serial, 5u);
   EXPECT_EQ(r.at(ds(4, 2)).binding().scope_serial, 9u);
+}
+
+TEST(RefViews, CopiesAndMovesShareOneBlock) {
+  const Ref r = Ref::Make(1, "buf", {16, 4}, DType::kF32, MemorySpace::kVmem);
+  Ref a = r.at(ds(2, 8));
+  const int64_t* block = a.dims().data();
+  Ref b = a;
+  EXPECT_EQ(b.dims().data(), block);
+  Ref c = std::move(b);
+  EXPECT_EQ(c.dims().data(), block);
+  EXPECT_TRUE(b.dims().empty());  // NOLINT(bugprone-use-after-move): a moved-from ref is empty
+  b = c;
+  a = std::move(c);
+  EXPECT_EQ(a.dims().data(), block);
+  EXPECT_EQ(b.dims().data(), block);
+  const Ref& same = a;
+  a = same;  // itself: still the same block
+  EXPECT_EQ(Dims(a), (std::vector<int64_t>{8, 4}));
+  EXPECT_EQ(a.binding().offset, 8);
+}
+
+TEST(RefViews, AChangedCopyBuildsItsOwnShape) {
+  const Ref r = Ref::Make(0, "buf", {8, 16}, DType::kF32, MemorySpace::kVmem);
+  const Ref v = r.at(ds(2, 4), ds(0, 8));
+  const Shape& shape = v.shape();
+  Ref changed = v;
+  changed.MarkScoped(4);  // shared with v: copied first
+  EXPECT_EQ(changed.shape(), shape);
+  EXPECT_NE(&changed.shape(), &shape);
+  EXPECT_EQ(Strides(changed), Strides(v));
+  EXPECT_EQ(changed.Describe(), "buf.at[ds(2, 4), ds(0, 8)]");
+  EXPECT_EQ(changed.binding().scope_serial, 4u);
+  EXPECT_EQ(v.binding().scope_serial, 0u);
 }
 
 }  // namespace
