@@ -4,8 +4,8 @@
 // kSegment, whose first kInline segments' addresses lie in the table itself. A lookup reads
 // the table (the chip's ChipSemaphores, in the slice's hot arena) and then the semaphore: one
 // cache miss on a pod where a std::deque took two, its map's block and then the element
-// (docs/performance-at-scale.md, "The per-DMA semaphore lookup"). Semaphores never move once
-// made (threads and DMA engines keep pointers to them), and a chip never drops one.
+// (docs/performance-at-scale.md, "A semaphore in one miss, a calendar of times"). Semaphores never
+// move once made (threads and DMA engines keep pointers to them), and a chip never drops one.
 
 #include <cstddef>
 #include <cstdint>
