@@ -15,6 +15,7 @@
 #include "base/engine.h"
 #include "base/inline_vector.h"
 #include "sim/base_names.h"
+#include "sim/port_calendar.h"
 #include "traces/trace_sink.h"
 
 namespace tpusim::sim {
@@ -123,7 +124,7 @@ class BandwidthPort {
   traces::TraceSink* trace_;
   // Sorted, non-overlapping; entries before head_ are retired. A moving head (compacted now
   // and then) moves far less than erasing each interval as it ends.
-  base::InlineVector<Span, 4> calendar_;
+  PortCalendar<Span, 4> calendar_;
   double bytes_per_second_;
   traces::TrackId track_;
   uint64_t signals_ = 0;
