@@ -16,6 +16,32 @@ void BandwidthPort::Emit(const Busy& busy) {
   has_pending_ = true;
 }
 
+Picoseconds BandwidthPort::ReserveTraced(Picoseconds now, Picoseconds earliest,
+                                         Picoseconds duration, uint64_t bytes, uint64_t transfer_id,
+                                         const std::string* label) {
+  size_t head = head_;
+  for (; head < calendar_.size() && calendar_[head].end <= now; ++head)
+    Emit(Entry(head));
+  if (head == calendar_.size()) {
+    calendar_.clear();
+    tags_.clear();
+    head = 0;
+  }
+  head_ = head;
+  Compact();
+  Picoseconds start = earliest;
+  const size_t at = FindGap(duration, start);
+  tags_.insert(tags_.begin() + static_cast<std::ptrdiff_t>(at), Tag{transfer_id, label});
+  calendar_.insert(calendar_.begin() + at, Span{start, start + duration});
+  busy_ += duration;
+  bytes_ += bytes;
+  return start;
+}
+
+void BandwidthPort::EraseTags(size_t count) {
+  tags_.erase(tags_.begin(), tags_.begin() + static_cast<std::ptrdiff_t>(count));
+}
+
 void BandwidthPort::Pass(Picoseconds start, const std::string* label) {
   ++signals_;
   if (!trace_) return;
@@ -47,8 +73,9 @@ void BandwidthPort::Write(const Busy& busy) {
 
 void BandwidthPort::FlushTrace() {
   for (size_t i = head_; i < calendar_.size(); ++i)
-    Emit(calendar_[i]);
+    Emit(Entry(i));
   calendar_.clear();
+  tags_.clear();
   head_ = 0;
   if (has_pending_ && trace_) Write(pending_);
   has_pending_ = false;

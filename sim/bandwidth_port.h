@@ -15,6 +15,7 @@
 #include "base/engine.h"
 #include "base/inline_vector.h"
 #include "sim/base_names.h"
+#include "sim/port_calendar.h"
 #include "traces/trace_sink.h"
 
 namespace tpusim::sim {
@@ -69,6 +70,33 @@ class BandwidthPort {
     uint64_t transfer;
     const std::string* label;  // owned by the transfer, which outlives the run
   };
+  // A calendar entry holds only its times: the scans of every booking (Retire, the search for
+  // a gap) read them, two to a line fewer than with the transfer and label beside them. Those
+  // are for the trace alone, kept in tags_ in the same order, and only when there is a trace.
+  struct Span {
+    Picoseconds start;
+    Picoseconds end;
+  };
+  struct Tag {
+    uint64_t transfer;
+    const std::string* label;
+  };
+  // ReserveFor's parts. Untraced, a retired interval only leaves the calendar (Retire);
+  // with a trace, ReserveTraced emits it and keeps tags_ in step, out of line, so that the
+  // untraced booking stays small enough to inline.
+  [[gnu::always_inline]] void Compact();
+  // Where an interval of `duration` from `start` goes (moving `start` past the intervals in
+  // its way): the index to insert it at.
+  [[gnu::always_inline]] size_t FindGap(Picoseconds duration, Picoseconds& start) const;
+  [[gnu::noinline]] Picoseconds ReserveTraced(Picoseconds now, Picoseconds earliest,
+                                              Picoseconds duration, uint64_t bytes,
+                                              uint64_t transfer_id, const std::string* label);
+  [[gnu::noinline]] void EraseTags(size_t count);
+  Busy Entry(size_t i) const {
+    const Span& span = calendar_[i];
+    const Tag tag = trace_ ? tags_[i] : Tag{0, nullptr};
+    return Busy{span.start, span.end, tag.transfer, tag.label};
+  }
   struct Mark {
     Picoseconds when;
     const std::string* label;
@@ -96,28 +124,23 @@ class BandwidthPort {
   traces::TraceSink* trace_;
   // Sorted, non-overlapping; entries before head_ are retired. A moving head (compacted now
   // and then) moves far less than erasing each interval as it ends.
-  base::InlineVector<Busy, 4> calendar_;
+  PortCalendar<Span, 4> calendar_;
   double bytes_per_second_;
   traces::TrackId track_;
   uint64_t signals_ = 0;
   std::string name_;
+  std::vector<Tag> tags_;  // calendar_'s transfers and labels, with a trace
   // Signals not yet written, by time: only kept with a trace.
   std::vector<Mark> marks_;
   size_t marks_head_ = 0;
 };
 
 inline void BandwidthPort::Retire(Picoseconds now) {
-  const Busy* calendar = calendar_.data();
+  const Span* calendar = calendar_.data();
   const size_t size = calendar_.size();
   size_t head = head_;
-  // Untraced, a retired interval only leaves the calendar: Emit keeps runs for the trace.
-  if (trace_) {
-    for (; head < size && calendar[head].end <= now; ++head)
-      Emit(calendar[head]);
-  } else {
-    while (head < size && calendar[head].end <= now)
-      ++head;
-  }
+  while (head < size && calendar[head].end <= now)
+    ++head;
   if (head == size) {
     calendar_.clear();
     head = 0;
@@ -125,25 +148,37 @@ inline void BandwidthPort::Retire(Picoseconds now) {
   head_ = head;
 }
 
-inline Picoseconds BandwidthPort::ReserveFor(Picoseconds now, Picoseconds earliest,
-                                             Picoseconds duration, uint64_t bytes,
-                                             uint64_t transfer_id, const std::string* label) {
-  Retire(now);
+inline void BandwidthPort::Compact() {
   // Retired intervals leave the calendar's front only when it is full and they are at least
   // half of it, so the moves stay no more than the intervals retired, and a calendar of a
   // few intervals (most ports) never moves at all.
   if (calendar_.size() == calendar_.capacity() && head_ * 2 >= calendar_.size()) {
     calendar_.erase_front(head_);
+    if (trace_) EraseTags(head_);
     head_ = 0;
   }
-  Picoseconds start = earliest;
-  const Busy* it = calendar_.begin() + head_;
+}
+
+inline size_t BandwidthPort::FindGap(Picoseconds duration, Picoseconds& start) const {
+  const Span* it = calendar_.begin() + head_;
   for (; it != calendar_.end(); ++it) {
     if (it->end <= start) continue;
     if (start + duration <= it->start) break;  // fits in the gap before this interval
     start = std::max(start, it->end);
   }
-  calendar_.insert(it, Busy{start, start + duration, transfer_id, label});
+  return static_cast<size_t>(it - calendar_.begin());
+}
+
+inline Picoseconds BandwidthPort::ReserveFor(Picoseconds now, Picoseconds earliest,
+                                             Picoseconds duration, uint64_t bytes,
+                                             uint64_t transfer_id, const std::string* label) {
+  if (trace_) [[unlikely]]
+    return ReserveTraced(now, earliest, duration, bytes, transfer_id, label);
+  Retire(now);
+  Compact();
+  Picoseconds start = earliest;
+  const size_t at = FindGap(duration, start);
+  calendar_.insert(calendar_.begin() + at, Span{start, start + duration});
   busy_ += duration;
   bytes_ += bytes;
   return start;

@@ -19,6 +19,7 @@
 #include "sim/chunk.h"
 #include "sim/parameters.h"
 #include "sim/semaphore.h"
+#include "sim/semaphore_table.h"
 #include "sim/torus.h"
 #include "topologies/topology.pb.h"
 #include "traces/trace_sink.h"

@@ -164,13 +164,9 @@ void DmaDispatcher::RunChunkEvent(void* slice_state, uint64_t transfer, uint64_t
 }
 
 namespace {
-// A semaphore's value and wake amount: 16 bytes that a deque's 8-byte alignment may split
-// over two lines.
+// A semaphore's value and wake amount, in one line (SemaphoreTable).
 void PrefetchSemaphore(const Semaphore* s) {
-  if (s == nullptr) return;
-  const auto at = reinterpret_cast<uintptr_t>(s);
-  __builtin_prefetch(reinterpret_cast<const void*>(at), 1);
-  __builtin_prefetch(reinterpret_cast<const void*>(at + 15), 1);
+  if (s != nullptr) __builtin_prefetch(s, 1);
 }
 // The fields a booking reads lie in a port's first three lines (BandwidthPort, LinkTiming).
 void PrefetchPorts(const Transfer& t) {
@@ -339,8 +335,8 @@ inline void DmaDispatcher::OnDeparted(SliceState& slice, Transfer& t, uint64_t b
   t.sent += bytes;
   if (t.send_semaphore) {
     if (t.sent == t.bytes) {  // only the last chunk is remembered, so only it builds a Touch
-      const Touch touch{EventQueue::Now(), t.issuer, static_cast<int64_t>(t.bytes),
-                        Touch::Kind::kDmaSent, t.request.label};
+      const Touch touch{EventQueue::Now(), t.issuer, Touch::Kind::kDmaSent,
+                        static_cast<int64_t>(t.bytes), t.request.label};
       slice.AddToSemaphore(*t.send_semaphore, t.request.send_semaphore, static_cast<int64_t>(bytes),
                            &touch);
     } else {
@@ -400,8 +396,8 @@ void DmaDispatcher::Landed(Transfer& t, uint64_t bytes) {
   if (AccessObserver* observer = slice_.observer())
     observer->DmaLanded(t.observed_id, t.request.recv_semaphore);
   // Only the last chunk is remembered, so only it builds a Touch.
-  const Touch touch{EventQueue::Now(), t.issuer, static_cast<int64_t>(t.bytes),
-                    Touch::Kind::kDmaLanded, t.request.label};
+  const Touch touch{EventQueue::Now(), t.issuer, Touch::Kind::kDmaLanded,
+                    static_cast<int64_t>(t.bytes), t.request.label};
   slice_.AddToSemaphore(*t.recv_semaphore, t.request.recv_semaphore, static_cast<int64_t>(bytes),
                         &touch);
   ledger_.Trim();  // may free `t`

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <vector>
 
@@ -20,11 +19,13 @@ namespace tpusim::sim {
 // A DMA's touch names it by its label, shared with the DMA, so remembering one copies no
 // string; the report writes "DMA 'ag step 1' (sent)" only when it is asked for.
 struct Touch {
-  enum class Kind { kSignal, kDmaSent, kDmaLanded };
+  // In this order, 32 bytes: a semaphore keeps three, and its size decides whether its first
+  // fields share a cache line (SemaphoreTable).
+  enum class Kind : uint8_t { kSignal, kDmaSent, kDmaLanded };
   Picoseconds when = 0;
   ChipId from = 0;
-  int64_t amount = 0;
   Kind kind = Kind::kSignal;
+  int64_t amount = 0;
   base::Label dma;  // the DMA's label, for kDmaSent and kDmaLanded
   // "signal", "DMA 'ag step 1'" or "DMA 'ag step 1' (sent)".
   std::string Describe() const;
@@ -77,8 +78,8 @@ class Semaphore {
   std::string DescribeRecent(const DeviceGrid& grid) const;
 
  private:
-  // What every chunk reads first, together at the front (one or two cache lines: a deque
-  // aligns its elements to 8 bytes, not to a line).
+  // What every chunk reads first, together in the first 32 bytes: a SemaphoreTable starts its
+  // segments on a cache line and the size is a multiple of 32, so they share one line.
   int64_t value_ = 0;
   // No waiter needs less than this (AwaitAtLeast lowers it; SliceState::AddToSemaphore sets
   // it anew when it looks at the waiters).
@@ -91,20 +92,6 @@ class Semaphore {
   // A ring inside the semaphore: a vector of them was a heap block that every chunk's touch
   // reached through the semaphore, a second cache miss on a pod, and moved all three.
   Touch recent_[kRecentTouches];
-};
-
-class CoreThread;
-
-// One chip's semaphores and the threads of control a change may wake: the chip's own
-// (Chip::semaphores). The DMA path touches them for every chunk that lands, so the slice lays
-// all chips' out side by side in its hot arena (SliceState::TakeChipSemaphores): made with
-// each chip instead, among its other state, the v4-16x16x16 all-gather ran 18% slower.
-struct ChipSemaphores {
-  ChipSemaphores() { waiters.reserve(4); }
-  std::deque<Semaphore> semaphores;  // a deque: stable while kernels add more
-  // The chip's threads of control in the order they were made: the core, then its live
-  // activities.
-  std::vector<CoreThread*> waiters;
 };
 
 }  // namespace tpusim::sim

@@ -174,7 +174,7 @@ void SliceState::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount,
                                                  "' with " + std::to_string(amount) +
                                                  "; the increment must be positive.");
   }
-  Touch touch{EventQueue::Now(), issuer, amount, Touch::Kind::kSignal, {}};
+  Touch touch{EventQueue::Now(), issuer, Touch::Kind::kSignal, amount, {}};
   const bool remote = issuer != target.chip;
   Picoseconds arrival = EventQueue::Now();
   if (remote) {

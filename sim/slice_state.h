@@ -22,6 +22,7 @@
 #include "sim/hot_arena.h"
 #include "sim/run_context.h"
 #include "sim/semaphore.h"
+#include "sim/semaphore_table.h"
 #include "sim/torus.h"
 #include "topologies/topology.pb.h"
 
@@ -68,8 +69,8 @@ class SliceState {
   // Each chip's semaphores and waiters are its own (ChipSemaphores): a chip takes them when
   // it is made, before its cores; the slice made them all together and finds them by chip.
   ChipSemaphores& TakeChipSemaphores(ChipId chip) { return *by_chip_[chip]; }
-  std::deque<Semaphore>& semaphores(ChipId chip) { return by_chip_[chip]->semaphores; }
-  const std::deque<Semaphore>& semaphores(ChipId chip) const { return by_chip_[chip]->semaphores; }
+  SemaphoreTable& semaphores(ChipId chip) { return by_chip_[chip]->semaphores; }
+  const SemaphoreTable& semaphores(ChipId chip) const { return by_chip_[chip]->semaphores; }
   Semaphore& semaphore(SemaphoreHandle h) { return by_chip_[h.chip]->semaphores[h.index]; }
   // The chip's threads of control in the order they were made: the core, then its live
   // activities.

@@ -1,0 +1,119 @@
+#pragma once
+
+// One chip's semaphores, by index (SemaphoreHandle::index): an array in segments of
+// kSegment, whose first kInline segments' addresses lie in the table itself. A lookup reads
+// the table (the chip's ChipSemaphores, in the slice's hot arena) and then the semaphore: one
+// cache miss on a pod where a std::deque took two, its map's block and then the element
+// (docs/performance-at-scale.md, "A semaphore in one miss, a calendar of times"). Semaphores never
+// move once made (threads and DMA engines keep pointers to them), and a chip never drops one.
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/semaphore.h"
+
+namespace tpusim::sim {
+
+// Each semaphore's first 32 bytes (its value and what a chunk reads with it) then lie in one
+// cache line.
+static_assert(sizeof(Semaphore) % 32 == 0);
+
+class SemaphoreTable {
+ public:
+  // A segment is 16 semaphores (2.5 KiB). Ten of them inline cover 160 semaphores, what a
+  // chip of the largest collectives makes (all_gather_nd on a 4-axis mesh: 130); more go
+  // through a vector of segments, a second miss as the deque's was.
+  static constexpr size_t kSegment = 16;
+  static constexpr size_t kInline = 10;
+
+  SemaphoreTable() = default;
+  SemaphoreTable(const SemaphoreTable&) = delete;
+  SemaphoreTable& operator=(const SemaphoreTable&) = delete;
+  ~SemaphoreTable() {
+    for (size_t i = 0; i < size_; ++i)
+      (*this)[i].~Semaphore();
+    for (size_t s = 0; s * kSegment < size_; ++s)
+      ::operator delete (Segment(s), std::align_val_t{kAlign});
+  }
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  Semaphore& operator[](size_t i) { return Segment(i / kSegment)[i % kSegment]; }
+  const Semaphore& operator[](size_t i) const { return Segment(i / kSegment)[i % kSegment]; }
+  Semaphore& back() { return (*this)[size_ - 1]; }
+
+  Semaphore& emplace_back(std::string name, SemaphoreKind kind) {
+    const size_t segment = size_ / kSegment;
+    if (size_ % kSegment == 0) {
+      // On a line of its own, so that a semaphore's first fields (sim/semaphore.h) share one.
+      auto* memory = static_cast<Semaphore*>(
+          ::operator new (kSegment * sizeof(Semaphore), std::align_val_t{kAlign}));
+      if (segment < kInline) {
+        inline_[segment] = memory;
+      } else {
+        try {
+          overflow_.push_back(memory);
+        } catch (...) {
+          ::operator delete (memory, std::align_val_t{kAlign});
+          throw;
+        }
+      }
+    }
+    Semaphore* s = new (Segment(segment) + size_ % kSegment) Semaphore(std::move(name), kind);
+    ++size_;
+    return *s;
+  }
+
+  // In index order, for reports.
+  class const_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = Semaphore;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const Semaphore*;
+    using reference = const Semaphore&;
+    const_iterator(const SemaphoreTable* table, size_t i) : table_(table), i_(i) {}
+    const Semaphore& operator*() const { return (*table_)[i_]; }
+    const Semaphore* operator->() const { return &(*table_)[i_]; }
+    const_iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator==(const const_iterator& other) const { return i_ == other.i_; }
+
+   private:
+    const SemaphoreTable* table_;
+    size_t i_;
+  };
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, size_}; }
+
+ private:
+  static constexpr size_t kAlign = 64;
+  Semaphore* Segment(size_t s) const { return s < kInline ? inline_[s] : overflow_[s - kInline]; }
+
+  uint32_t size_ = 0;
+  Semaphore* inline_[kInline] = {};
+  std::vector<Semaphore*> overflow_;
+};
+
+class CoreThread;
+
+// One chip's semaphores and the threads of control a change may wake: the chip's own
+// (Chip::semaphores). The DMA path touches them for every chunk that lands, so the slice lays
+// all chips' out side by side in its hot arena (SliceState::TakeChipSemaphores): made with
+// each chip instead, among its other state, the v4-16x16x16 all-gather ran 18% slower.
+struct ChipSemaphores {
+  ChipSemaphores() { waiters.reserve(4); }
+  SemaphoreTable semaphores;
+  // The chip's threads of control in the order they were made: the core, then its live
+  // activities.
+  std::vector<CoreThread*> waiters;
+};
+
+}  // namespace tpusim::sim
