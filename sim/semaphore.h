@@ -37,8 +37,8 @@ class Semaphore {
  public:
   static constexpr size_t kRecentTouches = 3;
 
-  // `name` is kept by the chip, at a stable address, for as long as the semaphore
-  // (Chip::AddSemaphore): only reports and traces read it.
+  // `name` is kept by the slice, at a stable address, for as long as the semaphore
+  // (SliceState::SemaphoreName): only reports and traces read it.
   Semaphore(const std::string* name, SemaphoreKind kind)
       : name_(name), kind_(static_cast<uint8_t>(kind)) {}
 
@@ -124,9 +124,6 @@ struct ChipSemaphores {
   // The chip's threads of control in the order they were made: the core, then its live
   // activities.
   std::vector<CoreThread*> waiters;
-  // The semaphores' names, by index (Semaphore::name): out of the semaphores' way, as only
-  // reports and traces read them.
-  std::deque<std::string> names;
 };
 
 }  // namespace tpusim::sim
