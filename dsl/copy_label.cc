@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <new>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -9,86 +10,74 @@ namespace tpusim::dsl {
 
 namespace {
 
-// Writes what a label's text is made of as bytes: small integers take one byte each (LEB128,
-// signed ones zigzagged, as a slice's size is negative for an index and for the end of a
-// level). Counting writes nothing: Make sizes the allocation with it, then fills it.
-class Packer {
- public:
-  explicit Packer(unsigned char* out) : out_(out) {}
-  size_t size() const { return size_; }
+// How a label's sides are packed after its header: per side its name's and view's sizes,
+// then its slices, then its name's characters. Narrow (the common case: every slice's start
+// and size fits in 32 bits, names and views are shorter than 64 Ki) the sizes take two bytes
+// each and a slice eight; else four bytes each and a slice its sixteen. One side only when
+// both are the same. A byte-by-byte code (LEB128) packed an all_gather_nd label into 48 bytes
+// where this takes 80, but cost twice the instructions of the copy it replaced, on every DMA.
+static_assert(sizeof(Ref::ViewSlice) == 2 * sizeof(int64_t), "a slice is its start and size");
 
-  void Unsigned(uint64_t v) {
-    while (v >= 0x80) {
-      Byte(static_cast<unsigned char>(v | 0x80));
-      v >>= 7;
-    }
-    Byte(static_cast<unsigned char>(v));
-  }
-  void Signed(int64_t v) {
-    Unsigned((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
-  }
-  void Side(const Ref::DescriptionParts& parts) {
-    Byte(static_cast<unsigned char>((parts.viewed ? 1 : 0) | (parts.semaphore ? 2 : 0)));
-    Unsigned(parts.name.size());
-    Unsigned(parts.view.size());
+template <typename Size, typename Value>
+unsigned char* PutSide(unsigned char* out, const Ref::DescriptionParts& parts) {
+  const Size sizes[2] = {static_cast<Size>(parts.name.size()),
+                         static_cast<Size>(parts.view.size())};
+  std::memcpy(out, sizes, sizeof(sizes));
+  out += sizeof(sizes);
+  if constexpr (sizeof(Value) == sizeof(Ref::ViewSlice::start)) {  // as they are: one copy
+    if (!parts.view.empty()) std::memcpy(out, parts.view.data(), parts.view.size_bytes());
+    out += parts.view.size_bytes();
+  } else {
     for (const Ref::ViewSlice& s : parts.view) {
-      Signed(s.start);
-      Signed(s.size);
-    }
-    if (out_ && !parts.name.empty())
-      std::memcpy(out_ + size_, parts.name.data(), parts.name.size());
-    size_ += parts.name.size();
-  }
-
- private:
-  void Byte(unsigned char b) {
-    if (out_) out_[size_] = b;
-    ++size_;
-  }
-  unsigned char* out_;
-  size_t size_ = 0;
-};
-
-// Reads back what Packer wrote, in the same order.
-class Unpacker {
- public:
-  explicit Unpacker(const unsigned char* in) : in_(in) {}
-  unsigned char Byte() { return *in_++; }
-  uint64_t Unsigned() {
-    uint64_t v = 0;
-    for (int shift = 0;; shift += 7) {
-      const unsigned char b = Byte();
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (b < 0x80) return v;
+      const Value pair[2] = {static_cast<Value>(s.start), static_cast<Value>(s.size)};
+      std::memcpy(out, pair, sizeof(pair));
+      out += sizeof(pair);
     }
   }
-  int64_t Signed() {
-    const uint64_t v = Unsigned();
-    return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
-  }
-  // One side's parts; its slices go to `view`, its name stays in the packed bytes.
-  Ref::DescriptionParts Side(std::vector<Ref::ViewSlice>& view) {
-    const unsigned char flags = Byte();
-    const size_t name_size = Unsigned();
-    view.resize(Unsigned());
-    for (Ref::ViewSlice& s : view) {
-      s.start = Signed();
-      s.size = Signed();
-    }
-    const char* name = reinterpret_cast<const char*>(in_);
-    in_ += name_size;
-    return {{name, name_size}, (flags & 1) != 0, (flags & 2) != 0, {view.data(), view.size()}};
-  }
+  if (!parts.name.empty()) std::memcpy(out, parts.name.data(), parts.name.size());
+  return out + parts.name.size();
+}
 
- private:
-  const unsigned char* in_;
-};
+template <typename Size, typename Value>
+size_t SideBytes(const Ref::DescriptionParts& parts) {
+  return 2 * sizeof(Size) + parts.view.size() * 2 * sizeof(Value) + parts.name.size();
+}
+
+bool FitsNarrow(const Ref::DescriptionParts& parts) {
+  if (parts.name.size() > UINT16_MAX || parts.view.size() > UINT16_MAX) return false;
+  bool fits = true;
+  for (const Ref::ViewSlice& s : parts.view)
+    fits &= s.start == static_cast<int32_t>(s.start) && s.size == static_cast<int32_t>(s.size);
+  return fits;
+}
+
+// Reads back what PutSide wrote, in the same order.
+template <typename Size, typename Value>
+Ref::DescriptionParts GetSide(const unsigned char*& in, bool viewed, bool semaphore,
+                              std::vector<Ref::ViewSlice>& view) {
+  Size sizes[2];
+  std::memcpy(sizes, in, sizeof(sizes));
+  in += sizeof(sizes);
+  view.resize(sizes[1]);
+  for (Ref::ViewSlice& s : view) {
+    Value pair[2];
+    std::memcpy(pair, in, sizeof(pair));
+    in += sizeof(pair);
+    s.start = pair[0];
+    s.size = pair[1];
+  }
+  const char* name = reinterpret_cast<const char*>(in);
+  in += sizes[0];
+  return {{name, sizes[0]}, viewed, semaphore, {view.data(), view.size()}};
+}
 
 bool SameParts(const Ref::DescriptionParts& a, const Ref::DescriptionParts& b) {
-  if (a.name != b.name || a.viewed != b.viewed || a.semaphore != b.semaphore ||
-      a.view.size() != b.view.size()) {
+  if (a.viewed != b.viewed || a.semaphore != b.semaphore || a.view.size() != b.view.size() ||
+      a.name.size() != b.name.size()) {
     return false;
   }
+  // Two views of one buffer share its name's characters: no comparison of them then.
+  if (a.name.data() != b.name.data() && a.name != b.name) return false;
   if (a.view.data() == b.view.data()) return true;  // one ref on both sides (all_gather_nd)
   for (size_t i = 0; i < a.view.size(); ++i) {
     if (a.view[i].start != b.view[i].start || a.view[i].size != b.view[i].size) return false;
@@ -96,35 +85,55 @@ bool SameParts(const Ref::DescriptionParts& a, const Ref::DescriptionParts& b) {
   return true;
 }
 
-// One allocation: this header, then both refs' names and slices packed as bytes (Packer),
-// one side only when both are the same, as a copy of a ref onto a peer's same ref is. Every
-// semaphore keeps its last three touches' labels, so a pod keeps hundreds per device alive:
-// with the slices as 16-byte pairs and both sides kept, an all_gather_nd label took 224
-// bytes; packed, 48 (docs/performance-at-scale.md).
+// One allocation: this header, then both refs' names and slices (PutSide), one side only when
+// both are the same, as a copy of a ref onto a peer's same ref is. Every semaphore keeps its
+// last three touches' labels, so a pod keeps hundreds per device alive: with both sides kept
+// and the slices as 16-byte pairs, an all_gather_nd label took 224 bytes; now 80
+// (docs/performance-at-scale.md).
 class CopyLabelSource final : public base::LabelSource {
  public:
   static const CopyLabelSource* Make(const Ref::DescriptionParts& src,
                                      const Ref::DescriptionParts& dst, bool remote, int device) {
     const bool same = SameParts(src, dst);
-    Packer count(nullptr);
-    Pack(count, src, dst, same, remote, device);
-    void* storage = ::operator new(sizeof(CopyLabelSource) + count.size());
-    auto* source = new (storage) CopyLabelSource();
-    Packer fill(source->packed());
-    Pack(fill, src, dst, same, remote, device);
+    // Narrowed only when one side is kept, as for a copy of a ref onto a peer's (the labels a
+    // pod keeps): narrowing both sides cost the 16-chip rows more than the copy it replaced.
+    const bool narrow = same && FitsNarrow(src);
+    size_t bytes = 0;
+    if (narrow) {
+      bytes = SideBytes<uint16_t, int32_t>(src) + (same ? 0 : SideBytes<uint16_t, int32_t>(dst));
+    } else {
+      bytes = SideBytes<uint32_t, int64_t>(src) + (same ? 0 : SideBytes<uint32_t, int64_t>(dst));
+    }
+    void* storage = ::operator new(sizeof(CopyLabelSource) + bytes);
+    auto* source = new (storage) CopyLabelSource(src, dst, remote, same, narrow, device);
+    unsigned char* out = source->packed();
+    if (narrow) {
+      out = PutSide<uint16_t, int32_t>(out, src);
+      if (!same) PutSide<uint16_t, int32_t>(out, dst);
+    } else {
+      out = PutSide<uint32_t, int64_t>(out, src);
+      if (!same) PutSide<uint32_t, int64_t>(out, dst);
+    }
     return source;
   }
 
  private:
-  CopyLabelSource() = default;
-
-  static void Pack(Packer& p, const Ref::DescriptionParts& src, const Ref::DescriptionParts& dst,
-                   bool same, bool remote, int device) {
-    p.Unsigned((remote ? 1u : 0u) | (same ? 2u : 0u));
-    if (remote) p.Signed(device);
-    p.Side(src);
-    if (!same) p.Side(dst);
-  }
+  enum Flag : uint8_t {
+    kRemote = 1,
+    kSame = 2,
+    kNarrow = 4,
+    kSrcViewed = 8,
+    kSrcSemaphore = 16,
+    kDstViewed = 32,
+    kDstSemaphore = 64,
+  };
+  CopyLabelSource(const Ref::DescriptionParts& src, const Ref::DescriptionParts& dst, bool remote,
+                  bool same, bool narrow, int device)
+      : device_(device),
+        flags_(static_cast<uint8_t>(
+            (remote ? kRemote : 0) | (same ? kSame : 0) | (narrow ? kNarrow : 0) |
+            (src.viewed ? kSrcViewed : 0) | (src.semaphore ? kSrcSemaphore : 0) |
+            (dst.viewed ? kDstViewed : 0) | (dst.semaphore ? kDstSemaphore : 0))) {}
 
   unsigned char* packed() const {
     // The storage after this object, allocated with it (Make).
@@ -133,28 +142,37 @@ class CopyLabelSource final : public base::LabelSource {
   }
 
   void Render(std::string& out) const override {
-    Unpacker in(packed());
-    const uint64_t flags = in.Unsigned();
-    const bool remote = (flags & 1) != 0;
-    const bool same = (flags & 2) != 0;
-    const int64_t device = remote ? in.Signed() : 0;
+    const unsigned char* in = packed();
+    const bool remote = (flags_ & kRemote) != 0;
+    const bool same = (flags_ & kSame) != 0;
+    const bool narrow = (flags_ & kNarrow) != 0;
     std::vector<Ref::ViewSlice> src_view, dst_view;
-    const Ref::DescriptionParts src = in.Side(src_view);
+    const auto side = [&](bool viewed, bool semaphore, std::vector<Ref::ViewSlice>& view) {
+      return narrow ? GetSide<uint16_t, int32_t>(in, viewed, semaphore, view)
+                    : GetSide<uint32_t, int64_t>(in, viewed, semaphore, view);
+    };
+    const Ref::DescriptionParts src =
+        side((flags_ & kSrcViewed) != 0, (flags_ & kSrcSemaphore) != 0, src_view);
     out += remote ? "remote copy " : "copy ";
     Ref::AppendDescription(src, out);
     if (remote) {
       out += " -> device ";
-      out += std::to_string(device);
+      out += std::to_string(device_);
       out += ' ';
     } else {
       out += " -> ";
     }
-    Ref::AppendDescription(same ? src : in.Side(dst_view), out);
+    Ref::AppendDescription(
+        same ? src : side((flags_ & kDstViewed) != 0, (flags_ & kDstSemaphore) != 0, dst_view),
+        out);
   }
   void Destroy() const override {
     this->~CopyLabelSource();
     ::operator delete(const_cast<void*>(static_cast<const void*>(this)));
   }
+
+  int32_t device_;
+  uint8_t flags_;
 };
 
 }  // namespace
