@@ -22,7 +22,7 @@
 // by default it will not split a region more than 64 times larger than the block, maps fresh
 // memory instead, and with the pages kept, a process that runs one slice after another (a
 // benchmark's repetitions, bench's rows) grew with every run and faulted in new pages each
-// time. docs/performance-at-scale.md, "The allocator's returned pages", has the figures. The
+// time. docs/performance-pod-memory.md, "The allocator's returned pages", has the figures. The
 // cost is that a process's resident set stays at its peak until it exits.
 
 extern "C" {

@@ -2,90 +2,177 @@
 
 #include <cstring>
 #include <new>
+#include <span>
 #include <string>
+#include <vector>
 
 namespace tpusim::dsl {
 
 namespace {
 
-// One allocation: this header, then both refs' slices, then both names' characters.
-// Holding the refs instead would keep both their blocks (128 bytes each for a view of one
-// dimension, and the name's) alive through every semaphore's last touches of the DMA, where
-// the text it replaces took about 130 bytes; this takes about 100.
+// How a label's sides are packed after its header: per side its name's and view's sizes,
+// then its slices, then its name's characters. Narrow (the common case: every slice's start
+// and size fits in 32 bits, names and views are shorter than 64 Ki) the sizes take two bytes
+// each and a slice eight; else four bytes each and a slice its sixteen. One side only when
+// both are the same. A byte-by-byte code (LEB128) packed an all_gather_nd label into 48 bytes
+// where this takes 80, but cost twice the instructions of the copy it replaced, on every DMA.
+static_assert(sizeof(Ref::ViewSlice) == 2 * sizeof(int64_t), "a slice is its start and size");
+
+template <typename Size, typename Value>
+unsigned char* PutSide(unsigned char* out, const Ref::DescriptionParts& parts) {
+  const Size sizes[2] = {static_cast<Size>(parts.name.size()),
+                         static_cast<Size>(parts.view.size())};
+  std::memcpy(out, sizes, sizeof(sizes));
+  out += sizeof(sizes);
+  if constexpr (sizeof(Value) == sizeof(Ref::ViewSlice::start)) {  // as they are: one copy
+    if (!parts.view.empty()) std::memcpy(out, parts.view.data(), parts.view.size_bytes());
+    out += parts.view.size_bytes();
+  } else {
+    for (const Ref::ViewSlice& s : parts.view) {
+      const Value pair[2] = {static_cast<Value>(s.start), static_cast<Value>(s.size)};
+      std::memcpy(out, pair, sizeof(pair));
+      out += sizeof(pair);
+    }
+  }
+  if (!parts.name.empty()) std::memcpy(out, parts.name.data(), parts.name.size());
+  return out + parts.name.size();
+}
+
+template <typename Size, typename Value>
+size_t SideBytes(const Ref::DescriptionParts& parts) {
+  return 2 * sizeof(Size) + parts.view.size() * 2 * sizeof(Value) + parts.name.size();
+}
+
+bool FitsNarrow(const Ref::DescriptionParts& parts) {
+  if (parts.name.size() > UINT16_MAX || parts.view.size() > UINT16_MAX) return false;
+  bool fits = true;
+  for (const Ref::ViewSlice& s : parts.view)
+    fits &= s.start == static_cast<int32_t>(s.start) && s.size == static_cast<int32_t>(s.size);
+  return fits;
+}
+
+// Reads back what PutSide wrote, in the same order.
+template <typename Size, typename Value>
+Ref::DescriptionParts GetSide(const unsigned char*& in, bool viewed, bool semaphore,
+                              std::vector<Ref::ViewSlice>& view) {
+  Size sizes[2];
+  std::memcpy(sizes, in, sizeof(sizes));
+  in += sizeof(sizes);
+  view.resize(sizes[1]);
+  for (Ref::ViewSlice& s : view) {
+    Value pair[2];
+    std::memcpy(pair, in, sizeof(pair));
+    in += sizeof(pair);
+    s.start = pair[0];
+    s.size = pair[1];
+  }
+  const char* name = reinterpret_cast<const char*>(in);
+  in += sizes[0];
+  return {{name, sizes[0]}, viewed, semaphore, {view.data(), view.size()}};
+}
+
+bool SameParts(const Ref::DescriptionParts& a, const Ref::DescriptionParts& b) {
+  if (a.viewed != b.viewed || a.semaphore != b.semaphore || a.view.size() != b.view.size() ||
+      a.name.size() != b.name.size()) {
+    return false;
+  }
+  // Two views of one buffer share its name's characters: no comparison of them then.
+  if (a.name.data() != b.name.data() && a.name != b.name) return false;
+  if (a.view.data() == b.view.data()) return true;  // one ref on both sides (all_gather_nd)
+  for (size_t i = 0; i < a.view.size(); ++i) {
+    if (a.view[i].start != b.view[i].start || a.view[i].size != b.view[i].size) return false;
+  }
+  return true;
+}
+
+// One allocation: this header, then both refs' names and slices (PutSide), one side only when
+// both are the same, as a copy of a ref onto a peer's same ref is. Every semaphore keeps its
+// last three touches' labels, so a pod keeps hundreds per device alive: with both sides kept
+// and the slices as 16-byte pairs, an all_gather_nd label took 224 bytes; now 80
+// (docs/performance-pod-memory.md).
 class CopyLabelSource final : public base::LabelSource {
  public:
   static const CopyLabelSource* Make(const Ref::DescriptionParts& src,
                                      const Ref::DescriptionParts& dst, bool remote, int device) {
-    const size_t slices = src.view.size() + dst.view.size();
-    const size_t bytes = sizeof(CopyLabelSource) + slices * sizeof(Ref::ViewSlice) +
-                         src.name.size() + dst.name.size();
-    void* storage = ::operator new(bytes);
-    auto* source = new (storage) CopyLabelSource(src, dst, remote, device);
-    auto* view = source->slices();
-    auto* name = reinterpret_cast<char*>(view + slices);
-    for (const Ref::DescriptionParts* side : {&src, &dst}) {
-      if (!side->view.empty()) std::memcpy(view, side->view.data(), side->view.size_bytes());
-      view += side->view.size();
-      if (!side->name.empty()) std::memcpy(name, side->name.data(), side->name.size());
-      name += side->name.size();
+    const bool same = SameParts(src, dst);
+    // Narrowed only when one side is kept, as for a copy of a ref onto a peer's (the labels a
+    // pod keeps): narrowing both sides cost the 16-chip rows more than the copy it replaced.
+    const bool narrow = same && FitsNarrow(src);
+    size_t bytes = 0;
+    if (narrow) {
+      bytes = SideBytes<uint16_t, int32_t>(src) + (same ? 0 : SideBytes<uint16_t, int32_t>(dst));
+    } else {
+      bytes = SideBytes<uint32_t, int64_t>(src) + (same ? 0 : SideBytes<uint32_t, int64_t>(dst));
+    }
+    void* storage = ::operator new(sizeof(CopyLabelSource) + bytes);
+    auto* source = new (storage) CopyLabelSource(src, dst, remote, same, narrow, device);
+    unsigned char* out = source->packed();
+    if (narrow) {
+      out = PutSide<uint16_t, int32_t>(out, src);
+      if (!same) PutSide<uint16_t, int32_t>(out, dst);
+    } else {
+      out = PutSide<uint32_t, int64_t>(out, src);
+      if (!same) PutSide<uint32_t, int64_t>(out, dst);
     }
     return source;
   }
 
  private:
-  struct Side {
-    uint32_t name_size;
-    uint32_t view_size;
-    bool viewed;
-    bool semaphore;
+  enum Flag : uint8_t {
+    kRemote = 1,
+    kSame = 2,
+    kNarrow = 4,
+    kSrcViewed = 8,
+    kSrcSemaphore = 16,
+    kDstViewed = 32,
+    kDstSemaphore = 64,
   };
-
   CopyLabelSource(const Ref::DescriptionParts& src, const Ref::DescriptionParts& dst, bool remote,
-                  int device)
-      : sides_{SideOf(src), SideOf(dst)}, device_(device), remote_(remote) {}
-  static Side SideOf(const Ref::DescriptionParts& parts) {
-    return {static_cast<uint32_t>(parts.name.size()), static_cast<uint32_t>(parts.view.size()),
-            parts.viewed, parts.semaphore};
-  }
+                  bool same, bool narrow, int device)
+      : device_(device),
+        flags_(static_cast<uint8_t>(
+            (remote ? kRemote : 0) | (same ? kSame : 0) | (narrow ? kNarrow : 0) |
+            (src.viewed ? kSrcViewed : 0) | (src.semaphore ? kSrcSemaphore : 0) |
+            (dst.viewed ? kDstViewed : 0) | (dst.semaphore ? kDstSemaphore : 0))) {}
 
-  Ref::ViewSlice* slices() const {
-    // The storage after this object, allocated with it (Make); a multiple of 8 bytes in.
-    static_assert(sizeof(CopyLabelSource) % alignof(Ref::ViewSlice) == 0);
-    return reinterpret_cast<Ref::ViewSlice*>(
-        const_cast<char*>(reinterpret_cast<const char*>(this) + sizeof(CopyLabelSource)));
-  }
-  // Side i's parts, pointing into this object's storage.
-  Ref::DescriptionParts Parts(int i) const {
-    const Ref::ViewSlice* view = slices() + (i == 0 ? 0 : sides_[0].view_size);
-    const char* name =
-        reinterpret_cast<const char*>(slices() + sides_[0].view_size + sides_[1].view_size) +
-        (i == 0 ? 0 : sides_[0].name_size);
-    return {{name, sides_[i].name_size},
-            sides_[i].viewed,
-            sides_[i].semaphore,
-            {view, sides_[i].view_size}};
+  unsigned char* packed() const {
+    // The storage after this object, allocated with it (Make).
+    return const_cast<unsigned char*>(reinterpret_cast<const unsigned char*>(this) +
+                                      sizeof(CopyLabelSource));
   }
 
   void Render(std::string& out) const override {
-    out += remote_ ? "remote copy " : "copy ";
-    Ref::AppendDescription(Parts(0), out);
-    if (remote_) {
+    const unsigned char* in = packed();
+    const bool remote = (flags_ & kRemote) != 0;
+    const bool same = (flags_ & kSame) != 0;
+    const bool narrow = (flags_ & kNarrow) != 0;
+    std::vector<Ref::ViewSlice> src_view, dst_view;
+    const auto side = [&](bool viewed, bool semaphore, std::vector<Ref::ViewSlice>& view) {
+      return narrow ? GetSide<uint16_t, int32_t>(in, viewed, semaphore, view)
+                    : GetSide<uint32_t, int64_t>(in, viewed, semaphore, view);
+    };
+    const Ref::DescriptionParts src =
+        side((flags_ & kSrcViewed) != 0, (flags_ & kSrcSemaphore) != 0, src_view);
+    out += remote ? "remote copy " : "copy ";
+    Ref::AppendDescription(src, out);
+    if (remote) {
       out += " -> device ";
       out += std::to_string(device_);
       out += ' ';
     } else {
       out += " -> ";
     }
-    Ref::AppendDescription(Parts(1), out);
+    Ref::AppendDescription(
+        same ? src : side((flags_ & kDstViewed) != 0, (flags_ & kDstSemaphore) != 0, dst_view),
+        out);
   }
   void Destroy() const override {
     this->~CopyLabelSource();
     ::operator delete(const_cast<void*>(static_cast<const void*>(this)));
   }
 
-  Side sides_[2];
   int32_t device_;
-  bool remote_;
+  uint8_t flags_;
 };
 
 }  // namespace

@@ -256,7 +256,10 @@ void GridPipeline::Run(Kernel& k, const Step& step, const std::string& scope,
     }
   }
 
-  auto copy = [&](size_t i, int b, const BlockIndex& index, bool in) {
+  // Out of line: its request (boxes, label) would otherwise sit in this frame, below which
+  // every kernel body runs; each core's stack is touched that much deeper, a page per device
+  // on a pod (docs/performance-pod-memory.md).
+  auto copy = [&](size_t i, int b, const BlockIndex& index, bool in) __attribute__((noinline)) {
     const Plan& p = plans_[i];
     State& s = states[i];
     std::vector<Slice> slices;

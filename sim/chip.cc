@@ -219,7 +219,7 @@ void Chip::UseLinkTarget(LinkId id, tlm::tlm_base_target_socket_b<>& target) {
 
 SemaphoreHandle Chip::AddSemaphore(SemaphoreKind kind, const std::string& name) {
   auto& semaphores = semaphores_.semaphores;
-  semaphores.emplace_back(name, kind);
+  semaphores.emplace_back(&slice_.SemaphoreName(name), kind);
   Semaphore& s = semaphores.back();
   // Watching a semaphore's value over time is how a user sees who waits for whom; only
   // worth the tracks when a trace is written.

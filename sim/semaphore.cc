@@ -25,7 +25,7 @@ std::string Semaphore::DescribeRecent(const DeviceGrid& grid) const {
   if (recent_count_ == 0) return "nothing has signalled it or sent data to it yet";
   std::string text = "last changed by";
   for (size_t i = 0; i < recent_count_; ++i) {
-    const Touch& t = recent(i);
+    const Touch t = recent(i);
     text += (i == 0 ? " " : "; ") + t.Describe() + " from " + grid.Describe(t.from) + " (+" +
             std::to_string(t.amount) + " at " + FormatTime(t.when) + ")";
   }

@@ -19,8 +19,6 @@ namespace tpusim::sim {
 // A DMA's touch names it by its label, shared with the DMA, so remembering one copies no
 // string; the report writes "DMA 'ag step 1' (sent)" only when it is asked for.
 struct Touch {
-  // In this order, 32 bytes: a semaphore keeps three, and its size decides whether its first
-  // fields share a cache line (SemaphoreTable).
   enum class Kind : uint8_t { kSignal, kDmaSent, kDmaLanded };
   Picoseconds when = 0;
   ChipId from = 0;
@@ -31,20 +29,28 @@ struct Touch {
   std::string Describe() const;
 };
 
+// 128 bytes, two cache lines: a pod has over a hundred per device (a DMA kernel's send and
+// receive semaphores by share, phase and parity), and at 184 bytes they took 26 KB of each
+// device's memory (docs/performance-pod-memory.md).
 class Semaphore {
  public:
   static constexpr size_t kRecentTouches = 3;
 
-  Semaphore(std::string name, SemaphoreKind kind) : kind_(kind), name_(std::move(name)) {}
+  // `name` is kept by the slice, at a stable address, for as long as the semaphore
+  // (SliceState::SemaphoreName): only reports and traces read it.
+  Semaphore(const std::string* name, SemaphoreKind kind)
+      : kind_(static_cast<uint8_t>(kind)), name_(name) {}
 
-  const std::string& name() const { return name_; }
-  SemaphoreKind kind() const { return kind_; }
+  const std::string& name() const { return *name_; }
+  SemaphoreKind kind() const { return static_cast<SemaphoreKind>(kind_); }
   int64_t value() const { return value_; }
   // How many touches it remembers (at most kRecentTouches), and the i-th newest (0: the
   // newest).
   size_t recent_count() const { return recent_count_; }
-  const Touch& recent(size_t i) const {
-    return recent_[(recent_next_ + kRecentTouches - 1 - i) % kRecentTouches];
+  Touch recent(size_t i) const {
+    const size_t at = (recent_next_ + kRecentTouches - 1 - i) % kRecentTouches;
+    return {recent_when_[at], recent_from_[at], recent_kind_[at], recent_amount_[at],
+            recent_dma_[at]};
   }
   traces::TrackId counter_track() const { return counter_track_; }
   void set_counter_track(traces::TrackId track) { counter_track_ = track; }
@@ -56,8 +62,13 @@ class Semaphore {
     if (__builtin_add_overflow(value_, amount, &sum)) return false;
     value_ = sum;
     if (touch) {  // over the oldest; a chunk of the DMA that wrote it copies no label
-      recent_[recent_next_] = *touch;
-      recent_next_ = static_cast<uint8_t>((recent_next_ + 1) % kRecentTouches);
+      const size_t at = recent_next_;
+      recent_when_[at] = touch->when;
+      recent_amount_[at] = touch->amount;
+      recent_dma_[at] = touch->dma;
+      recent_from_[at] = touch->from;
+      recent_kind_[at] = touch->kind;
+      recent_next_ = static_cast<uint8_t>((at + 1) % kRecentTouches);
       if (recent_count_ < kRecentTouches) ++recent_count_;
     }
     return true;
@@ -85,13 +96,19 @@ class Semaphore {
   // it anew when it looks at the waiters).
   int64_t wake_at_ = INT64_MAX;
   traces::TrackId counter_track_ = 0;
-  SemaphoreKind kind_;
+  uint8_t kind_;  // a SemaphoreKind: a wait and a DMA's check read it with the value
   // Where the next touch goes, and how many there are.
   uint8_t recent_next_ = 0, recent_count_ = 0;
-  std::string name_;
-  // A ring inside the semaphore: a vector of them was a heap block that every chunk's touch
-  // reached through the semaphore, a second cache miss on a pod, and moved all three.
-  Touch recent_[kRecentTouches];
+  const std::string* name_;
+  // The last touches, a ring inside the semaphore: a vector of them was a heap block that
+  // every chunk's touch reached through the semaphore, a second cache miss on a pod. Field
+  // by field, as an array of Touch would pad each to 32 bytes (40 before).
+  Picoseconds recent_when_[kRecentTouches] = {};
+  int64_t recent_amount_[kRecentTouches] = {};
+  base::Label recent_dma_[kRecentTouches];
+  ChipId recent_from_[kRecentTouches] = {};
+  Touch::Kind recent_kind_[kRecentTouches] = {};
 };
+static_assert(sizeof(Semaphore) == 128, "a semaphore in two cache lines");
 
 }  // namespace tpusim::sim

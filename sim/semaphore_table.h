@@ -25,7 +25,7 @@ static_assert(sizeof(Semaphore) % 32 == 0);
 
 class SemaphoreTable {
  public:
-  // A segment is 16 semaphores (2.5 KiB). Ten of them inline cover 160 semaphores, what a
+  // A segment is 16 semaphores (2 KiB). Ten of them inline cover 160 semaphores, what a
   // chip of the largest collectives makes (all_gather_nd on a 4-axis mesh: 130); more go
   // through a vector of segments, a second miss as the deque's was.
   static constexpr size_t kSegment = 16;
@@ -47,7 +47,7 @@ class SemaphoreTable {
   const Semaphore& operator[](size_t i) const { return Segment(i / kSegment)[i % kSegment]; }
   Semaphore& back() { return (*this)[size_ - 1]; }
 
-  Semaphore& emplace_back(std::string name, SemaphoreKind kind) {
+  Semaphore& emplace_back(const std::string* name, SemaphoreKind kind) {
     const size_t segment = size_ / kSegment;
     if (size_ % kSegment == 0) {
       // On a line of its own, so that a semaphore's first fields (sim/semaphore.h) share one.
@@ -64,7 +64,7 @@ class SemaphoreTable {
         }
       }
     }
-    Semaphore* s = new (Segment(segment) + size_ % kSegment) Semaphore(std::move(name), kind);
+    Semaphore* s = new (Segment(segment) + size_ % kSegment) Semaphore(name, kind);
     ++size_;
     return *s;
   }

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "base/engine.h"
@@ -131,7 +132,14 @@ class SliceState {
   // where each thread of control stood.
   void FailOnHostLimit();
 
+  // `name`, kept once for the slice at a stable address: every chip's kernel makes
+  // semaphores of the same names ("send_sems[13]"), over a hundred per device on a pod.
+  const std::string& SemaphoreName(const std::string& name) {
+    return *semaphore_names_.insert(name).first;
+  }
+
  private:
+  std::unordered_set<std::string> semaphore_names_;  // outlives the semaphores (hot_)
   HotArena hot_;  // first in, last out: modules and the calendar refer to what it holds
   config::Topology topology_;
   RunContext run_;

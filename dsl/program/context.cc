@@ -288,25 +288,37 @@ std::vector<Value> ProgramContext::PallasCallStep(const PallasCall& call,
     fresh_types.push_back(call.out_shape[o]);
     labels.push_back(o < call.out_names.size() ? call.out_names[o] : "out" + std::to_string(o));
   }
-  // The outputs in order, aliased ones taken from `aliased(input)`.
-  auto outputs = [alias_of](const std::vector<Value>& fresh, const auto& aliased) {
-    std::vector<Value> all;
-    size_t next = 0;
-    for (int in : alias_of)
-      all.push_back(in >= 0 ? aliased(in) : fresh[next++]);
-    return all;
-  };
-  // `call` by value: an async step runs after this returns, and the call may be a
+  const std::vector<Value> fresh =
+      Step(info, inputs, fresh_types, PallasCallBody(call, inputs, alias_of), started, labels);
+  return PallasCallOutputs(alias_of, fresh,
+                           [&](int in) { return inputs[static_cast<size_t>(in)].Donate(name); });
+}
+
+// The outputs in order, aliased ones taken from `aliased(input)`.
+template <typename Aliased>
+std::vector<Value> ProgramContext::PallasCallOutputs(const std::vector<int>& alias_of,
+                                                     const std::vector<Value>& fresh,
+                                                     const Aliased& aliased) {
+  std::vector<Value> all;
+  size_t next = 0;
+  for (int in : alias_of)
+    all.push_back(in >= 0 ? aliased(in) : fresh[next++]);
+  return all;
+}
+
+// Made here, not in PallasCallStep: the closure (the call, about 330 bytes, and the inputs)
+// would otherwise be a temporary in that frame, under which the kernel runs, and a core's
+// stack is resident as deep as its deepest call (docs/performance-pod-memory.md).
+ProgramContext::StepBody ProgramContext::PallasCallBody(const PallasCall& call,
+                                                        const std::vector<Value>& inputs,
+                                                        const std::vector<int>& alias_of) {
+  // `call` by value: an async step runs after PallasCallStep returns, and the call may be a
   // temporary (pallas_call_start(Builder(...)), or one built by name).
-  const std::vector<Value> fresh = Step(
-      info, inputs, fresh_types,
-      [call, inputs, outputs](ProgramContext& ctx, const std::vector<Value>& results) {
-        ctx.RunPallasCall(call, inputs, outputs(results, [&](int in) {
-                            return inputs[static_cast<size_t>(in)];
-                          }));
-      },
-      started, labels);
-  return outputs(fresh, [&](int in) { return inputs[static_cast<size_t>(in)].Donate(name); });
+  return [call, inputs, alias_of](ProgramContext& ctx, const std::vector<Value>& results) {
+    ctx.RunPallasCall(call, inputs, PallasCallOutputs(alias_of, results, [&](int in) {
+                        return inputs[static_cast<size_t>(in)];
+                      }));
+  };
 }
 
 const std::string& ProgramContext::collective_algorithm() const {

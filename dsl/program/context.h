@@ -191,6 +191,14 @@ class ProgramContext {
     StepLabel label;
     std::string kind = "compute";
   };
+  // PallasCallStep's parts, out of its frame (context.cc says why).
+  [[gnu::noinline]] static StepBody PallasCallBody(const PallasCall& call,
+                                                   const std::vector<Value>& inputs,
+                                                   const std::vector<int>& alias_of);
+  template <typename Aliased>
+  static std::vector<Value> PallasCallOutputs(const std::vector<int>& alias_of,
+                                              const std::vector<Value>& fresh,
+                                              const Aliased& aliased);
   std::vector<Value> Step(const StepInfo& info, const std::vector<Value>& operands,
                           const std::vector<ShapeDtype>& result_types, const StepBody& body,
                           AsyncValues* started = nullptr,

@@ -18,6 +18,7 @@ namespace {
 TEST(DmaSemaphoreCache, FindsOnlyWhatWasRememberedForTheSameHandle) {
   DmaSemaphoreCache cache;
   std::deque<Semaphore> semaphores;
+  std::deque<std::string> names;  // a semaphore keeps its name by pointer
   // Neighbours on a 16x20x28 torus and a step's worth of semaphore indices: far more handles
   // than entries, so entries are shared and replaced.
   std::map<std::pair<ChipId, uint32_t>, Semaphore*> remembered;
@@ -25,8 +26,9 @@ TEST(DmaSemaphoreCache, FindsOnlyWhatWasRememberedForTheSameHandle) {
     for (uint32_t index = 0; index < 40; ++index) {
       const SemaphoreHandle h{chip, index};
       EXPECT_EQ(cache.Find(h), nullptr) << "never remembered: " << chip << "/" << index;
-      semaphores.emplace_back(std::to_string(chip) + "/" + std::to_string(index),
-                              SemaphoreKind::kDma);
+      semaphores.emplace_back(
+          &names.emplace_back(std::to_string(chip) + "/" + std::to_string(index)),
+          SemaphoreKind::kDma);
       cache.Remember(h, semaphores.back());
       EXPECT_EQ(cache.Find(h), &semaphores.back()) << "just remembered";
       remembered[{chip, index}] = &semaphores.back();
@@ -52,8 +54,9 @@ TEST(DmaSemaphoreCache, ASetKeepsTheTwoHandlesUsedLast) {
     if (DmaSemaphoreCache::SetOf(h) == DmaSemaphoreCache::SetOf({7, 0})) same.push_back(h);
   }
   std::deque<Semaphore> s;
-  for (const char* name : {"s0", "s1", "s2"})
-    s.emplace_back(name, SemaphoreKind::kDma);
+  const std::string names[] = {"s0", "s1", "s2"};
+  for (const std::string& name : names)
+    s.emplace_back(&name, SemaphoreKind::kDma);
   DmaSemaphoreCache cache;
   cache.Remember(same[0], s[0]);
   cache.Remember(same[1], s[1]);
