@@ -19,6 +19,22 @@
 
 namespace tpusim::base {
 
+// The element moves of insert and erase_front, shared with the vectors built like this one
+// (sim/port_calendar.h). Inserting at `index` of `size` elements (room for one more) is a
+// loop: an append (most of a port's bookings) moves nothing and calls nothing, where memmove
+// of zero bytes was a call through the PLT per chunk and port.
+template <typename T>
+void InsertIntoElements(T* elements, size_t size, size_t index, T value) {
+  for (size_t i = size; i > index; --i)
+    elements[i] = elements[i - 1];
+  elements[index] = value;
+}
+// Moves all but the first `n` of `size` elements to the front.
+template <typename T>
+void DropFrontElements(T* elements, size_t size, size_t n) {
+  std::memmove(elements, elements + n, (size - n) * sizeof(T));
+}
+
 template <typename T, size_t N>
 class InlineVector {
   static_assert(std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>);
@@ -77,22 +93,16 @@ class InlineVector {
     if (size_ == capacity_) Grow(capacity_ * 2);
     data()[size_++] = value;
   }
-  // Inserts `value` before `at` (a pointer into this vector, or end()). Written as a loop,
-  // an append (most of a port's bookings) moves nothing and calls nothing; memmove of zero
-  // bytes was a call through the PLT per chunk and port.
+  // Inserts `value` before `at` (a pointer into this vector, or end()).
   void insert(const T* at, T value) {
     const size_t index = static_cast<size_t>(at - data());
     if (size_ == capacity_) Grow(capacity_ * 2);
-    T* d = data();
-    for (size_t i = size_; i > index; --i)
-      d[i] = d[i - 1];
-    d[index] = value;
+    InsertIntoElements(data(), size_, index, value);
     ++size_;
   }
   // Drops the first `n` elements.
   void erase_front(size_t n) {
-    T* d = data();
-    std::memmove(d, d + n, (size_ - n) * sizeof(T));
+    DropFrontElements(data(), size_, n);
     size_ -= static_cast<uint32_t>(n);
   }
   void assign(size_t count, T value) {

@@ -14,10 +14,7 @@
 #include <string>
 #include <utility>
 
-#if __has_include(<sys/single_threaded.h>)
-#include <sys/single_threaded.h>  // glibc's __libc_single_threaded
-#define TPUSIM_HAVE_SINGLE_THREADED 1
-#endif
+#include "base/reference_count.h"
 
 namespace tpusim::base {
 
@@ -94,35 +91,13 @@ class Label {
 
  private:
   static const std::string& Empty();
-  // As std::shared_ptr counts in libstdc++: plain adds while the process has one thread (a
-  // simulation runs on one), locked ones once it has more. A label is copied and dropped
-  // half a dozen times per DMA (request, engine record, semaphore touches).
-  static bool SingleThreaded() {
-#if TPUSIM_HAVE_SINGLE_THREADED
-    return __libc_single_threaded != 0;
-#else
-    return false;
-#endif
-  }
+  // A label is copied and dropped half a dozen times per DMA (request, engine record,
+  // semaphore touches): base/reference_count.h.
   void Acquire() const noexcept {
-    if (!source_) return;
-    auto& n = source_->references_;
-    if (SingleThreaded())
-      n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    else
-      n.fetch_add(1, std::memory_order_relaxed);
+    if (source_) AddReference(source_->references_);
   }
   void Release() noexcept {
-    if (!source_) return;
-    auto& n = source_->references_;
-    uint32_t was = 0;
-    if (SingleThreaded()) {
-      was = n.load(std::memory_order_relaxed);
-      n.store(was - 1, std::memory_order_relaxed);
-    } else {
-      was = n.fetch_sub(1, std::memory_order_acq_rel);
-    }
-    if (was == 1) source_->Destroy();
+    if (source_ && DropReference(source_->references_)) source_->Destroy();
   }
 
   const LabelSource* source_ = nullptr;

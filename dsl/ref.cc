@@ -108,7 +108,7 @@ class Ref::ViewCache {
     Data* view = nullptr;       // one reference
   };
 
-  static bool Usable() { return SingleThreaded(); }
+  static bool Usable() { return base::SingleThreadedProcess(); }
   // The entry for `slices` of `parent`: the view when it holds it (hit), or the one to
   // replace with it.
   static Entry& Find(const Data& parent, std::span<const Slice> slices, bool& hit) {

@@ -15,11 +15,7 @@
 #include <utility>
 #include <vector>
 
-#if __has_include(<sys/single_threaded.h>)
-#include <sys/single_threaded.h>  // glibc's __libc_single_threaded
-#define TPUSIM_REF_HAVE_SINGLE_THREADED 1
-#endif
-
+#include "base/reference_count.h"
 #include "dsl/array.h"
 #include "dsl/dtype.h"
 
@@ -238,43 +234,17 @@ class Ref {
   }
   // The same fields and arrays, in a block of its own.
   static Data* Copy(const Data& original);
+  // Counted as a label's source is (base/reference_count.h).
   static void Acquire(const Data* d) noexcept {
-    if (!d) return;
-    auto& n = d->fresh.references;
-    if (SingleThreaded())
-      n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    else
-      n.fetch_add(1, std::memory_order_relaxed);
+    if (d) base::AddReference(d->fresh.references);
   }
   static void Release(Data* d) noexcept {
-    if (!d) return;
-    auto& n = d->fresh.references;
-    uint32_t was = 0;
-    if (SingleThreaded()) {
-      was = n.load(std::memory_order_relaxed);
-      n.store(was - 1, std::memory_order_relaxed);
-    } else {
-      was = n.fetch_sub(1, std::memory_order_acq_rel);
-    }
-    if (was == 1) Delete(d);
+    if (d && base::DropReference(d->fresh.references)) Delete(d);
   }
   static void Delete(Data* d) noexcept;
-  // As std::shared_ptr counts in libstdc++ (and base::Label): plain adds while the process
-  // has one host thread (a simulation runs on one), locked ones once it has more.
-  static bool SingleThreaded() {
-#if TPUSIM_REF_HAVE_SINGLE_THREADED
-    return __libc_single_threaded != 0;
-#else
-    return false;
-#endif
-  }
-  const Data& data() const {
-    return data_ ? *data_ : EmptyData();
-  }
+  const Data& data() const { return data_ ? *data_ : EmptyData(); }
   // A slice as a view keeps it (and the view cache's key): an index's size is -1.
-  static ViewSlice ViewSliceOf(const Slice& s) {
-    return {s.start, s.squeeze ? -1 : s.size};
-  }
+  static ViewSlice ViewSliceOf(const Slice& s) { return {s.start, s.squeeze ? -1 : s.size}; }
   // A new view (Sliced finds the views it made before in its cache).
   Ref MakeView(std::span<const Slice> slices) const;
   // MakeView's general case: views of refs that may run past their shape, and errors.

@@ -13,6 +13,8 @@
 #include <memory>
 #include <type_traits>
 
+#include "base/inline_vector.h"
+
 namespace tpusim::sim {
 
 template <typename T, size_t N>
@@ -43,15 +45,11 @@ class PortCalendar {
   void insert(const T* at, T value) {
     const size_t index = static_cast<size_t>(at - data());
     if (size_ == capacity()) Grow();
-    T* d = data();
-    for (size_t i = size_; i > index; --i)
-      d[i] = d[i - 1];
-    d[index] = value;
+    base::InsertIntoElements(data(), size_, index, value);
     ++size_;
   }
   void erase_front(size_t n) {
-    T* d = data();
-    std::memmove(d, d + n, (size_ - n) * sizeof(T));
+    base::DropFrontElements(data(), size_, n);
     size_ -= static_cast<uint32_t>(n);
   }
 
