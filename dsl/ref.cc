@@ -55,7 +55,13 @@ Ref::Data* Ref::Copy(const Data& original) {
 void Ref::Delete(Data* d) noexcept {
   const size_t bytes = Data::Bytes(d->rank, d->view_size);
   d->~Data();
+#if defined(__cpp_sized_deallocation)
   ::operator delete(d, bytes);  // sized: the allocator need not look the block up
+#else
+  // clang before 19 leaves sized deallocation off unless asked (-fsized-deallocation).
+  static_cast<void>(bytes);
+  ::operator delete(d);
+#endif
 }
 
 const Shape& Ref::ShapeVector() const {
