@@ -37,8 +37,13 @@ ThreadBudget ThreadBudget::ForThisProcess(size_t live, size_t own) {
 
 ThreadBudget ThreadBudgetCache::For(size_t live, size_t own) {
   const bool large_start = own == 0 && live >= kAlwaysMeasuredAtStart;
-  if (measured_ && !large_start && live <= last_.threads() / 2) return last_;
+  // A new run counts its half from none, as if measured at its start: an earlier run's
+  // threads say nothing of what the process has mapped since.
+  if (own == 0) live_at_measure_ = 0;
+  // Within half of the room between the threads alive at the measurement and its limit.
+  if (measured_ && !large_start && 2 * live <= live_at_measure_ + last_.threads()) return last_;
   const ThreadBudget now = measure_();
+  live_at_measure_ = own > 0 ? live : 0;
   const size_t stacks = own * ThreadBudget::kMappingsPerThread;
   last_ = ThreadBudget(now.max_map_count(), now.in_use() > stacks ? now.in_use() - stacks : 0);
   measured_ = true;

@@ -46,12 +46,17 @@ class ThreadBudget {
 
 // A process's budget, measured again only when a run comes near it. Measuring costs the
 // kernel a formatted line per mapping (about 50 us, a twentieth of a small run's host
-// time), and a process's mappings change little from one run to the next. So the last
-// measurement serves while the threads asked for are at most half of those it left room
-// for: the answer is then right unless the process has since mapped more than that many
-// threads' worth of mappings again (at Linux's default limit, over 30,000 mappings, half
-// the limit). A run nearer the limit, and so every run that could be refused, is measured
-// afresh, and its message gives the numbers of that moment.
+// time; 20 to 30 ms on a pod, with tens of thousands of stacks mapped), and a process's
+// mappings change little from one run to the next. So the last measurement serves while
+// the threads asked for stay within half of the room it left: the answer is then right
+// unless the process has since mapped more than that many threads' worth of mappings
+// again. Half of the room is counted from the threads alive when it was measured: from
+// none at a run's start (at Linux's default limit, over 30,000 mappings of slack), from
+// the run's threads when an activity of the run asked. So a run that starts thousands of
+// activities measures a few times as it nears the limit, not once per activity (the v5p
+// pod's `matmul`, 8,960 activities past half the budget, read /proc/self/maps 1,808 times,
+// 40 s of system time). A run nearer the limit, and so every run that could be refused, is
+// measured afresh, and its message gives the numbers of that moment.
 class ThreadBudgetCache {
  public:
   using Measure = ThreadBudget (*)();
@@ -73,6 +78,7 @@ class ThreadBudgetCache {
   Measure measure_;
   bool measured_ = false;
   ThreadBudget last_{0, 0};
+  size_t live_at_measure_ = 0;  // the threads alive then, of a run that was running (own > 0)
   size_t measurements_ = 0;
 };
 

@@ -121,6 +121,34 @@ TEST(ThreadBudgetCache, ALargeRunIsMeasuredAtItsStartButNotForItsActivities) {
   EXPECT_EQ(cache.measurements(), 2u);
 }
 
+TEST(ThreadBudgetCache, ARunsManyActivitiesMeasureAFewTimesAsTheyNearTheLimit) {
+  fake_in_use = 200;
+  ThreadBudgetCache cache(&FakeMeasure);
+  // The v5p pod: 8960 core threads, then an activity on every chip, past half the budget.
+  const size_t cores = 8960;
+  const size_t limit = cache.For(cores, 0).threads();
+  ASSERT_GT(2 * cores, limit / 2);
+  for (size_t live = cores + 1; live <= 2 * cores; ++live)
+    EXPECT_NO_THROW(cache.For(live, live - 1).Check(live, "test"));
+  // Each measurement leaves half of the room before the next: a handful, not one per activity.
+  EXPECT_LE(cache.measurements(), 3u);
+  // Near the limit the room, and so its half, shrinks to a few threads: a run that could be
+  // refused is measured afresh.
+  const size_t before = cache.measurements();
+  fake_in_use = 200 + 2 * (limit - 10);  // its threads' stacks, 180 mappings more besides
+  const ThreadBudget near = cache.For(limit, limit - 1);
+  EXPECT_EQ(cache.measurements(), before + 1);
+  const size_t room = near.threads() - limit;
+  cache.For(limit + room / 2 + 1, limit + room / 2);
+  EXPECT_EQ(cache.measurements(), before + 2);
+  // A new run counts its half from none again.
+  fake_in_use = 200;
+  const size_t fit = cache.For(16, 0).threads();
+  const size_t at_start = cache.measurements();
+  cache.For(fit / 2 + 1, 16);
+  EXPECT_EQ(cache.measurements(), at_start + 1);
+}
+
 TEST(ThreadBudgetCache, ThisProcessMeasuresOnceForSmallRuns) {
   const ThreadBudget first = ThreadBudget::ForThisProcess(4, 0);
   const ThreadBudget again = ThreadBudget::ForThisProcess(4, 0);
