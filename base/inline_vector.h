@@ -35,8 +35,25 @@ void DropFrontElements(T* elements, size_t size, size_t n) {
   std::memmove(elements, elements + n, (size - n) * sizeof(T));
 }
 
+// Element access for a vector whose elements lie together from its data(), written once for
+// the vectors built like this one (sim/port_calendar.h): Derived has data() and size().
+template <typename Derived, typename T>
+class ContiguousElements {
+ public:
+  T* begin() { return self().data(); }
+  T* end() { return self().data() + self().size(); }
+  const T* begin() const { return self().data(); }
+  const T* end() const { return self().data() + self().size(); }
+  T& operator[](size_t i) { return self().data()[i]; }
+  const T& operator[](size_t i) const { return self().data()[i]; }
+
+ private:
+  Derived& self() { return static_cast<Derived&>(*this); }
+  const Derived& self() const { return static_cast<const Derived&>(*this); }
+};
+
 template <typename T, size_t N>
-class InlineVector {
+class InlineVector : public ContiguousElements<InlineVector<T, N>, T> {
   static_assert(std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>);
   static_assert(N > 0);
 
@@ -76,12 +93,6 @@ class InlineVector {
   bool empty() const { return size_ == 0; }
   T* data() { return heap_ ? heap_.get() : inline_; }
   const T* data() const { return heap_ ? heap_.get() : inline_; }
-  T* begin() { return data(); }
-  T* end() { return data() + size_; }
-  const T* begin() const { return data(); }
-  const T* end() const { return data() + size_; }
-  T& operator[](size_t i) { return data()[i]; }
-  const T& operator[](size_t i) const { return data()[i]; }
   T& back() { return data()[size_ - 1]; }
   const T& back() const { return data()[size_ - 1]; }
 

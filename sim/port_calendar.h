@@ -18,7 +18,7 @@
 namespace tpusim::sim {
 
 template <typename T, size_t N>
-class PortCalendar {
+class PortCalendar : public base::ContiguousElements<PortCalendar<T, N>, T> {
   static_assert(std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>);
 
  public:
@@ -30,12 +30,6 @@ class PortCalendar {
   size_t capacity() const { return on_heap_ ? heap_capacity_ : N; }
   T* data() { return on_heap_ ? heap_.get() : inline_; }
   const T* data() const { return on_heap_ ? heap_.get() : inline_; }
-  T* begin() { return data(); }
-  T* end() { return data() + size_; }
-  const T* begin() const { return data(); }
-  const T* end() const { return data() + size_; }
-  T& operator[](size_t i) { return data()[i]; }
-  const T& operator[](size_t i) const { return data()[i]; }
 
   // Empty, and inline again; the heap block stays for the next growth.
   void clear() {
