@@ -120,9 +120,13 @@ class Ref::ViewCache {
   static Entry& Find(const Data& parent, std::span<const Slice> slices, bool& hit) {
     if (parent.fresh.view_cache_id == 0) parent.fresh.view_cache_id = ++next_id_;
     const uint64_t id = parent.fresh.view_cache_id;
+    // A polynomial in the multiplier, each term with a power of its own: as (h + start) * K,
+    // the block's id and the first start shared one, and a.at(i + 1, ...) took the entry of
+    // b.at(i, ...) for the next block b: a kernel slicing two semaphore arrays alike (a
+    // copy's send and receive semaphores) evicted each of its views with the next.
     uint64_t h = id;
     for (const Slice& s : slices)
-      h = (h + static_cast<uint64_t>(s.start)) * 0x9e3779b97f4a7c15ull +
+      h = ((h * 0x9e3779b97f4a7c15ull) + static_cast<uint64_t>(s.start)) * 0x9e3779b97f4a7c15ull +
           static_cast<uint64_t>(ViewSliceOf(s).size);
     Entry& e = table_[(h * 0x9e3779b97f4a7c15ull) >> (64 - kEntriesLog2)];
     hit = e.parent == id && e.count == slices.size();
