@@ -25,9 +25,34 @@ struct SlotBinding {
   uint64_t serial = 0;
 };
 
+// One of the call's own slots (`slots` below) on one core of one device, as every DMA's
+// lookups read it: a remote copy reads its peer's destination and receive semaphore, a
+// pod's peer is out of the cache, and through per_device that was its vector's header, then
+// each SlotBinding (72 bytes, a line or two each). Here a core's slots lie side by side, 8
+// bytes each, in lines of their own (BoundLine): a copy's lookups on one device take a line.
+struct BoundSlot {
+  enum State : uint8_t {
+    kUnbound,   // the device has not entered the call, or has left it (buffers)
+    kBound,     // `index` etc. are the binding; a buffer is on the slot's own device
+    kElsewhere  // bound, to a buffer on another chip: per_device has it
+  };
+  uint32_t index = 0;  // the buffer's index, or the slot's first semaphore (semaphore slots)
+  uint16_t core = 0;   // the buffer's TensorCore
+  uint8_t space = 0;   // the buffer's base::MemorySpace
+  State state = kUnbound;
+};
+struct alignas(64) BoundLine {
+  static constexpr size_t kSlots = 8;
+  BoundSlot slot[kSlots];
+};
+static_assert(sizeof(BoundLine) == 64, "a line of the cache");
+
 struct CallLayout {
   const Mesh* mesh = nullptr;
   std::vector<Ref> slots;  // one per slot, unsliced
+  // The slots above as per_device holds them, kept up to date with it by CallInstance;
+  // the DMA's lookups read these (BoundOf).
+  std::vector<BoundLine> bound;
   // [device * cores + core][slot]: the slots above, then each core's live scoped
   // allocations (run_scoped, pipeline buffers) as a stack. Each TensorCore of a device has
   // its own scratch (its own VMEM and SMEM); operands in HBM are the device's.
@@ -52,6 +77,19 @@ inline std::vector<SlotBinding>& BindingsOf(CallLayout& layout, int device, int 
 }
 inline const std::vector<SlotBinding>& BindingsOf(const CallLayout& layout, int device, int core) {
   return layout.per_device[static_cast<size_t>(device * layout.cores + core)];
+}
+// The lines of `bound` per core: slots.size() slots, rounded up.
+inline size_t BoundLinesPerCore(const CallLayout& layout) {
+  return (layout.slots.size() + BoundLine::kSlots - 1) / BoundLine::kSlots;
+}
+// The call's own slot `slot` (< slots.size()) on `core` of `device`.
+inline BoundSlot& BoundOf(CallLayout& layout, int device, int core, size_t slot) {
+  const size_t line = static_cast<size_t>(device * layout.cores + core) * BoundLinesPerCore(layout);
+  return layout.bound[line + slot / BoundLine::kSlots].slot[slot % BoundLine::kSlots];
+}
+inline const BoundSlot& BoundOf(const CallLayout& layout, int device, int core, size_t slot) {
+  const size_t line = static_cast<size_t>(device * layout.cores + core) * BoundLinesPerCore(layout);
+  return layout.bound[line + slot / BoundLine::kSlots].slot[slot % BoundLine::kSlots];
 }
 
 // The barrier semaphore of `core` of `device` (BarrierSemaphores' order).

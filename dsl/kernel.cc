@@ -66,6 +66,33 @@ const SlotBinding& BindingOf(const CallLayout& layout, const Ref& ref, int devic
   return slots[slot];
 }
 
+// Where `ref`'s slot is on `device`: its buffer, or (semaphore slots) its first semaphore's
+// index. The call's own slots, which every DMA names, from CallLayout::bound; scoped ones
+// from their bindings.
+base::BufferHandle BufferOf(const CallLayout& layout, const Ref& ref, int device, int core,
+                            bool own) {
+  const auto slot = static_cast<size_t>(ref.binding().slot);
+  if (slot < layout.slots.size()) {
+    const BoundSlot& bound = BoundOf(layout, device, core, slot);
+    if (bound.state == BoundSlot::kBound) {
+      return {static_cast<base::ChipId>(device), static_cast<base::MemorySpace>(bound.space),
+              bound.index, bound.core};
+    }
+    if (bound.state == BoundSlot::kUnbound) ThrowMissingSlot(ref, device);
+  }
+  return BindingOf(layout, ref, device, core, own).buffer;
+}
+
+uint32_t SemaphoreBaseOf(const CallLayout& layout, const Ref& ref, int device, int core, bool own) {
+  const auto slot = static_cast<size_t>(ref.binding().slot);
+  if (slot < layout.slots.size()) {
+    const BoundSlot& bound = BoundOf(layout, device, core, slot);
+    if (bound.state == BoundSlot::kUnbound) ThrowMissingSlot(ref, device);
+    return bound.index;
+  }
+  return BindingOf(layout, ref, device, core, own).semaphore_base;
+}
+
 [[gnu::cold, gnu::noinline]] void ThrowOutOfBoundsAccess(const Ref& ref) {
   throw Error(ErrorKind::kOutOfBounds,
               ref.out_of_bounds() +
@@ -149,10 +176,9 @@ int Kernel::axis_size(const std::string& axis) const {
 
 base::Region Kernel::Resolve(const Ref& ref, int device) const {
   if (!ref.out_of_bounds().empty()) ThrowOutOfBoundsAccess(ref);
-  const SlotBinding& slot = BindingOf(layout_, ref, device, core_, device == device_id());
   const uint32_t esize = SizeOf(ref.dtype());
   base::Region region;
-  region.buffer = slot.buffer;
+  region.buffer = BufferOf(layout_, ref, device, core_, device == device_id());
   region.box.element_bytes = esize;
   // In bytes, saturating: a view too large for any buffer then fails the model's bounds
   // check (base::ByteBox) instead of wrapping into it.
@@ -188,10 +214,10 @@ base::SemaphoreHandle Kernel::ResolveSemaphoreOnCore(const Ref& sem, int device,
     return base::SemaphoreHandle{static_cast<base::ChipId>(device),
                                  BarrierSemaphoreOf(layout_, device, core)};
   }
-  const SlotBinding& slot =
-      BindingOf(layout_, sem, device, core, device == device_id() && core == core_);
+  const uint32_t base =
+      SemaphoreBaseOf(layout_, sem, device, core, device == device_id() && core == core_);
   return base::SemaphoreHandle{static_cast<base::ChipId>(device),
-                               slot.semaphore_base + static_cast<uint32_t>(sem.binding().offset)};
+                               base + static_cast<uint32_t>(sem.binding().offset)};
 }
 
 bool Kernel::Fixed(const Ref& sem) const {

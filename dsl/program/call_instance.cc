@@ -191,6 +191,7 @@ CallInstance::CallInstance(const Mesh& mesh, PallasCall call, const std::vector<
     add_slot(operand_name(true, i), inputs[i].shape, inputs[i].dtype, MemorySpace::kSmem);
   if (scalar_count_ > 0) add_slot("scalar prefetch", {}, DType::kInt32, MemorySpace::kSemaphore);
   layout_.per_device.resize(mesh.devices());
+  layout_.bound.resize(static_cast<size_t>(mesh.devices()) * BoundLinesPerCore(layout_));
 
   // Inputs and outputs with VMEM/SMEM BlockSpecs are pipelined over the grid; ANY operands
   // pass through. Empty spec lists mean every operand is ANY. Scalar operands are not
@@ -251,6 +252,7 @@ void CallInstance::Run(base::CorePort& port, const std::vector<base::BufferHandl
   if (layout_.cores != cores) {  // the first device to enter: nothing is bound yet
     layout_.cores = cores;
     layout_.per_device.resize(static_cast<size_t>(layout_.mesh->devices() * cores));
+    layout_.bound.resize(layout_.per_device.size() * BoundLinesPerCore(layout_));
   }
   const GridSpec& g = call_.grid_spec;
   const auto& semantics = call_.compiler_params.dimension_semantics;
@@ -299,6 +301,14 @@ void CallInstance::RunOnCore(base::CorePort& port, const std::vector<base::Buffe
                                      slot.name() + " " + TypeString(slot.dtype(), slot.shape()),
                                      UninitializedFor(slot.dtype(), ZeroUninitialized(layout_)));
     }
+    BoundSlot& bound = BoundOf(layout_, device, port.core_index(), index);
+    bound.index = binding.semaphore ? binding.semaphore_base : binding.buffer.index;
+    bound.core = static_cast<uint16_t>(binding.buffer.core);
+    bound.space = static_cast<uint8_t>(binding.buffer.space);
+    bound.state = binding.semaphore || (binding.buffer.chip == static_cast<base::ChipId>(device) &&
+                                        binding.buffer.core == bound.core)
+                      ? BoundSlot::kBound
+                      : BoundSlot::kElsewhere;
     bindings.push_back(binding);
   }
   port.YieldToSameTime();
@@ -345,6 +355,7 @@ void CallInstance::RunOnCore(base::CorePort& port, const std::vector<base::Buffe
     SlotBinding& binding = bindings[i];
     if (binding.semaphore) continue;
     binding.live = false;
+    BoundOf(layout_, device, port.core_index(), i).state = BoundSlot::kUnbound;
     try {
       port.Free(binding.buffer);
     } catch (const Error& e) {
