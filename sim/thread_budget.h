@@ -53,9 +53,9 @@ class ThreadBudget {
 // again. Half of the room is counted from the threads alive when it was measured: from
 // none at a run's start (at Linux's default limit, over 30,000 mappings of slack), from
 // the run's threads when an activity of the run asked. So a run that starts thousands of
-// activities measures a few times as it nears the limit, not once per activity (the v5p
-// pod's `matmul`, 8,960 activities past half the budget, read /proc/self/maps 1,808 times,
-// 40 s of system time). A run nearer the limit, and so every run that could be refused, is
+// activities measures a few times as it nears the limit, not once per activity (`matmul` on
+// the v5p pod, each chip's second core an activity past half the budget, read
+// /proc/self/maps 1,808 times: 21 s of system time). A run nearer the limit, and so every run that could be refused, is
 // measured afresh, and its message gives the numbers of that moment.
 class ThreadBudgetCache {
  public:
