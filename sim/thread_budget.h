@@ -55,8 +55,8 @@ class ThreadBudget {
 // the run's threads when an activity of the run asked. So a run that starts thousands of
 // activities measures a few times as it nears the limit, not once per activity (`matmul` on
 // the v5p pod, each chip's second core an activity past half the budget, read
-// /proc/self/maps 1,808 times: 21 s of system time). A run nearer the limit, and so every run that could be refused, is
-// measured afresh, and its message gives the numbers of that moment.
+// /proc/self/maps 1,808 times: 21 s of system time). A run nearer the limit, and so every run that
+// could be refused, is measured afresh, and its message gives the numbers of that moment.
 class ThreadBudgetCache {
  public:
   using Measure = ThreadBudget (*)();
