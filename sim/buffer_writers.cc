@@ -2,9 +2,27 @@
 
 namespace tpusim::sim {
 
-void BufferWriters::Insert(uint64_t start, uint64_t end, uint64_t id, const Transfer* writer) {
-  const Entry entry{start, id, writer};
-  widest_ = std::max(widest_, end - start);
+BoxFootprint BufferWriters::Footprint(const ByteBox& box) {
+  BoxFootprint f = FootprintOf(box);
+  const size_t dims = box.counts.size();
+  if (live_ == 0) {
+    lattice_ = dims <= BoxFootprint::kMaxDims && box.strides.size() == dims;
+    if (lattice_) {
+      std::copy(box.strides.begin(), box.strides.end(), strides_);
+      element_bytes_ = box.element_bytes;
+      dims_ = static_cast<uint32_t>(dims);
+    }
+  }
+  f.placed = f.placed && lattice_ && dims == dims_ && box.strides.size() == dims &&
+             box.element_bytes == element_bytes_ &&
+             std::equal(box.strides.begin(), box.strides.end(), strides_);
+  return f;
+}
+
+void BufferWriters::Insert(const BoxFootprint& box, uint64_t id, const Transfer* writer) {
+  const Entry entry{box, id, writer};
+  const uint64_t start = box.start;
+  widest_ = std::max(widest_, box.end - start);
   ++live_;
   if (entries_.size() == head_ || Before(entries_.back(), start, id)) {
     entries_.push_back(entry);
@@ -31,7 +49,7 @@ void BufferWriters::Insert(uint64_t start, uint64_t end, uint64_t id, const Tran
 void BufferWriters::Remove(uint64_t start, uint64_t id) {
   // Copies land mostly in the order they started: the oldest writer is at head_.
   auto at = entries_.begin() + static_cast<std::ptrdiff_t>(head_);
-  if (at == entries_.end() || at->id != id || at->start != start)
+  if (at == entries_.end() || at->id != id || at->box.start != start)
     at = std::partition_point(at, entries_.end(),
                               [&](const Entry& e) { return Before(e, start, id); });
   if (at == entries_.end() || at->id != id || !at->writer) return;  // not a writer here

@@ -34,12 +34,15 @@ void DmaLedger::CheckWriteRace(Transfer& t, const SliceState& slice) {
   }
   BufferWriters& writers = *last_writers_;
   const ByteBox& box = t.request.destination.box;
-  const uint64_t start = box.offset;
-  const uint64_t end = box.end();
-  const Transfer* first = nullptr;  // the earliest-started overlapping writer, if any
-  writers.ForEachCandidate(start, end, [&](const Transfer* other) {
-    if ((!first || other->id < first->id) && BoxesOverlap(other->request.destination.box, box))
-      first = other;
+  const BoxFootprint footprint = writers.Footprint(box);
+  const BufferWriters::Entry* first = nullptr;  // the earliest-started overlapping writer
+  writers.ForEachCandidate(footprint.start, footprint.end, [&](const BufferWriters::Entry& e) {
+    if (first && first->id < e.id) return;
+    int overlap =
+        FootprintsOverlap(e.box, footprint, true, writers.element_bytes(), writers.dims());
+    // Footprints that cannot tell (boxes off the writers' lattice) ask the boxes.
+    if (overlap < 0) overlap = BoxesOverlap(e.writer->request.destination.box, box);
+    if (overlap > 0) first = &e;
   });
   if (first) {
     const auto& b = t.request.destination.buffer;
@@ -48,14 +51,14 @@ void DmaLedger::CheckWriteRace(Transfer& t, const SliceState& slice) {
                 "race: DMA '" + t.request.label.str() + "' from " + torus.Describe(t.issuer) +
                     " writes bytes of '" +
                     slice.chip(b.chip).memory(b.space, b.core).Label(b.index) + "' on " +
-                    torus.Describe(b.chip) + " that DMA '" + first->request.label.str() +
-                    "' from " + torus.Describe(first->issuer) +
+                    torus.Describe(b.chip) + " that DMA '" + first->writer->request.label.str() +
+                    "' from " + torus.Describe(first->writer->issuer) +
                     " is still writing. Wait for the first copy to land (its receive "
                     "semaphore) before starting the second, or give each in-flight copy its own "
                     "buffer (N-buffering with capacity semaphores).");
   }
   t.writers = &writers;
-  writers.Insert(start, end, t.id, &t);
+  writers.Insert(footprint, t.id, &t);
 }
 
 void DmaLedger::Landed(Transfer& t) {
