@@ -25,11 +25,43 @@ Transfer& DmaLedger::Add() {
   return *transfers_.emplace_back(std::move(t));
 }
 
+namespace {
+
+// Where `key` is first looked for in a table of 2^bits slots: keys of neighbouring chips'
+// buffers differ in high bits, which a multiplication spreads over the index.
+size_t HomeOf(uint64_t key, size_t mask) {
+  return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+}
+
+}  // namespace
+
+BufferWriters& DmaLedger::WritersOf(uint64_t key) {
+  if (2 * (used_ + 1) > slots_.size()) {
+    std::vector<Slot> old(std::max<size_t>(64, 2 * slots_.size()));
+    old.swap(slots_);
+    const size_t mask = slots_.size() - 1;
+    for (const Slot& s : old) {
+      if (!s.writers) continue;
+      size_t i = HomeOf(s.key, mask);
+      while (slots_[i].writers)
+        i = (i + 1) & mask;
+      slots_[i] = s;
+    }
+  }
+  const size_t mask = slots_.size() - 1;
+  size_t i = HomeOf(key, mask);
+  for (; slots_[i].writers; i = (i + 1) & mask)
+    if (slots_[i].key == key) return *slots_[i].writers;
+  ++used_;
+  slots_[i] = {key, &writers_.emplace_back()};
+  return *slots_[i].writers;
+}
+
 void DmaLedger::CheckWriteRace(Transfer& t, const SliceState& slice) {
   if (t.bytes == 0) return;
   const uint64_t key = BufferKey(t.request.destination.buffer);
   if (key != last_buffer_ || !last_writers_) {
-    last_writers_ = &writers_[key];
+    last_writers_ = &WritersOf(key);
     last_buffer_ = key;
   }
   BufferWriters& writers = *last_writers_;

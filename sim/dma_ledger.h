@@ -8,7 +8,6 @@
 #include <memory>
 #include <string>
 #include <tlm>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/base_names.h"
@@ -116,11 +115,21 @@ class DmaLedger {
   std::deque<std::unique_ptr<Transfer>> transfers_;
   size_t settled_ = 0;                            // transfers_[0, this) have all landed
   std::vector<std::unique_ptr<Transfer>> spare_;  // trimmed, for Add to reuse
-  // By buffer (an unordered_map's values keep their addresses, which Transfer::writers
-  // holds).
-  std::unordered_map<uint64_t, BufferWriters> writers_;
+  // The writers of the buffer with key `key` (BufferKey).
+  BufferWriters& WritersOf(uint64_t key);
+  // Each buffer's writers by its key, in an open-addressed table (linear probing, at most
+  // half full) of keys and pointers: a lookup of a buffer whose DMAs ran long ago reads one
+  // line of it, where an unordered_map read a bucket, the node before and the node, each
+  // a cache miss on a pod. The writers stay put in a deque (Transfer::writers holds them).
+  struct Slot {
+    uint64_t key = 0;
+    BufferWriters* writers = nullptr;  // null: empty
+  };
+  std::vector<Slot> slots_;
+  size_t used_ = 0;
+  std::deque<BufferWriters> writers_;
   // The buffer the last DMA wrote, and its writers: a kernel's copies mostly go to the
-  // buffer its previous one went to, and the map's lookup was a hash and a miss per DMA.
+  // buffer its previous one went to.
   uint64_t last_buffer_ = ~uint64_t{0};
   BufferWriters* last_writers_ = nullptr;
 };
