@@ -22,7 +22,8 @@ namespace tpusim::sim {
 
 struct Transfer;
 
-class BufferWriters {
+// Aligned to a pair of lines: its fields fill the two lines of one pair.
+class alignas(128) BufferWriters {
  public:
   // A writer: its destination box's footprint, its number (unique, increasing in start
   // order) and its DMA. What the check reads is kept here, in one array, so that a new DMA
@@ -44,14 +45,21 @@ class BufferWriters {
   // A writer of the box with footprint `box` (from Footprint, while no other writer was
   // added or removed), numbered `id`.
   void Insert(const BoxFootprint& box, uint64_t id, const Transfer* writer);
-  // The writer that Insert(box, id, ...) added, box.start being `start`.
+  // The writer that Insert(box, id, ...) added, box.start being `start`. It is noted here
+  // and leaves the entries when the writers are next read or added to: a DMA lands long
+  // after it started, when the buffer's entries are cold, and the next DMA into the buffer
+  // reads them anyway (a removal cost a miss on the header and one on the entry).
   void Remove(uint64_t start, uint64_t id);
-  size_t size() const { return live_; }
+  size_t size() {
+    Flush();
+    return live_;
+  }
   // Calls f(entry) for each writer that starts after start - widest and before `end`, in
   // order of (start, id): every writer that may share a byte with [start, end), and maybe
   // some that do not.
   template <typename F>
-  void ForEachCandidate(uint64_t start, uint64_t end, F&& f) const {
+  void ForEachCandidate(uint64_t start, uint64_t end, F&& f) {
+    Flush();
     auto it = entries_.begin() + static_cast<std::ptrdiff_t>(head_);
     // A writer that starts at or before start - widest ends before `start`.
     if (start >= widest_) {
@@ -70,16 +78,32 @@ class BufferWriters {
     return a.box.start < start || (a.box.start == start && a.id < id);
   }
 
-  std::vector<Entry> entries_;  // by (start, id) from head_ on
-  size_t head_ = 0;             // entries_[0, head_) are all gaps; entries_[head_] a writer
-  size_t live_ = 0;
-  uint64_t widest_ = 0;  // the longest span (end - start) among the writers
-  // The lattice placed footprints are on: dims_ strides (none: no lattice, or one of more
-  // dimensions than a footprint places).
-  uint64_t strides_[BoxFootprint::kMaxDims] = {};
-  uint32_t element_bytes_ = 0;
-  uint32_t dims_ = 0;
+  void Flush() {
+    if (noted_ > 0) RemoveNoted();
+  }
+  void RemoveNoted();
+  void Erase(uint64_t start, uint64_t id);
+
+  // Two lines of one aligned pair (which an adjacent-line prefetcher may fetch together):
+  // the first holds what Remove writes; a check reads both.
+  static constexpr size_t kNoted = 3;
+  struct Noted {
+    uint64_t start = 0;
+    uint64_t id = 0;
+  };
+  uint8_t noted_ = 0;  // removals noted and not yet made, in the order they came
+  // The lattice placed footprints are on: dims_ strides, when lattice_ (else none: no writer
+  // yet, or one of more dimensions than a footprint places).
+  uint8_t dims_ = 0;
   bool lattice_ = false;
+  uint32_t live_ = 0;
+  Noted removed_[kNoted];
+  uint32_t head_ = 0;  // entries_[0, head_) are all gaps; entries_[head_] a writer
+  uint32_t element_bytes_ = 0;
+  std::vector<Entry> entries_;  // by (start, id) from head_ on
+  uint64_t widest_ = 0;         // the longest span (end - start) among the writers
+  uint64_t strides_[BoxFootprint::kMaxDims] = {};
 };
+static_assert(sizeof(BufferWriters) == 128);
 
 }  // namespace tpusim::sim

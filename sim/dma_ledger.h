@@ -52,15 +52,17 @@ struct Transfer {
   Picoseconds notify = 0;         // after a chunk lands, until its receive semaphore counts it
   int hops = 0;                   // links on the route
   DmaRequest request;
+  // Next to the request's end (its label, which a landing reads anyway), not on a line of
+  // their own that only the ledger would read at landing:
+  bool landed_all = false;  // DmaLedger::Landed has run: no event of it is left
+  // The writers of its destination it is one of (DmaLedger::CheckWriteRace), so that its
+  // landing finds them without a lookup by buffer; null when it writes nothing.
+  BufferWriters* writers = nullptr;
   // The payload between departure and landing; never zeroed, as the source fills it whole.
   std::unique_ptr<uint8_t[]> staging;
   // ... or, when source and destination are dense boxes of whole blocks, the source's blocks
   // (shared copy-on-write, sim/block_bytes.h), so no byte is copied.
   std::vector<Block> shared;
-  bool landed_all = false;  // DmaLedger::Landed has run: no event of it is left
-  // The writers of its destination it is one of (DmaLedger::CheckWriteRace), so that its
-  // landing finds them without a lookup by buffer; null when it writes nothing.
-  BufferWriters* writers = nullptr;
 
   // Every field as a new Transfer has it, but the path and the request keep their storage
   // (Start assigns the request whole and appends the path). Field by field: building a new
