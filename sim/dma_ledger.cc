@@ -27,8 +27,9 @@ Transfer& DmaLedger::Add() {
 
 namespace {
 
-// Where `key` is first looked for in a table of 2^bits slots: keys of neighbouring chips'
-// buffers differ in high bits, which a multiplication spreads over the index.
+// Where `key` is first looked for in a table of mask + 1 slots (a power of two): keys of
+// neighbouring chips' buffers differ in high bits, which a multiplication spreads over the
+// index.
 size_t HomeOf(uint64_t key, size_t mask) {
   return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & mask;
 }
