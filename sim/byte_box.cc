@@ -82,6 +82,29 @@ bool BoxesOverlap(const ByteBox& a, const ByteBox& b) {
   return false;
 }
 
+BoxFootprint FootprintOf(const ByteBox& box) {
+  BoxFootprint f;
+  f.start = box.offset;
+  f.end = box.end();
+  f.empty = box.bytes() == 0;
+  f.dense = BoxIsDense(box);
+  const size_t dims = box.counts.size();
+  LatticePosition at;
+  if (f.empty || dims > BoxFootprint::kMaxDims || !PositionInLattice(box, at)) return f;
+  constexpr uint64_t kMax = UINT32_MAX;
+  // Byte ranges within an element are compared as byte + element_bytes: that sum fits too.
+  if (at.byte + box.element_bytes > kMax) return f;
+  for (size_t d = 0; d < dims; ++d) {
+    // PositionInLattice checked that index + count - 1 does not overflow.
+    if (at.index[d] + box.counts[d] > kMax) return f;
+    f.first[d] = static_cast<uint32_t>(at.index[d]);
+    f.last[d] = static_cast<uint32_t>(at.index[d] + box.counts[d]);
+  }
+  f.byte = static_cast<uint32_t>(at.byte);
+  f.placed = true;
+  return f;
+}
+
 bool BoxIsDense(const ByteBox& box) {
   uint64_t stride = box.element_bytes;
   for (size_t d = box.counts.size(); d-- > 0;) {

@@ -46,6 +46,39 @@ void ForEachRun(const ByteBox& box, Visit visit) {
 // bounding ranges: column blocks of one matrix do not overlap).
 bool BoxesOverlap(const ByteBox& a, const ByteBox& b);
 
+// What BoxesOverlap reads of a box, found once: a box compared with many others (the
+// writers in flight into one buffer, sim/buffer_writers.h) then needs neither their
+// ByteBoxes (on other DMAs' cold lines) nor the divisions that place each on its lattice.
+struct BoxFootprint {
+  static constexpr size_t kMaxDims = 4;
+  uint64_t start = 0;  // the bytes it spans: [start, end)
+  uint64_t end = 0;
+  // Where it lies in the lattice its strides define (BoxesOverlap's exact test for boxes on
+  // one lattice): its index range [first, last) along each dimension and its byte within
+  // an element. Set when `placed`.
+  uint32_t first[kMaxDims] = {};
+  uint32_t last[kMaxDims] = {};
+  uint32_t byte = 0;
+  bool empty = false;   // no bytes: it overlaps nothing
+  bool dense = false;   // one contiguous run
+  bool placed = false;  // the lattice position is found and every number fits 32 bits
+};
+BoxFootprint FootprintOf(const ByteBox& box);
+
+// BoxesOverlap(a, b) for the boxes with footprints `fa` and `fb`, where it can tell from
+// them: `one_lattice` says the boxes have the same strides and element bytes. Returns
+// 1 (overlap), 0 (none), or -1 (ask BoxesOverlap).
+inline int FootprintsOverlap(const BoxFootprint& fa, const BoxFootprint& fb, bool one_lattice,
+                             uint32_t element_bytes, size_t dims) {
+  if (fa.empty || fb.empty || fa.end <= fb.start || fb.end <= fa.start) return 0;
+  if (fa.dense && fb.dense) return 1;
+  if (!one_lattice || !fa.placed || !fb.placed) return -1;
+  if (fa.byte >= fb.byte + element_bytes || fb.byte >= fa.byte + element_bytes) return 0;
+  for (size_t d = 0; d < dims; ++d)
+    if (fa.first[d] >= fb.last[d] || fb.first[d] >= fa.last[d]) return 0;
+  return 1;
+}
+
 // Where the byte `linear` bytes into the box (in its element order) lies in the buffer.
 uint64_t BoxOffsetAt(const ByteBox& box, uint64_t linear);
 // Whether the box is one contiguous run (then byte `linear` is at offset + linear).

@@ -25,21 +25,57 @@ Transfer& DmaLedger::Add() {
   return *transfers_.emplace_back(std::move(t));
 }
 
+namespace {
+
+// Where `key` is first looked for in a table of mask + 1 slots (a power of two): keys of
+// neighbouring chips' buffers differ in high bits, which a multiplication spreads over the
+// index.
+size_t HomeOf(uint64_t key, size_t mask) {
+  return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+}
+
+}  // namespace
+
+BufferWriters& DmaLedger::WritersOf(uint64_t key) {
+  if (2 * (used_ + 1) > slots_.size()) {
+    std::vector<Slot> old(std::max<size_t>(64, 2 * slots_.size()));
+    old.swap(slots_);
+    const size_t mask = slots_.size() - 1;
+    for (const Slot& s : old) {
+      if (!s.writers) continue;
+      size_t i = HomeOf(s.key, mask);
+      while (slots_[i].writers)
+        i = (i + 1) & mask;
+      slots_[i] = s;
+    }
+  }
+  const size_t mask = slots_.size() - 1;
+  size_t i = HomeOf(key, mask);
+  for (; slots_[i].writers; i = (i + 1) & mask)
+    if (slots_[i].key == key) return *slots_[i].writers;
+  ++used_;
+  slots_[i] = {key, &writers_.emplace_back()};
+  return *slots_[i].writers;
+}
+
 void DmaLedger::CheckWriteRace(Transfer& t, const SliceState& slice) {
   if (t.bytes == 0) return;
   const uint64_t key = BufferKey(t.request.destination.buffer);
   if (key != last_buffer_ || !last_writers_) {
-    last_writers_ = &writers_[key];
+    last_writers_ = &WritersOf(key);
     last_buffer_ = key;
   }
   BufferWriters& writers = *last_writers_;
   const ByteBox& box = t.request.destination.box;
-  const uint64_t start = box.offset;
-  const uint64_t end = box.end();
-  const Transfer* first = nullptr;  // the earliest-started overlapping writer, if any
-  writers.ForEachCandidate(start, end, [&](const Transfer* other) {
-    if ((!first || other->id < first->id) && BoxesOverlap(other->request.destination.box, box))
-      first = other;
+  const BoxFootprint footprint = writers.Footprint(box);
+  const BufferWriters::Entry* first = nullptr;  // the earliest-started overlapping writer
+  writers.ForEachCandidate(footprint.start, footprint.end, [&](const BufferWriters::Entry& e) {
+    if (first && first->id < e.id) return;
+    int overlap =
+        FootprintsOverlap(e.box, footprint, true, writers.element_bytes(), writers.dims());
+    // Footprints that cannot tell (boxes off the writers' lattice) ask the boxes.
+    if (overlap < 0) overlap = BoxesOverlap(e.writer->request.destination.box, box);
+    if (overlap > 0) first = &e;
   });
   if (first) {
     const auto& b = t.request.destination.buffer;
@@ -48,14 +84,14 @@ void DmaLedger::CheckWriteRace(Transfer& t, const SliceState& slice) {
                 "race: DMA '" + t.request.label.str() + "' from " + torus.Describe(t.issuer) +
                     " writes bytes of '" +
                     slice.chip(b.chip).memory(b.space, b.core).Label(b.index) + "' on " +
-                    torus.Describe(b.chip) + " that DMA '" + first->request.label.str() +
-                    "' from " + torus.Describe(first->issuer) +
+                    torus.Describe(b.chip) + " that DMA '" + first->writer->request.label.str() +
+                    "' from " + torus.Describe(first->writer->issuer) +
                     " is still writing. Wait for the first copy to land (its receive "
                     "semaphore) before starting the second, or give each in-flight copy its own "
                     "buffer (N-buffering with capacity semaphores).");
   }
   t.writers = &writers;
-  writers.Insert(start, end, t.id, &t);
+  writers.Insert(footprint, t.id, &t);
 }
 
 void DmaLedger::Landed(Transfer& t) {

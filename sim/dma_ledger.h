@@ -8,7 +8,6 @@
 #include <memory>
 #include <string>
 #include <tlm>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/base_names.h"
@@ -53,15 +52,17 @@ struct Transfer {
   Picoseconds notify = 0;         // after a chunk lands, until its receive semaphore counts it
   int hops = 0;                   // links on the route
   DmaRequest request;
+  // Next to the request's end (its label, which a landing reads anyway), not on a line of
+  // their own that only the ledger would read at landing:
+  bool landed_all = false;  // DmaLedger::Landed has run: no event of it is left
+  // The writers of its destination it is one of (DmaLedger::CheckWriteRace), so that its
+  // landing finds them without a lookup by buffer; null when it writes nothing.
+  BufferWriters* writers = nullptr;
   // The payload between departure and landing; never zeroed, as the source fills it whole.
   std::unique_ptr<uint8_t[]> staging;
   // ... or, when source and destination are dense boxes of whole blocks, the source's blocks
   // (shared copy-on-write, sim/block_bytes.h), so no byte is copied.
   std::vector<Block> shared;
-  bool landed_all = false;  // DmaLedger::Landed has run: no event of it is left
-  // The writers of its destination it is one of (DmaLedger::CheckWriteRace), so that its
-  // landing finds them without a lookup by buffer; null when it writes nothing.
-  BufferWriters* writers = nullptr;
 
   // Every field as a new Transfer has it, but the path and the request keep their storage
   // (Start assigns the request whole and appends the path). Field by field: building a new
@@ -116,11 +117,21 @@ class DmaLedger {
   std::deque<std::unique_ptr<Transfer>> transfers_;
   size_t settled_ = 0;                            // transfers_[0, this) have all landed
   std::vector<std::unique_ptr<Transfer>> spare_;  // trimmed, for Add to reuse
-  // By buffer (an unordered_map's values keep their addresses, which Transfer::writers
-  // holds).
-  std::unordered_map<uint64_t, BufferWriters> writers_;
+  // The writers of the buffer with key `key` (BufferKey).
+  BufferWriters& WritersOf(uint64_t key);
+  // Each buffer's writers by its key, in an open-addressed table (linear probing, at most
+  // half full) of keys and pointers: a lookup of a buffer whose DMAs ran long ago reads one
+  // line of it, where an unordered_map read a bucket, the node before and the node, each
+  // a cache miss on a pod. The writers stay put in a deque (Transfer::writers holds them).
+  struct Slot {
+    uint64_t key = 0;
+    BufferWriters* writers = nullptr;  // null: empty
+  };
+  std::vector<Slot> slots_;
+  size_t used_ = 0;
+  std::deque<BufferWriters> writers_;
   // The buffer the last DMA wrote, and its writers: a kernel's copies mostly go to the
-  // buffer its previous one went to, and the map's lookup was a hash and a miss per DMA.
+  // buffer its previous one went to.
   uint64_t last_buffer_ = ~uint64_t{0};
   BufferWriters* last_writers_ = nullptr;
 };

@@ -20,6 +20,15 @@ struct Span {
   uint64_t end = 0;
 };
 
+// The footprint of the dense box [start, end).
+BoxFootprint Dense(uint64_t start, uint64_t end) {
+  BoxFootprint f;
+  f.start = start;
+  f.end = end;
+  f.dense = true;
+  return f;
+}
+
 // A writer's name for the structure: its id, as a pointer it never dereferences.
 const Transfer* Named(uint64_t id) {
   return reinterpret_cast<const Transfer*>(static_cast<uintptr_t>(id));
@@ -39,7 +48,7 @@ TEST(BufferWritersTest, OffersEveryOverlappingWriterAndNoLandedOne) {
                                : pattern == 1 ? 100000 - id * 8
                                               : rng() % 2048;
         const Span span{start, start + 1 + rng() % 64};
-        writers.Insert(span.start, span.end, id, Named(id));
+        writers.Insert(Dense(span.start, span.end), id, Named(id));
         live[id] = span;
       } else {
         // Lands: the oldest mostly, any one sometimes.
@@ -53,8 +62,8 @@ TEST(BufferWritersTest, OffersEveryOverlappingWriterAndNoLandedOne) {
       const uint64_t qend = qstart + 1 + rng() % 128;
       std::vector<uint64_t> offered;
       uint64_t last_start = 0, last_id = 0;
-      writers.ForEachCandidate(qstart, qend, [&](const Transfer* w) {
-        const uint64_t id = reinterpret_cast<uintptr_t>(w);
+      writers.ForEachCandidate(qstart, qend, [&](const BufferWriters::Entry& e) {
+        const uint64_t id = reinterpret_cast<uintptr_t>(e.writer);
         ASSERT_TRUE(live.count(id)) << "writer " << id << " was removed";
         // In order of (start, id).
         EXPECT_TRUE(live[id].start > last_start || (live[id].start == last_start && id > last_id))
@@ -78,15 +87,15 @@ TEST(BufferWritersTest, OffersEveryOverlappingWriterAndNoLandedOne) {
 
 TEST(BufferWritersTest, RemovingAWriterTwiceOrOneNeverAddedChangesNothing) {
   BufferWriters writers;
-  writers.Insert(0, 64, 1, Named(1));
-  writers.Insert(64, 128, 2, Named(2));
+  writers.Insert(Dense(0, 64), 1, Named(1));
+  writers.Insert(Dense(64, 128), 2, Named(2));
   writers.Remove(64, 2);
   writers.Remove(64, 2);
   writers.Remove(0, 7);
   EXPECT_EQ(writers.size(), 1u);
   int offered = 0;
-  writers.ForEachCandidate(0, 128, [&](const Transfer* w) {
-    EXPECT_EQ(w, Named(1));
+  writers.ForEachCandidate(0, 128, [&](const BufferWriters::Entry& e) {
+    EXPECT_EQ(e.writer, Named(1));
     ++offered;
   });
   EXPECT_EQ(offered, 1);

@@ -1,7 +1,8 @@
 // BoxesOverlap against the definition: two boxes overlap when some byte is in both. The
 // boxes are sub-blocks of small arrays (the shapes kernels slice), plus boxes on different
 // lattices and with overlapping strides, so each of BoxesOverlap's ways of deciding is
-// compared with a byte-by-byte answer.
+// compared with a byte-by-byte answer; so are the answers FootprintsOverlap gives without
+// the boxes.
 
 #include <gtest/gtest.h>
 
@@ -52,7 +53,7 @@ ByteBox BlockOf(std::mt19937& rng, const std::vector<uint64_t>& shape, uint32_t 
 TEST(BoxesOverlap, AgreesWithTheBytesOfBlocksOfOneArray) {
   std::mt19937 rng(7);
   const std::vector<std::vector<uint64_t>> shapes = {{16}, {4, 6}, {3, 4, 5}, {2, 3, 2, 8}};
-  int overlapping = 0, apart = 0;
+  int overlapping = 0, apart = 0, told = 0;
   for (const auto& shape : shapes) {
     for (uint32_t element_bytes : {1u, 2u, 4u}) {
       for (int trial = 0; trial < 300; ++trial) {
@@ -62,12 +63,18 @@ TEST(BoxesOverlap, AgreesWithTheBytesOfBlocksOfOneArray) {
         ASSERT_EQ(BoxesOverlap(a, b), expected) << "trial " << trial;
         ASSERT_EQ(BoxesOverlap(b, a), expected) << "trial " << trial;
         (expected ? overlapping : apart) += 1;
+        // Blocks of one array share its lattice: the footprints tell every pair.
+        const int overlap =
+            FootprintsOverlap(FootprintOf(a), FootprintOf(b), true, element_bytes, shape.size());
+        ASSERT_EQ(overlap, expected ? 1 : 0) << "trial " << trial;
+        ++told;
       }
     }
   }
   // Both answers occur often, so neither is right by default.
   EXPECT_GT(overlapping, 500);
   EXPECT_GT(apart, 500);
+  EXPECT_EQ(told, overlapping + apart);
 }
 
 TEST(BoxesOverlap, AgreesWithTheBytesOfBoxesOnDifferentLattices) {
@@ -77,7 +84,11 @@ TEST(BoxesOverlap, AgreesWithTheBytesOfBoxesOnDifferentLattices) {
   for (uint64_t start = 0; start < 32; ++start) {
     for (uint64_t count = 1; start + count <= 32; count += 3) {
       ByteBox run{start * 4, {count}, {4}, 4};
-      ASSERT_EQ(BoxesOverlap(column, run), ShareAByte(column, run)) << start << "+" << count;
+      const bool expected = ShareAByte(column, run);
+      ASSERT_EQ(BoxesOverlap(column, run), expected) << start << "+" << count;
+      // On two lattices the footprints tell only from the byte ranges, or not at all.
+      const int overlap = FootprintsOverlap(FootprintOf(column), FootprintOf(run), false, 4, 2);
+      ASSERT_TRUE(overlap < 0 || overlap == (expected ? 1 : 0)) << start << "+" << count;
     }
   }
   ByteBox interleaved{0, {3, 4}, {6, 2}, 2};  // rows 6 bytes apart, each 8 bytes long
