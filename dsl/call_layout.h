@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/core_port.h"
@@ -83,13 +84,12 @@ inline size_t BoundLinesPerCore(const CallLayout& layout) {
   return (layout.slots.size() + BoundLine::kSlots - 1) / BoundLine::kSlots;
 }
 // The call's own slot `slot` (< slots.size()) on `core` of `device`.
-inline BoundSlot& BoundOf(CallLayout& layout, int device, int core, size_t slot) {
-  const size_t line = static_cast<size_t>(device * layout.cores + core) * BoundLinesPerCore(layout);
-  return layout.bound[line + slot / BoundLine::kSlots].slot[slot % BoundLine::kSlots];
-}
 inline const BoundSlot& BoundOf(const CallLayout& layout, int device, int core, size_t slot) {
   const size_t line = static_cast<size_t>(device * layout.cores + core) * BoundLinesPerCore(layout);
   return layout.bound[line + slot / BoundLine::kSlots].slot[slot % BoundLine::kSlots];
+}
+inline BoundSlot& BoundOf(CallLayout& layout, int device, int core, size_t slot) {
+  return const_cast<BoundSlot&>(BoundOf(std::as_const(layout), device, core, slot));
 }
 
 // The barrier semaphore of `core` of `device` (BarrierSemaphores' order).

@@ -66,30 +66,31 @@ const SlotBinding& BindingOf(const CallLayout& layout, const Ref& ref, int devic
   return slots[slot];
 }
 
+// `ref`'s slot on `device` as CallLayout::bound has it, when it is one of the call's own
+// slots, which every DMA names (null: a scoped slot, found through its binding). A slot the
+// device has not bound, or has freed, is an error.
+const BoundSlot* OwnSlotOf(const CallLayout& layout, const Ref& ref, int device, int core) {
+  const auto slot = static_cast<size_t>(ref.binding().slot);
+  if (slot >= layout.slots.size()) return nullptr;
+  const BoundSlot& bound = BoundOf(layout, device, core, slot);
+  if (bound.state == BoundSlot::kUnbound) ThrowMissingSlot(ref, device);
+  return &bound;
+}
+
 // Where `ref`'s slot is on `device`: its buffer, or (semaphore slots) its first semaphore's
-// index. The call's own slots, which every DMA names, from CallLayout::bound; scoped ones
-// from their bindings.
+// index.
 base::BufferHandle BufferOf(const CallLayout& layout, const Ref& ref, int device, int core,
                             bool own) {
-  const auto slot = static_cast<size_t>(ref.binding().slot);
-  if (slot < layout.slots.size()) {
-    const BoundSlot& bound = BoundOf(layout, device, core, slot);
-    if (bound.state == BoundSlot::kBound) {
-      return {static_cast<base::ChipId>(device), static_cast<base::MemorySpace>(bound.space),
-              bound.index, bound.core};
-    }
-    if (bound.state == BoundSlot::kUnbound) ThrowMissingSlot(ref, device);
+  const BoundSlot* bound = OwnSlotOf(layout, ref, device, core);
+  if (bound && bound->state == BoundSlot::kBound) {
+    return {static_cast<base::ChipId>(device), static_cast<base::MemorySpace>(bound->space),
+            bound->index, bound->core};
   }
   return BindingOf(layout, ref, device, core, own).buffer;
 }
 
 uint32_t SemaphoreBaseOf(const CallLayout& layout, const Ref& ref, int device, int core, bool own) {
-  const auto slot = static_cast<size_t>(ref.binding().slot);
-  if (slot < layout.slots.size()) {
-    const BoundSlot& bound = BoundOf(layout, device, core, slot);
-    if (bound.state == BoundSlot::kUnbound) ThrowMissingSlot(ref, device);
-    return bound.index;
-  }
+  if (const BoundSlot* bound = OwnSlotOf(layout, ref, device, core)) return bound->index;
   return BindingOf(layout, ref, device, core, own).semaphore_base;
 }
 

@@ -305,6 +305,7 @@ void CallInstance::RunOnCore(base::CorePort& port, const std::vector<base::Buffe
     bound.index = binding.semaphore ? binding.semaphore_base : binding.buffer.index;
     bound.core = static_cast<uint16_t>(binding.buffer.core);
     bound.space = static_cast<uint8_t>(binding.buffer.space);
+    // Bound here: a semaphore, or a buffer on this device whose core number fits the 16 bits.
     bound.state = binding.semaphore || (binding.buffer.chip == static_cast<base::ChipId>(device) &&
                                         binding.buffer.core == bound.core)
                       ? BoundSlot::kBound
