@@ -11,9 +11,9 @@ constexpr size_t kFewGaps = 4;
 
 }  // namespace
 
-BoxFootprint BufferWriters::Footprint(const ByteBox& box) {
+BoxFootprint BufferWriters::Footprint(const ByteBox& box, bool dense) {
   Flush();
-  BoxFootprint f = FootprintOf(box);
+  BoxFootprint f = FootprintOf(box, dense);
   const size_t dims = box.counts.size();
   if (live_ == 0) {
     lattice_ = dims <= BoxFootprint::kMaxDims && box.strides.size() == dims;

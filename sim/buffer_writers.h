@@ -37,7 +37,8 @@ class alignas(128) BufferWriters {
   // The footprint of `box` as this buffer's writers keep theirs: placed only on the lattice
   // (strides and element bytes) of the writers in flight, so that two placed footprints are
   // compared by their index ranges. With none in flight, the box's lattice becomes theirs.
-  BoxFootprint Footprint(const ByteBox& box);
+  // `dense` is BoxIsDense(box) (FootprintOf).
+  BoxFootprint Footprint(const ByteBox& box, bool dense);
   // For FootprintsOverlap of two placed footprints.
   uint32_t element_bytes() const { return element_bytes_; }
   size_t dims() const { return dims_; }

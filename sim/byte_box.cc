@@ -82,12 +82,12 @@ bool BoxesOverlap(const ByteBox& a, const ByteBox& b) {
   return false;
 }
 
-BoxFootprint FootprintOf(const ByteBox& box) {
+BoxFootprint FootprintOf(const ByteBox& box, bool dense) {
   BoxFootprint f;
   f.start = box.offset;
   f.end = box.end();
   f.empty = box.bytes() == 0;
-  f.dense = BoxIsDense(box);
+  f.dense = dense;
   const size_t dims = box.counts.size();
   LatticePosition at;
   if (f.empty || dims > BoxFootprint::kMaxDims || !PositionInLattice(box, at)) return f;

@@ -63,7 +63,8 @@ struct BoxFootprint {
   bool dense = false;   // one contiguous run
   bool placed = false;  // the lattice position is found and every number fits 32 bits
 };
-BoxFootprint FootprintOf(const ByteBox& box);
+// `dense` is BoxIsDense(box), which a DMA has found already (Transfer::destination_dense).
+BoxFootprint FootprintOf(const ByteBox& box, bool dense);
 
 // BoxesOverlap(a, b) for the boxes with footprints `fa` and `fb`, where it can tell from
 // them: `one_lattice` says the boxes have the same strides and element bytes. Returns
@@ -83,6 +84,9 @@ inline int FootprintsOverlap(const BoxFootprint& fa, const BoxFootprint& fb, boo
 uint64_t BoxOffsetAt(const ByteBox& box, uint64_t linear);
 // Whether the box is one contiguous run (then byte `linear` is at offset + linear).
 bool BoxIsDense(const ByteBox& box);
+inline BoxFootprint FootprintOf(const ByteBox& box) {
+  return FootprintOf(box, BoxIsDense(box));
+}
 
 // Copies the box out of / into a buffer whose bytes start at `base`.
 inline void GatherBox(const uint8_t* base, const ByteBox& box, uint8_t* out) {

@@ -67,7 +67,7 @@ void DmaLedger::CheckWriteRace(Transfer& t, const SliceState& slice) {
   }
   BufferWriters& writers = *last_writers_;
   const ByteBox& box = t.request.destination.box;
-  const BoxFootprint footprint = writers.Footprint(box);
+  const BoxFootprint footprint = writers.Footprint(box, t.destination_dense);
   const BufferWriters::Entry* first = nullptr;  // the earliest-started overlapping writer
   writers.ForEachCandidate(footprint.start, footprint.end, [&](const BufferWriters::Entry& e) {
     if (first && first->id < e.id) return;

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "base/errors.h"
+#include "sim/byte_box.h"
 #include "sim/dma_ledger.h"
 #include "sim/simulation.h"
 #include "tests/modules/module_support.h"
@@ -43,6 +44,7 @@ class DmaLedgerTest : public ModuleTest {
     t.request.destination.box.offset = static_cast<uint64_t>(slot) * kBytes;
     t.request.destination.box.counts = {kBytes};
     t.request.destination.box.strides = {1};
+    t.destination_dense = BoxIsDense(t.request.destination.box);
     t.request.label = "copy " + std::to_string(t.id) + " into slot " + std::to_string(slot);
     ledger.CheckWriteRace(t, simulation_.slice().state());
     return t;
