@@ -44,7 +44,7 @@ class DmaLedgerTest : public ModuleTest {
     t.request.destination.box.offset = static_cast<uint64_t>(slot) * kBytes;
     t.request.destination.box.counts = {kBytes};
     t.request.destination.box.strides = {1};
-    t.destination_dense = BoxIsDense(t.request.destination.box);
+    t.destination_dense = sim::BoxIsDense(t.request.destination.box);
     t.request.label = "copy " + std::to_string(t.id) + " into slot " + std::to_string(slot);
     ledger.CheckWriteRace(t, simulation_.slice().state());
     return t;
