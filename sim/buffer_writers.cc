@@ -1,5 +1,8 @@
 #include "sim/buffer_writers.h"
 
+#include <algorithm>
+#include <cstdint>
+
 namespace tpusim::sim {
 
 namespace {
@@ -16,7 +19,9 @@ BoxFootprint BufferWriters::Footprint(const ByteBox& box, bool dense) {
   BoxFootprint f = FootprintOf(box, dense);
   const size_t dims = box.counts.size();
   if (live_ == 0) {
-    lattice_ = dims <= BoxFootprint::kMaxDims && box.strides.size() == dims;
+    lattice_ = dims <= BoxFootprint::kMaxDims && box.strides.size() == dims &&
+               std::all_of(box.strides.begin(), box.strides.end(),
+                           [](uint64_t stride) { return stride <= UINT32_MAX; });
     if (lattice_) {
       std::copy(box.strides.begin(), box.strides.end(), strides_);
       element_bytes_ = box.element_bytes;

@@ -103,7 +103,9 @@ class alignas(128) BufferWriters {
   uint32_t element_bytes_ = 0;
   std::vector<Entry> entries_;  // by (start, id) from head_ on
   uint64_t widest_ = 0;         // the longest span (end - start) among the writers
-  uint64_t strides_[BoxFootprint::kMaxDims] = {};
+  // 32 bits each, so that six fit the record's two lines; a lattice of a larger stride is
+  // none (its boxes go to BoxesOverlap).
+  uint32_t strides_[BoxFootprint::kMaxDims] = {};
 };
 static_assert(sizeof(BufferWriters) == 128);
 

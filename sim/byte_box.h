@@ -50,7 +50,9 @@ bool BoxesOverlap(const ByteBox& a, const ByteBox& b);
 // writers in flight into one buffer, sim/buffer_writers.h) then needs neither their
 // ByteBoxes (on other DMAs' cold lines) nor the divisions that place each on its lattice.
 struct BoxFootprint {
-  static constexpr size_t kMaxDims = 4;
+  // A 4-axis mesh's all-gather (TPU7x: x, y, z and the chip's two chiplets) writes blocks of
+  // five dimensions; more than six fall back to BoxesOverlap.
+  static constexpr size_t kMaxDims = 6;
   uint64_t start = 0;  // the bytes it spans: [start, end)
   uint64_t end = 0;
   // Where it lies in the lattice its strides define (BoxesOverlap's exact test for boxes on

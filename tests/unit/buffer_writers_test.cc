@@ -101,5 +101,34 @@ TEST(BufferWritersTest, RemovingAWriterTwiceOrOneNeverAddedChangesNothing) {
   EXPECT_EQ(offered, 1);
 }
 
+TEST(BufferWritersTest, PlacesBoxesOfUpToSixDimensionsOnTheWritersLattice) {
+  // A 4-axis mesh's all-gather block: five dimensions of a row-major 2x2x3x2x8 array of
+  // 2-byte elements.
+  const ByteBox block{0, {1, 2, 1, 2, 8}, {192, 96, 32, 16, 2}, 2};
+  BufferWriters writers;
+  const BoxFootprint first = writers.Footprint(block, BoxIsDense(block));
+  EXPECT_TRUE(first.placed);
+  writers.Insert(first, 1, Named(1));
+  ByteBox next = block;
+  next.offset = 32;  // the same block one step along the third dimension
+  const BoxFootprint second = writers.Footprint(next, BoxIsDense(next));
+  ASSERT_TRUE(second.placed);
+  EXPECT_EQ(FootprintsOverlap(first, second, true, writers.element_bytes(), writers.dims()), 0);
+  // A box on other strides, or of seven dimensions, is not placed: BoxesOverlap tells.
+  const ByteBox other{0, {4, 8}, {48, 2}, 2};
+  EXPECT_FALSE(writers.Footprint(other, BoxIsDense(other)).placed);
+  const ByteBox seven{0, {1, 1, 1, 1, 1, 1, 2}, {64, 64, 64, 64, 64, 64, 2}, 2};
+  EXPECT_FALSE(writers.Footprint(seven, BoxIsDense(seven)).placed);
+}
+
+TEST(BufferWritersTest, ALatticeWithAStrideBeyond32BitsPlacesNoBox) {
+  const uint64_t row = uint64_t{1} << 33;  // rows of 8 GiB
+  const ByteBox first{0, {1, 64}, {row, 2}, 2};
+  BufferWriters writers;
+  writers.Insert(writers.Footprint(first, BoxIsDense(first)), 1, Named(1));
+  const ByteBox second{row, {1, 64}, {row, 2}, 2};
+  EXPECT_FALSE(writers.Footprint(second, BoxIsDense(second)).placed);
+}
+
 }  // namespace
 }  // namespace tpusim::sim

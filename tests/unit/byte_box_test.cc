@@ -52,7 +52,9 @@ ByteBox BlockOf(std::mt19937& rng, const std::vector<uint64_t>& shape, uint32_t 
 
 TEST(BoxesOverlap, AgreesWithTheBytesOfBlocksOfOneArray) {
   std::mt19937 rng(7);
-  const std::vector<std::vector<uint64_t>> shapes = {{16}, {4, 6}, {3, 4, 5}, {2, 3, 2, 8}};
+  // Up to six dimensions: the blocks of a 4-axis mesh's all-gather (TPU7x) have five.
+  const std::vector<std::vector<uint64_t>> shapes = {
+      {16}, {4, 6}, {3, 4, 5}, {2, 3, 2, 8}, {2, 3, 2, 2, 4}, {2, 2, 3, 2, 2, 3}};
   int overlapping = 0, apart = 0, told = 0;
   for (const auto& shape : shapes) {
     for (uint32_t element_bytes : {1u, 2u, 4u}) {
