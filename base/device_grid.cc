@@ -1,6 +1,8 @@
 #include "base/device_grid.h"
 
 #include <cassert>
+#include <charconv>
+#include <cstdint>
 
 namespace tpusim::base {
 
@@ -43,22 +45,42 @@ bool DeviceGrid::Contains(const Coords& coords) const {
   return true;
 }
 
+namespace {
+// Appends `value` in decimal: Describe and DescribeCoords name every chip's modules and
+// tracks when a slice is built, and std::to_string's temporaries were most of their cost.
+void AppendNumber(std::string& text, uint32_t value) {
+  char digits[10];
+  const auto end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
+  text.append(digits, end);
+}
+}  // namespace
+
 std::string DeviceGrid::Describe(ChipId chip) const {
-  const Coords coords = CoordsOf(chip);
-  std::string text = "chip " + std::to_string(chip) + " (";
+  std::string text;
+  text.reserve(32);
+  text += "chip ";
+  AppendNumber(text, chip);
+  text += " (";
+  // CoordsOf's order, without its vector: the last axis varies fastest.
+  uint32_t stride = chips_;
   for (int axis = 0; axis < axes(); ++axis) {
+    stride /= static_cast<uint32_t>(shape_[axis]);
     if (axis) text += ", ";
-    text += axis_names_[axis] + "=" + std::to_string(coords[axis]);
+    text += axis_names_[axis];
+    text += '=';
+    AppendNumber(text, chip / stride % static_cast<uint32_t>(shape_[axis]));
   }
-  return text + ")";
+  text += ')';
+  return text;
 }
 
 std::string DeviceGrid::DescribeCoords(ChipId chip) const {
-  const Coords coords = CoordsOf(chip);
   std::string text;
+  uint32_t stride = chips_;
   for (int axis = 0; axis < axes(); ++axis) {
-    if (axis) text += "_";
-    text += std::to_string(coords[axis]);
+    stride /= static_cast<uint32_t>(shape_[axis]);
+    if (axis) text += '_';
+    AppendNumber(text, chip / stride % static_cast<uint32_t>(shape_[axis]));
   }
   return text;
 }

@@ -84,6 +84,8 @@ Chip::Chip(sc_core::sc_module_name name, SliceState& slice, DmaLedger& ledger, C
       semaphores_(slice.TakeChipSemaphores(id)) {
   const Torus& torus = slice.torus();
   const uint32_t cores = config_.tensor_cores();
+  // Described once: every memory's and link's name starts with it.
+  const std::string owner = torus.Describe(id);
   // Untraced, the ports keep no trace and need no DMA's label once it has landed.
   traces::TraceSink* trace = slice.run().traced() ? &slice.run().trace() : nullptr;
   const config::MemoryConfig* configs[] = {&config_.hbm(), &config_.vmem(), &config_.smem()};
@@ -93,15 +95,16 @@ Chip::Chip(sc_core::sc_module_name name, SliceState& slice, DmaLedger& ledger, C
     const MemorySpace space = SlotSpace(slot);
     const uint32_t core = SlotCore(slot);
     const auto s = static_cast<size_t>(space);
-    const std::string owner = space == MemorySpace::kHbm ? torus.Describe(id) : DescribeCore(core);
+    std::string described = space == MemorySpace::kHbm ? owner : DescribeCore(owner, core);
     const traces::TrackId track = space == MemorySpace::kHbm    ? tracks_.hbm
                                   : space == MemorySpace::kVmem ? tracks_.cores[core].vmem
                                                                 : tracks_.cores[core].smem;
-    auto& timing = slice.hot().Make<MemoryPortTiming>(
-        owner + " " + MemorySpaceName(space), configs[s]->bandwidth_bytes_per_s(), trace, track);
-    memories_.push_back(std::make_unique<Memory>(CoreModuleName(kMemoryNames[s], core).c_str(), id,
-                                                 owner, space, configs[s]->capacity_bytes(),
-                                                 slice.run().functional(), timing, core));
+    auto& timing =
+        slice.hot().Make<MemoryPortTiming>(described + " " + MemorySpaceName(space),
+                                           configs[s]->bandwidth_bytes_per_s(), trace, track);
+    memories_.push_back(std::make_unique<Memory>(
+        CoreModuleName(kMemoryNames[s], core).c_str(), id, std::move(described), space,
+        configs[s]->capacity_bytes(), slice.run().functional(), timing, core));
   }
   for (uint32_t c = 0; c < cores; ++c) {
     cores_.push_back(std::make_unique<TensorCore>(CoreModuleName("core", c).c_str(), slice, *this,
@@ -112,7 +115,6 @@ Chip::Chip(sc_core::sc_module_name name, SliceState& slice, DmaLedger& ledger, C
                                      NanosecondsToTime(config_.dma().issue_latency_ns()));
   router_ = std::make_unique<Router>("router", id, torus, cores);
   dma_->socket.bind(router_->in);
-  const std::string owner = torus.Describe(id);
   for (size_t i = 0; i < links.size(); ++i) {
     const Link& link = torus.link(links[i].id);
     if (links[i].nic_out) {
@@ -134,7 +136,7 @@ Chip::Chip(sc_core::sc_module_name name, SliceState& slice, DmaLedger& ledger, C
     const uint32_t core = SlotCore(slot);
     const auto s = static_cast<size_t>(space);
     const std::string what = std::string("the ") + MemorySpaceName(space) + " of " +
-                             (space == MemorySpace::kHbm ? owner : DescribeCore(core));
+                             (space == MemorySpace::kHbm ? owner : DescribeCore(owner, core));
     ModelParameters parameters;
     const MemoryModel& model = MemoryModels::Resolve(*configs[s], what, parameters);
     if (!model.build) continue;  // "bandwidth": the memory's own port
@@ -156,9 +158,15 @@ void Chip::AddDcnLink(LinkId id, LinkTiming& out, LinkTiming& in) {
 }
 
 std::string Chip::DescribeCore(uint32_t core) const {
-  std::string text = slice_.torus().Describe(id_);
-  if (config_.tensor_cores() > 1) text += " core " + std::to_string(core);
-  return text;
+  return DescribeCore(slice_.torus().Describe(id_), core);
+}
+
+std::string Chip::DescribeCore(std::string chip, uint32_t core) const {
+  if (config_.tensor_cores() > 1) {
+    chip += " core ";
+    chip += std::to_string(core);
+  }
+  return chip;
 }
 
 Chip::~Chip() {
@@ -186,20 +194,23 @@ void Chip::UseMemoryTarget(MemorySpace space, tlm::tlm_base_target_socket_b<>& t
 
 void Chip::before_end_of_elaboration() {
   // The router's outputs, in the order Router::OutputFor numbers them.
-  for (size_t s = 0; s < memories_.size(); ++s) {
+  int output = 0;
+  for (size_t s = 0; s < memories_.size(); ++s, ++output) {
     if (memory_targets_[s]) {
       router_->out.bind(*memory_targets_[s]);
     } else {
       router_->out.bind(memories_[s]->socket);
+      router_->KnowTarget(output, *memories_[s], *memories_[s]);
     }
   }
-  for (size_t i = 0; i < links_.size(); ++i) {
+  for (size_t i = 0; i < links_.size(); ++i, ++output) {
     if (i < link_targets_.size() && link_targets_[i]) {
       router_->out.bind(*link_targets_[i]);
       continue;
     }
     // Port to export: the link has no backward path to bind (IciLink::in).
     static_cast<sc_core::sc_port_b<tlm::tlm_fw_transport_if<>>&>(router_->out).bind(links_[i]->in);
+    router_->KnowTarget(output, *links_[i], *links_[i]);
   }
 }
 

@@ -94,6 +94,8 @@ class Chip : public sc_core::sc_module, public Described {
   int memory_count() const { return static_cast<int>(memories_.size()); }
   // "chip (0,1)" on a single-core chip, "chip (0,1) core 1" on a chip of several.
   std::string DescribeCore(uint32_t core) const;
+  // The same, given the chip's own description (Torus::Describe).
+  std::string DescribeCore(std::string chip, uint32_t core) const;
   DmaEngine& dma() { return *dma_; }
   Router& router() { return *router_; }
   const std::vector<std::unique_ptr<IciLink>>& links() const { return links_; }

@@ -179,8 +179,10 @@ class Roofline final : public ComputeModel {
     return plan;
   }
 
-  config::ChipConfig chip_;
-  config::ComputeCostConfig cost_;
+  // The chip's own (ComputeModels::Build): a copy each, two per chip of a pod, was the
+  // largest thing a TensorCore allocated.
+  const config::ChipConfig& chip_;
+  const config::ComputeCostConfig& cost_;
 };
 
 ModelRegistry<ComputeModelInfo>& Models() {

@@ -61,6 +61,7 @@ struct ComputeModelInfo {
   std::string name;
   std::string summary;  // one line, for `tpusim describe --models`
   std::vector<base::Param> parameters;
+  // `chip` outlives the model it builds (ComputeModels::Build).
   std::function<std::unique_ptr<ComputeModel>(const config::ChipConfig& chip,
                                               const ModelParameters& parameters)>
       build;
@@ -75,7 +76,8 @@ class ComputeModels {
   static std::vector<const ComputeModelInfo*> All();  // by name
 
   // The model `chip.cost` selects ("roofline" when it names none), built for `chip` with its
-  // parameters checked. `what` names the chip in errors ("chip 3 (x=1, y=1)").
+  // parameters checked. `what` names the chip in errors ("chip 3 (x=1, y=1)"). `chip` outlives
+  // the model (a TensorCore's is its Chip's): a model may keep a reference to it.
   static std::unique_ptr<ComputeModel> Build(const config::ChipConfig& chip,
                                              const std::string& what);
 };

@@ -33,6 +33,9 @@ class HotArena {
     objects_.push_back({object, [](void* o) { static_cast<T*>(o)->~T(); }});
     return *object;
   }
+  // Raw memory that lives as long as the arena, for what allocates as it grows (a chip's
+  // semaphores). Released with the arena; deallocating gives nothing back.
+  std::pmr::memory_resource* resource() { return &memory_; }
 
  private:
   static constexpr size_t kLine = 64;

@@ -33,11 +33,18 @@ void Router::AttachLink(LinkId id, IciLink& link) {
   links_[id - first_link_] = &link;
 }
 
+void Router::KnowTarget(int output, tlm::tlm_fw_transport_if<>& target, TimedTarget& timed) {
+  targets_[static_cast<size_t>(output)] = &target;
+  direct_[static_cast<size_t>(output)] = &timed.chunk_timing();
+}
+
 void Router::end_of_elaboration() {
   for (int i = 0; i < out.size(); ++i) {
-    targets_[static_cast<size_t>(i)] = out[i];
+    const auto at = static_cast<size_t>(i);
+    if (targets_[at] == out[i]) continue;  // KnowTarget's
+    targets_[at] = out[i];
     auto* timed = dynamic_cast<TimedTarget*>(out[i]);
-    direct_[static_cast<size_t>(i)] = timed ? &timed->chunk_timing() : nullptr;
+    direct_[at] = timed ? &timed->chunk_timing() : nullptr;
   }
 }
 

@@ -26,6 +26,7 @@ namespace tpusim::sim {
 class ChunkExtension;
 class ChunkTarget;
 class IciLink;
+class TimedTarget;
 
 // One hop of a chunk's path: the target a DMA engine calls. Which hops are links follows
 // from the position (Transfer::path).
@@ -86,6 +87,11 @@ class Router : public sc_core::sc_module,
                   const std::string* label);
   // The link behind the output of outgoing link `id` (the chip wires it).
   void AttachLink(LinkId id, IciLink& link);
+  // Output `output` is bound to `target`, one of the model's own modules, whose chunks book
+  // through `timed`: end_of_elaboration takes that booking as it is instead of finding it
+  // with a dynamic_cast (one per output of every chip). Another target bound there instead
+  // is looked at as any other.
+  void KnowTarget(int output, tlm::tlm_fw_transport_if<>& target, TimedTarget& timed);
 
   std::vector<Parameter> parameters() const override;
 

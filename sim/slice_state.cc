@@ -45,7 +45,7 @@ SliceState::SliceState(const config::Topology& topology, EngineOptions options)
   // Made here, in one go, so that the chips' semaphores and waiters lie together
   // (sim/hot_arena.h).
   for (auto& chip : by_chip_)
-    chip = &hot_.Make<ChipSemaphores>();
+    chip = &hot_.Make<ChipSemaphores>(hot_.resource());
   cores_.reserve(torus_.chips());
 }
 
