@@ -221,7 +221,7 @@ base::SemaphoreHandle Kernel::ResolveSemaphoreOnCore(const Ref& sem, int device,
                                base + static_cast<uint32_t>(sem.binding().offset)};
 }
 
-bool Kernel::Fixed(const Ref& sem) const {
+inline bool Kernel::Fixed(const Ref& sem) const {
   return static_cast<size_t>(sem.binding().slot) < layout_.slots.size();
 }
 
@@ -245,17 +245,9 @@ void Kernel::CheckCopyOperands(const Ref& src, const Ref& dst) const {
 AsyncCopy Kernel::async_copy(const Ref& src, const Ref& dst, const Ref& sem) {
   CheckCopyOperands(src, dst);
   const base::SemaphoreHandle here = ResolveSemaphore(sem, device_id(), "copy");
-  AsyncCopy copy;
-  copy.kernel_ = this;
-  copy.port_ = &port_;
-  copy.recv_here_ = here;
-  copy.recv_fixed_ = Fixed(sem);
-  copy.src_ = src;
-  copy.dst_ = dst;
-  copy.recv_sem_ = sem;
-  copy.target_device_ = device_id();
-  copy.nbytes_ = src.nbytes();
-  return copy;
+  const Ref none;
+  return AsyncCopy(this, &port_, src, dst, {none, {}, false}, {sem, here, Fixed(sem)}, false,
+                   device_id(), src.nbytes());
 }
 
 AsyncCopy Kernel::async_remote_copy(const Ref& src, const Ref& dst, const Ref& send_sem,
@@ -263,21 +255,9 @@ AsyncCopy Kernel::async_remote_copy(const Ref& src, const Ref& dst, const Ref& s
   CheckCopyOperands(src, dst);
   const base::SemaphoreHandle send_here = ResolveSemaphore(send_sem, device_id(), "send");
   const base::SemaphoreHandle recv_here = ResolveSemaphore(recv_sem, device_id(), "receive");
-  AsyncCopy copy;
-  copy.kernel_ = this;
-  copy.port_ = &port_;
-  copy.send_here_ = send_here;
-  copy.send_fixed_ = Fixed(send_sem);
-  copy.recv_here_ = recv_here;
-  copy.recv_fixed_ = Fixed(recv_sem);
-  copy.src_ = src;
-  copy.dst_ = dst;
-  copy.send_sem_ = send_sem;
-  copy.recv_sem_ = recv_sem;
-  copy.remote_ = true;
-  copy.target_device_ = ResolveDevice(device);
-  copy.nbytes_ = src.nbytes();
-  return copy;
+  const int target = ResolveDevice(device);
+  return AsyncCopy(this, &port_, src, dst, {send_sem, send_here, Fixed(send_sem)},
+                   {recv_sem, recv_here, Fixed(recv_sem)}, true, target, src.nbytes());
 }
 
 void AsyncCopy::start() {
