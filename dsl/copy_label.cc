@@ -38,6 +38,26 @@ unsigned char* PutSide(unsigned char* out, const Ref::DescriptionParts& parts) {
   return out + parts.name.size();
 }
 
+// PutSide's narrow form for one side, checking as it writes that each slice fits in 32 bits:
+// a copy of a ref onto a peer's same ref (every all_gather_nd DMA) wrote its slices after a
+// pass that only checked them. Null when one does not fit (the caller writes it wide).
+unsigned char* PutNarrowSide(unsigned char* out, const Ref::DescriptionParts& parts) {
+  const uint16_t sizes[2] = {static_cast<uint16_t>(parts.name.size()),
+                             static_cast<uint16_t>(parts.view.size())};
+  std::memcpy(out, sizes, sizeof(sizes));
+  out += sizeof(sizes);
+  bool fits = true;
+  for (const Ref::ViewSlice& s : parts.view) {
+    const int32_t pair[2] = {static_cast<int32_t>(s.start), static_cast<int32_t>(s.size)};
+    fits &= pair[0] == s.start && pair[1] == s.size;
+    std::memcpy(out, pair, sizeof(pair));
+    out += sizeof(pair);
+  }
+  if (!fits) return nullptr;
+  if (!parts.name.empty()) std::memcpy(out, parts.name.data(), parts.name.size());
+  return out + parts.name.size();
+}
+
 template <typename Size, typename Value>
 size_t SideBytes(const Ref::DescriptionParts& parts) {
   return 2 * sizeof(Size) + parts.view.size() * 2 * sizeof(Value) + parts.name.size();
@@ -92,6 +112,19 @@ bool SameParts(const Ref::DescriptionParts& a, const Ref::DescriptionParts& b) {
 // (docs/performance-pod-memory.md).
 class CopyLabelSource final : public base::LabelSource {
  public:
+  // Make for one ref on both sides (Ref::same_block): no comparison of the sides, and the
+  // narrow form checked as it is written.
+  static const CopyLabelSource* MakeOneSided(const Ref::DescriptionParts& side, bool remote,
+                                             int device) {
+    if (side.name.size() <= UINT16_MAX && side.view.size() <= UINT16_MAX) {
+      void* storage = ::operator new(sizeof(CopyLabelSource) + SideBytes<uint16_t, int32_t>(side));
+      auto* source = new (storage) CopyLabelSource(side, side, remote, true, true, device);
+      if (PutNarrowSide(source->packed(), side)) return source;
+      source->Destroy();
+    }
+    return Make(side, side, remote, device);
+  }
+
   static const CopyLabelSource* Make(const Ref::DescriptionParts& src,
                                      const Ref::DescriptionParts& dst, bool remote, int device) {
     const bool same = SameParts(src, dst);
@@ -178,6 +211,8 @@ class CopyLabelSource final : public base::LabelSource {
 }  // namespace
 
 base::Label CopyLabel(const Ref& src, const Ref& dst, bool remote, int device) {
+  if (src.same_block(dst))
+    return base::Label(CopyLabelSource::MakeOneSided(src.description_parts(), remote, device));
   return base::Label(
       CopyLabelSource::Make(src.description_parts(), dst.description_parts(), remote, device));
 }

@@ -176,7 +176,7 @@ int Kernel::axis_size(const std::string& axis) const {
 }
 
 base::Region Kernel::Resolve(const Ref& ref, int device) const {
-  if (!ref.out_of_bounds().empty()) ThrowOutOfBoundsAccess(ref);
+  if (!ref.in_bounds()) ThrowOutOfBoundsAccess(ref);
   const uint32_t esize = SizeOf(ref.dtype());
   base::Region region;
   region.buffer = BufferOf(layout_, ref, device, core_, device == device_id());
@@ -221,7 +221,7 @@ base::SemaphoreHandle Kernel::ResolveSemaphoreOnCore(const Ref& sem, int device,
                                base + static_cast<uint32_t>(sem.binding().offset)};
 }
 
-bool Kernel::Fixed(const Ref& sem) const {
+inline bool Kernel::Fixed(const Ref& sem) const {
   return static_cast<size_t>(sem.binding().slot) < layout_.slots.size();
 }
 
@@ -232,6 +232,7 @@ void Kernel::CheckCopyOperands(const Ref& src, const Ref& dst) const {
                   "'" + r->Describe() + "' is a semaphore; a copy moves data between buffers.");
     }
   }
+  if (src.same_block(dst)) return;  // a copy of a ref onto a peer's same ref (all_gather_nd)
   const std::span<const int64_t> from = src.dims(), to = dst.dims();
   if (src.dtype() != dst.dtype() || !std::equal(from.begin(), from.end(), to.begin(), to.end())) {
     throw Error(ErrorKind::kKernelMisuse,
@@ -244,17 +245,9 @@ void Kernel::CheckCopyOperands(const Ref& src, const Ref& dst) const {
 AsyncCopy Kernel::async_copy(const Ref& src, const Ref& dst, const Ref& sem) {
   CheckCopyOperands(src, dst);
   const base::SemaphoreHandle here = ResolveSemaphore(sem, device_id(), "copy");
-  AsyncCopy copy;
-  copy.kernel_ = this;
-  copy.port_ = &port_;
-  copy.recv_here_ = here;
-  copy.recv_fixed_ = Fixed(sem);
-  copy.src_ = src;
-  copy.dst_ = dst;
-  copy.recv_sem_ = sem;
-  copy.target_device_ = device_id();
-  copy.nbytes_ = src.nbytes();
-  return copy;
+  const Ref none;
+  return AsyncCopy(this, &port_, src, dst, {none, {}, false}, {sem, here, Fixed(sem)}, false,
+                   device_id(), src.nbytes());
 }
 
 AsyncCopy Kernel::async_remote_copy(const Ref& src, const Ref& dst, const Ref& send_sem,
@@ -262,38 +255,30 @@ AsyncCopy Kernel::async_remote_copy(const Ref& src, const Ref& dst, const Ref& s
   CheckCopyOperands(src, dst);
   const base::SemaphoreHandle send_here = ResolveSemaphore(send_sem, device_id(), "send");
   const base::SemaphoreHandle recv_here = ResolveSemaphore(recv_sem, device_id(), "receive");
-  AsyncCopy copy;
-  copy.kernel_ = this;
-  copy.port_ = &port_;
-  copy.send_here_ = send_here;
-  copy.send_fixed_ = Fixed(send_sem);
-  copy.recv_here_ = recv_here;
-  copy.recv_fixed_ = Fixed(recv_sem);
-  copy.src_ = src;
-  copy.dst_ = dst;
-  copy.send_sem_ = send_sem;
-  copy.recv_sem_ = recv_sem;
-  copy.remote_ = true;
-  copy.target_device_ = ResolveDevice(device);
-  copy.nbytes_ = src.nbytes();
-  return copy;
+  const int target = ResolveDevice(device);
+  return AsyncCopy(this, &port_, src, dst, {send_sem, send_here, Fixed(send_sem)},
+                   {recv_sem, recv_here, Fixed(recv_sem)}, true, target, src.nbytes());
 }
 
 void AsyncCopy::start() {
   Kernel& k = *kernel_;
-  base::DmaRequest request;
-  request.source = k.Resolve(src_, k.device_id());
-  request.destination = k.Resolve(dst_, target_device_);
-  // A remote copy's receive semaphore is the target's: looked up each time, as the target
-  // may not have entered the call yet.
-  request.recv_semaphore =
-      remote_ ? k.ResolveSemaphore(recv_sem_, target_device_, "receive") : RecvHere();
-  if (remote_) {
-    request.has_send_semaphore = true;
-    request.send_semaphore = SendHere();
-  }
-  request.label = label();
-  request.xla_collective = k.layout_.xla_collective;
+  // Made in one initializer: the regions Resolve returns become the request's own, where
+  // assigning them to a request made first copied each box's arrays again. Its lookups keep
+  // their order (each can raise): the regions, the receive semaphore, the send semaphore.
+  base::DmaRequest request{
+      .source = k.Resolve(src_, k.device_id()),
+      .destination = k.Resolve(dst_, target_device_),
+      .has_send_semaphore = remote_,
+      // A call's own send semaphore was looked up when the copy was made (SendHere).
+      .send_semaphore = remote_ && send_fixed_ ? send_here_ : base::SemaphoreHandle{},
+      // A remote copy's receive semaphore is the target's: looked up each time, as the
+      // target may not have entered the call yet.
+      .recv_semaphore =
+          remote_ ? k.ResolveSemaphore(recv_sem_, target_device_, "receive") : RecvHere(),
+      .label = label(),
+      .xla_collective = k.layout_.xla_collective,
+  };
+  if (remote_ && !send_fixed_) request.send_semaphore = SendHere();
   k.port_.StartDma(request);
 }
 

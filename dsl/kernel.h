@@ -99,6 +99,29 @@ class AsyncCopy {
  private:
   friend class Kernel;
   AsyncCopy() = default;
+  // Each member made once from what async_copy and async_remote_copy looked up: made empty
+  // and then assigned, a descriptor was zeroed and each ref's old (null) block checked.
+  struct Semaphore {
+    const Ref& ref;
+    base::SemaphoreHandle here;  // on this device
+    bool fixed;                  // Kernel::Fixed
+  };
+  AsyncCopy(Kernel* kernel, base::CorePort* port, const Ref& src, const Ref& dst,
+            const Semaphore& send, const Semaphore& recv, bool remote, int target_device,
+            uint64_t nbytes)
+      : kernel_(kernel),
+        port_(port),
+        src_(src),
+        dst_(dst),
+        send_sem_(send.ref),
+        recv_sem_(recv.ref),
+        remote_(remote),
+        target_device_(target_device),
+        nbytes_(nbytes),
+        send_here_(send.here),
+        recv_here_(recv.here),
+        send_fixed_(send.fixed),
+        recv_fixed_(recv.fixed) {}
   Kernel* kernel_ = nullptr;
   // The kernel's port, kept here: a wait resumes after the thread was away, and on a pod the
   // Kernel object is out of the cache by then (a miss the waits need not take).

@@ -136,6 +136,11 @@ class Ref {
   const std::string& out_of_bounds() const {
     return data().outside ? data().outside->error : EmptyText();
   }
+  // Whether both refs are one block (a copy of a ref, or one view the cache found twice):
+  // then they are alike in everything, which a copy's operand checks need not compare.
+  bool same_block(const Ref& other) const { return data_ == other.data_; }
+  // out_of_bounds().empty(), without the text: every DMA's regions ask.
+  bool in_bounds() const { return !data().outside; }
   // The part of an out-of-bounds view inside the ref, as a view of its own, and where it
   // starts in this view; nullopt when no element is inside.
   std::optional<std::pair<Ref, Shape>> InBoundsPart() const;
