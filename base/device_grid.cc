@@ -20,12 +20,31 @@ int DeviceGrid::AxisIndex(const std::string& name) const {
   return -1;
 }
 
+namespace {
+// Calls `at(axis, coordinate)` for each axis of `chip` in axis order (the last axis varies
+// fastest): CoordsOf, and the descriptions that append the coordinates without a vector.
+template <typename At>
+void ForEachCoordinate(const std::vector<int>& shape, uint32_t chips, ChipId chip, At at) {
+  uint32_t stride = chips;
+  for (size_t axis = 0; axis < shape.size(); ++axis) {
+    stride /= static_cast<uint32_t>(shape[axis]);
+    at(static_cast<int>(axis), chip / stride % static_cast<uint32_t>(shape[axis]));
+  }
+}
+
+// Appends `value` in decimal: Describe and DescribeCoords name every chip's modules and
+// tracks when a slice is built, and std::to_string's temporaries were most of their cost.
+void AppendNumber(std::string& text, uint32_t value) {
+  char digits[10];
+  const auto end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
+  text.append(digits, end);
+}
+}  // namespace
+
 Coords DeviceGrid::CoordsOf(ChipId chip) const {
   Coords coords(shape_.size());
-  for (int axis = axes() - 1; axis >= 0; --axis) {
-    coords[axis] = static_cast<int>(chip % static_cast<uint32_t>(shape_[axis]));
-    chip /= static_cast<uint32_t>(shape_[axis]);
-  }
+  ForEachCoordinate(shape_, chips_, chip,
+                    [&](int axis, uint32_t c) { coords[axis] = static_cast<int>(c); });
   return coords;
 }
 
@@ -45,43 +64,28 @@ bool DeviceGrid::Contains(const Coords& coords) const {
   return true;
 }
 
-namespace {
-// Appends `value` in decimal: Describe and DescribeCoords name every chip's modules and
-// tracks when a slice is built, and std::to_string's temporaries were most of their cost.
-void AppendNumber(std::string& text, uint32_t value) {
-  char digits[10];
-  const auto end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
-  text.append(digits, end);
-}
-}  // namespace
-
 std::string DeviceGrid::Describe(ChipId chip) const {
   std::string text;
   text.reserve(32);
   text += "chip ";
   AppendNumber(text, chip);
   text += " (";
-  // CoordsOf's order, without its vector: the last axis varies fastest.
-  uint32_t stride = chips_;
-  for (int axis = 0; axis < axes(); ++axis) {
-    stride /= static_cast<uint32_t>(shape_[axis]);
+  ForEachCoordinate(shape_, chips_, chip, [&](int axis, uint32_t c) {
     if (axis) text += ", ";
     text += axis_names_[axis];
     text += '=';
-    AppendNumber(text, chip / stride % static_cast<uint32_t>(shape_[axis]));
-  }
+    AppendNumber(text, c);
+  });
   text += ')';
   return text;
 }
 
 std::string DeviceGrid::DescribeCoords(ChipId chip) const {
   std::string text;
-  uint32_t stride = chips_;
-  for (int axis = 0; axis < axes(); ++axis) {
-    stride /= static_cast<uint32_t>(shape_[axis]);
+  ForEachCoordinate(shape_, chips_, chip, [&](int axis, uint32_t c) {
     if (axis) text += '_';
-    AppendNumber(text, chip / stride % static_cast<uint32_t>(shape_[axis]));
-  }
+    AppendNumber(text, c);
+  });
   return text;
 }
 
