@@ -38,26 +38,6 @@ unsigned char* PutSide(unsigned char* out, const Ref::DescriptionParts& parts) {
   return out + parts.name.size();
 }
 
-// PutSide's narrow form for one side, checking as it writes that each slice fits in 32 bits:
-// a copy of a ref onto a peer's same ref (every all_gather_nd DMA) wrote its slices after a
-// pass that only checked them. Null when one does not fit (the caller writes it wide).
-unsigned char* PutNarrowSide(unsigned char* out, const Ref::DescriptionParts& parts) {
-  const uint16_t sizes[2] = {static_cast<uint16_t>(parts.name.size()),
-                             static_cast<uint16_t>(parts.view.size())};
-  std::memcpy(out, sizes, sizeof(sizes));
-  out += sizeof(sizes);
-  bool fits = true;
-  for (const Ref::ViewSlice& s : parts.view) {
-    const int32_t pair[2] = {static_cast<int32_t>(s.start), static_cast<int32_t>(s.size)};
-    fits &= pair[0] == s.start && pair[1] == s.size;
-    std::memcpy(out, pair, sizeof(pair));
-    out += sizeof(pair);
-  }
-  if (!fits) return nullptr;
-  if (!parts.name.empty()) std::memcpy(out, parts.name.data(), parts.name.size());
-  return out + parts.name.size();
-}
-
 template <typename Size, typename Value>
 size_t SideBytes(const Ref::DescriptionParts& parts) {
   return 2 * sizeof(Size) + parts.view.size() * 2 * sizeof(Value) + parts.name.size();
@@ -112,41 +92,31 @@ bool SameParts(const Ref::DescriptionParts& a, const Ref::DescriptionParts& b) {
 // (docs/performance-pod-memory.md).
 class CopyLabelSource final : public base::LabelSource {
  public:
-  // Make for one ref on both sides (Ref::same_block): no comparison of the sides, and the
-  // narrow form checked as it is written.
+  // One ref on both sides (Ref::same_block, or sides SameParts finds alike): one side kept.
+  // Narrowed only then, as for a copy of a ref onto a peer's (the labels a pod keeps):
+  // narrowing both sides cost the 16-chip rows more than the copy it replaced.
   static const CopyLabelSource* MakeOneSided(const Ref::DescriptionParts& side, bool remote,
                                              int device) {
-    if (side.name.size() <= UINT16_MAX && side.view.size() <= UINT16_MAX) {
-      void* storage = ::operator new(sizeof(CopyLabelSource) + SideBytes<uint16_t, int32_t>(side));
-      auto* source = new (storage) CopyLabelSource(side, side, remote, true, true, device);
-      if (PutNarrowSide(source->packed(), side)) return source;
-      source->Destroy();
+    const bool narrow = FitsNarrow(side);
+    const size_t bytes =
+        narrow ? SideBytes<uint16_t, int32_t>(side) : SideBytes<uint32_t, int64_t>(side);
+    void* storage = ::operator new(sizeof(CopyLabelSource) + bytes);
+    auto* source = new (storage) CopyLabelSource(side, side, remote, true, narrow, device);
+    if (narrow) {
+      PutSide<uint16_t, int32_t>(source->packed(), side);
+    } else {
+      PutSide<uint32_t, int64_t>(source->packed(), side);
     }
-    return Make(side, side, remote, device);
+    return source;
   }
 
   static const CopyLabelSource* Make(const Ref::DescriptionParts& src,
                                      const Ref::DescriptionParts& dst, bool remote, int device) {
-    const bool same = SameParts(src, dst);
-    // Narrowed only when one side is kept, as for a copy of a ref onto a peer's (the labels a
-    // pod keeps): narrowing both sides cost the 16-chip rows more than the copy it replaced.
-    const bool narrow = same && FitsNarrow(src);
-    size_t bytes = 0;
-    if (narrow) {
-      bytes = SideBytes<uint16_t, int32_t>(src) + (same ? 0 : SideBytes<uint16_t, int32_t>(dst));
-    } else {
-      bytes = SideBytes<uint32_t, int64_t>(src) + (same ? 0 : SideBytes<uint32_t, int64_t>(dst));
-    }
+    if (SameParts(src, dst)) return MakeOneSided(src, remote, device);
+    const size_t bytes = SideBytes<uint32_t, int64_t>(src) + SideBytes<uint32_t, int64_t>(dst);
     void* storage = ::operator new(sizeof(CopyLabelSource) + bytes);
-    auto* source = new (storage) CopyLabelSource(src, dst, remote, same, narrow, device);
-    unsigned char* out = source->packed();
-    if (narrow) {
-      out = PutSide<uint16_t, int32_t>(out, src);
-      if (!same) PutSide<uint16_t, int32_t>(out, dst);
-    } else {
-      out = PutSide<uint32_t, int64_t>(out, src);
-      if (!same) PutSide<uint32_t, int64_t>(out, dst);
-    }
+    auto* source = new (storage) CopyLabelSource(src, dst, remote, false, false, device);
+    PutSide<uint32_t, int64_t>(PutSide<uint32_t, int64_t>(source->packed(), src), dst);
     return source;
   }
 

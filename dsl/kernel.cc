@@ -264,13 +264,12 @@ void AsyncCopy::start() {
   Kernel& k = *kernel_;
   // Made in one initializer: the regions Resolve returns become the request's own, where
   // assigning them to a request made first copied each box's arrays again. Its lookups keep
-  // their order (each can raise): the regions, the receive semaphore, the send semaphore.
+  // their order (each can raise): the regions, the receive semaphore, then (SendHere, after
+  // the initializer) the send semaphore.
   base::DmaRequest request{
       .source = k.Resolve(src_, k.device_id()),
       .destination = k.Resolve(dst_, target_device_),
       .has_send_semaphore = remote_,
-      // A call's own send semaphore was looked up when the copy was made (SendHere).
-      .send_semaphore = remote_ && send_fixed_ ? send_here_ : base::SemaphoreHandle{},
       // A remote copy's receive semaphore is the target's: looked up each time, as the
       // target may not have entered the call yet.
       .recv_semaphore =
@@ -278,7 +277,7 @@ void AsyncCopy::start() {
       .label = label(),
       .xla_collective = k.layout_.xla_collective,
   };
-  if (remote_ && !send_fixed_) request.send_semaphore = SendHere();
+  if (remote_) request.send_semaphore = SendHere();
   k.port_.StartDma(request);
 }
 
