@@ -135,11 +135,8 @@ RunOutcome Slice::Run(const Engine::CoreProgram& program, const std::string& nam
   RunContext& run = state_.run();
   run.set_run_name(name);
   state_.TakeCoreThreads();  // before SystemC makes a stack
-  // The cores' threads are spawned by a method at time 0, in chip order, as SystemC's
-  // initialization would have run them: spawned before sc_start, a thread stays in the
-  // context's process table, and the context frees each by searching what remains of it,
-  // quadratic in the chips (12% of the samples of a TPU7x pod's short run). Spawned while the
-  // simulation runs, a thread is the method's child and is freed with its last handle.
+  // The cores' threads are spawned by a method at time 0 (TensorCore::Start says why), in
+  // chip order, the order SystemC's initialization ran them in when they were spawned before.
   sc_core::sc_spawn_options start_options;
   start_options.spawn_method();
   sc_core::sc_spawn(
