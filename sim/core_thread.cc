@@ -55,7 +55,6 @@ CoreThread::CoreThread(SliceState& slice, TensorCore& core, traces::TrackId trac
       core_(core),
       chip_(core.chip().id()),
       core_index_(core.index()),
-      own_semaphores_(&core.chip().semaphores().semaphores),
       track_(track),
       root_(root),
       name_(std::move(name)),
@@ -84,15 +83,31 @@ void CoreThread::StartDma(const DmaRequest& request) {
 void CoreThread::Wait(SemaphoreHandle handle, int64_t amount, WaitKind kind,
                       std::string_view what) {
   CatchUp();
-  // A core waits only on its own chip's semaphores: found in its table, one or two lines,
-  // where the slice's lookup went through every chip's tables (cold lines on a pod).
-  SemaphoreTable& own = *own_semaphores_;
-  if (handle.chip != chip_ || handle.index >= own.size()) [[unlikely]]
-    FailWaitTarget(handle, what);
-  Semaphore& s = own[handle.index];
-  if ((kind != WaitKind::kSemaphore) != (s.kind() == SemaphoreKind::kDma) || amount <= 0)
-      [[unlikely]]
-    FailWait(s, amount, kind);
+  slice_.CheckSemaphore(handle, "waited on", what);
+  const Torus& torus = slice_.torus();
+  if (handle.chip != chip_) {
+    throw Error(ErrorKind::kSemaphoreMisuse,
+                torus.Describe(chip_) + " waits on semaphore '" + slice_.semaphore(handle).name() +
+                    "' of " + torus.Describe(handle.chip) +
+                    ", but a core can only wait on its own semaphores; wait on the local one "
+                    "and let the other chip signal it.");
+  }
+  Semaphore& s = slice_.semaphore(handle);
+  const bool dma_wait = kind != WaitKind::kSemaphore;
+  if (dma_wait != (s.kind() == SemaphoreKind::kDma)) {
+    throw Error(ErrorKind::kSemaphoreMisuse,
+                torus.Describe(chip_) + " calls " + WaitKindName(kind) + " on " +
+                    SemaphoreKindName(s.kind()) + " semaphore '" + s.name() + "'. " +
+                    (dma_wait ? "DMA descriptors need DMA semaphores; allocate it as "
+                                "SemaphoreType::DMA."
+                              : "A DMA semaphore counts bytes and is waited on through its "
+                                "copy descriptor's wait/wait_send/wait_recv."));
+  }
+  if (amount <= 0) {
+    throw Error(ErrorKind::kSemaphoreMisuse, torus.Describe(chip_) + " waits for " +
+                                                 std::to_string(amount) + " on semaphore '" +
+                                                 s.name() + "'; the amount must be positive.");
+  }
   if (s.value() < amount) {
     const Picoseconds since = Now();
     if (slice_.run().traced()) {  // the name and arguments cost allocations
@@ -121,34 +136,6 @@ void CoreThread::Wait(SemaphoreHandle handle, int64_t amount, WaitKind kind,
   s.Take(amount);
   if (s.counter_track())
     slice_.run().trace().Counter(s.counter_track(), Now(), static_cast<double>(s.value()));
-}
-
-void CoreThread::FailWaitTarget(SemaphoreHandle handle, std::string_view what) const {
-  slice_.CheckSemaphore(handle, "waited on", what);
-  // It exists, so it is another chip's.
-  const Torus& torus = slice_.torus();
-  throw Error(ErrorKind::kSemaphoreMisuse,
-              torus.Describe(chip_) + " waits on semaphore '" + slice_.semaphore(handle).name() +
-                  "' of " + torus.Describe(handle.chip) +
-                  ", but a core can only wait on its own semaphores; wait on the local one "
-                  "and let the other chip signal it.");
-}
-
-void CoreThread::FailWait(const Semaphore& s, int64_t amount, WaitKind kind) const {
-  const Torus& torus = slice_.torus();
-  const bool dma_wait = kind != WaitKind::kSemaphore;
-  if (dma_wait != (s.kind() == SemaphoreKind::kDma)) {
-    throw Error(ErrorKind::kSemaphoreMisuse,
-                torus.Describe(chip_) + " calls " + WaitKindName(kind) + " on " +
-                    SemaphoreKindName(s.kind()) + " semaphore '" + s.name() + "'. " +
-                    (dma_wait ? "DMA descriptors need DMA semaphores; allocate it as "
-                                "SemaphoreType::DMA."
-                              : "A DMA semaphore counts bytes and is waited on through its "
-                                "copy descriptor's wait/wait_send/wait_recv."));
-  }
-  throw Error(ErrorKind::kSemaphoreMisuse, torus.Describe(chip_) + " waits for " +
-                                               std::to_string(amount) + " on semaphore '" +
-                                               s.name() + "'; the amount must be positive.");
 }
 
 void CoreThread::Signal(SemaphoreHandle handle, int64_t amount) {

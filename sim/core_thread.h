@@ -23,7 +23,6 @@
 namespace tpusim::sim {
 
 class DmaEngine;
-class SemaphoreTable;
 class SliceState;
 class TensorCore;
 
@@ -121,12 +120,6 @@ class CoreThread final : public CorePort {
   // beside whatever the core does next; AwaitStream waits until it is done.
   void StartStream(uint64_t bytes, double bytes_per_second, std::string_view what);
   void AwaitStream();
-  // Wait's failures, out of line: a semaphore that does not exist or is another chip's; one
-  // of the wrong kind for the wait, or an amount that is not positive.
-  [[noreturn, gnu::cold, gnu::noinline]] void FailWaitTarget(SemaphoreHandle handle,
-                                                             std::string_view what) const;
-  [[noreturn, gnu::cold, gnu::noinline]] void FailWait(const Semaphore& s, int64_t amount,
-                                                       WaitKind kind) const;
   void CheckAccess(const Region& region, const char* role, std::string_view what) const;
   ActivityId SpawnOn(TensorCore& core, const std::string& name,
                      std::function<void(CorePort&)> body);
@@ -137,9 +130,6 @@ class CoreThread final : public CorePort {
   TensorCore& core_;
   ChipId chip_;
   uint32_t core_index_;  // core_'s index
-  // The chip's semaphores, the only ones its threads may wait on (Wait): on the object's first
-  // line with what Wait reads besides.
-  SemaphoreTable* own_semaphores_;
   // The chip's DMA engine, set when the thread starts (the chip makes it after its cores):
   // reached through core_ and the chip, a chain of loads that missed the cache on every DMA
   // of a large slice.
