@@ -117,13 +117,16 @@ void CoreThread::Wait(SemaphoreHandle handle, int64_t amount, WaitKind kind,
     waiting_ = &s;
     wait_amount_ = amount;
     RecordResumePoint();
-    s.AwaitAtLeast(amount);
+    s.AwaitAtLeast(amount, this);
     wait_kind_ = kind;
     wait_what_ = what;
     while (s.value() < amount) {
       sc_core::wait(events_->wake);
       stack_.Announce();
     }
+    // A wait unwound instead (the run is over) leaves the semaphore naming this thread, which
+    // is still there: poked, it finds it waits no more.
+    s.StopWaiting(this);
     waiting_ = nullptr;
     stats_.blocked += Now() - since;
     slice_.run().trace().End(track_, Now());

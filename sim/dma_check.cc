@@ -95,9 +95,6 @@ DmaDispatcher::Checked DmaDispatcher::Check(const DmaRequest& request) {
   }
   auto check_dma_semaphore = [&](SemaphoreHandle h, ChipId expected_chip,
                                  const char* role) -> Semaphore* {
-    // One checked before exists and counts bytes still; only its chip is the DMA's own.
-    Semaphore* known = remembered_->semaphores.Find(h);
-    if (known && h.chip == expected_chip) return known;
     if (!slice_.HasSemaphore(h)) slice_.CheckSemaphore(h, role, what());  // what(): a string
     Semaphore& s = slice_.semaphore(h);
     if (h.chip != expected_chip || s.kind() != SemaphoreKind::kDma) {
@@ -106,13 +103,21 @@ DmaDispatcher::Checked DmaDispatcher::Check(const DmaRequest& request) {
                       SemaphoreKindName(s.kind()) +
                       " semaphore; DMAs count bytes on SemaphoreType::DMA semaphores.");
     }
-    remembered_->semaphores.Remember(h, s);
     return &s;
   };
-  checked.recv =
-      check_dma_semaphore(request.recv_semaphore, request.destination.buffer.chip, "receive");
-  if (request.has_send_semaphore)
-    checked.send = check_dma_semaphore(request.send_semaphore, issuer, "send");
+  // A pair checked before exists and counts bytes still; only its chips are the DMA's own.
+  const ChipId to = request.destination.buffer.chip;
+  const SemaphoreHandle* send = request.has_send_semaphore ? &request.send_semaphore : nullptr;
+  DmaSemaphoreCache& semaphores = remembered_->semaphores;
+  const DmaSemaphoreCache::Found* known = semaphores.Find(request.recv_semaphore, send);
+  if (known && request.recv_semaphore.chip == to && (!send || send->chip == issuer)) {
+    checked.recv = known->recv;
+    checked.send = known->send;
+  } else {
+    checked.recv = check_dma_semaphore(request.recv_semaphore, to, "receive");
+    if (send) checked.send = check_dma_semaphore(*send, issuer, "send");
+    semaphores.Remember(request.recv_semaphore, send, {checked.recv, checked.send});
+  }
   if (power_of_two_offsets_ && !request.xla_collective && request.destination.buffer.chip != issuer)
     CheckPowerOfTwoOffset(request);
   return checked;

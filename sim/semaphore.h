@@ -15,6 +15,8 @@
 
 namespace tpusim::sim {
 
+class CoreThread;
+
 // What last changed a semaphore, for deadlock and exit reports.
 // A DMA's touch names it by its label, shared with the DMA, so remembering one copies no
 // string; the report writes "DMA 'ag step 1' (sent)" only when it is asked for.
@@ -39,7 +41,7 @@ class Semaphore {
   // `name` is kept by the slice, at a stable address, for as long as the semaphore
   // (SliceState::SemaphoreName): only reports and traces read it.
   Semaphore(const std::string* name, SemaphoreKind kind)
-      : kind_(static_cast<uint8_t>(kind)), name_(name) {}
+      : name_(name), kind_(static_cast<uint8_t>(kind)) {}
 
   const std::string& name() const { return *name_; }
   SemaphoreKind kind() const { return static_cast<SemaphoreKind>(kind_); }
@@ -49,7 +51,8 @@ class Semaphore {
   size_t recent_count() const { return recent_count_; }
   Touch recent(size_t i) const {
     const size_t at = (recent_next_ + kRecentTouches - 1 - i) % kRecentTouches;
-    return {recent_when_[at], recent_from_[at], recent_kind_[at], recent_amount_[at],
+    return {recent_when_[at], recent_from_[at],
+            static_cast<Touch::Kind>(recent_kinds_ >> (2 * at) & 3), recent_amount_[at],
             recent_dma_[at]};
   }
   traces::TrackId counter_track() const { return counter_track_; }
@@ -67,7 +70,8 @@ class Semaphore {
       recent_amount_[at] = touch->amount;
       recent_dma_[at] = touch->dma;
       recent_from_[at] = touch->from;
-      recent_kind_[at] = touch->kind;
+      recent_kinds_ = static_cast<uint8_t>((recent_kinds_ & ~(3u << (2 * at))) |
+                                           static_cast<unsigned>(touch->kind) << (2 * at));
       recent_next_ = static_cast<uint8_t>((at + 1) % kRecentTouches);
       if (recent_count_ < kRecentTouches) ++recent_count_;
     }
@@ -76,39 +80,65 @@ class Semaphore {
   // A wait that found enough: consumes `amount`.
   void Take(int64_t amount) { value_ -= amount; }
 
-  // A thread of control starts waiting for the value to reach `amount`.
-  void AwaitAtLeast(int64_t amount) { wake_at_ = std::min(wake_at_, amount); }
+  // `thread` starts waiting for the value to reach `amount`.
+  void AwaitAtLeast(int64_t amount, CoreThread* thread) {
+    wake_at_ = std::min(wake_at_, amount);
+    waiter_ = waiter_ ? Several() : thread;
+  }
+  // `thread` waits on it no more.
+  void StopWaiting(const CoreThread* thread) {
+    if (waiter_ == thread) {
+      waiter_ = nullptr;
+      wake_at_ = INT64_MAX;
+    }
+  }
+  // The one thread of control that waits on it, which a change that may wake pokes straight
+  // away; null when none does, or when several may (then the chip's threads are walked, in
+  // their order, as they are poked: SliceState::AddToSemaphore).
+  CoreThread* sole_waiter() const { return waiter_ == Several() ? nullptr : waiter_; }
   // Whether a change may wake a waiter: false while the value is below what every thread
   // that waits on this semaphore needs, so a chunk that lands before its waiter can go on
   // costs no look at the chip's threads (on a pod, each a cache miss).
   bool MayWake() const { return value_ >= wake_at_; }
-  // What the threads still waiting on it need, at the least (INT64_MAX: none waits).
-  void set_wake_at(int64_t amount) { wake_at_ = amount; }
+  // What the threads still waiting on it need, at the least (INT64_MAX: none waits), found by
+  // a walk of the chip's threads; `waiting` of them wait on it, `last` the last found.
+  void set_waiters(int64_t amount, size_t waiting, CoreThread* last) {
+    wake_at_ = amount;
+    waiter_ = waiting == 0 ? nullptr : waiting == 1 ? last : Several();
+  }
 
   // "last changed by signal from chip 1 (x=1) (+1 at 2.000 us)", for reports.
   std::string DescribeRecent(const DeviceGrid& grid) const;
 
  private:
-  // What every chunk reads first, together in the first 32 bytes: a SemaphoreTable starts its
-  // segments on a cache line and the size is a multiple of 32, so they share one line.
+  // waiter_ when more than one thread may wait on it. Never dereferenced.
+  static CoreThread* Several() { return reinterpret_cast<CoreThread*>(alignof(CoreThread*)); }
+
+  // What every chunk and wait reads, together in the first 48 bytes: a SemaphoreTable starts
+  // its segments on a cache line and the size is a multiple of 64, so they share one line.
   int64_t value_ = 0;
-  // No waiter needs less than this (AwaitAtLeast lowers it; SliceState::AddToSemaphore sets
-  // it anew when it looks at the waiters).
+  // No waiter needs less than this (AwaitAtLeast lowers it; StopWaiting, and
+  // SliceState::AddToSemaphore when it looks at the chip's threads, set it anew).
   int64_t wake_at_ = INT64_MAX;
   traces::TrackId counter_track_ = 0;
+  // The thread that waits on it (sole_waiter): a wake-up goes to it without reading the
+  // chip's list of threads, two or three cold lines on a pod.
+  CoreThread* waiter_ = nullptr;
+  const std::string* name_;
   uint8_t kind_;  // a SemaphoreKind: a wait and a DMA's check read it with the value
   // Where the next touch goes, and how many there are.
   uint8_t recent_next_ = 0, recent_count_ = 0;
-  const std::string* name_;
   // The last touches, a ring inside the semaphore: a vector of them was a heap block that
   // every chunk's touch reached through the semaphore, a second cache miss on a pod. Field
-  // by field, as an array of Touch would pad each to 32 bytes (40 before).
+  // by field, as an array of Touch would pad each to 32 bytes (40 before); their kinds two
+  // bits each, in one byte, so that waiter_ fits.
+  uint8_t recent_kinds_ = 0;
+  ChipId recent_from_[kRecentTouches] = {};
   Picoseconds recent_when_[kRecentTouches] = {};
   int64_t recent_amount_[kRecentTouches] = {};
   base::Label recent_dma_[kRecentTouches];
-  ChipId recent_from_[kRecentTouches] = {};
-  Touch::Kind recent_kind_[kRecentTouches] = {};
 };
 static_assert(sizeof(Semaphore) == 128, "a semaphore in two cache lines");
+static_assert(Semaphore::kRecentTouches * 2 <= 8, "the touches' kinds in one byte");
 
 }  // namespace tpusim::sim

@@ -146,13 +146,30 @@ bool SliceState::AddToSemaphore(Semaphore& s, const SemaphoreHandle& h, int64_t 
     run_.trace().Counter(s.counter_track(), EventQueue::Now(), static_cast<double>(s.value()));
   // Below what every waiter needs, no Poke would wake anyone.
   if (!s.MayWake()) return true;
-  int64_t wake_at = INT64_MAX;
-  for (CoreThread* thread : by_chip_[h.chip]->waiters) {
+  // The one thread that waits on it is the one a walk of the chip's threads would poke; it
+  // waits on, needing what it did, until it runs.
+  if (CoreThread* thread = s.sole_waiter()) {
     thread->Poke(s);
-    if (thread->waiting() == &s) wake_at = std::min(wake_at, thread->wait_amount());
+    return true;
   }
-  s.set_wake_at(wake_at);
+  WakeWaiters(s, h.chip);
   return true;
+}
+
+void SliceState::WakeWaiters(Semaphore& s, ChipId chip) {
+  // In the order the chip made its threads, which is the order they are made runnable.
+  int64_t wake_at = INT64_MAX;
+  size_t waiting = 0;
+  CoreThread* last = nullptr;
+  for (CoreThread* thread : by_chip_[chip]->waiters) {
+    thread->Poke(s);
+    if (thread->waiting() == &s) {
+      wake_at = std::min(wake_at, thread->wait_amount());
+      ++waiting;
+      last = thread;
+    }
+  }
+  s.set_waiters(wake_at, waiting, last);
 }
 
 void SliceState::Signal(ChipId issuer, SemaphoreHandle target, int64_t amount,

@@ -105,6 +105,8 @@ class SliceState {
   // The same for the semaphore `h` names, already found (a DMA finds its semaphores once, not
   // per chunk: the lookup walks the chip's deque, a cache miss or two on a pod).
   bool AddToSemaphore(Semaphore& s, const SemaphoreHandle& h, int64_t amount, const Touch* touch);
+  // Pokes each of the chip's threads, for a semaphore that more than one may wait on.
+  [[gnu::noinline]] void WakeWaiters(Semaphore& s, ChipId chip);
   // Its rare path, kept out of line so that the hot one stays lean.
   [[gnu::cold, gnu::noinline]] void FailSemaphoreOverflow(SemaphoreHandle h, int64_t amount,
                                                           const Touch* touch);
