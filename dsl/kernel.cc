@@ -176,10 +176,19 @@ int Kernel::axis_size(const std::string& axis) const {
 }
 
 base::Region Kernel::Resolve(const Ref& ref, int device) const {
+  base::Region region;
+  ResolveInto(ref, device, region);
+  return region;
+}
+
+base::BufferHandle Kernel::BufferOn(const Ref& ref, int device) const {
+  return BufferOf(layout_, ref, device, core_, device == device_id());
+}
+
+void Kernel::ResolveInto(const Ref& ref, int device, base::Region& region) const {
   if (!ref.in_bounds()) ThrowOutOfBoundsAccess(ref);
   const uint32_t esize = SizeOf(ref.dtype());
-  base::Region region;
-  region.buffer = BufferOf(layout_, ref, device, core_, device == device_id());
+  region.buffer = BufferOn(ref, device);
   region.box.element_bytes = esize;
   // In bytes, saturating: a view too large for any buffer then fails the model's bounds
   // check (base::ByteBox) instead of wrapping into it.
@@ -199,7 +208,6 @@ base::Region Kernel::Resolve(const Ref& ref, int device) const {
     counts[d] = static_cast<uint64_t>(dims[d]);
     byte_strides[d] = bytes(strides[d]);
   }
-  return region;
 }
 
 base::SemaphoreHandle Kernel::ResolveSemaphore(const Ref& sem, int device, const char* role) const {
@@ -262,21 +270,26 @@ AsyncCopy Kernel::async_remote_copy(const Ref& src, const Ref& dst, const Ref& s
 
 void AsyncCopy::start() {
   Kernel& k = *kernel_;
-  // Made in one initializer: the regions Resolve returns become the request's own, where
-  // assigning them to a request made first copied each box's arrays again. Its lookups keep
-  // their order (each can raise): the regions, the receive semaphore, then (SendHere, after
-  // the initializer) the send semaphore.
-  base::DmaRequest request{
-      .source = k.Resolve(src_, k.device_id()),
-      .destination = k.Resolve(dst_, target_device_),
-      .has_send_semaphore = remote_,
-      // A remote copy's receive semaphore is the target's: looked up each time, as the
-      // target may not have entered the call yet.
-      .recv_semaphore =
-          remote_ ? k.ResolveSemaphore(recv_sem_, target_device_, "receive") : RecvHere(),
-      .label = label(),
-      .xla_collective = k.layout_.xla_collective,
-  };
+  // Filled in place: the regions are written into the request's own, where returning them
+  // made each and moved it. Its lookups keep their order (each can raise): the regions, the
+  // receive semaphore, then the send semaphore.
+  base::DmaRequest request;
+  k.ResolveInto(src_, k.device_id(), request.source);
+  if (dst_.same_block(src_)) {
+    // One ref on both sides (a copy onto a peer's same ref, as all_gather_nd's): the same
+    // box, in the target's buffer; in bounds, as the source was.
+    request.destination.buffer = k.BufferOn(dst_, target_device_);
+    request.destination.box = request.source.box;
+  } else {
+    k.ResolveInto(dst_, target_device_, request.destination);
+  }
+  request.has_send_semaphore = remote_;
+  // A remote copy's receive semaphore is the target's: looked up each time, as the target
+  // may not have entered the call yet.
+  request.recv_semaphore =
+      remote_ ? k.ResolveSemaphore(recv_sem_, target_device_, "receive") : RecvHere();
+  request.label = label();
+  request.xla_collective = k.layout_.xla_collective;
   if (remote_) request.send_semaphore = SendHere();
   k.port_.StartDma(request);
 }

@@ -294,6 +294,10 @@ class Kernel {
   int ResolveDevice(const DeviceId& device) const;
   // Throws Error(kOutOfBounds) for a view past its ref's shape: only reads may be that.
   base::Region Resolve(const Ref& ref, int device) const;
+  // The same, written into `region` (a DMA request's own, so that no region is made and
+  // moved), and the buffer part alone.
+  void ResolveInto(const Ref& ref, int device, base::Region& region) const;
+  base::BufferHandle BufferOn(const Ref& ref, int device) const;
   // A load's or compute op's read of local `ref`, named `what` for race reports.
   Array ReadLocal(const Ref& ref, const std::string& what);
   // A new ref for this call's slots and scoped buffers: one that makes out-of-bounds views
