@@ -78,7 +78,11 @@ struct Ring {
 
   // The index `offset` places to the right (negative: to the left), wrapping: e.g. the
   // shard that reached this device after `step` hops rightwards is index_at(-step).
-  int index_at(int offset) const { return ((index + offset) % size + size) % size; }
+  // One division: a kernel asks once per copy.
+  int index_at(int offset) const {
+    const int i = (index + offset) % size;
+    return i < 0 ? i + size : i;
+  }
   // The logical id of the device at ring index `i`, and that device as a copy's target.
   int device_at(int i) const { return (*members)[static_cast<size_t>(i)]; }
   DeviceId device(int i) const { return DeviceId::Logical(device_at(i)); }
@@ -142,10 +146,11 @@ class AsyncCopy {
   // The send (receive) semaphore on this device: the handle kept above, or looked up now.
   base::SemaphoreHandle SendHere() const;
   base::SemaphoreHandle RecvHere() const;
-  // The DMA's name, made the first time it is needed (start(), an error): a descriptor
-  // made only to wait on (a ring's receiver side) never makes one.
-  const base::Label& label();
-  base::Label label_;
+  // The DMA's name, made when it is needed (start(), an error), and not kept: a descriptor
+  // made only to wait on (a ring's receiver side) never makes one, and one that starts
+  // hands it to the request, so that destroying the descriptor a step later, when the
+  // label's line is out of the cache, need not touch it.
+  base::Label label() const;
 };
 
 // Shows as a slice on the core's trace track for as long as it lives, or until its
@@ -294,10 +299,6 @@ class Kernel {
   int ResolveDevice(const DeviceId& device) const;
   // Throws Error(kOutOfBounds) for a view past its ref's shape: only reads may be that.
   base::Region Resolve(const Ref& ref, int device) const;
-  // The same, written into `region` (a DMA request's own, so that no region is made and
-  // moved), and the buffer part alone.
-  void ResolveInto(const Ref& ref, int device, base::Region& region) const;
-  base::BufferHandle BufferOn(const Ref& ref, int device) const;
   // A load's or compute op's read of local `ref`, named `what` for race reports.
   Array ReadLocal(const Ref& ref, const std::string& what);
   // A new ref for this call's slots and scoped buffers: one that makes out-of-bounds views
@@ -336,6 +337,10 @@ class Kernel {
     }
   }
   void CheckCopyOperands(const Ref& src, const Ref& dst) const;
+  // Resolve, written into `region` (a DMA request's own, so that no region is made and
+  // moved), and its buffer part alone.
+  void ResolveInto(const Ref& ref, int device, base::Region& region) const;
+  base::BufferHandle BufferOn(const Ref& ref, int device) const;
   // Whether `sem`'s handle on this core stays what it is now for the rest of the kernel: a
   // semaphore of the call's own slots, bound before the kernel starts and never unbound
   // while it runs (dsl/program/call_instance.cc), unlike a scoped one.
