@@ -47,17 +47,16 @@ std::vector<Share> SharesOf(int64_t block, int axes) {
 }
 
 // Where a share is, advanced one step at a time: the axis it is gathered along now (after
-// `phase` finished ones), the hops made along it, and the region of `out` it moves: whole
-// along the axes it has finished, this device's own line along the others, and along `axis`
-// the block that arrived after `step` hops. Its semaphores for the phase are sliced on the
-// phase's first copy: per DMA they were two views made and freed again, a miss each on a pod.
+// `phase` finished ones) and the hops made along it. Its semaphores for the phase are sliced
+// on the phase's first copy: per DMA they were two views made and freed again, a miss each on
+// a pod. Small, as the kernel's own state is read again after every wait, when a pod has
+// evicted it.
 struct Cursor {
   int phase = 0;
-  int step = 0;
   int axis = 0;
-  std::vector<Slice> region;
-  std::array<Ref, 2 * kStepSemaphores> sems;  // [send, recv] per parity
+  int step = 0;
   bool sliced = false;                        // whether `sems` are this phase's
+  std::array<Ref, 2 * kStepSemaphores> sems;  // [send, recv] per parity
 };
 
 KernelFn AllGatherNd(std::vector<std::string> axes, int64_t block) {
@@ -109,13 +108,9 @@ KernelFn AllGatherNd(std::vector<std::string> axes, int64_t block) {
         if (rings[static_cast<size_t>(c.axis)].size > 1) return;
       }
     };
-    for (size_t s = 0; s < shares.size(); ++s) {
-      Cursor& c = cursors[s];
-      for (int a = 0; a < n; ++a)
-        c.region.push_back(own_index(a));
-      c.region.push_back(Slice(shares[s].begin, shares[s].size, false));
-      enter_phase(shares[s], c);
-    }
+    for (size_t s = 0; s < shares.size(); ++s)
+      enter_phase(shares[s], cursors[s]);
+    std::vector<Slice> region(static_cast<size_t>(n + 1), Slice(0, 0, false));
     std::vector<AsyncCopy> copies;
     copies.reserve(shares.size());
     for (int step = 0; step < steps; ++step) {
@@ -127,10 +122,20 @@ KernelFn AllGatherNd(std::vector<std::string> axes, int64_t block) {
         const Share& share = shares[s];
         if (share.size == 0) continue;
         Cursor& c = cursors[s];
-        const auto axis = static_cast<size_t>(c.axis);
-        const Ring& ring = rings[axis];
-        c.region[axis] = Slice(ring.index_at(-share.direction * c.step), 1, false);
-        const Ref moving = out.Sliced(c.region);
+        const Ring& ring = rings[static_cast<size_t>(c.axis)];
+        // The blocks that reached this device after c.step hops along c.axis move on: whole
+        // along the axes this share has finished, this device's own line along the others.
+        for (int a = 0; a < n; ++a) {
+          int done = a - share.first_axis;  // the axis's place in the share's order
+          if (done < 0) done += n;
+          const Ring& along = rings[static_cast<size_t>(a)];
+          region[static_cast<size_t>(a)] =
+              done < c.phase ? Slice(0, along.size, false) : own_index(a);
+        }
+        region[static_cast<size_t>(c.axis)] =
+            Slice(ring.index_at(-share.direction * c.step), 1, false);
+        region[static_cast<size_t>(n)] = Slice(share.begin, share.size, false);
+        const Ref moving = out.Sliced(region);
         // Phases use their own semaphores: a share's neighbour changes with the axis, and
         // a new neighbour's shard is not ordered after the old one's. Within a phase, steps
         // take turns on two, as on a ring (kernels/ring.h).
@@ -147,9 +152,8 @@ KernelFn AllGatherNd(std::vector<std::string> axes, int64_t block) {
             k.async_remote_copy(moving, moving, c.sems[2 * parity], c.sems[2 * parity + 1],
                                 share.direction > 0 ? ring.right_device() : ring.left_device()));
         copies.back().start();
-        // The next step: along this axis, or (its line gathered) whole on to the next axis.
+        // The next step: along this axis, or (its line gathered) on to the next axis.
         if (++c.step == ring.size - 1) {
-          c.region[axis] = Slice(0, ring.size, false);
           c.step = 0;
           c.sliced = false;
           ++c.phase;
