@@ -256,8 +256,8 @@ AsyncCopy Kernel::async_copy(const Ref& src, const Ref& dst, const Ref& sem) {
   CheckCopyOperands(src, dst);
   const base::SemaphoreHandle here = ResolveSemaphore(sem, device_id(), "copy");
   const Ref none;
-  return AsyncCopy(this, &port_, src, dst, {none, {}, false}, {sem, here, Fixed(sem)}, false,
-                   device_id(), src.nbytes());
+  return AsyncCopy(this, src, dst, {none, {}, false}, {sem, here, Fixed(sem)}, false, device_id(),
+                   src.nbytes());
 }
 
 AsyncCopy Kernel::async_remote_copy(const Ref& src, const Ref& dst, const Ref& send_sem,
@@ -266,7 +266,7 @@ AsyncCopy Kernel::async_remote_copy(const Ref& src, const Ref& dst, const Ref& s
   const base::SemaphoreHandle send_here = ResolveSemaphore(send_sem, device_id(), "send");
   const base::SemaphoreHandle recv_here = ResolveSemaphore(recv_sem, device_id(), "receive");
   const int target = ResolveDevice(device);
-  return AsyncCopy(this, &port_, src, dst, {send_sem, send_here, Fixed(send_sem)},
+  return AsyncCopy(this, src, dst, {send_sem, send_here, Fixed(send_sem)},
                    {recv_sem, recv_here, Fixed(recv_sem)}, true, target, src.nbytes());
 }
 
@@ -301,13 +301,15 @@ base::Label AsyncCopy::label() const {
 }
 
 base::SemaphoreHandle AsyncCopy::SendHere() const {
-  return send_fixed_ ? send_here_
-                     : kernel_->ResolveSemaphore(send_sem_, kernel_->device_id(), "send");
+  return send_fixed_
+             ? base::SemaphoreHandle{static_cast<base::ChipId>(kernel_->device_id()), send_here_}
+             : kernel_->ResolveSemaphore(send_sem_, kernel_->device_id(), "send");
 }
 
 base::SemaphoreHandle AsyncCopy::RecvHere() const {
-  return recv_fixed_ ? recv_here_
-                     : kernel_->ResolveSemaphore(recv_sem_, kernel_->device_id(), "receive");
+  return recv_fixed_
+             ? base::SemaphoreHandle{static_cast<base::ChipId>(kernel_->device_id()), recv_here_}
+             : kernel_->ResolveSemaphore(recv_sem_, kernel_->device_id(), "receive");
 }
 
 void AsyncCopy::wait_send() {
@@ -316,14 +318,15 @@ void AsyncCopy::wait_send() {
                                                  "'; a local copy has one semaphore: use wait().");
   }
   if (nbytes() == 0) return;
-  port_->Wait(SendHere(), static_cast<int64_t>(nbytes()), base::WaitKind::kDmaSend, "wait_send");
+  kernel_->port_.Wait(SendHere(), static_cast<int64_t>(nbytes()), base::WaitKind::kDmaSend,
+                      "wait_send");
 }
 
 void AsyncCopy::wait_recv() {
   if (nbytes() == 0) return;
-  port_->Wait(RecvHere(), static_cast<int64_t>(nbytes()),
-              remote_ ? base::WaitKind::kDmaRecv : base::WaitKind::kDma,
-              remote_ ? "wait_recv" : "wait");
+  kernel_->port_.Wait(RecvHere(), static_cast<int64_t>(nbytes()),
+                      remote_ ? base::WaitKind::kDmaRecv : base::WaitKind::kDma,
+                      remote_ ? "wait_recv" : "wait");
 }
 
 void AsyncCopy::wait() {
