@@ -4,27 +4,6 @@
 
 namespace tpusim::dsl {
 
-int SizeOf(DType dtype) {
-  switch (dtype) {
-    case DType::kBF16:
-      return 2;
-    case DType::kF32:
-      return 4;
-    case DType::kInt32:
-      return 4;
-    case DType::kInt8:
-    case DType::kBool:
-      return 1;
-    case DType::kUInt32:
-      return 4;
-    case DType::kInt64:
-      return 8;
-    case DType::kF16:
-      return 2;
-  }
-  return 1;
-}
-
 const char* DTypeName(DType dtype) {
   switch (dtype) {
     case DType::kBF16:

@@ -18,7 +18,24 @@ enum class DType { kBF16, kF32, kInt32, kInt8, kBool, kUInt32, kInt64, kF16 };
 
 using bf16 = Eigen::bfloat16;
 
-int SizeOf(DType dtype);
+// Inline: every DMA asks, for its two regions and its byte count.
+constexpr int SizeOf(DType dtype) {
+  switch (dtype) {
+    case DType::kInt8:
+    case DType::kBool:
+      return 1;
+    case DType::kBF16:
+    case DType::kF16:
+      return 2;
+    case DType::kF32:
+    case DType::kInt32:
+    case DType::kUInt32:
+      return 4;
+    case DType::kInt64:
+      return 8;
+  }
+  return 1;
+}
 const char* DTypeName(DType dtype);  // "bf16", "f32", "int32", "int8", "bool", ...
 bool IsFloating(DType dtype);        // bf16, f16, f32
 // Throws Error(kInvalidArgument) naming the accepted spellings.

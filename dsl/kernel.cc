@@ -176,10 +176,21 @@ int Kernel::axis_size(const std::string& axis) const {
 }
 
 base::Region Kernel::Resolve(const Ref& ref, int device) const {
+  base::Region region;
+  ResolveInto(ref, device, region);
+  return region;
+}
+
+// Inline: every DMA asks twice, and each call took as many instructions as the lookup.
+[[gnu::always_inline]] inline base::BufferHandle Kernel::BufferOn(const Ref& ref,
+                                                                  int device) const {
+  return BufferOf(layout_, ref, device, core_, device == device_id());
+}
+
+void Kernel::ResolveInto(const Ref& ref, int device, base::Region& region) const {
   if (!ref.in_bounds()) ThrowOutOfBoundsAccess(ref);
   const uint32_t esize = SizeOf(ref.dtype());
-  base::Region region;
-  region.buffer = BufferOf(layout_, ref, device, core_, device == device_id());
+  region.buffer = BufferOn(ref, device);
   region.box.element_bytes = esize;
   // In bytes, saturating: a view too large for any buffer then fails the model's bounds
   // check (base::ByteBox) instead of wrapping into it.
@@ -199,7 +210,6 @@ base::Region Kernel::Resolve(const Ref& ref, int device) const {
     counts[d] = static_cast<uint64_t>(dims[d]);
     byte_strides[d] = bytes(strides[d]);
   }
-  return region;
 }
 
 base::SemaphoreHandle Kernel::ResolveSemaphore(const Ref& sem, int device, const char* role) const {
@@ -246,8 +256,8 @@ AsyncCopy Kernel::async_copy(const Ref& src, const Ref& dst, const Ref& sem) {
   CheckCopyOperands(src, dst);
   const base::SemaphoreHandle here = ResolveSemaphore(sem, device_id(), "copy");
   const Ref none;
-  return AsyncCopy(this, &port_, src, dst, {none, {}, false}, {sem, here, Fixed(sem)}, false,
-                   device_id(), src.nbytes());
+  return AsyncCopy(this, src, dst, {none, {}, false}, {sem, here, Fixed(sem)}, false, device_id(),
+                   src.nbytes());
 }
 
 AsyncCopy Kernel::async_remote_copy(const Ref& src, const Ref& dst, const Ref& send_sem,
@@ -256,44 +266,50 @@ AsyncCopy Kernel::async_remote_copy(const Ref& src, const Ref& dst, const Ref& s
   const base::SemaphoreHandle send_here = ResolveSemaphore(send_sem, device_id(), "send");
   const base::SemaphoreHandle recv_here = ResolveSemaphore(recv_sem, device_id(), "receive");
   const int target = ResolveDevice(device);
-  return AsyncCopy(this, &port_, src, dst, {send_sem, send_here, Fixed(send_sem)},
+  return AsyncCopy(this, src, dst, {send_sem, send_here, Fixed(send_sem)},
                    {recv_sem, recv_here, Fixed(recv_sem)}, true, target, src.nbytes());
 }
 
 void AsyncCopy::start() {
   Kernel& k = *kernel_;
-  // Made in one initializer: the regions Resolve returns become the request's own, where
-  // assigning them to a request made first copied each box's arrays again. Its lookups keep
-  // their order (each can raise): the regions, the receive semaphore, then (SendHere, after
-  // the initializer) the send semaphore.
-  base::DmaRequest request{
-      .source = k.Resolve(src_, k.device_id()),
-      .destination = k.Resolve(dst_, target_device_),
-      .has_send_semaphore = remote_,
-      // A remote copy's receive semaphore is the target's: looked up each time, as the
-      // target may not have entered the call yet.
-      .recv_semaphore =
-          remote_ ? k.ResolveSemaphore(recv_sem_, target_device_, "receive") : RecvHere(),
-      .label = label(),
-      .xla_collective = k.layout_.xla_collective,
-  };
+  // Filled in place: the regions are written into the request's own, where returning them
+  // made each and moved it. Its lookups keep their order (each can raise): the regions, the
+  // receive semaphore, then the send semaphore.
+  base::DmaRequest request;
+  k.ResolveInto(src_, k.device_id(), request.source);
+  if (dst_.same_block(src_)) {
+    // One ref on both sides (a copy onto a peer's same ref, as all_gather_nd's): the same
+    // box, in the target's buffer; in bounds, as the source was.
+    request.destination.buffer = k.BufferOn(dst_, target_device_);
+    request.destination.box = request.source.box;
+  } else {
+    k.ResolveInto(dst_, target_device_, request.destination);
+  }
+  request.has_send_semaphore = remote_;
+  // A remote copy's receive semaphore is the target's: looked up each time, as the target
+  // may not have entered the call yet.
+  request.recv_semaphore =
+      remote_ ? k.ResolveSemaphore(recv_sem_, target_device_, "receive") : RecvHere();
+  request.label = label();
+  request.xla_collective = k.layout_.xla_collective;
   if (remote_) request.send_semaphore = SendHere();
   k.port_.StartDma(request);
 }
 
-const base::Label& AsyncCopy::label() {
-  if (!label_.source()) label_ = CopyLabel(src_, dst_, remote_, target_device_);
-  return label_;
+base::Label AsyncCopy::label() const {
+  return CopyLabel(src_, dst_, remote_, target_device_);
 }
 
 base::SemaphoreHandle AsyncCopy::SendHere() const {
-  return send_fixed_ ? send_here_
-                     : kernel_->ResolveSemaphore(send_sem_, kernel_->device_id(), "send");
+  return send_fixed_
+             ? base::SemaphoreHandle{static_cast<base::ChipId>(kernel_->device_id()), send_here_}
+             : kernel_->ResolveSemaphore(send_sem_, kernel_->device_id(), "send");
 }
 
 base::SemaphoreHandle AsyncCopy::RecvHere() const {
-  return recv_fixed_ ? recv_here_
-                     : kernel_->ResolveSemaphore(recv_sem_, kernel_->device_id(), "receive");
+  return recv_fixed_
+             ? base::SemaphoreHandle{static_cast<base::ChipId>(kernel_->device_id()), recv_here_}
+             : kernel_->ResolveSemaphore(recv_sem_, kernel_->device_id(), "receive");
 }
 
 void AsyncCopy::wait_send() {
@@ -302,14 +318,15 @@ void AsyncCopy::wait_send() {
                                                  "'; a local copy has one semaphore: use wait().");
   }
   if (nbytes() == 0) return;
-  port_->Wait(SendHere(), static_cast<int64_t>(nbytes()), base::WaitKind::kDmaSend, "wait_send");
+  kernel_->port_.Wait(SendHere(), static_cast<int64_t>(nbytes()), base::WaitKind::kDmaSend,
+                      "wait_send");
 }
 
 void AsyncCopy::wait_recv() {
   if (nbytes() == 0) return;
-  port_->Wait(RecvHere(), static_cast<int64_t>(nbytes()),
-              remote_ ? base::WaitKind::kDmaRecv : base::WaitKind::kDma,
-              remote_ ? "wait_recv" : "wait");
+  kernel_->port_.Wait(RecvHere(), static_cast<int64_t>(nbytes()),
+                      remote_ ? base::WaitKind::kDmaRecv : base::WaitKind::kDma,
+                      remote_ ? "wait_recv" : "wait");
 }
 
 void AsyncCopy::wait() {

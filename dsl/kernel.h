@@ -78,7 +78,11 @@ struct Ring {
 
   // The index `offset` places to the right (negative: to the left), wrapping: e.g. the
   // shard that reached this device after `step` hops rightwards is index_at(-step).
-  int index_at(int offset) const { return ((index + offset) % size + size) % size; }
+  // One division: a kernel asks once per copy.
+  int index_at(int offset) const {
+    const int i = (index + offset) % size;
+    return i < 0 ? i + size : i;
+  }
   // The logical id of the device at ring index `i`, and that device as a copy's target.
   int device_at(int i) const { return (*members)[static_cast<size_t>(i)]; }
   DeviceId device(int i) const { return DeviceId::Logical(device_at(i)); }
@@ -88,7 +92,7 @@ struct Ring {
 
 // A DMA descriptor (make_async_copy / make_async_remote_copy). The receiver of a remote
 // copy waits on its own receive semaphore with a descriptor of the same size.
-class AsyncCopy {
+class alignas(64) AsyncCopy {
  public:
   void start();
   void wait();       // local copy: until it lands; remote copy: wait_send then wait_recv
@@ -106,47 +110,48 @@ class AsyncCopy {
     base::SemaphoreHandle here;  // on this device
     bool fixed;                  // Kernel::Fixed
   };
-  AsyncCopy(Kernel* kernel, base::CorePort* port, const Ref& src, const Ref& dst,
-            const Semaphore& send, const Semaphore& recv, bool remote, int target_device,
-            uint64_t nbytes)
+  AsyncCopy(Kernel* kernel, const Ref& src, const Ref& dst, const Semaphore& send,
+            const Semaphore& recv, bool remote, int target_device, uint64_t nbytes)
       : kernel_(kernel),
-        port_(port),
         src_(src),
         dst_(dst),
         send_sem_(send.ref),
         recv_sem_(recv.ref),
-        remote_(remote),
-        target_device_(target_device),
         nbytes_(nbytes),
-        send_here_(send.here),
-        recv_here_(recv.here),
+        send_here_(send.here.index),
+        recv_here_(recv.here.index),
+        target_device_(target_device),
+        remote_(remote),
         send_fixed_(send.fixed),
         recv_fixed_(recv.fixed) {}
+  // One line of the cache, aligned: a kernel keeps a step's descriptors side by side, and
+  // its waits run after the thread was away, when a pod has evicted them; each now reads one
+  // line (and the kernel's first, shared by all, for its port and device) where one of 96
+  // bytes spanned two.
   Kernel* kernel_ = nullptr;
-  // The kernel's port, kept here: a wait resumes after the thread was away, and on a pod the
-  // Kernel object is out of the cache by then (a miss the waits need not take).
-  base::CorePort* port_ = nullptr;
   Ref src_, dst_, send_sem_, recv_sem_;
-  bool remote_ = false;
-  int target_device_ = 0;
   // src_.nbytes(), counted once: the waits read it after the thread was away, and on a pod
   // the source's shape is no longer in the cache by then.
   uint64_t nbytes_ = 0;
-  // The semaphores' handles on this device, looked up when the descriptor was made: a call's
+  // The semaphores' indices on this device, looked up when the descriptor was made: a call's
   // own semaphores keep theirs for the whole kernel (Kernel::Fixed), so start() and the
   // waits, which run after the thread was away and find the call's layout out of the cache,
   // need not look them up again. A scoped semaphore is looked up each time: its scope may
   // have ended since.
-  base::SemaphoreHandle send_here_, recv_here_;
+  uint32_t send_here_ = 0, recv_here_ = 0;
+  int target_device_ = 0;
+  bool remote_ = false;
   bool send_fixed_ = false, recv_fixed_ = false;
   // The send (receive) semaphore on this device: the handle kept above, or looked up now.
   base::SemaphoreHandle SendHere() const;
   base::SemaphoreHandle RecvHere() const;
-  // The DMA's name, made the first time it is needed (start(), an error): a descriptor
-  // made only to wait on (a ring's receiver side) never makes one.
-  const base::Label& label();
-  base::Label label_;
+  // The DMA's name, made when it is needed (start(), an error), and not kept: a descriptor
+  // made only to wait on (a ring's receiver side) never makes one, and one that starts
+  // hands it to the request, so that destroying the descriptor a step later, when the
+  // label's line is out of the cache, need not touch it.
+  base::Label label() const;
 };
+static_assert(sizeof(AsyncCopy) == 64, "a descriptor is one line of the cache");
 
 // Shows as a slice on the core's trace track for as long as it lives, or until its
 // kernel ends, whichever is first: one kept past the kernel (in a static, say) does
@@ -332,6 +337,10 @@ class Kernel {
     }
   }
   void CheckCopyOperands(const Ref& src, const Ref& dst) const;
+  // Resolve, written into `region` (a DMA request's own, so that no region is made and
+  // moved), and its buffer part alone.
+  void ResolveInto(const Ref& ref, int device, base::Region& region) const;
+  base::BufferHandle BufferOn(const Ref& ref, int device) const;
   // Whether `sem`'s handle on this core stays what it is now for the rest of the kernel: a
   // semaphore of the call's own slots, bound before the kernel starts and never unbound
   // while it runs (dsl/program/call_instance.cc), unlike a scoped one.

@@ -1,6 +1,7 @@
 #include "dsl/ref.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 
 #include <cstring>
@@ -119,6 +120,15 @@ class Ref::ViewCache {
   };
 
   static bool Usable() { return base::SingleThreadedProcess(); }
+  // The hash's multiplier and its powers (mod 2^64), up to those a key of kKeySlices needs.
+  static constexpr uint64_t kMultiplier = 0x9e3779b97f4a7c15ull;
+  static constexpr std::array<uint64_t, 2 * kKeySlices + 2> kPowers = [] {
+    std::array<uint64_t, 2 * kKeySlices + 2> powers{};
+    powers[0] = 1;
+    for (size_t i = 1; i < powers.size(); ++i)
+      powers[i] = powers[i - 1] * kMultiplier;
+    return powers;
+  }();
   // The entry for `slices` of `parent`: the view when it holds it (hit), or the one to
   // replace with it.
   static Entry& Find(const Data& parent, std::span<const Slice> slices, bool& hit) {
@@ -128,11 +138,16 @@ class Ref::ViewCache {
     // the block's id and the first start shared one, and a.at(i + 1, ...) took the entry of
     // b.at(i, ...) for the next block b: a kernel slicing two semaphore arrays alike (a
     // copy's send and receive semaphores) evicted each of its views with the next.
-    uint64_t h = id;
-    for (const Slice& s : slices)
-      h = ((h * 0x9e3779b97f4a7c15ull) + static_cast<uint64_t>(s.start)) * 0x9e3779b97f4a7c15ull +
-          static_cast<uint64_t>(ViewSliceOf(s).size);
-    Entry& e = table_[(h * 0x9e3779b97f4a7c15ull) >> (64 - kEntriesLog2)];
+    // Summed term by term with the powers precomputed: as Horner's rule, ((h K + start) K
+    // + size) per slice, it was a chain of eight dependent multiplications per view.
+    const size_t m = slices.size();
+    uint64_t h = id * kPowers[2 * m + 1];
+    for (size_t d = 0; d < m; ++d) {
+      const size_t power = 2 * (m - d);
+      h += static_cast<uint64_t>(slices[d].start) * kPowers[power] +
+           static_cast<uint64_t>(ViewSliceOf(slices[d]).size) * kPowers[power - 1];
+    }
+    Entry& e = table_[h >> (64 - kEntriesLog2)];
     hit = e.parent == id && e.count == slices.size();
     for (size_t d = 0; hit && d < slices.size(); ++d) {
       const ViewSlice key = ViewSliceOf(slices[d]);

@@ -46,21 +46,18 @@ std::vector<Share> SharesOf(int64_t block, int axes) {
   return shares;
 }
 
-// Where share `share` is at global step `step`: the phase (how many axes it has finished)
-// and the step within it.
-struct Position {
+// Where a share is, advanced one step at a time: the axis it is gathered along now (after
+// `phase` finished ones) and the hops made along it. Its semaphores for the phase are sliced
+// on the phase's first copy: per DMA they were two views made and freed again, a miss each on
+// a pod. Small, as the kernel's own state is read again after every wait, when a pod has
+// evicted it.
+struct Cursor {
   int phase = 0;
+  int axis = 0;
   int step = 0;
+  bool sliced = false;                        // whether `sems` are this phase's
+  std::array<Ref, 2 * kStepSemaphores> sems;  // [send, recv] per parity
 };
-Position PositionOf(const Share& share, const std::vector<Ring>& rings, int step) {
-  const int n = static_cast<int>(rings.size());
-  for (int phase = 0; phase < n; ++phase) {
-    const int length = rings[static_cast<size_t>((share.first_axis + phase) % n)].size - 1;
-    if (step < length) return {phase, step};
-    step -= length;
-  }
-  return {n, 0};  // done: never reached, as every share takes sum(X_i - 1) steps
-}
 
 KernelFn AllGatherNd(std::vector<std::string> axes, int64_t block) {
   return [=](Kernel& k, const Refs&) {
@@ -102,52 +99,66 @@ KernelFn AllGatherNd(std::vector<std::string> axes, int64_t block) {
     for (const Ring& ring : rings)
       steps += ring.size - 1;
     const std::string scope_name = std::to_string(n) + "-D step ";
-    // Each share's semaphores for its current phase, sliced when it enters the phase: per
-    // DMA they were two views (two heap blocks) made and freed again, a cache miss each on
-    // a pod. phase_of says which phase a share's entries are for (-1: none yet).
-    std::vector<std::array<Ref, 2 * kStepSemaphores>> share_sems(shares.size());
-    std::vector<int> phase_of(shares.size(), -1);
+    std::string step_name = scope_name;
+    std::vector<Cursor> cursors(shares.size());
+    // Phases of one device's axes (size 1) have no steps: a share starts past them.
+    const auto enter_phase = [&](const Share& share, Cursor& c) {
+      for (; c.phase < n; ++c.phase) {
+        c.axis = (share.first_axis + c.phase) % n;
+        if (rings[static_cast<size_t>(c.axis)].size > 1) return;
+      }
+    };
+    for (size_t s = 0; s < shares.size(); ++s)
+      enter_phase(shares[s], cursors[s]);
     std::vector<Slice> region(static_cast<size_t>(n + 1), Slice(0, 0, false));
     std::vector<AsyncCopy> copies;
     copies.reserve(shares.size());
     for (int step = 0; step < steps; ++step) {
-      auto scope = k.named_scope(scope_name + std::to_string(step));
+      step_name.resize(scope_name.size());
+      step_name += std::to_string(step);
+      auto scope = k.named_scope(step_name);
       copies.clear();
       for (size_t s = 0; s < shares.size(); ++s) {
         const Share& share = shares[s];
         if (share.size == 0) continue;
-        const Position at = PositionOf(share, rings, step);
-        const int axis = (share.first_axis + at.phase) % n;
-        const Ring& ring = rings[static_cast<size_t>(axis)];
-        // The blocks that reached this device after at.step hops along `axis` move on: whole
+        Cursor& c = cursors[s];
+        const Ring& ring = rings[static_cast<size_t>(c.axis)];
+        // The blocks that reached this device after c.step hops along c.axis move on: whole
         // along the axes this share has finished, this device's own line along the others.
-        for (int done = 0; done <= n - 1; ++done) {
-          const int a = (share.first_axis + done) % n;
-          const auto extent = static_cast<int64_t>(rings[static_cast<size_t>(a)].size);
-          region[static_cast<size_t>(a)] = done < at.phase ? Slice(0, extent, false) : own_index(a);
+        for (int a = 0; a < n; ++a) {
+          int done = a - share.first_axis;  // the axis's place in the share's order
+          if (done < 0) done += n;
+          const Ring& along = rings[static_cast<size_t>(a)];
+          region[static_cast<size_t>(a)] =
+              done < c.phase ? Slice(0, along.size, false) : own_index(a);
         }
-        region[static_cast<size_t>(axis)] =
-            Slice(ring.index_at(-share.direction * at.step), 1, false);
+        region[static_cast<size_t>(c.axis)] =
+            Slice(ring.index_at(-share.direction * c.step), 1, false);
         region[static_cast<size_t>(n)] = Slice(share.begin, share.size, false);
         const Ref moving = out.Sliced(region);
         // Phases use their own semaphores: a share's neighbour changes with the axis, and
         // a new neighbour's shard is not ordered after the old one's. Within a phase, steps
         // take turns on two, as on a ring (kernels/ring.h).
-        const int parity = at.step % kStepSemaphores;
-        std::array<Ref, 2 * kStepSemaphores>& sems = share_sems[s];
-        if (phase_of[s] != at.phase) {
-          phase_of[s] = at.phase;
+        if (!c.sliced) {
+          c.sliced = true;
           const auto slot = static_cast<int64_t>(s);
           for (int p = 0; p < kStepSemaphores; ++p) {
-            sems[static_cast<size_t>(2 * p)] = send_sems.at(slot, at.phase, p);
-            sems[static_cast<size_t>(2 * p + 1)] = recv_sems.at(slot, at.phase, p);
+            c.sems[static_cast<size_t>(2 * p)] = send_sems.at(slot, c.phase, p);
+            c.sems[static_cast<size_t>(2 * p + 1)] = recv_sems.at(slot, c.phase, p);
           }
         }
+        const auto parity = static_cast<size_t>(c.step % kStepSemaphores);
         copies.push_back(
-            k.async_remote_copy(moving, moving, sems[static_cast<size_t>(2 * parity)],
-                                sems[static_cast<size_t>(2 * parity + 1)],
+            k.async_remote_copy(moving, moving, c.sems[2 * parity], c.sems[2 * parity + 1],
                                 share.direction > 0 ? ring.right_device() : ring.left_device()));
         copies.back().start();
+        // The next step: along this axis, or (its line gathered) on to the next axis.
+        if (++c.step == ring.size - 1) {
+          c.step = 0;
+          c.sliced = false;
+          ++c.phase;
+          enter_phase(share, c);
+        }
       }
       for (AsyncCopy& c : copies)
         c.wait_send();

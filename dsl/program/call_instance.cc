@@ -1,5 +1,7 @@
 #include "dsl/program/call_instance.h"
 
+#include <charconv>
+
 #include "base/core_port.h"
 #include "base/errors.h"
 #include "dsl/kernel.h"
@@ -290,9 +292,21 @@ void CallInstance::RunOnCore(base::CorePort& port, const std::vector<base::Buffe
       binding.semaphore_base = BarrierSemaphoreOf(layout_, device, port.core_index());
     } else if (slot.is_semaphore()) {
       binding.semaphore = true;
-      for (int64_t j = 0; j < slot.size(); ++j) {
-        const std::string name =
-            slot.shape().empty() ? slot.name() : slot.name() + "[" + std::to_string(j) + "]";
+      // "name[j]", written into one string: a pod's devices name hundreds of thousands of
+      // semaphores, and a string made per name (and per part) was most of the instructions.
+      const bool array = !slot.shape().empty();
+      std::string name = slot.name();
+      if (array) name += '[';
+      const size_t prefix = name.size();
+      const int64_t count = slot.size();
+      for (int64_t j = 0; j < count; ++j) {
+        if (array) {
+          char digits[24];
+          const auto end = std::to_chars(digits, digits + sizeof digits, j).ptr;
+          name.resize(prefix);
+          name.append(digits, end);
+          name += ']';
+        }
         const auto handle = port.AddSemaphore(ToSim(slot.semaphore_type()), name);
         if (j == 0) binding.semaphore_base = handle.index;
       }
