@@ -44,6 +44,10 @@ void DmaDispatcher::CheckPowerOfTwoOffset(const DmaRequest& request) const {
 DmaDispatcher::Checked DmaDispatcher::Check(const DmaRequest& request) {
   const ChipId issuer = id_;
   const Torus& torus = slice_.torus();
+  // The destination chip's table of semaphores, asked for first: its line (another chip's, cold on
+  // a pod) then comes in while the buffers are checked.
+  if (request.destination.buffer.chip < torus.chips())
+    __builtin_prefetch(&slice_.semaphores(request.destination.buffer.chip));
   // Every DMA passes here, so the description is only built when a check fails.
   const auto what = [&] {
     return "DMA '" + request.label.str() + "' from " + torus.Describe(issuer);
