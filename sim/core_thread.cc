@@ -83,16 +83,19 @@ void CoreThread::StartDma(const DmaRequest& request) {
 void CoreThread::Wait(SemaphoreHandle handle, int64_t amount, WaitKind kind,
                       std::string_view what) {
   CatchUp();
-  slice_.CheckSemaphore(handle, "waited on", what);
   const Torus& torus = slice_.torus();
-  if (handle.chip != chip_) {
+  // One look at its own chip's table, whose first line has the semaphore's address; a handle
+  // it does not hold takes the checks, in their order.
+  SemaphoreTable& own = slice_.semaphores(chip_);
+  if (handle.chip != chip_ || handle.index >= own.size()) [[unlikely]] {
+    slice_.CheckSemaphore(handle, "waited on", what);
     throw Error(ErrorKind::kSemaphoreMisuse,
                 torus.Describe(chip_) + " waits on semaphore '" + slice_.semaphore(handle).name() +
                     "' of " + torus.Describe(handle.chip) +
                     ", but a core can only wait on its own semaphores; wait on the local one "
                     "and let the other chip signal it.");
   }
-  Semaphore& s = slice_.semaphore(handle);
+  Semaphore& s = own[handle.index];
   const bool dma_wait = kind != WaitKind::kSemaphore;
   if (dma_wait != (s.kind() == SemaphoreKind::kDma)) {
     throw Error(ErrorKind::kSemaphoreMisuse,

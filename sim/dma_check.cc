@@ -44,6 +44,10 @@ void DmaDispatcher::CheckPowerOfTwoOffset(const DmaRequest& request) const {
 DmaDispatcher::Checked DmaDispatcher::Check(const DmaRequest& request) {
   const ChipId issuer = id_;
   const Torus& torus = slice_.torus();
+  // The destination chip's table of semaphores, asked for first: its line (another chip's, cold on
+  // a pod) then comes in while the buffers are checked.
+  if (request.destination.buffer.chip < torus.chips())
+    __builtin_prefetch(&slice_.semaphores(request.destination.buffer.chip));
   // Every DMA passes here, so the description is only built when a check fails.
   const auto what = [&] {
     return "DMA '" + request.label.str() + "' from " + torus.Describe(issuer);
@@ -105,18 +109,20 @@ DmaDispatcher::Checked DmaDispatcher::Check(const DmaRequest& request) {
     }
     return &s;
   };
-  // A pair checked before exists and counts bytes still; only its chips are the DMA's own.
+  // Found in the chips' tables, whose first lines say which semaphores count bytes: a DMA's
+  // check reads neither the semaphores (the receive one is on another chip, a miss on a pod)
+  // nor a memo of its own (a further line per engine and pair). Anything amiss takes the full
+  // checks, in their order and with their messages.
   const ChipId to = request.destination.buffer.chip;
   const SemaphoreHandle* send = request.has_send_semaphore ? &request.send_semaphore : nullptr;
-  DmaSemaphoreCache& semaphores = remembered_->semaphores;
-  const DmaSemaphoreCache::Found* known = semaphores.Find(request.recv_semaphore, send);
-  if (known && request.recv_semaphore.chip == to && (!send || send->chip == issuer)) {
-    checked.recv = known->recv;
-    checked.send = known->send;
-  } else {
+  checked.recv = request.recv_semaphore.chip == to
+                     ? slice_.semaphores(to).FindDma(request.recv_semaphore.index)
+                     : nullptr;
+  if (send)
+    checked.send = send->chip == issuer ? slice_.semaphores(issuer).FindDma(send->index) : nullptr;
+  if (!checked.recv || (send && !checked.send)) [[unlikely]] {
     checked.recv = check_dma_semaphore(request.recv_semaphore, to, "receive");
     if (send) checked.send = check_dma_semaphore(*send, issuer, "send");
-    semaphores.Remember(request.recv_semaphore, send, {checked.recv, checked.send});
   }
   if (power_of_two_offsets_ && !request.xla_collective && request.destination.buffer.chip != issuer)
     CheckPowerOfTwoOffset(request);

@@ -27,7 +27,6 @@
 #include "sim/chunk.h"
 #include "sim/dma_buffer_cache.h"
 #include "sim/dma_ledger.h"
-#include "sim/dma_semaphore_cache.h"
 #include "sim/path_cache.h"
 #include "sim/router.h"
 #include "sim/slice_state.h"
@@ -121,9 +120,8 @@ class DmaDispatcher {
   // What the engine remembers of its last DMAs, a line or two read per DMA: kept off the hot
   // arena, which holds what every chunk reads (sim/hot_arena.h).
   struct Remembered {
-    PathCache paths;               // Start
-    DmaSemaphoreCache semaphores;  // Check
-    DmaBufferCache buffers;        // Check and Start
+    PathCache paths;         // Start
+    DmaBufferCache buffers;  // Check and Start
   };
   std::unique_ptr<Remembered> remembered_ = std::make_unique<Remembered>();
 };

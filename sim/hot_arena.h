@@ -33,6 +33,20 @@ class HotArena {
     objects_.push_back({object, [](void* o) { static_cast<T*>(o)->~T(); }});
     return *object;
   }
+  // `count` objects side by side, each made from `args`, so that one is found by arithmetic
+  // (a chip's semaphores by chip: SliceState::TakeChipSemaphores) rather than through a
+  // vector of pointers, a further load on every lookup.
+  template <typename T, typename... Args>
+  T* MakeArray(size_t count, const Args&... args) {
+    auto* array = static_cast<T*>(
+        memory_.allocate(sizeof(T) * count, alignof(T) > kLine ? alignof(T) : kLine));
+    objects_.reserve(objects_.size() + count);
+    for (size_t i = 0; i < count; ++i) {
+      new (array + i) T(args...);
+      objects_.push_back({array + i, [](void* o) { static_cast<T*>(o)->~T(); }});
+    }
+    return array;
+  }
   // Raw memory that lives as long as the arena, for what allocates as it grows (a chip's
   // semaphores). Released with the arena; deallocating gives nothing back.
   std::pmr::memory_resource* resource() { return &memory_; }

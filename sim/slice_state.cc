@@ -36,7 +36,6 @@ SliceState::SliceState(const config::Topology& topology, EngineOptions options)
                                topology_.mesh().wraparound().end()),
              TwistOf(topology_), /*slices_over_dcn=*/topology_.has_multislice()),
       calendar_(std::make_unique<EventQueue>()),
-      by_chip_(torus_.chips(), nullptr),
       signal_latency_(NanosecondsToTime(topology_.ici().signal_latency_ns())),
       store_and_forward_(topology_.ici().forwarding() == config::IciConfig::STORE_AND_FORWARD) {
   calendar_->Watch(
@@ -44,8 +43,7 @@ SliceState::SliceState(const config::Topology& topology, EngineOptions options)
   CheckSlowdowns(run_.options(), torus_);
   // Made here, in one go, so that the chips' semaphores and waiters lie together
   // (sim/hot_arena.h).
-  for (auto& chip : by_chip_)
-    chip = &hot_.Make<ChipSemaphores>(hot_.resource());
+  by_chip_ = hot_.MakeArray<ChipSemaphores>(torus_.chips(), hot_.resource());
   cores_.reserve(torus_.chips());
 }
 
@@ -161,7 +159,7 @@ void SliceState::WakeWaiters(Semaphore& s, ChipId chip) {
   int64_t wake_at = INT64_MAX;
   size_t waiting = 0;
   CoreThread* last = nullptr;
-  for (CoreThread* thread : by_chip_[chip]->waiters) {
+  for (CoreThread* thread : by_chip_[chip].waiters) {
     thread->Poke(s);
     if (thread->waiting() == &s) {
       wake_at = std::min(wake_at, thread->wait_amount());

@@ -69,13 +69,13 @@ class SliceState {
   uint64_t buffer_frees() const { return buffer_frees_; }
   // Each chip's semaphores and waiters are its own (ChipSemaphores): a chip takes them when
   // it is made, before its cores; the slice made them all together and finds them by chip.
-  ChipSemaphores& TakeChipSemaphores(ChipId chip) { return *by_chip_[chip]; }
-  SemaphoreTable& semaphores(ChipId chip) { return by_chip_[chip]->semaphores; }
-  const SemaphoreTable& semaphores(ChipId chip) const { return by_chip_[chip]->semaphores; }
-  Semaphore& semaphore(SemaphoreHandle h) { return by_chip_[h.chip]->semaphores[h.index]; }
+  ChipSemaphores& TakeChipSemaphores(ChipId chip) { return by_chip_[chip]; }
+  SemaphoreTable& semaphores(ChipId chip) { return by_chip_[chip].semaphores; }
+  const SemaphoreTable& semaphores(ChipId chip) const { return by_chip_[chip].semaphores; }
+  Semaphore& semaphore(SemaphoreHandle h) { return by_chip_[h.chip].semaphores[h.index]; }
   // The chip's threads of control in the order they were made: the core, then its live
   // activities.
-  std::vector<CoreThread*>& waiters(ChipId chip) { return by_chip_[chip]->waiters; }
+  std::vector<CoreThread*>& waiters(ChipId chip) { return by_chip_[chip].waiters; }
   // Whether the handle names a live buffer: its chip and core exist, an HBM handle names core
   // 0 (a chip has one HBM), and the buffer was allocated and not freed.
   bool BufferExists(const BufferHandle& b) const;
@@ -150,7 +150,7 @@ class SliceState {
   std::unique_ptr<AccessObserver> observer_;
   std::vector<traces::TrackId> race_tracks_;  // by chip, added at the first race there
   std::vector<Chip*> chips_;
-  std::vector<ChipSemaphores*> by_chip_;  // each chip's own, by chip
+  ChipSemaphores* by_chip_ = nullptr;  // each chip's own, by chip, in the hot arena
   uint64_t buffer_frees_ = 0;
   size_t live_threads_ = 0;  // threads of control (ThreadBudget)
   Picoseconds signal_latency_;

@@ -1,14 +1,14 @@
 #pragma once
 
-// The shape of the DMA engine's memos of buffers and semaphores (sim/dma_buffer_cache.h,
-// sim/dma_semaphore_cache.h): a few sets of two ways each, the way used last first, so a miss
-// replaces the one used longest ago. A lookup reads one cache line, or two when the answer
-// may be in the second way: the set of a key is picked by a multiplicative hash, which spreads
-// the handles of neighbouring chips (the same indices on chips strides apart) over the sets.
+// The shape of the DMA engine's memo of buffers (sim/dma_buffer_cache.h): a few sets of two ways
+// each, the way used last first, so a miss replaces the one used longest ago. A lookup reads one
+// cache line, or two when the answer may be in the second way: the set of a key is picked by a
+// multiplicative hash, which spreads the handles of neighbouring chips (the same indices on chips
+// strides apart) over the sets.
 //
 // Where the two ways lie is the memo's choice (`kLayout`): a line each when a key and its value
-// fill most of a line (the buffer memo), or both in one line when they are small (the
-// semaphore memo). A default-made Key must match no key a memo asks for: it marks an empty way.
+// fill most of a line (the buffer memo), or both in one line when they are small. A default-made
+// Key must match no key a memo asks for: it marks an empty way.
 
 #include <bit>
 #include <cstddef>

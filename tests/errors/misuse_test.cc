@@ -163,9 +163,9 @@ TEST(Misuse, SimRejectsADmaToAChipOutsideTheSlice) {
                         "4-chip slice."));
 }
 
-// The DMA engine remembers the semaphores it has checked (sim/dma_semaphore_cache.h); a
-// remembered one named by a DMA it does not belong to fails as the first time would: chip
-// 1's receive semaphore for a copy that lands on chip 0.
+// A DMA's check finds its semaphores in the chips' tables (SemaphoreTable::FindDma); one
+// that exists and counts bytes, named by a DMA it does not belong to, fails as the first time
+// would: chip 1's receive semaphore for a copy that lands on chip 0.
 TEST(Misuse, SimRejectsAReceiveSemaphoreOfAnotherChipAfterAGoodDmaUsedIt) {
   sim::Simulation system(testing::MakeTopology({2}, {false}), {});
   const base::BufferHandle source = system.Allocate(0, base::MemorySpace::kHbm, 4096, "x");

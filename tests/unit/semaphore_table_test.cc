@@ -1,6 +1,7 @@
 // A chip's table of semaphores (sim/semaphore_table.h): indices past the segments whose
 // addresses it keeps inline reach the same semaphores as those before, a semaphore never moves
-// while more are made, and each starts on the cache line its first fields share.
+// while more are made, each starts on the cache line its first fields share, and the table
+// knows which count bytes.
 
 #include <gtest/gtest.h>
 
@@ -37,12 +38,16 @@ TEST(SemaphoreTable, KeepsEverySemaphoreInPlaceAndInOrder) {
     EXPECT_EQ(s.name().substr(1), std::to_string(i));
     EXPECT_EQ(s.value(), static_cast<int64_t>(i));
     EXPECT_EQ(s.kind(), i % 2 ? SemaphoreKind::kDma : SemaphoreKind::kRegular);
+    // A DMA's check finds it by the table's record of kinds alone (FindDma).
+    EXPECT_EQ(table.FindDma(i), i % 2 ? made[i] : nullptr) << "semaphore " << i;
     // Its first 32 bytes (value, wake amount, counter track, kind) within one 64-byte line.
     const auto at = reinterpret_cast<uintptr_t>(&s);
     EXPECT_EQ(at / 64, (at + 31) / 64) << "semaphore " << i << " straddles a line";
     ++i;
   }
   EXPECT_EQ(i, count);
+  EXPECT_EQ(table.FindDma(count), nullptr) << "past the last one made";
+  EXPECT_EQ(table.FindDma(~size_t{0}), nullptr);
 }
 
 TEST(SemaphoreTable, StartsEmpty) {
@@ -50,6 +55,7 @@ TEST(SemaphoreTable, StartsEmpty) {
   EXPECT_TRUE(table.empty());
   EXPECT_EQ(table.size(), 0u);
   EXPECT_TRUE(table.begin() == table.end());
+  EXPECT_EQ(table.FindDma(0), nullptr);
 }
 
 }  // namespace
