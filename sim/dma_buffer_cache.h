@@ -61,7 +61,7 @@ class DmaBufferCache {
   }
   // A key and its answer fill most of a line: a lookup reads the first way's line, and on a
   // miss there the second's.
-  using Sets = TwoWaySets<Key, Found, kSets, WayLayout::kLinePerWay>;
+  using Sets = TwoWaySets<Key, Found, kSets>;
   Sets sets_;
 };
 

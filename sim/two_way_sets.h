@@ -6,24 +6,17 @@
 // multiplicative hash, which spreads the handles of neighbouring chips (the same indices on chips
 // strides apart) over the sets.
 //
-// Where the two ways lie is the memo's choice (`kLayout`): a line each when a key and its value
-// fill most of a line (the buffer memo), or both in one line when they are small. A default-made
-// Key must match no key a memo asks for: it marks an empty way.
+// Each way (a key and its value, which fill most of a line) lies on a line of its own. A
+// default-made Key must match no key a memo asks for: it marks an empty way.
 
 #include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <type_traits>
 #include <utility>
 
 namespace tpusim::sim {
 
-enum class WayLayout {
-  kLinePerWay,  // each way (key and value) on its own cache line
-  kSetPerLine,  // both ways' keys, then both values, on one line
-};
-
-template <typename Key, typename Value, size_t kSets, WayLayout kLayout>
+template <typename Key, typename Value, size_t kSets>
 class TwoWaySets {
   static_assert(std::has_single_bit(kSets) && kSets >= 2,
                 "SetOf keeps 1 to 63 whole top bits of the hash: sets come in powers of 2");
@@ -61,21 +54,11 @@ class TwoWaySets {
     Key key{};
     Value value{};
   };
-  struct LinePerWay {
+  struct Set {
     Way ways[2];
     Key& key(int w) { return ways[w].key; }
     Value& value(int w) { return ways[w].value; }
   };
-  static constexpr size_t kSetBytes = std::bit_ceil(2 * (sizeof(Key) + sizeof(Value)));
-  static_assert(kLayout != WayLayout::kSetPerLine || kSetBytes <= 64,
-                "a set that shares a line fits in one");
-  struct alignas(kSetBytes) SetPerLine {
-    Key keys[2]{};
-    Value values[2]{};
-    Key& key(int w) { return keys[w]; }
-    Value& value(int w) { return values[w]; }
-  };
-  using Set = std::conditional_t<kLayout == WayLayout::kLinePerWay, LinePerWay, SetPerLine>;
   Set sets_[kSets];
 };
 
