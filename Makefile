@@ -64,8 +64,8 @@ check: o2-build
 # over the three axes of the v5p pod (8,960 chips) at 1 GiB in under 5 s and 2 GiB, and over
 # the TPU7x pod (18,432 devices) in under 10 s, with no wall limit (a loaded machine can take
 # minutes). Both run even if the first fails. They are
-# not met yet (docs/performance-at-scale.md, "The pod rows in make bench"), so make bench ends by failing
-# on them.
+# not met (docs/performance-pod-budget.md, "The floor under the rows": this design cannot meet
+# them on a 2-core machine), so make bench ends by failing on them.
 bench: build
 	@$(TPUSIM) bench all_gather_bidi --topology v5e-16x16 --axis x --min-bytes 1K --max-bytes 1G --factor 4 --timing-only --max-wall 2
 	@$(TPUSIM) bench all_gather_bidi --topology v4-16x16x16 --axis x --min-bytes 1G --max-bytes 1G --timing-only --max-wall 60 --max-rss 4096
