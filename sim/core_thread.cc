@@ -125,6 +125,7 @@ void CoreThread::Wait(SemaphoreHandle handle, int64_t amount, WaitKind kind,
     wait_what_ = what;
     while (s.value() < amount) {
       sc_core::wait(events_->wake);
+      PrefetchNextResumed();
       stack_.Announce();
     }
     // A wait unwound instead (the run is over) leaves the semaphore naming this thread, which

@@ -16,6 +16,7 @@
 #include "base/engine.h"
 #include "sim/base_names.h"
 #include "sim/memory_stream.h"
+#include "sim/resume_point.h"
 #include "sim/semaphore.h"
 #include "sim/systemc_context.h"
 #include "traces/trace_sink.h"
@@ -75,11 +76,14 @@ class CoreThread final : public CorePort {
   // After a failure: ends the slices this thread still has open, so the trace stays valid
   // up to the failure and shows where the thread stood.
   void CloseTrace(Picoseconds now, const std::string& why);
-  // Wakes the thread if it waits on `s` and `s` now holds enough.
-  void Poke(const Semaphore& s) {
+  // Wakes the thread if it waits on `s` and `s` now holds enough. `last_woken` is the
+  // slice's record of the thread woken last, which resumes after this one (ResumePoint).
+  void Poke(const Semaphore& s, ResumePoint& last_woken) {
     if (waiting_ == &s && s.value() >= wait_amount_) {
       events_->wake.notify(sc_core::SC_ZERO_TIME);
       PrefetchResume();
+      next_resumed_ = last_woken;
+      last_woken = resume_point();
     }
   }
 
@@ -164,22 +168,38 @@ class CoreThread final : public CorePort {
   // Asks for what the thread reads first when it resumes from Wait, once it is made
   // runnable: on a pod every other chip's work has run since it blocked, so each is a miss,
   // and asked for here the misses overlap the calendar's other events and the other
-  // threads' work. What it reads: the coroutine switch's saved registers and the SystemC
-  // frames just below Wait's stack pointer, Wait's saved registers and return address at its
-  // frame, and its own vtable (the DSL calls it through CorePort) and wait state. Seven
-  // lines: more stall the calendar on the core's few outstanding misses.
-  void PrefetchResume() const {
-    __builtin_prefetch(resume_sp_ - 0x88);
-    __builtin_prefetch(resume_sp_ - 0x48);
-    __builtin_prefetch(resume_sp_ - 0x08);
-    __builtin_prefetch(resume_frame_ - 0x30);
-    __builtin_prefetch(resume_frame_ + 0x10);
-    __builtin_prefetch(this);
-    __builtin_prefetch(&waiting_);
+  // threads' work. Seven lines (PrefetchResumeLines): more stall the calendar on the core's
+  // few outstanding misses.
+  void PrefetchResume() const { PrefetchResumeLines(resume_point()); }
+  // Asks for the resume lines of the thread that resumes after this one. A delta's woken
+  // threads resume in the reverse of the order they were woken (SystemC 2.3's `crunch`
+  // triggers a delta's events from the last), so that is the thread woken just before this
+  // one. On a pod a delta wakes thousands of threads, and the lines asked for when each was
+  // woken are gone by the time most of them run; asked for again as the thread before it
+  // resumes, they arrive while that thread works.
+  void PrefetchNextResumed() {
+    if (next_resumed_.thread == nullptr) return;
+    PrefetchResumeLines(next_resumed_);
+    next_resumed_ = {};
   }
+  // What a thread reads first when it resumes from Wait: the coroutine switch's saved
+  // registers and the SystemC frames just below Wait's stack pointer, Wait's saved registers
+  // and return address at its frame, and the thread's vtable (the DSL calls it through
+  // CorePort) and wait state.
+  static void PrefetchResumeLines(const ResumePoint& at) {
+    __builtin_prefetch(at.sp - 0x88);
+    __builtin_prefetch(at.sp - 0x48);
+    __builtin_prefetch(at.sp - 0x08);
+    __builtin_prefetch(at.frame - 0x30);
+    __builtin_prefetch(at.frame + 0x10);
+    __builtin_prefetch(at.thread);
+    __builtin_prefetch(at.wait_state);
+  }
+  ResumePoint resume_point() const { return {resume_sp_, resume_frame_, this, &waiting_}; }
   // Wait's stack pointer and frame while the thread is blocked in it (set whenever waiting_
-  // is): RecordResumePoint.
-  const char* resume_sp_ = nullptr;
+  // is): RecordResumePoint. On one line with the wait state and next_resumed_, which a
+  // resume reads first.
+  alignas(64) const char* resume_sp_ = nullptr;
   const char* resume_frame_ = nullptr;
   [[gnu::always_inline]] void RecordResumePoint() {
     resume_frame_ = static_cast<const char*>(__builtin_frame_address(0));
@@ -191,6 +211,7 @@ class CoreThread final : public CorePort {
   }
   const Semaphore* waiting_ = nullptr;
   int64_t wait_amount_ = 0;
+  ResumePoint next_resumed_;
   WaitKind wait_kind_ = WaitKind::kSemaphore;
   std::string wait_what_;
   int open_scopes_ = 0;

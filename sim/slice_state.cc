@@ -147,7 +147,7 @@ bool SliceState::AddToSemaphore(Semaphore& s, const SemaphoreHandle& h, int64_t 
   // The one thread that waits on it is the one a walk of the chip's threads would poke; it
   // waits on, needing what it did, until it runs.
   if (CoreThread* thread = s.sole_waiter()) {
-    thread->Poke(s);
+    thread->Poke(s, last_woken_);
     return true;
   }
   WakeWaiters(s, h.chip);
@@ -160,7 +160,7 @@ void SliceState::WakeWaiters(Semaphore& s, ChipId chip) {
   size_t waiting = 0;
   CoreThread* last = nullptr;
   for (CoreThread* thread : by_chip_[chip].waiters) {
-    thread->Poke(s);
+    thread->Poke(s, last_woken_);
     if (thread->waiting() == &s) {
       wake_at = std::min(wake_at, thread->wait_amount());
       ++waiting;

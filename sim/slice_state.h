@@ -21,6 +21,7 @@
 #include "sim/base_names.h"
 #include "sim/event_queue.h"
 #include "sim/hot_arena.h"
+#include "sim/resume_point.h"
 #include "sim/run_context.h"
 #include "sim/semaphore.h"
 #include "sim/semaphore_table.h"
@@ -153,6 +154,7 @@ class SliceState {
   ChipSemaphores* by_chip_ = nullptr;  // each chip's own, by chip, in the hot arena
   uint64_t buffer_frees_ = 0;
   size_t live_threads_ = 0;  // threads of control (ThreadBudget)
+  ResumePoint last_woken_;   // CoreThread::Poke's, for the next thread it wakes
   Picoseconds signal_latency_;
   bool store_and_forward_;
 
