@@ -33,20 +33,17 @@ class TwoWaySets {
   // What was remembered for `key` in set `set`, else null. A hit in the second way moves it
   // first, so the other one is the next to leave.
   Value* Find(size_t set, const Key& key) {
-    Set& s = sets_[set];
-    if (s.key(0) == key) return &s.value(0);
-    if (!(s.key(1) == key)) return nullptr;
-    std::swap(s.key(0), s.key(1));
-    std::swap(s.value(0), s.value(1));
-    return &s.value(0);
+    Way* ways = sets_[set];
+    if (ways[0].key == key) return &ways[0].value;
+    if (!(ways[1].key == key)) return nullptr;
+    std::swap(ways[0], ways[1]);
+    return &ways[0].value;
   }
   // `key` has `value`: it goes first in its set, in place of the one used longest ago.
   void Remember(size_t set, const Key& key, const Value& value) {
-    Set& s = sets_[set];
-    s.key(1) = s.key(0);
-    s.value(1) = s.value(0);
-    s.key(0) = key;
-    s.value(0) = value;
+    Way* ways = sets_[set];
+    ways[1] = ways[0];
+    ways[0] = {key, value};
   }
 
  private:
@@ -54,12 +51,7 @@ class TwoWaySets {
     Key key{};
     Value value{};
   };
-  struct Set {
-    Way ways[2];
-    Key& key(int w) { return ways[w].key; }
-    Value& value(int w) { return ways[w].value; }
-  };
-  Set sets_[kSets];
+  Way sets_[kSets][2];
 };
 
 }  // namespace tpusim::sim
